@@ -1,0 +1,119 @@
+"""Argument validation shared by every layer of the package.
+
+This is the lowest layer (``hcizz`` imports nothing from ``replica`` or
+``validation``), so it is the single home of input checking: ``replica`` and
+``validation`` import these helpers from here.
+
+Every failure raises :class:`ValueError` whose message names the argument, the
+offending value and the valid range, e.g. ``p must be an integer >= 2, got 1``.
+"""
+from __future__ import annotations
+
+import numbers
+import math
+
+import numpy as np
+
+__all__ = [
+    "check_int", "check_real", "check_array", "check_rng",
+]
+
+
+def _fmt(value):
+    try:
+        if isinstance(value, float):
+            return repr(value)
+        return repr(value) if not isinstance(value, np.ndarray) else f"array(shape={value.shape})"
+    except Exception:  # pragma: no cover - repr of exotic objects
+        return object.__repr__(value)
+
+
+def check_int(name, value, *, low=None, high=None):
+    """Return ``value`` as a Python int, checking type and range.
+
+    Accepts Python/numpy integers and floats with an exact integer value
+    (``1e15`` is a valid ``p``); rejects bools, NaN, non-integral floats,
+    strings and everything else with a ``ValueError`` naming ``name``.
+    """
+    rng_txt = _range_txt(low, high, integer=True)
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        raise ValueError(f"{name} must be an integer{rng_txt}, got {_fmt(value)}")
+    if isinstance(value, numbers.Integral):
+        out = int(value)
+    elif isinstance(value, numbers.Real):
+        v = float(value)
+        if not math.isfinite(v) or v != math.floor(v):
+            raise ValueError(f"{name} must be an integer{rng_txt}, got {_fmt(value)}")
+        out = int(v)
+    else:
+        raise ValueError(f"{name} must be an integer{rng_txt}, got {_fmt(value)}")
+    if (low is not None and out < low) or (high is not None and out > high):
+        raise ValueError(f"{name} must be an integer{rng_txt}, got {_fmt(value)}")
+    return out
+
+
+def _range_txt(low, high, *, integer=False, low_open=False, high_open=False):
+    if low is None and high is None:
+        return ""
+    if low is not None and high is not None:
+        lb = "(" if low_open else "["
+        hb = ")" if high_open else "]"
+        return f" in {lb}{low:g}, {high:g}{hb}" if not integer else f" in [{low}, {high:g}]"
+    if low is not None:
+        return f" {'>' if low_open else '>='} {low:g}" if not integer else f" >= {low}"
+    return f" {'<' if high_open else '<='} {high:g}"
+
+
+def check_real(name, value, *, low=None, high=None, low_open=False,
+               high_open=False, allow_array=True):
+    """Validate a real scalar or array; return it as a float or float ndarray.
+
+    NaN, infinities outside the range, complex numbers, strings and objects are
+    rejected with a ``ValueError`` naming ``name``, the value and the range.
+    """
+    rng_txt = _range_txt(low, high, low_open=low_open, high_open=high_open)
+    if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
+        raise ValueError(f"{name} must be a real number{rng_txt}, got {_fmt(value)}")
+    try:
+        arr = np.asarray(value)
+    except Exception:
+        raise ValueError(f"{name} must be a real number{rng_txt}, got {_fmt(value)}") from None
+    if arr.dtype.kind not in "iuf":
+        raise ValueError(f"{name} must be a real number{rng_txt}, got {_fmt(value)}")
+    if arr.ndim and not allow_array:
+        raise ValueError(f"{name} must be a scalar{rng_txt}, got an array of shape {arr.shape}")
+    arr = arr.astype(float)
+    bad = np.isnan(arr)
+    if low is not None:
+        bad |= (arr <= low) if low_open else (arr < low)
+    if high is not None:
+        bad |= (arr >= high) if high_open else (arr > high)
+    if np.any(bad):
+        first = arr[bad].flat[0] if arr.ndim else float(arr)
+        raise ValueError(f"{name} must be a real number{rng_txt}, got {first!r}")
+    return float(arr) if arr.ndim == 0 else arr
+
+
+def check_array(name, value, *, ndim=None, finite=True):
+    """Return ``value`` as a float ndarray with the given ``ndim``."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except Exception:
+        raise ValueError(f"{name} must be a real array, got {_fmt(value)}") from None
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-d array, got shape {arr.shape}")
+    if finite and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values")
+    return arr
+
+
+def check_rng(rng):
+    """Return ``np.random.default_rng(rng)``; ``ValueError`` on a bad seed."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, (bool, np.bool_, float, str)):
+        raise ValueError(f"rng must be None, an int seed, a SeedSequence or a Generator, got {rng!r}")
+    try:
+        return np.random.default_rng(rng)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"rng must be None, an int seed, a SeedSequence or a Generator, got {rng!r} ({exc})") from None

@@ -1,0 +1,28 @@
+"""Command-line helpers shared by ``python -m replica``, ``python -m hcizz`` and
+``python -m validation``: one-line errors with exit status 2, JSON output."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+__all__ = ["run_cli", "ArgumentParser"]
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse parser whose usage errors are one line on stderr, exit 2."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def run_cli(main, argv=None, *, prog):
+    """Run ``main(argv)``; turn ``ValueError`` into a one-line error, exit 2."""
+    try:
+        return main(argv)
+    except ValueError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,1 @@
+"""Thin numpy (torch-free) training and theory-vs-simulation comparison layer."""

@@ -1,0 +1,186 @@
+"""The main job: ``python -m validation reproduce`` builds the report.
+
+Each report section lives in ``validation/sections/<key>.py`` and exposes
+
+* ``KEY`` (top-level key of ``report.json``), ``TITLE``;
+* ``build(ctx) -> SectionResult``.
+
+A section's result is cached in ``DIR/.sections/<key>.json`` as soon as it is
+finished, so an interrupted ``reproduce`` resumes with the remaining sections
+(``--fresh`` recomputes everything).  All files are written atomically.
+"""
+from __future__ import annotations
+
+import importlib
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._io import atomic_write_json, atomic_write_text, to_jsonable
+
+__all__ = ["SectionResult", "Context", "SECTIONS", "reproduce"]
+
+#: Report sections in order: (key, module).
+SECTIONS = [
+    ("theory", "validation.sections.theory"),
+    ("spectra", "validation.sections.spectra"),
+    ("linear_memory", "validation.sections.linear_memory"),
+    ("factual_recall", "validation.sections.factual_recall"),
+    ("token_retrieval", "validation.sections.token_retrieval"),
+]
+
+
+@dataclass
+class SectionResult:
+    """What a section contributes: markdown body, JSON data and figure files."""
+
+    markdown: str
+    data: dict
+    figures: list = field(default_factory=list)
+
+
+@dataclass
+class Context:
+    """Passed to every section's ``build``.
+
+    Attributes
+    ----------
+    out : Path
+        Report folder; figures go to ``out / name``.
+    quick : bool
+        Quick mode (small sizes, a few minutes in total on 2 cores).
+    seed : int
+        Root seed; sections derive their own streams from it.
+    """
+
+    out: Path
+    quick: bool
+    seed: int = 0
+
+    def progress(self, msg):
+        """One progress line on stderr."""
+        print(f"[reproduce] {msg}", file=sys.stderr, flush=True)
+
+    def savefig(self, fig, name):
+        """Save a matplotlib figure atomically as ``out/name`` (PNG), close it,
+        and return the file name relative to ``out`` for use in markdown."""
+        import matplotlib.pyplot as plt
+
+        path = self.out / name
+        tmp = path.with_name(f".{path.name}.tmp.png")
+        fig.savefig(tmp, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        tmp.replace(path)
+        return name
+
+
+def _load(module):
+    return importlib.import_module(module)
+
+
+def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0):
+    """Build ``out/report.md``, ``out/report.json`` and PNG figures.
+
+    Parameters
+    ----------
+    out : str or Path
+        Output folder (created).
+    quick : bool
+        Quick mode.
+    sections : list of str, optional
+        Keys to build (default: all available).  Unknown keys raise ValueError.
+    fresh : bool
+        Ignore cached section results from an earlier (interrupted) run.
+    seed : int
+        Root seed.
+
+    Returns
+    -------
+    dict
+        The content of ``report.json``.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    cache = out / ".sections"
+    known = [k for k, _ in SECTIONS]
+    if sections is None:
+        wanted = known
+    else:
+        for s in sections:
+            if s not in known:
+                raise ValueError(f"sections must be a subset of {known}, got {s!r}")
+        wanted = [k for k in known if k in sections]
+    ctx = Context(out=out, quick=quick, seed=seed)
+    report, md_parts, timings = {}, [], {}
+    t_all = time.perf_counter()
+    for key, modname in SECTIONS:
+        if key not in wanted:
+            continue
+        try:
+            mod = _load(modname)
+        except ModuleNotFoundError as exc:
+            if exc.name == modname:
+                ctx.progress(f"section {key}: not implemented yet, skipped")
+                continue
+            raise
+        cfile = cache / f"{key}.json"
+        cached = None
+        if cfile.exists() and not fresh:
+            import json
+
+            try:
+                cached = json.loads(cfile.read_text())
+                if cached.get("quick") != quick or cached.get("seed") != seed:
+                    cached = None
+                elif not all((out / f).exists() for f in cached.get("figures", [])):
+                    cached = None
+            except (ValueError, OSError):
+                cached = None
+        if cached is not None:
+            ctx.progress(f"section {key}: reusing finished result from {cfile}")
+            res = SectionResult(cached["markdown"], cached["data"], cached["figures"])
+            timings[key] = cached.get("seconds")
+        else:
+            ctx.progress(f"section {key}: building ({'quick' if quick else 'full'} mode)")
+            t0 = time.perf_counter()
+            res = mod.build(ctx)
+            timings[key] = time.perf_counter() - t0
+            atomic_write_json(cfile, {"quick": quick, "seed": seed, "markdown": res.markdown,
+                                      "data": to_jsonable(res.data), "figures": res.figures,
+                                      "seconds": timings[key]})
+            ctx.progress(f"section {key}: done in {timings[key]:.1f} s")
+        report[key] = res.data
+        md_parts.append(f"## {mod.TITLE}\n\n{res.markdown.strip()}\n")
+    total = time.perf_counter() - t_all
+    meta = {"quick": quick, "seed": seed, "python": platform.python_version(),
+            "platform": platform.platform(), "seconds": timings, "total_seconds": total,
+            "command": "python -m validation reproduce" + (" --quick" if quick else "")}
+    report["meta"] = meta
+    header = (f"# Associative-memory capacity: theory vs simulation\n\n"
+              f"Generated by `{meta['command']} --out {out}` "
+              f"({'quick' if quick else 'full'} mode, seed {seed}); "
+              f"every number below is also in `report.json`.\n\n"
+              f"Section run times (s): "
+              + ", ".join(f"{k} {v:.1f}" for k, v in timings.items() if v is not None) + "\n\n")
+    atomic_write_json(out / "report.json", report)
+    atomic_write_text(out / "report.md", header + "\n".join(md_parts))
+    ctx.progress(f"wrote {out / 'report.md'} and {out / 'report.json'} in {total:.1f} s")
+    return to_jsonable(report)
+
+
+def md_table(header, rows, fmt=None):
+    """Render a markdown table; ``fmt`` maps column index to a format spec."""
+    fmt = fmt or {}
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        cells = []
+        for i, c in enumerate(r):
+            spec = fmt.get(i)
+            cells.append(format(c, spec) if spec and c is not None else str(c))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

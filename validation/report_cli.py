@@ -1,0 +1,22 @@
+"""``python -m validation reproduce``."""
+from __future__ import annotations
+
+from .report import SECTIONS, reproduce
+
+
+def register(sub):
+    p = sub.add_parser("reproduce", help="build report.md, report.json and figures")
+    p.add_argument("--quick", action="store_true", help="small sizes (a few minutes on 2 cores)")
+    p.add_argument("--out", default="report", help="output folder (default: ./report)")
+    p.add_argument("--sections", default=None,
+                   help="comma-separated subset of: " + ",".join(k for k, _ in SECTIONS))
+    p.add_argument("--fresh", action="store_true",
+                   help="recompute sections finished by an earlier, interrupted run")
+    p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    p.set_defaults(func=_run)
+
+
+def _run(args):
+    sections = args.sections.split(",") if args.sections else None
+    reproduce(args.out, quick=args.quick, sections=sections, fresh=args.fresh, seed=args.seed)
+    return 0

@@ -1,0 +1,1 @@
+"""Report sections of ``python -m validation reproduce`` (one module per key)."""

@@ -1,0 +1,156 @@
+"""Token-retrieval experiments: tiny runs, boundary fits on synthetic data
+with known exponents, bad inputs, CLI."""
+import math
+
+import numpy as np
+import pytest
+
+from validation.token_retrieval import experiments as ex
+
+
+def test_run_config_tiny():
+    r = ex.run_config(4, 16, 3, seed=0)
+    for k in ("recall", "retrieval", "test_acc", "margin_mean", "p_recall_snr", "gamma"):
+        assert k in r
+    assert 0 <= r["test_acc"] <= 1 and 0 <= r["p_recall_snr"] <= 1
+    assert r["V"] == 16
+
+
+def test_orthogonal_short_sequences_recall():
+    # one-hot embeddings, L = 2: by hand the trigger gives the informative token
+    # score advantage and the recall margin is ~1 for every sample
+    for s in range(3):
+        r = ex.run_config(8, 40, 2, seed=s, kind="orthogonal")
+        assert r["recall"] and r["retrieval"]
+
+
+def test_mlp_runs():
+    r = ex.run_config(4, 16, 3, seed=0, m=32)
+    assert r["m"] == 32
+
+
+@pytest.mark.parametrize("kw,name", [(dict(N=4, d=8, L=1), "L"), (dict(N=4, d=0, L=3), "d"),
+                                     (dict(N=0, d=8, L=3), "N"), (dict(N=1, d=8, L=3, V=1), "V"),
+                                     (dict(N=4, d=8, L=3, m=0), "m")])
+def test_bad_inputs(kw, name):
+    N, d, L = kw.pop("N"), kw.pop("d"), kw.pop("L")
+    with pytest.raises(ValueError, match=f"^{name} must"):
+        ex.run_config(N, d, L, **kw)
+
+
+def test_gaussian_success_prob():
+    Phi = lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2)))
+    assert abs(ex.gaussian_success_prob(1.0, 2.0, 5) - Phi(0.5) ** 5) < 1e-12
+    assert ex.gaussian_success_prob(1.0, 0.0, 3) == 1.0
+
+
+def test_boundary_points_interpolation():
+    # fraction 0 at N=4, 1 at N=16: crossing 1/2 at the geometric midpoint 8
+    frac = {(4, 10, 2): (0.0, 3), (16, 10, 2): (1.0, 3), (64, 10, 2): (1.0, 3)}
+    p = ex.boundary_points(frac)
+    assert len(p) == 1 and abs(p[0]["N"] - 8.0) < 1e-12 and p[0]["d"] == 10
+    frac = {(4, 10, 2): (1.0, 3), (16, 10, 2): (0.75, 3), (64, 10, 2): (0.25, 3)}
+    p = ex.boundary_points(frac, direction="down")
+    assert abs(p[0]["N"] - 32.0) < 1e-9
+
+
+def _synthetic(law, rng, seeds=6, noise=0.3):
+    """Records whose success is N > law(d, L) * exp(noise * gaussian)."""
+    recs = []
+    for N in 2.0 ** np.arange(1, 14):
+        for d in (8, 16, 32, 64):
+            for L in (2, 4, 8, 16):
+                for s in range(seeds):
+                    ok = N > law(d, L) * math.exp(noise * rng.standard_normal())
+                    recs.append({"N": N, "d": d, "L": L, "seed": s, "retrieval": ok})
+    return recs
+
+
+def test_fit_boundary_recovers_exponents():
+    rng = np.random.default_rng(0)
+    recs = _synthetic(lambda d, L: 3.0 * L ** 1.5 / d, rng)
+    f = ex.fit_boundary(recs, "retrieval", n_boot=60, rng=1)
+    for v, true in (("d", -1.0), ("L", 1.5)):
+        e = f["exponents"][v]
+        # grid discretisation (factor 2 in N) adds a small bias: allow 0.1
+        assert abs(e["value"] - true) < 5 * e["stderr_boot"] + 0.1
+    lg = ex.logistic_fit(recs, "retrieval")
+    for v, true in (("d", -1.0), ("L", 1.5)):
+        e = lg["exponents"][v]
+        assert abs(e["value"] - true) < 5 * e["stderr"]
+
+
+def test_logistic_fit_recovers_coefficients():
+    rng = np.random.default_rng(2)
+    n = 4000
+    recs = []
+    b = np.array([-1.0, 2.0, -1.0, 0.5])
+    for _ in range(n):
+        N, d, L = np.exp(rng.uniform(0, 3, 3))
+        eta = b @ [1, np.log(N), np.log(d), np.log(L)]
+        recs.append({"N": N, "d": d, "L": L, "ok": rng.random() < 1 / (1 + np.exp(-eta))})
+    lg = ex.logistic_fit(recs, "ok", ridge=0.0)
+    for name, true in zip(("const", "N", "d", "L"), b):
+        assert abs(lg["coef"][name] - true) < 5 * lg["stderr"][name]
+
+
+def test_multiplicative_test_detects_interaction():
+    rng = np.random.default_rng(3)
+    prod = _synthetic(lambda d, L: 3.0 * L / d, rng)
+    assert ex.multiplicative_test(prod, "retrieval")["p_value"] > 1e-3
+    inter = _synthetic(lambda d, L: 3.0 * L ** (1 + np.log(d)) / d, rng)
+    assert ex.multiplicative_test(inter, "retrieval")["p_value"] < 1e-6
+
+
+def test_grid_and_cli(capsys):
+    from validation.__main__ import main
+    recs = ex.run_grid((2, 4), (8,), (2,), seeds=2, seed=0)
+    assert len(recs) == 4 and {r["seed"] for r in recs} == {0, 1}
+    rc = main(["token-retrieval", "phase", "--N", "2,4", "--d", "8", "--L", "2", "--seeds", "1",
+               "--json"])
+    assert rc == 0 and '"recall"' in capsys.readouterr().out
+
+
+def test_compare_gd_tiny():
+    r = ex.compare_gd(4, 16, 3, seed=0, steps=40)
+    assert set(r) >= {"early", "gd"} and 0 <= r["gd"]["test_acc"] <= 1
+
+
+def test_extreme_success_prob_monte_carlo():
+    # oracle: direct simulation of the Gaussian scores (MC stderr stated)
+    rng = np.random.default_rng(5)
+    mu_c, sd_c, groups, n = 2.0, 0.5, [(1.0, 0.4, 3), (0.0, 0.6, 10)], 2
+    M = 200_000
+    c = mu_c + sd_c * rng.standard_normal((M, n))
+    ok = np.ones((M, n), bool)
+    for mu, sd, cnt in groups:
+        w = mu + sd * rng.standard_normal((M, n, cnt))
+        ok &= c > w.max(axis=2)
+    ok = ok.all(axis=1)
+    p_mc, se = ok.mean(), ok.std() / np.sqrt(M)
+    p = ex.extreme_success_prob(mu_c, sd_c, groups, n)
+    assert abs(p - p_mc) < 5 * se
+    # a single competitor with sd_c = 0 reduces to Phi(.)^n
+    assert abs(ex.extreme_success_prob(1.0, 0.0, [(0.0, 2.0, 1)], 3)
+               - ex.gaussian_success_prob(1.0, 2.0, 3)) < 1e-12
+
+
+def test_fit_boundary_interaction():
+    rng = np.random.default_rng(6)
+    f0 = ex.fit_boundary(_synthetic(lambda d, L: 3.0 * L ** 1.5 / d, rng), "retrieval", n_boot=50, rng=0)
+    g0 = f0["interaction"]
+    assert abs(g0["value"]) < 5 * g0["stderr"] + 0.05
+    f1 = ex.fit_boundary(_synthetic(lambda d, L: 3.0 * L ** (0.5 + 0.5 * np.log(d)) / d, rng),
+                         "retrieval", n_boot=50, rng=0)
+    g1 = f1["interaction"]
+    assert abs(g1["value"] - 0.5) < 5 * g1["stderr"] + 0.05 and g1["p_value"] < 0.05
+
+
+@pytest.mark.slow
+def test_report_section_quick(tmp_path):
+    # about 20 s CPU: the quick report section end to end
+    from validation.report import reproduce
+    rep = reproduce(tmp_path, quick=True, sections=["token_retrieval"], fresh=True)
+    tr = rep["token_retrieval"]
+    assert {"d", "L"} <= set(tr["exponents"]["retrieval"])
+    assert all("stderr" in e for e in tr["exponents"]["retrieval"].values())

@@ -1,0 +1,158 @@
+"""Three-step early phase of gradient descent from zero, and full training.
+
+Early phase (THEORY.md section 4)::
+
+    V1 = -eta   grad_V L(W=0,  V=0)
+    W1 = -gamma grad_W L(W=0,  V=V1)
+    V2 = V1 - gamma grad_V L(W=W1, V=V1)
+
+with a small ``eta`` (``V1`` stays in the linear regime of the softmax) and a
+large ``gamma``.  ``gamma`` is either given, or fixed by ``beta`` through
+``gamma = beta / ||grad_W||_F`` so that ``||W1||_F = beta`` (our normalised
+choice: the attention sharpness after step 2 no longer depends on the 1/N,
+1/L^2 prefactors of the mean-loss gradient; the same ``gamma`` is used for
+step 3).  The predictor after the early phase is ``(W1, V2)``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hcizz._checks import check_int, check_real
+from validation.optim import Adam, warmup_cosine
+
+from .model import forward, loss_and_grads, margins
+
+__all__ = ["EarlyPhase", "early_phase", "evaluate", "train_gd"]
+
+
+@dataclass
+class EarlyPhase:
+    """Result of :func:`early_phase` (``V1``, ``W1``, ``V2`` and ``gamma``)."""
+
+    V1: np.ndarray
+    W1: np.ndarray
+    V2: np.ndarray
+    gamma: float
+    eta: float
+
+
+def _zeros(emb, A):
+    d = emb.d
+    k = d if A is None else A.shape[0]
+    return np.zeros((d, d), dtype=emb.E.dtype), np.zeros((d, k), dtype=emb.E.dtype)
+
+
+def early_phase(emb, batch, *, eta=0.1, gamma=None, beta=None, A=None):
+    """Run the three early-phase steps on the training ``batch``.
+
+    Parameters
+    ----------
+    emb : Embeddings
+    batch : Batch
+        Training set (``N`` sequences).
+    eta : float
+        First step size (> 0; small).
+    gamma : float, optional
+        Step size of steps 2 and 3 (> 0).  Exactly one of ``gamma`` and
+        ``beta`` must be given.
+    beta : float, optional
+        Target ``||W1||_F``; sets ``gamma = beta / ||grad_W||_F``.
+    A : ndarray (m, d), optional
+        Fixed MLP layer.
+
+    Returns
+    -------
+    EarlyPhase
+
+    Notes
+    -----
+    If ``grad_W`` vanishes exactly (degenerate task), ``beta`` gives
+    ``gamma = 0`` and ``W1 = 0``.
+    """
+    eta = check_real("eta", eta, low=0, low_open=True, allow_array=False)
+    if (gamma is None) == (beta is None):
+        raise ValueError("exactly one of gamma and beta must be given")
+    if gamma is not None:
+        gamma = check_real("gamma", gamma, low=0, low_open=True, allow_array=False)
+    else:
+        beta = check_real("beta", beta, low=0, low_open=True, allow_array=False)
+    W0, V0 = _zeros(emb, A)
+    _, _, gV0, _ = loss_and_grads(W0, V0, emb, batch, A)
+    V1 = -eta * gV0
+    _, gW1, _, _ = loss_and_grads(W0, V1, emb, batch, A)
+    if gamma is None:
+        nrm = float(np.linalg.norm(gW1))
+        gamma = beta / nrm if nrm > 0 else 0.0
+    W1 = -gamma * gW1
+    _, _, gV2, _ = loss_and_grads(W1, V1, emb, batch, A)
+    V2 = V1 - gamma * gV2
+    return EarlyPhase(V1=V1, W1=W1, V2=V2, gamma=float(gamma), eta=float(eta))
+
+
+def evaluate(W, Wv, emb, batch, A=None):
+    """Recall statistics of the predictor ``(W, Wv)`` on ``batch``.
+
+    Returns
+    -------
+    dict
+        ``accuracy`` (fraction recalled), ``all`` (every sample recalled),
+        ``margins`` (N,) target logit minus best other logit,
+        ``attn_inf`` (N,) attention weight on the informative position,
+        ``logits`` (N, V).
+    """
+    c = forward(W, Wv, emb, batch.X, A)
+    mg = margins(c["logits"], batch.targets)
+    ok = mg > 0
+    return {"accuracy": float(ok.mean()), "all": bool(ok.all()), "margins": mg,
+            "attn_inf": c["a"][np.arange(batch.N), batch.pos], "logits": c["logits"]}
+
+
+def train_gd(emb, batch, *, steps=300, lr=0.05, optimizer="adam", A=None, warmup=0.05,
+             log_every=0):
+    """Full training from zero for comparison with the early phase.
+
+    Parameters
+    ----------
+    emb, batch, A
+        As in :func:`early_phase`.
+    steps : int
+        Number of full-batch steps (>= 1).
+    lr : float
+        Peak learning rate (warm-up + cosine schedule of
+        :func:`validation.optim.warmup_cosine`).
+    optimizer : {"adam", "gd"}
+        :class:`validation.optim.Adam` or plain gradient descent.
+    warmup : float
+        Warm-up fraction.
+    log_every : int
+        Record (step, loss, train accuracy) every this many steps (0: only
+        the end).
+
+    Returns
+    -------
+    W, Wv : ndarray
+        Trained parameters.
+    history : list of (int, float, float)
+    """
+    steps = check_int("steps", steps, low=1)
+    lr = check_real("lr", lr, low=0, low_open=True, allow_array=False)
+    if optimizer not in ("adam", "gd"):
+        raise ValueError(f"optimizer must be 'adam' or 'gd', got {optimizer!r}")
+    W, Wv = _zeros(emb, A)
+    opt = Adam([W, Wv]) if optimizer == "adam" else None
+    hist = []
+    for t in range(steps):
+        loss, gW, gV, ok = loss_and_grads(W, Wv, emb, batch, A)
+        if log_every and t % log_every == 0:
+            hist.append((t, loss, float(ok.mean())))
+        r = warmup_cosine(t, steps, lr=lr, warmup=warmup)
+        if opt is None:
+            W -= r * gW
+            Wv -= r * gV
+        else:
+            opt.step([gW, gV], lr=r)
+    loss, _, _, ok = loss_and_grads(W, Wv, emb, batch, A, grad=False)
+    hist.append((steps, loss, float(ok.mean())))
+    return W, Wv, hist

@@ -1,0 +1,142 @@
+"""One attention layer + value/output matrix for token retrieval (numpy).
+
+Model (ours; see ``docs/token_retrieval.md``)
+--------------------------------------------
+For a sequence ``X = (x_1, ..., x_L)`` (rows in ``R^d``) and the EOS query
+``q``::
+
+    s_i    = x_i^T W q                      (W = W_KQ, d x d, trained)
+    a      = softmax(s)                      (over the L positions)
+    h      = sum_i a_i x_i                   (attention output, R^d)
+    f      = h            or  sqrt(2/m) relu(A h)   (fixed random MLP, width m)
+    logits = U Wv f                          (Wv: d x k trained, k = d or m)
+
+``U`` (V x d) holds the fixed label unembeddings ``u_k``, so the logit of
+label ``k`` is ``u_k^T Wv f``: the trained value/output matrix ``Wv`` (called
+``V`` in the issue) maps the attention output into the label-embedding space.
+The loss is the mean cross-entropy of :func:`validation.losses.softmax_xent`.
+
+Because the query is always ``q``, ``grad_W = g q^T`` is rank one; from a zero
+start ``W`` stays of the form ``w q^T``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hcizz._checks import check_int, check_rng
+from validation.losses import softmax_xent
+
+__all__ = ["make_mlp", "forward", "loss_and_grads", "margins"]
+
+
+def make_mlp(m, d, *, rng=None, dtype=np.float64):
+    """Fixed random first layer ``A`` (m x d, i.i.d. ``N(0, 1)``) of the
+    feature map ``f(h) = sqrt(2/m) relu(A h)``.
+
+    Notes
+    -----
+    With this scaling ``E ||f(h)||^2 = ||h||^2`` for any ``h`` (ReLU second
+    moment is 1/2), so the MLP neither amplifies nor shrinks the signal.
+    """
+    m = check_int("m", m, low=1)
+    d = check_int("d", d, low=1)
+    return check_rng(rng).standard_normal((m, d)).astype(dtype)
+
+
+def _softmax_rows(s):
+    s = s - s.max(axis=1, keepdims=True)
+    e = np.exp(s)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def forward(W, Wv, emb, X, A=None):
+    """Forward pass on a batch.
+
+    Parameters
+    ----------
+    W : ndarray, shape (d, d)
+        Key-query matrix ``W_KQ``.
+    Wv : ndarray, shape (d, k)
+        Value/output matrix (``k = d`` without MLP, ``k = m`` with it).
+    emb : Embeddings
+    X : ndarray, shape (N, L, d)
+    A : ndarray, shape (m, d), optional
+        Fixed MLP layer (see :func:`make_mlp`).
+
+    Returns
+    -------
+    dict
+        ``a`` (N, L) attention, ``h`` (N, d), ``pre`` (N, m) or None, ``f``
+        (N, k) features, ``logits`` (N, V).
+    """
+    N, L, d = X.shape
+    s = (X.reshape(N * L, d) @ (W @ emb.q)).reshape(N, L)
+    a = _softmax_rows(s)
+    h = (a[:, None, :] @ X)[:, 0, :]
+    if A is None:
+        pre, f = None, h
+    else:
+        pre = h @ A.T
+        f = np.sqrt(2.0 / A.shape[0]) * np.maximum(pre, 0.0)
+    logits = (f @ Wv.T) @ emb.U.T
+    return {"a": a, "h": h, "pre": pre, "f": f, "logits": logits}
+
+
+def loss_and_grads(W, Wv, emb, batch, A=None, *, grad=True):
+    """Mean cross-entropy, its analytic gradients and recall flags.
+
+    Parameters
+    ----------
+    W, Wv, emb, A
+        As in :func:`forward`.
+    batch : Batch
+        Sequences ``X`` and ``targets``.
+    grad : bool
+        Compute the gradients.
+
+    Returns
+    -------
+    loss : float
+    gW : ndarray (d, d) or None
+        ``d loss / d W = (sum_{n,i} ds_{n,i} x_{n,i}) q^T``.
+    gWv : ndarray (d, k) or None
+        ``d loss / d Wv = (G U)^T f`` with ``G = d loss / d logits``.
+    correct : ndarray of bool (N,)
+        Target logit strictly largest.
+
+    Notes
+    -----
+    Back-propagation (all batched matmuls): ``df = G U Wv``; ``dh = df`` or
+    ``A^T (df * sqrt(2/m) 1[A h > 0])``; ``da_{n,i} = x_{n,i}^T dh_n``;
+    ``ds = a * (da - <a, da>)`` (softmax Jacobian).
+    """
+    X = batch.X
+    N, L, d = X.shape
+    c = forward(W, Wv, emb, X, A)
+    loss, G, correct = softmax_xent(c["logits"], batch.targets, grad=grad)
+    if not grad:
+        return loss, None, None, correct
+    GU = G @ emb.U                      # (N, d)
+    gWv = GU.T @ c["f"]                 # (d, k)
+    df = GU @ Wv                        # (N, k)
+    if A is None:
+        dh = df
+    else:
+        dh = (df * (np.sqrt(2.0 / A.shape[0]) * (c["pre"] > 0))) @ A
+    da = (X @ dh[:, :, None])[:, :, 0]  # (N, L)
+    a = c["a"]
+    ds = a * (da - np.sum(a * da, axis=1, keepdims=True))
+    g = ds.reshape(N * L) @ X.reshape(N * L, d)
+    gW = np.outer(g, emb.q)
+    return loss, gW, gWv, correct
+
+
+def margins(logits, targets):
+    """Per-sample margin ``logit_target - max_{k != target} logit_k``
+    (positive iff the sample is recalled)."""
+    logits = np.asarray(logits)
+    rows = np.arange(logits.shape[0])
+    t = logits[rows, targets]
+    other = logits.copy()
+    other[rows, targets] = -np.inf
+    return t - other.max(axis=1)

@@ -1,0 +1,237 @@
+"""Token-retrieval task: embeddings, permutation labels and sequences.
+
+The formulation is *ours*: only the abstract and reviews of Vural, Bietti,
+Soltanolkotabi & Wu, "Learning to recall with transformers beyond orthogonal
+embeddings" (ICLR 2026) are available.  Every modelling choice is listed in
+``docs/token_retrieval.md`` and is a parameter where reasonable.
+
+Task
+----
+* A vocabulary of ``V`` tokens with embeddings ``e_v`` (rows of ``E``), a fixed
+  random permutation ``perm`` (the map ``Pi*``) sending token ``v`` to label
+  ``perm[v]``, label unembeddings ``u_k`` (rows of ``U``), a trigger embedding
+  ``z_trig`` and the EOS (query) embedding ``q``.
+* ``kind="random"``: ``E``, ``U``, ``z_trig``, ``q`` have i.i.d. ``N(0, 1/d)``
+  entries (norm ~ 1, pairwise overlaps ~ ``1/sqrt(d)``; ``d < V`` allowed).
+* ``kind="orthogonal"``: one-hot vectors, ``e_v = u_v = b_v`` (``v < V``),
+  ``z_trig = b_V``, ``q = b_{V+1}`` (needs ``d >= V + 2``).  One-hot and any
+  orthonormal frame give identical predictions (the model and GD are
+  equivariant under a rotation of ``R^d``), so one-hot is used.
+* A sequence has ``L`` positions; at one position ``p`` (uniform) sits the
+  informative token ``y`` whose embedding is ``e_y + z_trig``; the other
+  ``L - 1`` positions hold noise tokens.  The target is ``perm[y]``.  The EOS
+  query ``q`` is *not* one of the ``L`` attended positions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hcizz._checks import check_int, check_real, check_rng
+
+__all__ = ["Embeddings", "Batch", "make_embeddings", "sample_sequences", "check_sizes"]
+
+KINDS = ("random", "orthogonal")
+NOISE = ("vocab", "gaussian")
+
+
+def check_sizes(*, V=None, d=None, L=None, N=None, m=None):
+    """Validate the task sizes; return them as ints (``ValueError`` naming the
+    argument otherwise).  ``None`` entries are skipped."""
+    out = {}
+    if V is not None:
+        out["V"] = check_int("V", V, low=2)
+    if d is not None:
+        out["d"] = check_int("d", d, low=1)
+    if L is not None:
+        out["L"] = check_int("L", L, low=2)
+    if N is not None:
+        out["N"] = check_int("N", N, low=1)
+    if m is not None:
+        out["m"] = check_int("m", m, low=1)
+    return out
+
+
+@dataclass(frozen=True)
+class Embeddings:
+    """Fixed (untrained) vectors of the task.
+
+    Attributes
+    ----------
+    E : ndarray, shape (V, d)
+        Token embeddings ``e_v``.
+    U : ndarray, shape (V, d)
+        Label unembeddings ``u_k`` (logit of label ``k`` is ``u_k^T (...)``).
+    z_trig : ndarray, shape (d,)
+        Trigger added to the informative token.
+    q : ndarray, shape (d,)
+        EOS (query) embedding.
+    perm : ndarray of int, shape (V,)
+        Labels: token ``v`` has label ``perm[v]`` (the permutation ``Pi*``).
+    kind : str
+        ``"random"`` or ``"orthogonal"``.
+    """
+
+    E: np.ndarray
+    U: np.ndarray
+    z_trig: np.ndarray
+    q: np.ndarray
+    perm: np.ndarray
+    kind: str
+
+    @property
+    def V(self):
+        return self.E.shape[0]
+
+    @property
+    def d(self):
+        return self.E.shape[1]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """``N`` sequences of length ``L``.
+
+    Attributes
+    ----------
+    X : ndarray, shape (N, L, d)
+        Embedded sequences (trigger already added at ``pos``).
+    tokens : ndarray of int, shape (N, L)
+        Token ids (``-1`` for Gaussian noise vectors).
+    pos : ndarray of int, shape (N,)
+        Position of the informative token.
+    informative : ndarray of int, shape (N,)
+        Informative token ``y_n``.
+    targets : ndarray of int, shape (N,)
+        ``perm[y_n]``.
+    """
+
+    X: np.ndarray
+    tokens: np.ndarray
+    pos: np.ndarray
+    informative: np.ndarray
+    targets: np.ndarray
+
+    @property
+    def N(self):
+        return self.X.shape[0]
+
+    @property
+    def L(self):
+        return self.X.shape[1]
+
+
+def make_embeddings(V, d, *, kind="random", trig_scale=1.0, rng=None, dtype=np.float64):
+    """Draw the fixed vectors of the task.
+
+    Parameters
+    ----------
+    V : int
+        Vocabulary size (>= 2); also the number of labels.
+    d : int
+        Embedding dimension (>= 1; ``d >= V + 2`` for ``kind="orthogonal"``).
+    kind : {"random", "orthogonal"}
+        ``"random"``: i.i.d. ``N(0, 1/d)`` entries for ``E``, ``U``,
+        ``z_trig``, ``q``.  ``"orthogonal"``: one-hot (see module notes).
+    trig_scale : float
+        The trigger is multiplied by ``trig_scale`` (> 0): ``||z_trig|| ~ trig_scale``.
+    rng : None, int, SeedSequence or Generator
+        Randomness (the permutation, and the vectors for ``"random"``).
+    dtype : numpy dtype
+        Float type of the vectors.
+
+    Returns
+    -------
+    Embeddings
+
+    Examples
+    --------
+    >>> emb = make_embeddings(5, 8, kind="orthogonal", rng=0)
+    >>> emb.E.shape, float(abs(emb.E @ emb.z_trig).max())
+    ((5, 8), 0.0)
+    """
+    s = check_sizes(V=V, d=d)
+    V, d = s["V"], s["d"]
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    trig_scale = check_real("trig_scale", trig_scale, low=0, low_open=True, allow_array=False)
+    rng = check_rng(rng)
+    perm = rng.permutation(V)
+    if kind == "orthogonal":
+        if d < V + 2:
+            raise ValueError(f"d must be >= V + 2 = {V + 2} for kind='orthogonal', got {d}")
+        eye = np.eye(d, dtype=dtype)
+        E = eye[:V].copy()
+        U = eye[:V].copy()
+        z, q = eye[V].copy(), eye[V + 1].copy()
+    else:
+        sc = 1.0 / np.sqrt(d)
+        E = (rng.standard_normal((V, d)) * sc).astype(dtype)
+        U = (rng.standard_normal((V, d)) * sc).astype(dtype)
+        z = (rng.standard_normal(d) * sc).astype(dtype)
+        q = (rng.standard_normal(d) * sc).astype(dtype)
+    z = (z * trig_scale).astype(dtype)
+    return Embeddings(E=E, U=U, z_trig=z, q=q, perm=perm, kind=kind)
+
+
+def sample_sequences(emb, N, L, *, rng=None, distinct=True, noise="vocab", informative=None):
+    """Draw ``N`` sequences of length ``L``.
+
+    Parameters
+    ----------
+    emb : Embeddings
+    N : int
+        Number of sequences (>= 1; ``<= V`` when ``distinct``).
+    L : int
+        Sequence length (>= 2): one informative token and ``L - 1`` noise tokens.
+    rng : None, int, SeedSequence or Generator
+    distinct : bool
+        Informative tokens drawn without replacement (each training fact
+        appears in exactly one sequence); otherwise uniform with replacement.
+    noise : {"vocab", "gaussian"}
+        ``"vocab"``: noise tokens uniform over the vocabulary minus the
+        informative token; ``"gaussian"``: fresh ``N(0, 1/d)`` vectors (not
+        in the vocabulary, token id ``-1``).
+    informative : array of int, optional
+        Use these informative tokens (shape ``(N,)``) instead of drawing them
+        (e.g. fresh contexts for the training facts).
+
+    Returns
+    -------
+    Batch
+
+    Notes
+    -----
+    ``X[n, i] = e_{tokens[n, i]} + [i == pos[n]] z_trig``.
+    """
+    s = check_sizes(N=N, L=L)
+    N, L = s["N"], s["L"]
+    if noise not in NOISE:
+        raise ValueError(f"noise must be one of {NOISE}, got {noise!r}")
+    rng = check_rng(rng)
+    V, d = emb.V, emb.d
+    if informative is None:
+        if distinct:
+            if N > V:
+                raise ValueError(f"N must be <= V = {V} when distinct=True, got {N}")
+            y = rng.choice(V, size=N, replace=False)
+        else:
+            y = rng.integers(0, V, size=N)
+    else:
+        y = np.asarray(informative, dtype=np.int64)
+        if y.shape != (N,) or np.any((y < 0) | (y >= V)):
+            raise ValueError(f"informative must be {N} token ids in [0, {V - 1}]")
+    pos = rng.integers(0, L, size=N)
+    if noise == "vocab":
+        tok = rng.integers(0, V - 1, size=(N, L))
+        tok += tok >= y[:, None]          # uniform over the vocabulary minus y
+        tok[np.arange(N), pos] = y
+        X = emb.E[tok]
+    else:
+        tok = np.full((N, L), -1, dtype=np.int64)
+        tok[np.arange(N), pos] = y
+        X = (rng.standard_normal((N, L, d)) / np.sqrt(d)).astype(emb.E.dtype)
+        X[np.arange(N), pos] = emb.E[y]
+    X[np.arange(N), pos] += emb.z_trig
+    return Batch(X=X, tokens=tok, pos=pos, informative=y, targets=emb.perm[y])

@@ -1,0 +1,15 @@
+"""Experiment engine: parallel, resumable sweeps of independent trials.
+
+A *trial* is a pure function of a small JSON parameter record (seed
+included) returning a small JSON result record; a *sweep* is a list of
+trials. :func:`run_sweep` runs them in this process, on local worker
+processes (default) or on Dask distributed, appending each finished trial to
+an append-only JSONL store so that an interrupted sweep resumes where it
+stopped. See ``docs/sweeps.md``.
+"""
+from .keys import canonical_json, trial_key
+from .store import DamagedLine, StoreScan, TrialStore, read_store
+from .sweep import SweepRecords, SweepStats, run_sweep
+
+__all__ = ["run_sweep", "trial_key", "canonical_json", "read_store", "StoreScan",
+           "DamagedLine", "TrialStore", "SweepStats", "SweepRecords"]

@@ -1,0 +1,278 @@
+"""Where trials run: in this process, in local worker processes, or on Dask.
+
+Every executor is a generator ``iter_*(fn, tasks, ...)`` over ``tasks`` (a
+list of ``(index, params)``) that yields ``(index, outcome)`` as trials
+finish, in any order; ``outcome`` is what :func:`run_trial` returns. Workers
+never touch the store: they return outcomes to the parent, which writes them.
+
+BLAS threads
+------------
+``"processes"`` workers are started with the ``spawn`` method while
+``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``,
+``VECLIB_MAXIMUM_THREADS`` and ``NUMEXPR_NUM_THREADS`` are set to ``"1"`` in
+the parent's environment (restored when the pool closes), so each worker
+loads numpy's BLAS single-threaded: ``workers`` processes use ``workers``
+cores, no oversubscription. If ``threadpoolctl`` happens to be installed the
+worker initializer also calls ``threadpool_limits(1)`` (it is not a
+dependency). The ``LocalCluster`` that ``"dask"`` starts when no scheduler is
+given has single-threaded workers whose nannies set the same variables
+(``env=``). Workers of an existing Dask cluster are configured by whoever
+started them: ``OMP_NUM_THREADS=1 ... dask worker ADDRESS --nthreads 1``
+(``docs/sweeps.md``).
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import threading
+import time
+import traceback
+
+import numpy as np
+
+__all__ = ["run_trial", "iter_inprocess", "iter_processes", "iter_dask",
+           "EXECUTORS", "BLAS_ENV_VARS", "pinned_blas_env"]
+
+EXECUTORS = ("inprocess", "processes", "dask")
+
+BLAS_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                 "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+_TRACEBACK_CHARS = 4000
+
+
+def _plain_result(obj, where="result"):
+    """Result record -> plain JSON values (numpy scalars/arrays converted;
+    non-finite floats kept, they are written as NaN/Infinity)."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj)
+    if isinstance(obj, np.ndarray):
+        return _plain_result(obj.tolist(), where)
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if not isinstance(k, str):
+                raise TypeError(f"{where} has a non-str key {k!r}: trial results must be JSON dicts")
+            out[k] = _plain_result(v, f"{where}[{k!r}]")
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [_plain_result(v, f"{where}[{i}]") for i, v in enumerate(obj)]
+    raise TypeError(f"{where} is a {type(obj).__name__}, which is not JSON-serialisable")
+
+
+def run_trial(fn, params):
+    """Run one trial; never raises for an ``Exception`` in ``fn``.
+
+    Returns
+    -------
+    dict
+        ``{"status": "ok", "result": dict, "seconds": float}`` or
+        ``{"status": "error", "error": {"type", "message", "traceback"},
+        "seconds": float}``. A result that is not a dict of JSON values is an
+        error (``TypeError``).
+    """
+    t0 = time.perf_counter()
+    try:
+        result = fn(params)
+        if not isinstance(result, dict):
+            raise TypeError(f"trial function must return a dict, got {type(result).__name__}")
+        result = _plain_result(result)
+    except Exception as exc:  # the trial failed: record it, the sweep goes on
+        tb = traceback.format_exc()
+        return {"status": "error", "seconds": time.perf_counter() - t0,
+                "error": error_info(exc, tb)}
+    return {"status": "ok", "result": result, "seconds": time.perf_counter() - t0}
+
+
+def error_info(exc, tb=None):
+    """``{"type", "message", "traceback"}`` of an exception."""
+    tb = "" if tb is None else tb
+    if len(tb) > _TRACEBACK_CHARS:
+        tb = "..." + tb[-_TRACEBACK_CHARS:]
+    return {"type": type(exc).__name__, "message": str(exc), "traceback": tb}
+
+
+def _infra_error(exc):
+    """Outcome for a trial whose worker failed (died, was killed, ...)."""
+    return {"status": "error", "seconds": math.nan,
+            "error": error_info(exc, "".join(traceback.format_exception_only(type(exc), exc)))}
+
+
+# --------------------------------------------------------------------- inprocess
+def iter_inprocess(fn, tasks):
+    """Run the trials one after the other in this process."""
+    for idx, params in tasks:
+        yield idx, run_trial(fn, params)
+
+
+# --------------------------------------------------------------------- processes
+@contextlib.contextmanager
+def pinned_blas_env():
+    """Set the BLAS thread variables to ``"1"`` in ``os.environ`` for the
+    duration of the block (restored after): processes spawned meanwhile
+    inherit them before they import numpy."""
+    old = {k: os.environ.get(k) for k in BLAS_ENV_VARS}
+    os.environ.update({k: "1" for k in BLAS_ENV_VARS})
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+_LIMITER = None
+
+
+def _watch_parent(parent_pid, poll=0.25):
+    """Exit this worker as soon as the parent is gone (e.g. SIGKILLed), so no
+    orphan keeps computing trials whose results nobody will store."""
+    while True:
+        time.sleep(poll)
+        if os.getppid() != parent_pid:
+            os._exit(1)
+
+
+def _init_worker(parent_pid):
+    global _LIMITER
+    os.environ.update({k: "1" for k in BLAS_ENV_VARS})
+    try:  # optional: limits BLAS pools already loaded (not a dependency)
+        from threadpoolctl import threadpool_limits
+        _LIMITER = threadpool_limits(1)
+    except Exception:
+        pass
+    if os.name == "posix":
+        threading.Thread(target=_watch_parent, args=(parent_pid,), daemon=True,
+                         name="parent-watch").start()
+
+
+def iter_processes(fn, tasks, workers):
+    """Run the trials on a pool of ``workers`` spawned processes.
+
+    At most ``workers`` trials are in the pool at a time (the next one is
+    submitted as soon as one finishes). If a worker process dies (a crash,
+    ``os._exit``, an out-of-memory kill), the pool breaks: the trials in it at
+    that moment are reported as failed (``BrokenProcessPool``, retried by the
+    next sweep) and a fresh pool carries on with the rest.
+    """
+    import collections
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    queue = collections.deque(tasks)
+    workers = min(workers, max(1, len(tasks)))
+    ctx = multiprocessing.get_context("spawn")
+
+    def fill(pool, inflight):
+        """Submit queued trials up to ``workers`` in flight; False if the pool is broken."""
+        while queue and len(inflight) < workers:
+            idx, params = queue[0]
+            try:
+                fut = pool.submit(run_trial, fn, params)
+            except BrokenProcessPool:
+                return False
+            queue.popleft()
+            inflight[fut] = idx
+        return True
+
+    with pinned_blas_env():
+        while queue:
+            pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                                       initializer=_init_worker, initargs=(os.getpid(),))
+            inflight, n_yielded = {}, 0
+            try:
+                alive = fill(pool, inflight)
+                while inflight:
+                    done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+                    finished = []
+                    for fut in done:
+                        idx = inflight.pop(fut)
+                        try:
+                            outcome = fut.result()
+                        except BrokenProcessPool as exc:
+                            alive = False
+                            outcome = _infra_error(exc)
+                        except Exception as exc:  # e.g. an unpicklable argument
+                            outcome = _infra_error(exc)
+                        finished.append((idx, outcome))
+                    if alive:  # keep the workers busy while the parent records results
+                        alive = fill(pool, inflight)
+                    if not alive:  # every trial still in the dead pool failed with it
+                        for fut, idx in inflight.items():
+                            try:
+                                outcome = fut.result()
+                            except Exception as exc:
+                                outcome = _infra_error(exc)
+                            finished.append((idx, outcome))
+                        inflight.clear()
+                    n_yielded += len(finished)
+                    yield from finished
+                if not alive and not n_yielded:
+                    raise RuntimeError("the worker process pool broke before running any "
+                                       "trial (could a worker process start at all?)")
+            finally:
+                pool.shutdown(wait=True, cancel_futures=True)
+
+
+# --------------------------------------------------------------------- dask
+def import_distributed():
+    try:
+        import distributed  # noqa: F401
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError as exc:
+        raise ValueError("executor='dask' needs dask.distributed, which is not installed "
+                         f"({exc}); install it with: pip install -e .[dask]") from None
+    return Client, LocalCluster, as_completed
+
+
+def iter_dask(fn, tasks, workers, scheduler=None):
+    """Run the trials on Dask distributed.
+
+    ``scheduler`` is a scheduler address (``"tcp://host:8786"``), an existing
+    ``distributed.Client`` or cluster object (used, not closed), or None: a
+    ``LocalCluster`` of ``workers`` single-threaded worker processes is
+    started for this sweep and closed after it.
+    """
+    Client, LocalCluster, as_completed = import_distributed()
+    stack = contextlib.ExitStack()
+    with stack:
+        if scheduler is None:
+            cluster = stack.enter_context(LocalCluster(
+                n_workers=workers, threads_per_worker=1, processes=True,
+                dashboard_address=":0", env={k: "1" for k in BLAS_ENV_VARS}))
+            client = stack.enter_context(Client(cluster))
+        elif isinstance(scheduler, Client):
+            client = scheduler
+        elif isinstance(scheduler, str):
+            client = stack.enter_context(Client(scheduler))
+        elif hasattr(scheduler, "scheduler_address"):
+            client = stack.enter_context(Client(scheduler))
+        else:
+            raise ValueError("scheduler must be None, a scheduler address string, a "
+                             f"distributed.Client or a cluster, got {scheduler!r:.80}")
+        pending = {}  # future key -> (future, index); results are dropped once yielded
+        try:
+            futs = client.map(run_trial, [fn] * len(tasks), [p for _, p in tasks], pure=False)
+            for fut, (idx, _) in zip(futs, tasks):
+                pending[fut.key] = (fut, idx)
+            done = as_completed(futs, with_results=True, raise_errors=False)
+            del futs
+            for batch in done.batches():
+                for fut, res in batch:
+                    _, idx = pending.pop(fut.key)
+                    if isinstance(res, BaseException):  # KilledWorker, lost connection, ...
+                        res = _infra_error(res)
+                    yield idx, res
+        finally:
+            if pending:
+                client.cancel([f for f, _ in pending.values()])

@@ -1,0 +1,170 @@
+"""Canonical JSON, trial keys and the qualified name of a trial function.
+
+A trial is identified by the pair (trial function, parameter record). Its key
+is the SHA-256 of one canonical JSON text, so the key is stable across runs,
+processes, machines and Python versions:
+
+``trial_key(params, fn) = sha256(canonical_json({"fn": NAME, "params": params}))``
+
+* ``NAME`` is ``"module:qualname"`` of the trial function (e.g.
+  ``"validation.engine._demo_trials:lstsq_trial"``), or ``None`` when no
+  function is given. Including it lets two experiments share one store
+  without one's results being mistaken for the other's. Renaming or moving a
+  trial function therefore starts its sweep afresh (on purpose: the store
+  cannot tell whether the new function computes the same thing).
+* Canonical JSON: ``json.dumps(obj, sort_keys=True, separators=(",", ":"),
+  ensure_ascii=False, allow_nan=False)``. Dict keys are sorted, so key order
+  in ``params`` does not matter. Floats are written with Python's ``repr``,
+  the shortest text that round-trips to the same double, so two floats give
+  the same key exactly when they are the same double. ``1`` and ``1.0`` are
+  different values (an int and a float) and give different keys.
+* Only plain JSON values are accepted: dicts with ``str`` keys, lists,
+  ``str``, ``int``, finite ``float``, ``bool`` and ``None``. Tuples are
+  normalised to lists and numpy scalars to the Python scalar of the same value
+  (``np.float64(0.1)`` -> ``0.1``, ``np.int64(3)`` -> ``3``); NaN, infinities,
+  non-string dict keys and every other type raise ``ValueError``.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import math
+import pickle
+import sys
+
+import numpy as np
+
+__all__ = ["canonical_json", "normalize_params", "trial_key", "key_of", "fn_name", "check_fn"]
+
+
+def _normalize(obj, where):
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        f = float(obj)
+        if not math.isfinite(f):
+            raise ValueError(f"{where} must be JSON-serialisable: non-finite float {f!r} is not allowed")
+        return f
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if not isinstance(k, str):
+                raise ValueError(f"{where} must be JSON-serialisable: dict key {k!r} is not a str")
+            out[k] = _normalize(v, f"{where}[{k!r}]")
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [_normalize(v, f"{where}[{i}]") for i, v in enumerate(obj)]
+    raise ValueError(f"{where} must be JSON-serialisable: got {type(obj).__name__} {obj!r:.80}")
+
+
+def normalize_params(params, name="params"):
+    """Return ``params`` as a plain JSON dict (see module notes).
+
+    Raises ``ValueError`` naming ``name`` (and the offending entry) when
+    ``params`` is not a dict or holds a value that is not plain JSON.
+    """
+    if not isinstance(params, dict):
+        raise ValueError(f"{name} must be a dict of JSON values, got {type(params).__name__} {params!r:.80}")
+    return _normalize(params, name)
+
+
+def canonical_json(obj):
+    """The canonical JSON text of a plain JSON value (sorted keys, no spaces,
+    floats as their shortest round-trip ``repr``, NaN rejected)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                      allow_nan=False)
+
+
+def fn_name(fn):
+    """``"module:qualname"`` of a callable, or ``fn`` itself if it is a str."""
+    if isinstance(fn, str):
+        return fn
+    module = getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", None)
+    if not module or not qualname:
+        raise ValueError(f"fn must be an importable module-level function, got {fn!r:.80}")
+    return f"{module}:{qualname}"
+
+
+def trial_key(params, fn=None):
+    """Stable key of one trial: SHA-256 hex digest of its canonical JSON.
+
+    Parameters
+    ----------
+    params : dict
+        Parameter record of the trial (plain JSON values, seed included).
+    fn : callable or str, optional
+        The trial function, or its ``"module:qualname"``. :func:`run_sweep`
+        always passes it, so the ``key`` of a stored record equals
+        ``trial_key(record["params"], record["fn"])``. Without ``fn`` the
+        key is that of the parameters alone (``"fn": null`` is hashed).
+
+    Returns
+    -------
+    str
+        64 hexadecimal characters.
+
+    Notes
+    -----
+    ``sha256(canonical_json({"fn": fn_name(fn), "params": params}))``, where
+    canonical JSON sorts dict keys and writes floats with their shortest
+    round-trip ``repr``: the key does not depend on dict order, process,
+    machine or Python version, and two float values share a key exactly when
+    they are the same double.
+
+    Examples
+    --------
+    >>> from validation.engine import trial_key
+    >>> trial_key({"seed": 1, "d": 8}) == trial_key({"d": 8, "seed": 1})
+    True
+    >>> trial_key({"x": 1}) == trial_key({"x": 1.0})
+    False
+    """
+    name = None if fn is None else fn_name(fn)
+    return key_of(name, normalize_params(params))
+
+
+def key_of(name, params):
+    """Key of already-normalised ``params`` under function name ``name``."""
+    text = canonical_json({"fn": name, "params": params})
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_fn(fn, *, picklable=True):
+    """Check that ``fn`` is an importable module-level callable; return its name.
+
+    Worker processes receive the function by reference (module + name), so
+    lambdas, closures, bound methods of local objects and ``functools.partial``
+    are rejected with a ``ValueError`` naming ``fn``.
+    """
+    if not callable(fn):
+        raise ValueError(f"fn must be an importable module-level function, got {fn!r:.80}")
+    name = fn_name(fn)
+    module, qualname = name.split(":", 1)
+    if "<" in qualname:  # <lambda>, <locals>
+        raise ValueError(f"fn must be an importable module-level function, got {name} "
+                         "(lambdas and nested functions cannot be sent to worker processes)")
+    try:
+        obj = sys.modules[module] if module in sys.modules else importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except Exception as exc:
+        raise ValueError(f"fn must be an importable module-level function, got {name} "
+                         f"which cannot be imported ({type(exc).__name__}: {exc})") from None
+    if obj is not fn:
+        raise ValueError(f"fn must be an importable module-level function, got {name} "
+                         "which does not import as the same object")
+    if picklable:
+        try:
+            pickle.dumps(fn)
+        except Exception as exc:
+            raise ValueError(f"fn must be picklable to run in worker processes, got {name} "
+                             f"({type(exc).__name__}: {exc})") from None
+    return name

@@ -1,0 +1,264 @@
+"""``run_sweep``: run a list of independent trials, in parallel, resumably."""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import math
+import os
+import sys
+import time
+from datetime import datetime, timezone
+
+from .executors import EXECUTORS, import_distributed, iter_dask, iter_inprocess, iter_processes
+from .keys import canonical_json, check_fn, key_of, normalize_params
+from .progress import Progress
+from .store import TrialStore, read_store
+
+__all__ = ["run_sweep", "SweepStats", "SweepRecords"]
+
+
+@dataclasses.dataclass
+class SweepStats:
+    """Counts of one :func:`run_sweep` call (``records.stats``).
+
+    Attributes
+    ----------
+    n_params : int
+        Length of ``params``.
+    n_unique : int
+        Distinct trials (duplicates in ``params`` are computed once).
+    n_skipped : int
+        Trials found with status ok in the store (not recomputed).
+    n_computed : int
+        Trials run by this call (ok or failed).
+    n_failed : int
+        Trials run by this call that failed.
+    n_retried : int
+        Trials that had only failed records in the store and were rerun.
+    wall_seconds : float
+    executor : str
+    store : str or None
+    store_damaged : list of DamagedLine
+        Damaged store lines found when the sweep started (also warned about
+        on stderr).
+    """
+
+    n_params: int = 0
+    n_unique: int = 0
+    n_skipped: int = 0
+    n_computed: int = 0
+    n_failed: int = 0
+    n_retried: int = 0
+    wall_seconds: float = 0.0
+    executor: str = ""
+    store: str | None = None
+    store_damaged: list = dataclasses.field(default_factory=list)
+
+
+class SweepRecords(list):
+    """The list of records returned by :func:`run_sweep`, aligned with
+    ``params``, with the sweep's :class:`SweepStats` as ``.stats``."""
+
+    stats: SweepStats
+
+
+def _now():
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _make_line(key, name, params_text, outcome):
+    rec = {"key": key, "fn": name, "params": json.loads(params_text),
+           "status": outcome["status"]}
+    if outcome["status"] == "ok":
+        rec["result"] = outcome["result"]
+    else:
+        rec["error"] = outcome["error"]
+    sec = outcome["seconds"]
+    rec["seconds"] = round(sec, 6) if math.isfinite(sec) else None
+    rec["finished"] = _now()
+    try:
+        return json.dumps(rec, ensure_ascii=False, allow_nan=True)
+    except (TypeError, ValueError) as exc:  # cannot happen for plain results; be safe
+        rec.pop("result", None)
+        rec["status"] = "error"
+        rec["error"] = {"type": type(exc).__name__, "message": str(exc), "traceback": ""}
+        return json.dumps(rec, ensure_ascii=False, allow_nan=True)
+
+
+def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
+              scheduler=None, progress=True, label="sweep"):
+    """Run ``fn`` on every parameter record of ``params``; resumable, parallel.
+
+    Parameters
+    ----------
+    fn : callable
+        Trial function ``fn(params: dict) -> dict``: importable at module
+        level (workers import it by name), a pure function of its parameter
+        record (the seed is one of the parameters), returning a dict of JSON
+        values (numpy scalars and arrays are converted; NaN/inf are kept).
+    params : list of dict
+        Parameter records: plain JSON values (see
+        :func:`validation.engine.keys.normalize_params`). ``fn`` receives a
+        fresh copy of the normalised record.
+    store : str or Path, optional
+        Append-only JSONL file holding one record per finished trial. Trials
+        with an ok record there are not recomputed; trials with only failed
+        records are retried. None: nothing is persisted.
+    executor : {"processes", "inprocess", "dask"}
+        ``"processes"`` (default): a pool of spawned local processes, BLAS
+        pinned to one thread each. ``"inprocess"``: one after the other in
+        this process (tests, debugging, ``pdb``). ``"dask"``: Dask
+        distributed (``pip install -e .[dask]``).
+    workers : int, optional
+        Worker processes (``"processes"``) or LocalCluster workers
+        (``"dask"`` without ``scheduler``); default ``os.cpu_count()``.
+        Ignored by ``"inprocess"`` and by a given Dask scheduler.
+    scheduler : str or distributed.Client, optional
+        Dask only: scheduler address (``"tcp://host:8786"``) or an existing
+        client/cluster. None starts a LocalCluster for this call.
+    progress : bool
+        Progress lines (done/total, rate, ETA; throttled) and a final
+        summary line on stderr.
+    label : str
+        Prefix of the progress lines.
+
+    Returns
+    -------
+    SweepRecords
+        A list aligned with ``params`` (duplicates get equal records), each
+        ``{"key", "fn", "params", "status", "result" | "error", "seconds",
+        "finished"}`` where ``status`` is ``"ok"`` or ``"error"`` and
+        ``error`` is ``{"type", "message", "traceback"}``; every record is
+        exactly what the store holds (the same JSON text parsed back), so a
+        record read back on a rerun equals the one returned when it was
+        computed. ``.stats`` is a :class:`SweepStats`.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``executor``, ``workers < 1``, non-JSON ``params``, ``fn``
+        not importable or not picklable, dask missing.
+
+    Notes
+    -----
+    *Keys.* Trial ``i`` is identified by ``trial_key(params[i], fn)``, the
+    SHA-256 of the canonical JSON of ``{"fn": "module:qualname", "params":
+    params[i]}`` (see :mod:`validation.engine.keys`).
+
+    *Crash safety.* Only this process writes the store, one complete line per
+    finished trial (single ``O_APPEND`` write + ``fsync``) as soon as it
+    finishes; killing the sweep at any moment (SIGKILL included) loses at most
+    the trials still running, and a rerun recomputes exactly those. See
+    :mod:`validation.engine.store`.
+
+    *Reproducibility.* Results depend only on ``params``: which executor or
+    how many workers ran a trial does not change a bit of its result (on one
+    machine; BLAS kernels may differ between CPU models of a cluster), as
+    long as ``fn`` draws its randomness from a seed in ``params`` and its
+    BLAS reductions are deterministic (one BLAS thread, as in the workers;
+    ``"inprocess"`` uses the caller's BLAS settings).
+    ``seconds`` and ``finished`` are timing metadata, not results.
+
+    Examples
+    --------
+    >>> from validation.engine import run_sweep
+    >>> from validation.engine._demo_trials import square
+    >>> recs = run_sweep(square, [{"x": 2}, {"x": 3}], executor="inprocess", progress=False)
+    >>> [r["result"]["y"] for r in recs]
+    [4, 9]
+    """
+    # imported here, not at module level: worker processes import this package
+    # to unpickle run_trial, and importing hcizz (scipy.stats) costs seconds
+    from hcizz._checks import check_int
+
+    t0 = time.monotonic()
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {', '.join(map(repr, EXECUTORS))}, got {executor!r}")
+    workers = (os.cpu_count() or 1) if workers is None else check_int("workers", workers, low=1)
+    if executor == "dask":
+        import_distributed()  # ValueError now if dask is missing, even if nothing is left to run
+    name = check_fn(fn, picklable=executor != "inprocess")
+    if not isinstance(params, (list, tuple)):
+        raise ValueError(f"params must be a list of dicts, got {type(params).__name__}")
+    if not isinstance(label, str):
+        raise ValueError(f"label must be a str, got {label!r}")
+    if store is not None and (not isinstance(store, (str, os.PathLike)) or os.path.isdir(store)):
+        raise ValueError(f"store must be None or a file path, got {store!r:.80}")
+    if scheduler is not None and executor != "dask":
+        raise ValueError(f"scheduler is only used by executor='dask', got executor={executor!r}")
+
+    # keys, duplicates
+    texts, keys, order = [], [], {}
+    for i, p in enumerate(params):
+        norm = normalize_params(p, f"params[{i}]")
+        ptext = canonical_json(norm)
+        key = key_of(name, norm)
+        texts.append(ptext)
+        keys.append(key)
+        order.setdefault(key, i)
+    unique = list(order.items())  # (key, first index)
+
+    stats = SweepStats(n_params=len(params), n_unique=len(unique), executor=executor,
+                       store=None if store is None else str(store))
+    done = {}  # key -> record
+    store_obj = None
+    if store is not None:
+        scan = read_store(store, warn=True)
+        stats.store_damaged = list(scan.damaged)
+        for key, _ in unique:
+            if key in scan.ok:
+                done[key] = scan.ok[key]
+        stats.n_skipped = len(done)
+        stats.n_retried = sum(k in scan.failed for k, _ in unique if k not in done)
+    todo = [(key, i) for key, i in unique if key not in done]
+
+    bar = Progress(len(todo), label=label, enabled=bool(progress), skipped=stats.n_skipped)
+    if progress and todo:
+        print(f"{label}: {len(todo)} trials to run ({stats.n_skipped} of {len(unique)} already "
+              f"in store, {stats.n_retried} retried) on executor={executor!r}"
+              + (f" with {workers} workers" if executor != "inprocess" and scheduler is None else ""),
+              file=sys.stderr)
+    tasks = [(i, json.loads(texts[i])) for _, i in todo]
+    if not tasks:  # everything is in the store: start no pool or cluster
+        it = iter(())
+    elif executor == "inprocess":
+        it = iter_inprocess(fn, tasks)
+    elif executor == "processes":
+        it = iter_processes(fn, tasks, workers)
+    else:
+        it = iter_dask(fn, tasks, workers, scheduler)
+    try:
+        if store is not None and tasks:
+            store_obj = TrialStore(store).open()
+        for i, outcome in it:
+            line = _make_line(keys[i], name, texts[i], outcome)
+            if store_obj is not None:
+                store_obj.append_line(line)
+            rec = json.loads(line)
+            done[keys[i]] = rec
+            stats.n_computed += 1
+            stats.n_failed += rec["status"] != "ok"
+            bar.update(failed=rec["status"] != "ok")
+    finally:
+        close = getattr(it, "close", None)
+        if close is not None:
+            close()
+        if store_obj is not None:
+            store_obj.close()
+    stats.wall_seconds = time.monotonic() - t0
+    extra = ""
+    if stats.store_damaged:
+        extra = f"; {len(stats.store_damaged)} damaged store line(s) skipped (see warnings)"
+    if stats.n_failed:
+        extra += "; rerun to retry the failed trials"
+    bar.finish(n_params=len(params), n_unique=len(unique), extra=extra)
+
+    out = SweepRecords()
+    first_use = set()
+    for key in keys:
+        rec = done[key]
+        out.append(rec if key not in first_use else copy.deepcopy(rec))
+        first_use.add(key)
+    out.stats = stats
+    return out

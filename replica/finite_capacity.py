@@ -1,0 +1,188 @@
+"""Finite-``p`` replica-symmetric capacity ``alpha_c(p) = ln p / (2 E[V_p])`` (THEORY 1.3)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hcizz._checks import check_int, check_rng
+from hcizz._estimate import Estimate
+
+from ._control_variates import cv_mean, hermite_features
+from .gaussian_max import gaussian_max_moments
+from .order_stats import TopNormals
+
+__all__ = ["alpha_c_finite", "v_p", "v_p_from_gaps", "sample_v_p", "ALPHA_C_LIMIT"]
+
+#: Large-``p`` limit of the capacity (THEORY 1.2).
+ALPHA_C_LIMIT = 0.5
+_BLOCK = 1 << 15
+
+
+def v_p_from_gaps(gaps, *, complete=True):
+    """``V = min_{x>=0} x^2/2 + 1/2 sum_j (g_j - x)_+^2`` for sorted gaps.
+
+    Parameters
+    ----------
+    gaps : ndarray, shape (S, K)
+        ``g_j = eta_(j) - eta_1`` in descending order along axis 1 (the ``K``
+        largest competitors).
+    complete : bool
+        Whether ``gaps`` holds all competitors (then any active set is complete).
+
+    Returns
+    -------
+    V : ndarray, shape (S,)
+    k_active : ndarray of int, shape (S,)
+        Size of the active set ``{j : g_j > x*}``.
+    ok : ndarray of bool, shape (S,)
+        True where the active set is provably complete: ``k_active < K`` (the
+        first inactive gap is among the sampled ones, and every unsampled gap
+        is smaller) or ``complete``.
+
+    Notes
+    -----
+    With ``x_k = (g_1 + ... + g_k)/(k+1)`` (``x_0 = 0``), ``x_k`` is a weighted
+    average of ``x_{k-1}`` and ``g_k``; so the condition ``g_k > x_{k-1}`` holds
+    for a prefix ``k = 1..k*`` and then fails for good.  Stationarity
+    ``x (1 + k) = sum of the k active gaps`` with active set ``{g > x}`` is
+    satisfied by ``x* = x_{k*}``, the unique minimiser of the strictly convex
+    objective.
+    """
+    g = np.asarray(gaps, dtype=float)
+    S, K = g.shape
+    cs = np.cumsum(g, axis=1)
+    kk = np.arange(1, K + 1, dtype=float)
+    x = cs / (kk + 1.0)
+    xprev = np.concatenate([np.zeros((S, 1)), x[:, :-1]], axis=1)
+    k_act = (g > xprev).sum(axis=1)
+    xs = np.where(k_act > 0, x[np.arange(S), np.maximum(k_act - 1, 0)], 0.0)
+    act = np.arange(K)[None, :] < k_act[:, None]
+    V = 0.5 * xs ** 2 + 0.5 * np.where(act, (g - xs[:, None]) ** 2, 0.0).sum(axis=1)
+    ok = (k_act < K) | complete
+    return V, k_act, ok
+
+
+def sample_v_p(p, samples, rng, k0=None):
+    """Draw ``samples`` values of ``V_p(eta)`` exactly (top order statistics only).
+
+    Returns ``(V, k_active, K_used, eta1, top1)`` arrays of shape ``(samples,)``
+    (``top1`` is the largest competitor).
+    """
+    m = p - 1
+    if k0 is None:
+        k0 = int(min(m, 8 + 2 * math.ceil(math.log(p))))
+    V = np.empty(samples)
+    kact = np.empty(samples, dtype=np.int64)
+    kused = np.empty(samples, dtype=np.int64)
+    E1 = np.empty(samples)
+    T1 = np.empty(samples)
+    for s0 in range(0, samples, _BLOCK):
+        n = min(_BLOCK, samples - s0)
+        eta1 = rng.standard_normal(n)
+        top = TopNormals(m, n, rng)
+        rows = np.arange(n)
+        levels = top.extend(rows, min(k0, m))
+        E1[s0:s0 + n] = eta1
+        T1[s0:s0 + n] = levels[:, 0]
+        pending = rows
+        while True:
+            Ks = levels.shape[1]
+            v, ka, ok = v_p_from_gaps(levels - eta1[pending, None], complete=(Ks == m))
+            done = ok
+            V[s0 + pending[done]] = v[done]
+            kact[s0 + pending[done]] = ka[done]
+            kused[s0 + pending[done]] = Ks
+            if np.all(done):
+                break
+            # extend the incomplete rows (their active set reaches the last sample)
+            levels = levels[~done]
+            pending = pending[~done]
+            more = min(Ks, m - Ks)
+            levels = np.concatenate([levels, top.extend(pending, more)], axis=1)
+    return V, kact, kused, E1, T1
+
+
+def v_p(p, *, samples=20_000, rng=None):
+    """Monte Carlo estimate of ``E[V_p]``; see :func:`alpha_c_finite`."""
+    p = check_int("p", p, low=2, high=10**15)
+    samples = check_int("samples", samples, low=2)
+    rng = check_rng(rng)
+    ev, se_v, info = _mean_v(p, samples, rng, True)
+    return Estimate(ev, se_v, samples, info)
+
+
+def _mean_v(p, samples, rng, control_variates):
+    V, ka, ku, e1, t1 = sample_v_p(p, samples, rng)
+    info = {"mean_active": float(ka.mean()), "max_active": int(ka.max()),
+            "max_order_stats": int(ku.max())}
+    if not control_variates:
+        return float(V.mean()), float(V.std(ddof=1) / math.sqrt(samples)), info
+    mu1, mu2 = (0.0, 1.0) if p == 2 else gaussian_max_moments(p - 1)
+    T = t1 - mu1
+    F = np.column_stack([hermite_features(e1, 3), T, t1 * t1 - mu2, e1 * T])
+    ev, se_v, ratio = cv_mean(V, F)
+    info["cv_variance_ratio"] = ratio
+    return ev, se_v, info
+
+
+def alpha_c_finite(p, *, samples=20_000, rng=None, control_variates=True):
+    """Finite-``p`` replica-symmetric capacity ``alpha_c(p) = ln p / (2 E[V_p])``.
+
+    Parameters
+    ----------
+    p : int
+        Number of facts/candidates, ``2 <= p <= 1e15`` (floats with integer
+        value such as ``1e15`` are accepted).
+    samples : int
+        Monte Carlo samples of ``eta``.
+    rng : None, int, SeedSequence or Generator
+    control_variates : bool
+        Use the zero-mean control variates below (default); ``False`` gives the
+        plain sample mean (used by tests and the benchmark as a reference).
+
+    Returns
+    -------
+    Estimate
+        ``value`` = ``ln p / (2 mean(V))``, ``stderr`` by the delta method,
+        ``info``: ``E_V`` and its stderr, ``pc_over_d2 = 1/(2 E[V_p])``, mean and
+        max active-set size, largest number of order statistics drawn.
+
+    Notes
+    -----
+    ``V_p(eta) = min_{x>=0} [x^2/2 + 1/2 sum_{rho>=2} (eta_rho - eta_1 - x)_+^2]``
+    (THEORY 1.3) depends only on the competitors above ``eta_1 + x*``.  For each
+    sample the top ``K`` order statistics of the ``p - 1`` competitors are drawn
+    exactly by Renyi's representation (:class:`replica.order_stats.TopNormals`,
+    never materialising ``p`` numbers), starting with
+    ``K = 8 + 2 ceil(ln p)`` and doubling ``K`` for the samples whose active set
+    fills all ``K`` drawn values; when some drawn gap is inactive, every
+    undrawn gap is smaller still and is inactive too, so the value is exact.
+    All samples are processed as arrays (no Python loop over samples).
+
+    Variance reduction: ``E[V_p]`` is estimated by regression on control
+    variates with exactly known means, ``He_1..He_3(eta_1)`` (Hermite
+    polynomials, mean 0), ``T = M - E[M]`` and ``M^2 - E[M^2]`` where ``M`` is the
+    largest competitor (its moments from :func:`replica.gaussian_max_moments`),
+    and ``eta_1 T`` (mean 0 by independence).  The residual variance is 0.3% to
+    0.05% of ``Var(V_p)`` for ``p = 1e3 .. 1e15`` (``info["cv_variance_ratio"]``), a
+    300 to 2000-fold saving in samples; the regression coefficients add a bias
+    of order ``1/n``.  The ratio estimator has a bias of relative order ``Var(V)/(n E[V]^2)``, far below
+    the reported standard error.
+
+    Examples
+    --------
+    >>> est = alpha_c_finite(2, samples=20_000, rng=0)
+    >>> bool(abs(est.value - 2 * math.log(2)) < 5 * est.stderr)
+    True
+    """
+    p = check_int("p", p, low=2, high=10**15)
+    samples = check_int("samples", samples, low=2)
+    rng = check_rng(rng)
+    ev, se_v, info = _mean_v(p, samples, rng, control_variates)
+    lp = math.log(p)
+    val = lp / (2.0 * ev)
+    se = lp / (2.0 * ev * ev) * se_v
+    return Estimate(val, se, samples, {
+        "p": p, "E_V": ev, "E_V_stderr": se_v, "pc_over_d2": 1.0 / (2.0 * ev),
+        "pc_over_d2_stderr": se_v / (2.0 * ev * ev), **info})

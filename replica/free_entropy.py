@@ -1,0 +1,239 @@
+"""Replica-symmetric free entropy ``Phi_p(q; alpha)`` and its minimiser (THEORY 1.1-1.3)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.interpolate import CubicSpline
+from scipy.optimize import minimize_scalar
+
+from hcizz._checks import check_int, check_real, check_rng
+from hcizz._estimate import Estimate
+
+from ._control_variates import cv_mean
+from .energy import N_TOP, cv_features, energy_G, log_f_p, sample_eta
+from .finite_capacity import v_p_from_gaps
+
+__all__ = ["free_entropy", "saddle", "Saddle", "entropic_term"]
+
+
+def entropic_term(q):
+    """Spherical Gardner entropy ``1/2 ln(1-q) + q/(2(1-q))``."""
+    q = np.asarray(q, dtype=float)
+    return 0.5 * np.log1p(-q) + q / (2.0 * (1.0 - q))
+
+
+def free_entropy(q, alpha, p=None, *, samples=400, rng=None):
+    """RS free entropy ``Phi_p(q; alpha) = 1/2 ln(1-q) + q/(2(1-q)) + alpha G_p(q)``.
+
+    Parameters
+    ----------
+    q : float or array_like
+        Overlap, ``0 <= q < 1``.
+    alpha : float
+        Load ``p ln p / d^2``, ``alpha >= 0``.
+    p : int, optional
+        ``None``: the large-``p`` limit ``G = -1/(1-q)`` (exact float result).
+        Otherwise ``G_p`` by :func:`replica.energy_G` (an :class:`Estimate`;
+        arrays of ``q`` share the disorder samples).
+    samples, rng :
+        Passed to :func:`replica.energy_G` for finite ``p``.
+
+    Returns
+    -------
+    float or ndarray (``p=None``) or Estimate
+
+    Examples
+    --------
+    >>> round(free_entropy(0.5, 0.25), 12) == round(0.5 * math.log(0.5), 12)
+    True
+    """
+    q = check_real("q", q, low=0, high=1, high_open=True)
+    alpha = check_real("alpha", alpha, low=0, allow_array=False)
+    ent = entropic_term(q)
+    if p is None:
+        out = ent - alpha / (1.0 - np.asarray(q))
+        return float(out) if np.ndim(out) == 0 else out
+    g = energy_G(q, p, samples=samples, rng=rng)
+    return Estimate(ent + alpha * np.asarray(g.value), alpha * np.asarray(g.stderr) + 0.0,
+                    g.n, g.info)
+
+
+@dataclass(frozen=True)
+class Saddle:
+    """Minimiser of the RS free entropy.
+
+    Attributes
+    ----------
+    alpha : float or ndarray
+    q : float or ndarray
+        ``q* = argmin_q Phi_p(q; alpha)`` (1 beyond capacity).
+    phi : float or ndarray
+        ``phi(alpha) = min_q Phi_p`` (``-inf`` beyond capacity).
+    q_stderr, phi_stderr : float or ndarray
+        Monte Carlo standard errors (0 in the limit ``p = None``).
+    alpha_c : float
+        Capacity of the functional used (1/2 in the limit; for finite ``p``
+        ``ln p / (2 mean V_p)`` on the same disorder samples).
+    info : dict
+    """
+
+    alpha: object
+    q: object
+    phi: object
+    q_stderr: object = 0.0
+    phi_stderr: object = 0.0
+    alpha_c: float = 0.5
+    info: dict = field(default_factory=dict, compare=False)
+
+
+def _limit_saddle(alpha):
+    a = np.asarray(alpha, dtype=float)
+    inside = a < 0.5
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = np.where(inside, 2.0 * a, 1.0)
+        phi = np.where(inside, 0.5 * np.log1p(-2.0 * np.minimum(a, 0.5)), -np.inf)
+    return q, phi
+
+
+class _CRNTable:
+    """``u_i(t) = (1-t) ln f_p(t; eta_i) / ln p`` on a grid in ``r = sqrt(1-t)``,
+    for fixed disorder samples (common random numbers), with ``u_i(1) = -V_p/ln p``."""
+
+    def __init__(self, p, samples, rng, n_grid, n_top=N_TOP):
+        self.p = p
+        eta = sample_eta(p, samples, rng, n_top)
+        lp = math.log(p)
+        r = np.linspace(0.0, 1.0, n_grid)          # r = sqrt(1 - t)
+        U = np.empty((samples, n_grid))
+        for j, rj in enumerate(r[1:], start=1):
+            t = 1.0 - rj * rj
+            U[:, j] = rj * rj * log_f_p(max(t, 0.0), eta) / lp
+        # t = 1: (1-t) ln f -> -V_p(eta) (Laplace); only competitors above eta_1 matter
+        gaps = np.sort(np.where(eta.mask, eta.top, -np.inf), axis=1)[:, ::-1] - eta.eta1[:, None]
+        gaps = np.where(np.isfinite(gaps), gaps, -1e6)
+        V, k_act, ok = v_p_from_gaps(gaps, complete=not math.isfinite(eta.c0))
+        # with a bulk: active set complete iff the first inactive gap is drawn,
+        # or the bulk lies below eta_1 + x* (all bulk levels < c0)
+        if math.isfinite(eta.c0):
+            K = eta.mask.sum(axis=1)
+            act = np.arange(gaps.shape[1])[None, :] < k_act[:, None]
+            xs = np.where(act, gaps, 0.0).sum(axis=1) / (1.0 + k_act)
+            ok = (k_act < K) | (eta.c0 - eta.eta1 <= xs)
+        self.incomplete = int((~ok).sum())
+        U[:, 0] = -V / lp
+        self.r, self.U = r, U
+        # control variates (cv_features): the estimate is a fixed linear
+        # combination of the samples, hence smooth in r as well
+        self.F = cv_features(eta, p)
+        self.u = np.array([cv_mean(U[:, j], self.F)[0] for j in range(n_grid)])
+        self.spl = CubicSpline(r, U, axis=1)
+        self.mean_spl = CubicSpline(r, self.u)
+        self.EV, self.EV_se, _ = cv_mean(V, self.F)
+        self.samples = samples
+
+    def phi(self, q, alpha):
+        r = math.sqrt(1.0 - q)
+        return float(entropic_term(q) + alpha * self.mean_spl(r) / (1.0 - q))
+
+
+def saddle(alpha, p=None, *, samples=200, rng=0, n_grid=16):
+    """Minimiser ``q*`` and value ``phi(alpha) = min_{0<=q<1} Phi_p(q; alpha)``.
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        Load(s), ``alpha >= 0``.
+    p : int, optional
+        ``None``: the limit, ``q* = 2 alpha``, ``phi = 1/2 ln(1 - 2 alpha)`` for
+        ``alpha < 1/2`` (``q* = 1``, ``phi = -inf`` beyond).  Finite ``p``
+        (``2 <= p <= 1e9``): see Notes.
+    samples : int
+        Disorder samples for finite ``p``.
+    rng : None, int, SeedSequence or Generator
+        Seed of the common random numbers (default 0: deterministic).
+    n_grid : int
+        Number of ``t`` values at which ``G_p`` is computed.
+
+    Returns
+    -------
+    Saddle
+
+    Notes
+    -----
+    Finite ``p``: a Monte Carlo ``G_p`` with fresh samples at every ``q`` is not a
+    smooth function and has no well-defined minimiser.  We therefore fix one set
+    of disorder samples (common random numbers, seed ``rng``) and compute, for
+    every sample ``i``, ``u_i(t) = (1-t) ln f_p(t; eta_i)/ln p`` on a uniform grid
+    of ``r = sqrt(1-t)`` in ``[0, 1]``; at ``r = 0`` the Laplace limit
+    ``u_i(1) = -V_p(eta_i)/ln p`` (THEORY 1.3) is used.  ``u_i`` is smooth in
+    ``r``, so a cubic spline of the sample mean gives a deterministic smooth
+    ``G_p(q) = u(sqrt(1-q))/(1-q)``, minimised by a grid search refined with
+    Brent's method.  In these variables
+    ``Phi_p ~ (1/2 + alpha u(0))/(1-q)`` as ``q -> 1``: for
+    ``alpha >= alpha_c = ln p/(2 mean V_p)`` the infimum is ``-inf`` (``q* = 1``).
+
+    Means over samples use the control variates ``He_1..He_4(eta_1)``, ``M - E M``,
+    ``M^2 - E M^2`` and ``eta_1 (M - E M)`` with ``M`` the largest competitor
+    (a fixed linear combination of the samples, so the smoothness in ``t`` is
+    kept).  Uncertainty (delta method over the samples):
+    ``phi_stderr = alpha se(u(r*))/(1-q*)`` (envelope theorem), and
+    ``q_stderr = alpha se(G'(q*))/Phi''(q*)`` from the shift of the stationarity
+    condition.
+
+    Examples
+    --------
+    >>> s = saddle(0.2)
+    >>> round(s.q, 12), round(s.phi, 12) == round(0.5 * math.log(0.6), 12)
+    (0.4, True)
+    """
+    alpha = check_real("alpha", alpha, low=0)
+    if p is None:
+        q, phi = _limit_saddle(alpha)
+        if np.ndim(alpha) == 0:
+            q, phi = float(q), float(phi)
+        return Saddle(alpha, q, phi, 0.0 * np.asarray(q), 0.0 * np.asarray(q), 0.5,
+                      {"method": "closed form, G = -1/(1-t)"})
+    p = check_int("p", p, low=2, high=10**9)
+    samples = check_int("samples", samples, low=10)
+    n_grid = check_int("n_grid", n_grid, low=8)
+    tab = _CRNTable(p, samples, check_rng(rng), n_grid)
+    lp = math.log(p)
+    a_c = lp / (2.0 * tab.EV)
+    alphas = np.atleast_1d(alpha)
+    qs, phis, qse, phise = [], [], [], []
+    qgrid = 1.0 - np.linspace(1.0, 0.0, 400)[:-1] ** 2          # r grid, excluding q = 1
+    for a in alphas:
+        if a >= a_c:
+            qs.append(1.0); phis.append(-math.inf); qse.append(0.0); phise.append(0.0)
+            continue
+        vals = [tab.phi(q, a) for q in qgrid]
+        j = int(np.argmin(vals))
+        lo, hi = qgrid[max(j - 1, 0)], qgrid[min(j + 1, len(qgrid) - 1)]
+        if hi > lo:
+            res = minimize_scalar(lambda q: tab.phi(q, a), bounds=(lo, hi), method="bounded",
+                                  options={"xatol": 1e-10})
+            qstar, phistar = float(res.x), float(res.fun)
+        else:
+            qstar, phistar = float(qgrid[j]), float(vals[j])
+        if qstar <= 0.0 and vals[0] <= min(vals):
+            qstar, phistar = 0.0, tab.phi(0.0, a)
+        r = math.sqrt(1.0 - qstar)
+        ui = tab.spl(r)                                   # per-sample u_i(r*)
+        phise.append(a * cv_mean(ui, tab.F)[1] / (1.0 - qstar))
+        # G_i'(q) = d/dq [u_i(r)/(1-q)] with dr/dq = -1/(2r)
+        dui = tab.spl(r, 1)
+        gi = ui / (1.0 - qstar) ** 2 + dui * (-1.0 / (2.0 * r)) / (1.0 - qstar)
+        h = 1e-4 * max(min(qstar, 1.0 - qstar), 1e-3)
+        d2 = (tab.phi(min(qstar + h, 1 - 1e-12), a) - 2 * phistar
+              + tab.phi(max(qstar - h, 0.0), a)) / (h * h)
+        qse.append(a * cv_mean(gi, tab.F)[1] / d2 if d2 > 0 else math.nan)
+        qs.append(qstar); phis.append(phistar)
+    info = {"p": p, "samples": samples, "n_grid": n_grid, "E_V": tab.EV,
+            "alpha_c_stderr": a_c * tab.EV_se / tab.EV,
+            "E_V_stderr": tab.EV_se, "incomplete_active_sets": tab.incomplete,
+            "method": "common random numbers, spline in sqrt(1-t)"}
+    if np.ndim(alpha) == 0:
+        return Saddle(float(alpha), qs[0], phis[0], qse[0], phise[0], a_c, info)
+    return Saddle(alphas, np.array(qs), np.array(phis), np.array(qse), np.array(phise), a_c, info)

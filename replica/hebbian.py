@@ -1,0 +1,320 @@
+"""Hebbian (outer-product) memory ``W_H = sum_nu u_nu e_nu^T``: Gaussian-model
+predictions and direct simulation (THEORY 1.4)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import log_ndtr
+
+from hcizz._checks import check_int, check_real, check_rng
+from hcizz._estimate import Estimate
+
+__all__ = ["HEBBIAN_LIMIT", "hebbian", "hebbian_recall_probability", "hebbian_threshold",
+           "hebbian_score_moments", "hebbian_simulate", "HebbianPrediction"]
+
+#: Large-``d`` limit of the Hebbian capacity ``alpha_H`` (all facts recalled).
+HEBBIAN_LIMIT = 1.0 / 8.0
+
+_Z = np.linspace(-14.0, 14.0, 5601)
+_DZ = _Z[1] - _Z[0]
+_PHIZ = np.exp(-0.5 * _Z ** 2) / math.sqrt(2.0 * math.pi) * _DZ
+
+
+def hebbian_score_moments(d, p, *, exact=False):
+    """Normalised Gaussian-model parameters ``(m, s)`` of the correct score.
+
+    Competitor scores divided by their standard deviation are ~N(0,1); the
+    correct score is ~N(m, s^2).  ``exact=False``: THEORY 1.4,
+    ``m = d/sqrt(p + 2d)``, ``s^2 = (p + 4d)/(p + 2d)``.  ``exact=True``: the
+    exact moments of ``W_H`` with shared candidates (derived in the Notes of
+    :func:`hebbian_recall_probability`): competitor variance
+    ``d^2 (p + 2 + 2d)``, correct mean ``d^2`` and variance ``d^2 (p + 3 + 4d)``.
+    """
+    d = np.asarray(d, dtype=float)
+    p = np.asarray(p, dtype=float)
+    if exact:
+        vc, vr = p + 2.0 + 2.0 * d, p + 3.0 + 4.0 * d
+    else:
+        vc, vr = p + 2.0 * d, p + 4.0 * d
+    return d / np.sqrt(vc), np.sqrt(vr / vc)
+
+
+def _log_p_single_fail(m, s, p):
+    """``ln P(fact not recalled)`` and ``P(fail)`` in the Gaussian model (trapezoid in z)."""
+    m, s, p = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in (m, s, p)))
+    y = m[..., None] + s[..., None] * _Z
+    miss = -np.expm1((p[..., None] - 1.0) * log_ndtr(y))     # 1 - Phi(y)^(p-1)
+    return (miss * _PHIZ).sum(axis=-1)
+
+
+def hebbian_recall_probability(d, p, *, all_facts=True, exact_moments=False):
+    """Gaussian-model probability that a Hebbian memory recalls its facts.
+
+    Parameters
+    ----------
+    d : float or array_like
+        Dimension, ``d >= 1``.
+    p : float or array_like
+        Number of facts, ``p >= 2`` (real values allowed, for root finding).
+    all_facts : bool
+        ``True``: probability that all ``p`` facts are recalled; ``False``:
+        probability that one given fact is recalled.
+    exact_moments : bool
+        Use the exact score moments instead of THEORY's (see
+        :func:`hebbian_score_moments`).
+
+    Returns
+    -------
+    float or ndarray
+
+    Notes
+    -----
+    Score of candidate ``rho`` for input ``mu``: ``z = u_rho^T W_H e_mu``.  With
+    ``e, u ~ N(0, I_d)``: the correct score is
+    ``|u_mu|^2 |e_mu|^2 + sum_{nu != mu} (u_mu.u_nu)(e_nu.e_mu)`` with mean ``d^2``
+    and variance ``(d^2+2d)^2 - d^4 + (p-1) d^2 = d^2 (p + 3 + 4d)``; a
+    competitor score is ``(u_rho.u_mu)|e_mu|^2 + |u_rho|^2 (e_rho.e_mu) + ...``
+    with mean 0 and variance ``2 d (d^2 + 2d) + (p-2) d^2 = d^2 (p + 2 + 2d)``
+    (all cross covariances vanish by symmetry).  THEORY 1.4 keeps the leading
+    terms.  The Gaussian model treats the normalised competitor scores as
+    i.i.d. N(0,1) and the correct score as N(m, s^2), independently across
+    facts, so
+
+    .. math:: P_1 = \\int D z\\, \\Phi(m + s z)^{p-1}, \\qquad P_{all} = P_1^p .
+
+    ``1 - P_1`` is computed as ``int Dz (-expm1((p-1) log Phi(m + s z)))`` by the
+    trapezoid rule on ``z in [-14, 14]`` (step 0.005; the integrand is smooth
+    on scale ``>= 1/(s sqrt(2 ln p))``), and ``P_all = exp(p log1p(-(1-P_1)))``,
+    so that probabilities near 0 or 1 keep their relative accuracy.
+
+    Examples
+    --------
+    >>> round(float(hebbian_recall_probability(1000, 100)), 6)
+    1.0
+    """
+    d = check_real("d", d, low=1)
+    p = check_real("p", p, low=2)
+    m, s = hebbian_score_moments(d, p, exact=exact_moments)
+    fail = _log_p_single_fail(m, s, p)
+    if all_facts:
+        out = np.exp(np.asarray(p, dtype=float) * np.log1p(-np.minimum(fail, 1.0)))
+    else:
+        out = 1.0 - fail
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _threshold_p(d, level, all_facts, exact_moments):
+    def f(lp):
+        return hebbian_recall_probability(d, math.exp(lp), all_facts=all_facts,
+                                          exact_moments=exact_moments) - level
+    lo = math.log(2.0)
+    if f(lo) <= 0:
+        return math.nan
+    hi = lo
+    while f(hi) > 0:
+        hi += 1.0
+        if hi > 80:
+            return math.nan
+    return math.exp(brentq(f, hi - 1.0 if hi > lo else lo, hi, xtol=1e-12))
+
+
+def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False):
+    """Load ``alpha = p ln p / d^2`` at which the Gaussian-model recall probability is ``level``.
+
+    Parameters
+    ----------
+    d : float or array_like
+        Dimension(s), ``d >= 2``.
+    level : float
+        Probability level, ``0 < level < 1`` (default 1/2).
+    all_facts : bool
+        Threshold for recalling all facts (default; tends to 1/8 as
+        ``d -> inf``) or one typical fact (tends to 1/2).
+    exact_moments : bool
+        See :func:`hebbian_score_moments`.
+
+    Returns
+    -------
+    float or ndarray
+        ``alpha_H(d)`` (``nan`` if even ``p = 2`` is below ``level``).
+
+    Notes
+    -----
+    ``p`` is treated as a real variable; the root in ``ln p`` is bracketed by
+    unit steps and refined by Brent's method.  Convergence to 1/8 is slow (the
+    extreme-value corrections are of relative order ``ln ln p / ln p``).
+    """
+    d = check_real("d", d, low=2)
+    level = check_real("level", level, low=0, high=1, low_open=True, high_open=True,
+                       allow_array=False)
+    ds = np.atleast_1d(d)
+    out = []
+    for di in ds.ravel():
+        pc = _threshold_p(float(di), level, all_facts, exact_moments)
+        out.append(pc * math.log(pc) / di ** 2 if math.isfinite(pc) else math.nan)
+    out = np.array(out).reshape(ds.shape)
+    return float(out[0]) if np.ndim(d) == 0 else out
+
+
+@dataclass(frozen=True)
+class HebbianPrediction:
+    """Gaussian-model predictions for a Hebbian memory at dimension ``d``.
+
+    Attributes
+    ----------
+    d, p, alpha : float
+        Dimension, number of facts and load ``p ln p / d^2`` (``nan`` if not given).
+    m, s : float
+        Normalised mean and standard deviation of the correct score.
+    p_single, p_all : float
+        Probability that one fact / all facts are recalled.
+    alpha_threshold : float
+        Load at which ``p_all = 1/2`` at this ``d``.
+    alpha_single : float
+        Load at which ``p_single = 1/2`` at this ``d``.
+    limit : float
+        ``1/8``, the large-``d`` limit of ``alpha_threshold``.
+    """
+
+    d: float
+    p: float
+    alpha: float
+    m: float
+    s: float
+    p_single: float
+    p_all: float
+    alpha_threshold: float
+    alpha_single: float
+    limit: float = HEBBIAN_LIMIT
+    info: dict = field(default_factory=dict, compare=False)
+
+
+def hebbian(d, p=None, *, alpha=None, exact_moments=False):
+    """Gaussian-model predictions of THEORY 1.4 for the Hebbian rule (entry point).
+
+    Parameters
+    ----------
+    d : float
+        Dimension, ``d >= 2``.
+    p : float, optional
+        Number of facts (``>= 2``).  Give ``p`` or ``alpha``, or neither (then only
+        the thresholds are computed).
+    alpha : float, optional
+        Load; ``p`` solves ``p ln p = alpha d^2``.
+    exact_moments : bool
+        See :func:`hebbian_score_moments`.
+
+    Returns
+    -------
+    HebbianPrediction
+
+    Notes
+    -----
+    The correct score is about ``m ~ sqrt(ln p / alpha)`` and the largest of
+    ``p`` competitors about ``sqrt(2 ln p)``; the worst of ``p`` correct scores is
+    about ``m - sqrt(2 ln p)``.  Recalling all facts needs
+    ``m - sqrt(2 ln p) > sqrt(2 ln p)``, i.e. ``alpha < 1/8`` (``HEBBIAN_LIMIT``),
+    four times below the optimal capacity 1/2; a typical single fact needs
+    ``m > sqrt(2 ln p)``, i.e. ``alpha < 1/2``.  At finite ``d`` the thresholds
+    are computed from :func:`hebbian_recall_probability`.
+
+    Examples
+    --------
+    >>> h = hebbian(100, 50)
+    >>> round(h.p_single, 4), round(h.p_all, 3), h.limit
+    (0.9978, 0.895, 0.125)
+    """
+    d = check_real("d", d, low=2, allow_array=False)
+    if p is not None and alpha is not None:
+        raise ValueError("give p or alpha, not both")
+    if alpha is not None:
+        alpha = check_real("alpha", alpha, low=0, low_open=True, allow_array=False)
+        target = alpha * d * d
+        if target <= 2 * math.log(2):
+            raise ValueError(f"alpha must give p >= 2 at d={d:g} (alpha > {2 * math.log(2) / d ** 2:g}), got {alpha!r}")
+        p = math.exp(brentq(lambda lp: math.exp(lp) * lp - target, math.log(2), math.log(target) + 2))
+    if p is not None:
+        p = check_real("p", p, low=2, allow_array=False)
+        m, s = hebbian_score_moments(d, p, exact=exact_moments)
+        p1 = hebbian_recall_probability(d, p, all_facts=False, exact_moments=exact_moments)
+        pa = hebbian_recall_probability(d, p, all_facts=True, exact_moments=exact_moments)
+        a = p * math.log(p) / d ** 2
+    else:
+        m = s = p1 = pa = a = p = math.nan
+    return HebbianPrediction(d, p, a, float(m), float(s), float(p1), float(pa),
+                             hebbian_threshold(d, exact_moments=exact_moments),
+                             hebbian_threshold(d, all_facts=False, exact_moments=exact_moments),
+                             info={"exact_moments": exact_moments})
+
+
+def hebbian_simulate(d, p, *, trials=20, rng=None, problem="OP"):
+    """Direct simulation of the Hebbian memory ``W_H = sum_nu u_nu e_nu^T``.
+
+    Parameters
+    ----------
+    d, p : int
+        Dimension (``>= 1``) and number of facts (``>= 2``); ``trials * p * d``
+        and ``trials * p^2`` numbers are held in memory.
+    trials : int
+        Independent instances (processed as one batched matmul).
+    rng : None, int, SeedSequence or Generator
+    problem : {"OP", "DP"}
+        ``"OP"``: the candidates are the stored ``u_rho``.  ``"DP"``: each input
+        has its own fresh competitors; given ``w = W_H e_mu`` their scores are
+        exactly i.i.d. N(0, |w|^2), which is how they are drawn.
+
+    Returns
+    -------
+    dict
+        ``"single"``: Estimate of the fraction of facts recalled (stderr over
+        trials); ``"all"``: Estimate of P(all recalled) (binomial stderr);
+        ``"competitor_var"``, ``"correct_mean"``, ``"correct_var"``: Estimates of
+        the raw score moments (``OP`` only; stderr over trials).
+    """
+    d = check_int("d", d, low=1)
+    p = check_int("p", p, low=2)
+    trials = check_int("trials", trials, low=2)
+    if problem not in ("OP", "DP"):
+        raise ValueError(f"problem must be 'OP' or 'DP', got {problem!r}")
+    rng = check_rng(rng)
+    E = rng.standard_normal((trials, p, d))
+    U = rng.standard_normal((trials, p, d))
+    W = np.matmul(U.transpose(0, 2, 1), E)                 # (T, d, d) = sum u e^T
+    WE = np.matmul(E, W.transpose(0, 2, 1))                # rows: (W e_mu)^T, (T, p, d)
+    idx = np.arange(p)
+    out = {}
+    if problem == "OP":
+        Z = np.matmul(WE, U.transpose(0, 2, 1))            # Z[t, mu, rho] = u_rho . W e_mu
+        correct = Z[:, idx, idx]
+        comp = Z.copy()
+        comp[:, idx, idx] = -np.inf
+        best = comp.max(axis=2)
+        cv = ((Z ** 2).sum(axis=(1, 2)) - (correct ** 2).sum(axis=1)) / (p * (p - 1))
+        out["competitor_var"] = _est(cv)
+        out["correct_mean"] = _est(correct.mean(axis=1))
+        out["correct_var"] = _est(np.mean((correct - d * d) ** 2, axis=1))
+    else:
+        correct = (WE * U).sum(axis=2)
+        norms = np.linalg.norm(WE, axis=2)
+        best = norms * _max_std_normal(rng, (trials, p), p - 1)
+    rec = correct > best
+    out["single"] = _est(rec.mean(axis=1))
+    allr = rec.all(axis=1).astype(float)
+    pa = float(allr.mean())
+    out["all"] = Estimate(pa, math.sqrt(max(pa * (1 - pa), 0.25 / trials) / trials), trials)
+    return out
+
+
+def _max_std_normal(rng, shape, n):
+    """Exact draw of the maximum of ``n`` i.i.d. N(0,1): ``Phi^{-1}(U^{1/n})``."""
+    from scipy.special import ndtri_exp
+
+    return ndtri_exp(np.log(rng.random(shape)) / n)
+
+
+def _est(x):
+    x = np.asarray(x, dtype=float)
+    return Estimate(float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size)), x.size)

@@ -1,0 +1,182 @@
+"""Subcommands of ``python -m replica`` for the full-rank theory (THEORY 1.1-1.4)."""
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import numpy as np
+
+__all__ = ["register", "emit"]
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, (np.floating, float)):
+        x = float(x)
+        return x if math.isfinite(x) else str(x)
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.bool_,)):
+        return bool(x)
+    return x
+
+
+def emit(args, record, text):
+    """Print ``record`` as JSON (``--json``) or ``text``."""
+    if getattr(args, "json", False):
+        print(json.dumps(_jsonable(record), sort_keys=True))
+    else:
+        print(text)
+
+
+def _add(sub, name, help_, func):
+    p = sub.add_parser(name, help=help_, description=help_)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=func)
+    return p
+
+
+def _est(e):
+    return {"value": e.value, "stderr": e.stderr, "n": e.n}
+
+
+def _gaussian_max(args):
+    from .gaussian_max import gaussian_max_moments
+
+    m1, m2 = gaussian_max_moments(np.array(args.n, dtype=float))
+    rows = [{"n": n, "E_M": a, "E_M2": b} for n, a, b in zip(args.n, m1, m2)]
+    emit(args, {"results": rows},
+         "\n".join(f"n={r['n']:.6g}  E[M_n]={r['E_M']:.15g}  E[M_n^2]={r['E_M2']:.15g}" for r in rows))
+    return 0
+
+
+def _energy(args):
+    from .energy import energy_G
+
+    e = energy_G(args.t, args.p, samples=args.samples, rng=args.seed)
+    args.p = None if args.p is None else int(e.info["p"])
+    rec = {"t": args.t, "p": args.p, **_est(e), "limit": -1.0 / (1.0 - args.t),
+           "bulk_bias_bound": e.info.get("bulk_bias_bound", 0.0)}
+    emit(args, rec, f"G_p(t={args.t:g}; p={args.p}) = {e}   (limit -1/(1-t) = {rec['limit']:.6g})")
+    return 0
+
+
+def _free_entropy(args):
+    from hcizz._checks import check_int
+    from .free_entropy import free_entropy
+
+    if args.p is not None:
+        args.p = check_int("p", args.p, low=2, high=10**9)
+    r = free_entropy(args.q, args.alpha, args.p, samples=args.samples, rng=args.seed)
+    if args.p is None:
+        rec = {"q": args.q, "alpha": args.alpha, "p": None, "value": r, "stderr": 0.0}
+        txt = f"Phi(q={args.q:g}; alpha={args.alpha:g}) = {r:.12g}"
+    else:
+        rec = {"q": args.q, "alpha": args.alpha, "p": args.p, **_est(r)}
+        txt = f"Phi_p(q={args.q:g}; alpha={args.alpha:g}, p={args.p}) = {r}"
+    emit(args, rec, txt)
+    return 0
+
+
+def _saddle(args):
+    from hcizz._checks import check_int
+    from .free_entropy import saddle
+
+    if args.p is not None:
+        args.p = check_int("p", args.p, low=2, high=10**9)
+    s = saddle(args.alpha, args.p, samples=args.samples, rng=args.seed)
+    rec = {"alpha": s.alpha, "p": args.p, "q": s.q, "q_stderr": s.q_stderr, "phi": s.phi,
+           "phi_stderr": s.phi_stderr, "alpha_c": s.alpha_c}
+    emit(args, rec, (f"alpha={s.alpha:g} p={args.p}: q*={s.q:.10g} ± {s.q_stderr:.2g}  "
+                     f"phi={s.phi:.10g} ± {s.phi_stderr:.2g}  (alpha_c of this functional {s.alpha_c:.6g})"))
+    return 0
+
+
+def _alpha_c(args):
+    from .finite_capacity import alpha_c_finite
+
+    rows = []
+    for p in args.p:
+        e = alpha_c_finite(p, samples=args.samples, rng=args.seed)
+        rows.append({"p": e.info["p"], **_est(e), "E_V": e.info["E_V"],
+                     "E_V_stderr": e.info["E_V_stderr"], "pc_over_d2": e.info["pc_over_d2"],
+                     "mean_active": e.info["mean_active"]})
+    emit(args, {"results": rows, "limit": 0.5},
+         "\n".join(f"p={r['p']:.6g}  alpha_c={r['value']:.6f} ± {r['stderr']:.2g}  "
+                   f"E[V_p]={r['E_V']:.6f} ± {r['E_V_stderr']:.2g}  p_c/d^2={r['pc_over_d2']:.6g}"
+                   for r in rows))
+    return 0
+
+
+def _hebbian(args):
+    from .hebbian import hebbian
+
+    h = hebbian(args.d, args.p, alpha=args.alpha, exact_moments=args.exact_moments)
+    rec = {k: getattr(h, k) for k in ("d", "p", "alpha", "m", "s", "p_single", "p_all",
+                                      "alpha_threshold", "alpha_single", "limit")}
+    txt = (f"d={h.d:g}: threshold load (P(all recalled)=1/2) alpha_H={h.alpha_threshold:.6g}, "
+           f"single fact {h.alpha_single:.6g}, limit {h.limit}")
+    if math.isfinite(h.p):
+        txt += (f"\np={h.p:.6g} (alpha={h.alpha:.6g}): m={h.m:.6g} s={h.s:.6g} "
+                f"P(fact recalled)={h.p_single:.6g} P(all recalled)={h.p_all:.6g}")
+    emit(args, rec, txt)
+    return 0
+
+
+def _check(args):
+    from .symbolic import run_checks
+
+    res = run_checks()
+    if args.json:
+        emit(args, {"checks": res, "ok": all(r["ok"] for r in res)}, "")
+    else:
+        for r in res:
+            print(f"[{'PASS' if r['ok'] else 'FAIL'}] {r['name']}\n       {r['detail']}")
+        n_bad = sum(not r["ok"] for r in res)
+        print(f"{len(res) - n_bad}/{len(res)} symbolic checks passed", file=sys.stderr)
+    return 0 if all(r["ok"] for r in res) else 1
+
+
+def register(sub):
+    """Add the full-rank theory subcommands to ``sub``."""
+    p = _add(sub, "gaussian-max", "moments of the maximum of n i.i.d. N(0,1)", _gaussian_max)
+    p.add_argument("n", type=float, nargs="+", help="n (2 <= n <= 1e15)")
+
+    p = _add(sub, "energy-G", "energy term G_p(t) (Monte Carlo over eta)", _energy)
+    p.add_argument("--t", type=float, required=True, help="overlap 0 <= t < 1")
+    p.add_argument("--p", type=float, default=None, help="number of candidates (omit: limit)")
+    p.add_argument("--samples", type=int, default=400)
+    p.add_argument("--seed", type=int, default=0)
+
+    p = _add(sub, "free-entropy", "RS free entropy Phi_p(q; alpha)", _free_entropy)
+    p.add_argument("--q", type=float, required=True)
+    p.add_argument("--alpha", type=float, required=True)
+    p.add_argument("--p", type=float, default=None)
+    p.add_argument("--samples", type=int, default=400)
+    p.add_argument("--seed", type=int, default=0)
+
+    p = _add(sub, "saddle", "minimiser q* and value phi of the RS free entropy", _saddle)
+    p.add_argument("--alpha", type=float, required=True)
+    p.add_argument("--p", type=float, default=None)
+    p.add_argument("--samples", type=int, default=200)
+    p.add_argument("--seed", type=int, default=0)
+
+    p = _add(sub, "alpha-c-finite", "finite-p RS capacity ln p / (2 E[V_p])", _alpha_c)
+    p.add_argument("p", type=float, nargs="+", help="p (integer 2 <= p <= 1e15)")
+    p.add_argument("--samples", type=int, default=20000)
+    p.add_argument("--seed", type=int, default=0)
+
+    p = _add(sub, "hebbian", "Gaussian-model predictions for the Hebbian rule", _hebbian)
+    p.add_argument("--d", type=float, required=True)
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--p", type=float, default=None)
+    g.add_argument("--alpha", type=float, default=None)
+    p.add_argument("--exact-moments", action="store_true")
+
+    _add(sub, "check", "run every registered symbolic derivation (exit 1 on failure)", _check)

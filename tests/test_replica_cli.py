@@ -1,0 +1,64 @@
+"""``python -m replica``: subcommands, --json, one-line errors with exit status 2."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from hcizz._cli import run_cli
+from replica.__main__ import main
+
+
+def _run(argv, capsys):
+    rc = run_cli(main, argv, prog="python -m replica")
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+@pytest.mark.parametrize("argv,key", [
+    (["gaussian-max", "2", "1e15", "--json"], "results"),
+    (["energy-G", "--t", "0.5", "--p", "100", "--samples", "40", "--json"], "value"),
+    (["energy-G", "--t", "0.5", "--json"], "limit"),
+    (["free-entropy", "--q", "0.4", "--alpha", "0.2", "--json"], "value"),
+    (["saddle", "--alpha", "0.2", "--json"], "phi"),
+    (["alpha-c-finite", "2", "1e15", "--samples", "500", "--json"], "results"),
+    (["hebbian", "--d", "100", "--alpha", "0.05", "--json"], "p_all"),
+])
+def test_json_output(argv, key, capsys):
+    rc, out, err = _run(argv, capsys)
+    assert rc == 0, err
+    rec = json.loads(out)
+    assert key in rec
+
+
+def test_text_output(capsys):
+    rc, out, _ = _run(["saddle", "--alpha", "0.2"], capsys)
+    assert rc == 0 and "q*=0.4" in out
+    rc, out, _ = _run(["gaussian-max", "2"], capsys)
+    assert "E[M_n]=0.564189583547756" in out
+
+
+@pytest.mark.parametrize("argv,word", [
+    (["gaussian-max", "1"], "n must be"),
+    (["energy-G", "--t", "1.0"], "t must be"),
+    (["energy-G", "--t", "nan", "--p", "10"], "t must be"),
+    (["free-entropy", "--q", "0.2", "--alpha", "-1"], "alpha must be"),
+    (["saddle", "--alpha", "0.1", "--p", "1"], "p must be"),
+    (["alpha-c-finite", "1.5"], "p must be"),
+    (["hebbian", "--d", "0.5"], "d must be"),
+    (["alpha-c-finite", "abc"], "invalid float"),
+    (["nosuchcommand"], "invalid choice"),
+])
+def test_errors_one_line_exit_2(argv, word, capsys):
+    with pytest.raises(SystemExit) as exc:
+        rc = run_cli(main, argv, prog="python -m replica")
+        raise SystemExit(rc)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert word in err and err.count("\n") == 1
+
+
+def test_module_entry_point_subprocess():
+    r = subprocess.run([sys.executable, "-m", "replica", "gaussian-max", "0"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "n must be" in r.stderr

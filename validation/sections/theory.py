@@ -1,0 +1,210 @@
+"""Report section ``theory``: replica theory of the full-rank linear memory (THEORY 1.1-1.4)."""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from validation.report import SectionResult, md_table
+
+KEY = "theory"
+TITLE = "Replica theory of the full-rank linear memory"
+
+P_CAPACITY = [2, 3, 5, 10, 30, 100, 300, 1000, 10**4, 10**5, 10**6, 10**7, 10**9, 10**12, 10**15]
+P_ENERGY = [10, 1000, 10**6, 10**9]
+D_HEBB = [50, 200, 1000]
+D_THRESH = [20, 50, 100, 200, 1000, 10**4, 10**6, 10**9]
+
+
+def build(ctx):
+    import matplotlib.pyplot as plt
+
+    from replica import (alpha_c_finite, energy_G, hebbian_recall_probability, hebbian_simulate,
+                         hebbian_threshold, saddle)
+
+    quick = ctx.quick
+    ss = np.random.SeedSequence([ctx.seed, 2])
+    seeds = iter(ss.spawn(64))
+    data, md, figs = {}, [], []
+    t_start = time.perf_counter()
+
+    # ---- 1. finite-p capacity -------------------------------------------------------
+    ctx.progress("theory: alpha_c(p) for p = 2 .. 1e15")
+    n_cap = 20_000 if quick else 200_000
+    cap = []
+    for p in P_CAPACITY:
+        e = alpha_c_finite(p, samples=n_cap, rng=np.random.default_rng(next(seeds)))
+        cap.append({"p": p, "alpha_c": e.value, "stderr": e.stderr, "E_V": e.info["E_V"],
+                    "E_V_stderr": e.info["E_V_stderr"], "pc_over_d2": e.info["pc_over_d2"],
+                    "mean_active": e.info["mean_active"], "max_order_stats": e.info["max_order_stats"]})
+    data["alpha_c"] = {"samples": n_cap, "limit": 0.5, "rows": cap,
+                       "exact_p2": 2 * math.log(2)}
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    ax.errorbar([r["p"] for r in cap], [r["alpha_c"] for r in cap],
+                yerr=[r["stderr"] for r in cap], fmt="o-", ms=4, capsize=3,
+                label=r"$\alpha_c(p)=\ln p/(2E[V_p])$ (RS, finite $p$)")
+    ax.axhline(0.5, color="k", ls="--", lw=1, label=r"limit $1/2$")
+    ax.plot([2], [2 * math.log(2)], "r*", ms=10, label=r"exact $2\ln 2$ at $p=2$")
+    ax.set_xscale("log")
+    ax.set_xlabel("p")
+    ax.set_ylabel(r"$\alpha_c(p)$")
+    ax.legend(fontsize=8)
+    ax.set_title("Finite-p capacity approaches 1/2 slowly")
+    figs.append(ctx.savefig(fig, "theory_alpha_c.png"))
+
+    md.append("### Finite-p capacity\n\n"
+              f"`alpha_c_finite(p, samples={n_cap})`: Monte Carlo over the disorder with the top "
+              "order statistics of the p-1 competitors sampled exactly (Renyi), control variates; "
+              "p_c/d^2 = 1/(2 E[V_p]). Exact value at p = 2: 2 ln 2 = "
+              f"{2 * math.log(2):.6f}. Limit: 1/2.\n\n")
+    md.append(md_table(["p", "alpha_c(p)", "stderr", "E[V_p]", "p_c/d^2", "mean active set"],
+                       [[r["p"], r["alpha_c"], r["stderr"], r["E_V"], r["pc_over_d2"], r["mean_active"]]
+                        for r in cap], {0: ".3g", 1: ".5f", 2: ".1e", 3: ".5f", 4: ".4g", 5: ".2f"}))
+    md.append("\n![alpha_c(p) from p = 2 to 1e15 against the limit 1/2](theory_alpha_c.png)\n")
+
+    # ---- 2. energy term G_p(t) ----------------------------------------------------------
+    ctx.progress("theory: G_p(t) for p = 10 .. 1e9")
+    ts = np.array([0.0, 0.2, 0.4, 0.6, 0.75, 0.85, 0.9, 0.95]) if quick else \
+        np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97])
+    n_g = 120 if quick else 1000
+    grows = []
+    for p in P_ENERGY:
+        e = energy_G(ts, p, samples=n_g, rng=np.random.default_rng(next(seeds)))
+        grows.append({"p": p, "t": ts.tolist(), "G": np.asarray(e.value).tolist(),
+                      "stderr": np.asarray(e.stderr).tolist(),
+                      "bulk_bias_bound": list(np.atleast_1d(e.info["bulk_bias_bound"]))})
+    limit = (-1.0 / (1.0 - ts)).tolist()
+    data["energy_G"] = {"samples": n_g, "t": ts.tolist(), "limit": limit, "rows": grows}
+    fig, axs = plt.subplots(1, 2, figsize=(10, 3.8))
+    for r in grows:
+        axs[0].errorbar(ts, r["G"], yerr=r["stderr"], fmt="o-", ms=3, capsize=2, label=f"p = {r['p']:.0e}")
+        axs[1].errorbar(ts, (1 - ts) * np.array(r["G"]), yerr=(1 - ts) * np.array(r["stderr"]),
+                        fmt="o-", ms=3, capsize=2, label=f"p = {r['p']:.0e}")
+    axs[0].plot(ts, limit, "k--", label=r"$-1/(1-t)$")
+    axs[1].axhline(-1, color="k", ls="--", label=r"limit $-1$")
+    axs[0].set_xlabel("t")
+    axs[0].set_ylabel(r"$G_p(t)$")
+    axs[1].set_xlabel("t")
+    axs[1].set_ylabel(r"$(1-t)\,G_p(t)$")
+    axs[0].legend(fontsize=8)
+    axs[1].set_title("slow convergence to the limit")
+    figs.append(ctx.savefig(fig, "theory_energy_G.png"))
+    md.append("\n### Energy term G_p(t)\n\n"
+              f"`energy_G(t, p, samples={n_g})` (common disorder samples across t for each p) "
+              "against the large-p limit -1/(1-t). G_p(0) = -1 exactly for every p. The convergence is "
+              "slow (relative corrections of order ln ln p / ln p). "
+              "The bulk-approximation bias bound (`info['bulk_bias_bound']`) is at most "
+              f"{max(max(r['bulk_bias_bound']) for r in grows):.1e} in units of G.\n\n")
+    hdr = ["t", "limit"] + [f"G_p, p={r['p']:.0e}" for r in grows]
+    rows = []
+    for i, t in enumerate(ts):
+        rows.append([t, limit[i]] + [f"{r['G'][i]:.4f} ± {r['stderr'][i]:.1e}" for r in grows])
+    md.append(md_table(hdr, rows, {0: ".2f", 1: ".4f"}))
+    md.append("\n![G_p(t) for several p against -1/(1-t)](theory_energy_G.png)\n")
+
+    # ---- 3. free entropy and its minimiser -----------------------------------------------
+    ctx.progress("theory: saddle point q*(alpha), phi(alpha)")
+    p_fe = 1000
+    n_fe = 120 if quick else 600
+    alphas = np.array([0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.49,
+                       0.55, 0.6, 0.65, 0.7, 0.75, 0.8])
+    lim = saddle(alphas)
+    fin = saddle(alphas, p_fe, samples=n_fe, rng=np.random.default_rng(next(seeds)))
+    data["saddle"] = {"alpha": alphas.tolist(), "limit_q": np.asarray(lim.q).tolist(),
+                      "limit_phi": np.asarray(lim.phi).tolist(), "p": p_fe, "samples": n_fe,
+                      "finite_q": np.asarray(fin.q).tolist(), "finite_q_stderr": np.asarray(fin.q_stderr).tolist(),
+                      "finite_phi": np.asarray(fin.phi).tolist(),
+                      "finite_phi_stderr": np.asarray(fin.phi_stderr).tolist(),
+                      "finite_alpha_c": fin.alpha_c, "finite_alpha_c_stderr": fin.info["alpha_c_stderr"],
+                      "finite_E_V": fin.info["E_V"], "finite_E_V_stderr": fin.info["E_V_stderr"]}
+    fig, axs = plt.subplots(1, 2, figsize=(10, 3.8))
+    a_line = np.linspace(0, 0.499, 300)
+    axs[0].plot(a_line, 2 * a_line, "k-", label=r"limit $q^*=2\alpha$")
+    axs[0].errorbar(alphas, fin.q, yerr=fin.q_stderr, fmt="o", ms=4, capsize=2, label=f"p = {p_fe}")
+    axs[1].plot(a_line, 0.5 * np.log1p(-2 * a_line), "k-", label=r"limit $\frac{1}{2}\ln(1-2\alpha)$")
+    ok = np.isfinite(fin.phi)
+    axs[1].errorbar(alphas[ok], np.asarray(fin.phi)[ok], yerr=np.asarray(fin.phi_stderr)[ok], fmt="o",
+                    ms=4, capsize=2, label=f"p = {p_fe}")
+    for ax in axs:
+        ax.axvline(0.5, color="gray", ls=":", lw=1)
+        ax.axvline(fin.alpha_c, color="C0", ls=":", lw=1)
+        ax.set_xlabel(r"$\alpha$")
+        ax.legend(fontsize=8)
+    axs[0].set_ylabel(r"$q^*(\alpha)$")
+    axs[1].set_ylabel(r"$\phi(\alpha)$")
+    figs.append(ctx.savefig(fig, "theory_saddle.png"))
+    md.append("\n### Free entropy and saddle point\n\n"
+              f"Limit (closed form): q* = 2 alpha, phi = 1/2 ln(1 - 2 alpha), capacity 1/2. Finite p = {p_fe}: "
+              f"`saddle(alpha, {p_fe}, samples={n_fe})` with common random numbers and a spline in sqrt(1-t); "
+              f"its capacity (phi = -inf beyond) is {fin.alpha_c:.4f} ± {fin.info['alpha_c_stderr']:.4f} "
+              "(same disorder samples; cf. alpha_c_finite above).\n\n")
+    md.append(md_table(["alpha", "q* limit", "phi limit", f"q* (p={p_fe})", f"phi (p={p_fe})"],
+                       [[a, ql, pl, f"{qf:.4f} ± {qe:.1e}", f"{pf:.4f} ± {pe:.1e}"]
+                        for a, ql, pl, qf, qe, pf, pe in zip(alphas, lim.q, lim.phi, fin.q, fin.q_stderr,
+                                                            fin.phi, fin.phi_stderr)],
+                       {0: ".2f", 1: ".3f", 2: ".4f"}))
+    md.append("\n![q*(alpha) and phi(alpha), limit and finite p](theory_saddle.png)\n")
+
+    # ---- 4. Hebbian vs optimal -----------------------------------------------------------
+    ctx.progress("theory: Hebbian model and simulation")
+    a_h = np.linspace(0.01, 1.0, 60)
+    curves = []
+    for d in D_HEBB:
+        ps = np.array([_p_of_alpha(a, d) for a in a_h])
+        curves.append({"d": d, "alpha": a_h.tolist(), "p": ps.tolist(),
+                       "P_all": hebbian_recall_probability(d, ps).tolist(),
+                       "P_single": hebbian_recall_probability(d, ps, all_facts=False).tolist()})
+    d_sim = 50
+    a_sim = [0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2]
+    trials = 60 if quick else 300
+    sim = []
+    for a in a_sim:
+        p = max(2, int(round(_p_of_alpha(a, d_sim))))
+        r = hebbian_simulate(d_sim, p, trials=trials, rng=np.random.default_rng(next(seeds)))
+        sim.append({"alpha": p * math.log(p) / d_sim ** 2, "p": p, "P_all": r["all"].value,
+                    "P_all_stderr": r["all"].stderr, "single": r["single"].value,
+                    "single_stderr": r["single"].stderr,
+                    "model_P_all": hebbian_recall_probability(d_sim, p)})
+    thr = [{"d": d, "alpha_H": hebbian_threshold(d), "alpha_single": hebbian_threshold(d, all_facts=False)}
+           for d in D_THRESH]
+    data["hebbian"] = {"curves": curves, "simulation": {"d": d_sim, "trials": trials, "rows": sim},
+                       "thresholds": thr, "limit": 0.125}
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for c in curves:
+        ax.plot(c["alpha"], c["P_all"], "-", label=f"Hebbian model, d = {c['d']}")
+    ax.errorbar([s["alpha"] for s in sim], [s["P_all"] for s in sim], yerr=[s["P_all_stderr"] for s in sim],
+                fmt="ks", ms=4, capsize=2, label=f"Hebbian simulation, d = {d_sim}")
+    ax.axvline(0.125, color="C3", ls="--", lw=1, label="Hebbian limit 1/8")
+    ax.axvline(0.5, color="k", ls="--", lw=1, label="optimal limit 1/2")
+    for r in cap:
+        if r["p"] == 1000:
+            ax.axvline(r["alpha_c"], color="k", ls=":", lw=1, label=f"optimal RS, p = 1e3: {r['alpha_c']:.3f}")
+    ax.set_xlabel(r"$\alpha = p\ln p/d^2$")
+    ax.set_ylabel("P(all facts recalled)")
+    ax.legend(fontsize=7)
+    figs.append(ctx.savefig(fig, "theory_hebbian.png"))
+    md.append("\n### Hebbian rule vs optimal\n\n"
+              "Gaussian model of THEORY 1.4 (`hebbian_recall_probability`) and direct simulation of "
+              f"W_H = sum u e^T at d = {d_sim} ({trials} instances per point). "
+              "At these small sizes the model is pessimistic: it treats the O(d^3) score terms that are "
+              "shared between competitors as independent noise.\n\n")
+    md.append(md_table(["alpha", "p", "P(all) simulation", "P(all) model", "single-fact recall (sim)"],
+                       [[s["alpha"], s["p"], f"{s['P_all']:.3f} ± {s['P_all_stderr']:.2g}", s["model_P_all"],
+                         f"{s['single']:.4f} ± {s['single_stderr']:.1g}"] for s in sim],
+                       {0: ".3f", 3: ".3f"}))
+    md.append("\nThreshold loads (P = 1/2) of the model, against the limits 1/8 (all facts) and 1/2 "
+              "(a typical fact):\n\n")
+    md.append(md_table(["d", "alpha_H (all facts)", "single fact"],
+                       [[t["d"], t["alpha_H"], t["alpha_single"]] for t in thr],
+                       {0: ".3g", 1: ".4f", 2: ".4f"}))
+    md.append("\n![Hebbian P(all recalled) vs load, against the optimal capacity](theory_hebbian.png)\n")
+    data["seconds"] = time.perf_counter() - t_start
+    return SectionResult("".join(md), data, figs)
+
+
+def _p_of_alpha(alpha, d):
+    """Real ``p`` with ``p ln p = alpha d^2`` (Lambert W)."""
+    from scipy.special import lambertw
+
+    return float(np.exp(lambertw(alpha * d * d).real))

@@ -1,0 +1,163 @@
+"""Shared machinery for the spectral laws: a ``scipy.stats.rv_continuous`` base
+class whose instances carry a fixed parameter (``kappa`` or ``ratio``), an
+``atom`` attribute (mass at zero of the full law) and ``rvs(rng=...)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from ._checks import check_rng
+
+__all__ = ["SpectralLaw", "x_minus_sin", "gauss_legendre", "chunked", "invert_monotone", "TailInverter"]
+
+
+class SpectralLaw(stats.rv_continuous):
+    """Base class: an ``rv_continuous`` with a fixed parameter set at construction.
+
+    Subclasses define ``_param_names`` (tuple of constructor argument names) and
+    ``_setup(**params) -> (a, b)`` which validates the parameters, stores what it
+    needs on ``self`` and returns the support.  ``atom`` is the mass at zero of the
+    full law (0 when the law has no atom); the distribution itself describes the
+    nonzero part renormalised to total mass 1.
+    """
+
+    _param_names: tuple = ()
+    atom: float = 0.0
+
+    def __init__(self, *args, **kw):
+        params = {}
+        names = list(self._param_names)
+        if len(args) > len(names):
+            raise TypeError(f"{type(self).__name__} takes at most {len(names)} positional arguments")
+        for n, v in zip(names, args):
+            params[n] = v
+        for n in names:
+            if n in kw:
+                params[n] = kw.pop(n)
+        kw.pop("a", None)
+        kw.pop("b", None)
+        self._params = dict(params)
+        a, b = self._setup(**params)
+        kw.setdefault("name", type(self).__name__.lstrip("_"))
+        super().__init__(a=a, b=b, **kw)
+
+    def _setup(self, **params):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _updated_ctor_param(self):
+        dct = super()._updated_ctor_param()
+        dct.update(self._params)
+        return dct
+
+    def rvs(self, *args, rng=None, **kwds):
+        """Random variates; ``rng`` (seed or Generator) is an alias of ``random_state``."""
+        if rng is not None:
+            if kwds.get("random_state") is not None:
+                raise ValueError("give only one of rng and random_state")
+            kwds["random_state"] = check_rng(rng)
+        return super().rvs(*args, **kwds)
+
+    def __repr__(self):
+        p = ", ".join(f"{k}={v!r}" for k, v in self._params.items())
+        return f"{type(self).__name__.lstrip('_')}({p})"
+
+
+# --------------------------------------------------------------------------
+# small numerical helpers
+_XMS_COEF = None
+
+
+def x_minus_sin(x):
+    """``x - sin(x)`` without cancellation for small ``|x|`` (float ndarray in/out)."""
+    global _XMS_COEF
+    x = np.asarray(x, dtype=float)
+    if _XMS_COEF is None:
+        from math import factorial
+
+        # x - sin x = sum_{k>=1} (-1)^(k+1) x^(2k+1) / (2k+1)!  ;  in powers of x^2 times x^3
+        _XMS_COEF = np.array([(-1.0) ** (k + 1) / factorial(2 * k + 1) for k in range(1, 11)])
+    x2 = x * x
+    acc = np.full_like(x, _XMS_COEF[-1])
+    for c in _XMS_COEF[-2::-1]:
+        acc *= x2
+        acc += c
+    acc *= x2
+    acc *= x
+    out = np.where(np.abs(x) < 1.5, acc, x - np.sin(x))
+    return out if x.ndim else float(out)
+
+
+_GL_CACHE = {}
+
+
+def gauss_legendre(n):
+    """Gauss-Legendre nodes and weights on [0, 1] (cached)."""
+    if n not in _GL_CACHE:
+        t, w = np.polynomial.legendre.leggauss(n)
+        _GL_CACHE[n] = ((t + 1) / 2, w / 2)
+    return _GL_CACHE[n]
+
+
+def chunked(func, x, chunk=1 << 14):
+    """Apply an elementwise ``func`` to a float array in cache-sized chunks."""
+    x = np.asarray(x, dtype=float)
+    if x.size <= chunk:
+        return func(x)
+    flat = x.ravel()
+    out = np.empty_like(flat)
+    for i in range(0, flat.size, chunk):
+        out[i:i + chunk] = func(flat[i:i + chunk])
+    return out.reshape(x.shape)
+
+
+def invert_monotone(F, dF, u, lo, hi, x0, *, tol=0.0, rtol=1e-11, maxiter=100):
+    """Solve ``F(x) = u`` for increasing ``F`` on ``[lo, hi]``, vectorised.
+
+    Safeguarded Newton: a Newton step that leaves the current bracket is replaced
+    by bisection; brackets are updated from the sign of ``F(x) - u``.  Stops when
+    a Newton step is below ``tol + rtol |x|``; that step is still applied, and
+    since Newton converges quadratically the result is exact to rounding.
+    """
+    u = np.asarray(u, dtype=float)
+    lo = np.broadcast_to(np.asarray(lo, dtype=float), u.shape).copy()
+    hi = np.broadcast_to(np.asarray(hi, dtype=float), u.shape).copy()
+    x = np.clip(np.broadcast_to(np.asarray(x0, dtype=float), u.shape).copy(), lo, hi)
+    active = np.ones(u.shape, dtype=bool)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for _ in range(maxiter):
+            idx = np.nonzero(active.ravel())[0]
+            if idx.size == 0:
+                break
+            xa = x.ravel()[idx]
+            ua = u.ravel()[idx]
+            la, ha = lo.ravel()[idx], hi.ravel()[idx]
+            f = F(xa) - ua
+            pos = f > 0
+            ha = np.where(pos, xa, ha)
+            la = np.where(pos, la, xa)
+            d = dF(xa)
+            xn = xa - f / d
+            bad = ~np.isfinite(xn) | (xn < la) | (xn > ha)
+            xn = np.where(bad, 0.5 * (la + ha), xn)
+            done = ((np.abs(xn - xa) <= tol + rtol * np.abs(xa)) & ~bad) | (f == 0) | (ha - la <= 4e-16 * np.abs(xa))
+            xn = np.where(f == 0, xa, xn)
+            x.ravel()[idx] = xn
+            lo.ravel()[idx] = la
+            hi.ravel()[idx] = ha
+            active.ravel()[idx] = ~done
+    return x
+
+
+class TailInverter:
+    """Initial guesses for inverting a tail function ``G`` (increasing on
+    ``[0, T]``, ``G(0) = 0``, ``G ~ c t^3`` near 0): linear interpolation of ``t``
+    against ``G^(1/3)`` on a fixed grid (exactly linear in the cubic regime)."""
+
+    def __init__(self, G, T, n=2049):
+        t = np.linspace(0.0, T, n)
+        self.t = t
+        self.c = np.maximum.accumulate(np.cbrt(np.maximum(G(t), 0.0)))
+
+    def __call__(self, u):
+        return np.interp(np.cbrt(np.asarray(u, dtype=float)), self.c, self.t)

@@ -1,0 +1,38 @@
+"""``python -m replica alpha-c``: the rank-constrained capacity (THEORY section 2)."""
+from __future__ import annotations
+
+__all__ = ["register"]
+
+
+def _alpha_c(args):
+    import numpy as np
+
+    from .rank_capacity import alpha_c, alpha_c_quad, alpha_c_small_kappa
+    from .theory_cli import emit
+
+    kappa = np.array(args.kappa, dtype=float)
+    vals = alpha_c(kappa, dps=args.dps) if args.dps else alpha_c(kappa)
+    rows = []
+    for k, v in zip(kappa, np.atleast_1d(vals)):
+        row = {"kappa": float(k), "alpha_c": float(v) if args.dps is None else __import__("mpmath").nstr(v, args.dps),
+               "small_kappa_2terms": alpha_c_small_kappa(float(k))}
+        if args.check:
+            row["alpha_c_quad"] = alpha_c_quad(float(k))
+        rows.append(row)
+    text = "\n".join(f"kappa={r['kappa']:.6g}  alpha_c={r['alpha_c'] if args.dps else format(r['alpha_c'], '.15g')}"
+                     + (f"  quad={r['alpha_c_quad']:.15g}" if args.check else "") for r in rows)
+    emit(args, {"results": rows, "dps": args.dps}, text)
+    return 0
+
+
+def register(sub):
+    """Add the ``alpha-c`` subcommand."""
+    p = sub.add_parser("alpha-c", help="rank-constrained capacity alpha_c(kappa)",
+                       description="alpha_c(kappa) = 1/2 - (theta_k - sin(4 theta_k)/4)/pi, "
+                                   "2 theta_k + sin 2 theta_k = pi (1 - kappa)")
+    p.add_argument("--kappa", type=float, nargs="+", required=True, help="rank fraction(s) in (0, 1]")
+    p.add_argument("--dps", type=int, default=None, help="evaluate in mpmath at this many digits (>= 5)")
+    p.add_argument("--check", action="store_true", help="also print the quadrature oracle")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_alpha_c)
+    return p

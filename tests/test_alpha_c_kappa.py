@@ -1,0 +1,111 @@
+"""Rank-constrained capacity alpha_c(kappa): closed form vs mpmath vs quadrature."""
+import mpmath as mp
+import numpy as np
+import pytest
+
+from replica.rank_capacity import (alpha_c, alpha_c_quad, alpha_c_small_kappa, capacity_from_profile,
+                                   coupling_maximiser_check, quantile_coupling, theta_kappa)
+
+
+def test_endpoints_and_paper_values():
+    assert alpha_c(1.0) == 0.5
+    assert alpha_c(np.array([1.0]))[0] == 0.5
+    # THEORY: trust the formula.  The paper summary's 0.46 (kappa = 0.5) is not reproduced.
+    assert alpha_c(0.5) == pytest.approx(0.4468653969390, abs=1e-12)
+    assert alpha_c(0.25) == pytest.approx(0.3114562756392, abs=1e-12)
+    assert abs(alpha_c(0.5) - 0.46) > 0.01
+
+
+def test_against_mpmath_path_on_random_kappa():
+    kappa = np.random.default_rng(0).uniform(0, 1, 10_000)
+    kappa = np.concatenate([kappa[kappa > 0], 10.0 ** -np.arange(1, 13), [1 - 1e-12, 1.0]])
+    got = alpha_c(kappa)
+    ref = alpha_c(kappa, dps=25)
+    rel = max(abs((mp.mpf(g) - r) / r) for g, r in zip(got, ref))
+    assert rel < 1e-13
+
+
+def test_against_quadrature_oracle():
+    for k in [1e-3, 0.01, 0.1, 0.25, 0.5, 0.77, 0.999, 1.0]:
+        assert alpha_c(k) == pytest.approx(alpha_c_quad(k), rel=1e-12)
+
+
+def test_mpmath_value_solves_theta_equation():
+    with mp.workdps(50):
+        th = mp.findroot(lambda t: 2 * t + mp.sin(2 * t) - mp.pi * mp.mpf(3) / 4, 0.5)
+        ref = mp.mpf(1) / 2 - (th - mp.sin(4 * th) / 4) / mp.pi
+        assert abs(alpha_c(0.25, dps=40) - ref) < mp.mpf(10) ** -38
+    assert theta_kappa(0.25) == pytest.approx(float(th), abs=1e-15)
+
+
+def test_small_kappa_expansion():
+    k = np.array([1e-6, 1e-5, 1e-4, 1e-3])
+    a = alpha_c(k)
+    err1 = np.abs(a - alpha_c_small_kappa(k, order=1))
+    err2 = np.abs(a - alpha_c_small_kappa(k, order=2))
+    # leading correction ~ kappa^(5/3), next ~ kappa^(7/3): check the exponents from successive ratios
+    slope1 = np.diff(np.log(err1)) / np.diff(np.log(k))
+    slope2 = np.diff(np.log(err2)) / np.diff(np.log(k))
+    assert np.allclose(slope1, 5 / 3, atol=0.01)
+    assert np.allclose(slope2, 7 / 3, atol=0.02)
+
+
+def test_derivative_is_half_squared_quantile():
+    # d alpha_c / d kappa = X_qc(1 - kappa)^2 / 2 (fundamental theorem of calculus)
+    from hcizz import qc_quantile
+
+    for k in (0.2, 0.6, 0.9):
+        h = 1e-5
+        num = (alpha_c(k + h) - alpha_c(k - h)) / (2 * h)
+        assert num == pytest.approx(qc_quantile(1 - k) ** 2 / 2, rel=1e-8)
+
+
+def test_monotone_and_vectorised_shape():
+    k = np.linspace(0.01, 1, 200).reshape(20, 10)
+    a = alpha_c(k)
+    assert a.shape == (20, 10)
+    assert np.all(np.diff(a.ravel()) > 0)
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.5, 1.0000001, float("nan"), [0.5, 2.0], "x"])
+def test_bad_kappa(bad):
+    with pytest.raises(ValueError, match="kappa"):
+        alpha_c(bad)
+
+
+def test_bad_dps():
+    with pytest.raises(ValueError, match="dps"):
+        alpha_c(0.5, dps=2)
+
+
+@pytest.mark.parametrize("kappa", [1.0, 0.5, 0.25])
+def test_truncated_quarter_circle_maximises_coupling(kappa):
+    res = coupling_maximiser_check(kappa, rng=1, n_trials=10)
+    assert res["optimum"] == pytest.approx(alpha_c(kappa), rel=1e-9)
+    assert max(res["others"]) < res["optimum"]
+    assert res["ok"]
+
+
+def test_coupling_of_sampled_spectrum_approaches_optimum():
+    from hcizz import truncated_quarter_circle
+
+    law = truncated_quarter_circle(0.5)
+    s = np.sort(law.ppf((np.arange(2000) + 0.5) / 2000))
+    c = capacity_from_profile(s, 0.5)
+    assert c <= alpha_c(0.5) * (1 + 1e-12)
+    assert c == pytest.approx(alpha_c(0.5), rel=1e-5)
+    # Cauchy-Schwarz bound for an arbitrary spectrum (flat)
+    assert quantile_coupling(np.ones(100), 0.5) ** 2 / 2 < alpha_c(0.5)
+
+
+def test_cli_alpha_c(capsys):
+    import json
+
+    from replica.__main__ import main
+
+    assert main(["alpha-c", "--kappa", "1", "0.5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    vals = [r["alpha_c"] for r in out["results"]]
+    assert vals[0] == 0.5 and abs(vals[1] - alpha_c_quad(0.5)) < 1e-12
+    assert main(["alpha-c", "--kappa", "0.25", "--dps", "30"]) == 0
+    assert "0.31145627563918" in capsys.readouterr().out

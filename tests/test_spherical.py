@@ -1,0 +1,95 @@
+"""Spherical (HCIZ) integrals: d = 2 quadrature, Monte Carlo, and the three limits."""
+import math
+
+import numpy as np
+import pytest
+
+from hcizz import quarter_circle, qc_quantile
+from hcizz.spherical import (hciz_exact_d2, hciz_mc, hciz_small_theta, quantile_coupling_value,
+                             rank_one_mc, rank_one_spherical_integral, rectangular_r_transform,
+                             spherical_integral)
+
+A2 = np.array([0.5, 1.5])
+B2 = np.array([1.0, 2.0])
+
+
+def test_d2_quadrature_converged():
+    assert hciz_exact_d2(1.0, A2, B2, n_angle=64) == pytest.approx(hciz_exact_d2(1.0, A2, B2, n_angle=1024), rel=1e-13)
+
+
+def test_d2_small_theta_coefficient_exact():
+    # theta^2 coefficient is m2(A) m2(B)/2 at every d; the next term is O(theta^4)
+    for th in (1e-2, 1e-3):
+        J = hciz_exact_d2(th, A2, B2)
+        assert J / hciz_small_theta(th, A2, B2) == pytest.approx(1, abs=5 * th ** 2)
+
+
+def test_d2_large_theta_laplace_rate():
+    # J/theta -> sum sorted a b / d with correction -(d-1) ln(theta)/(2 d theta) + c/theta
+    c = quantile_coupling_value(A2, B2)
+    assert c == pytest.approx((0.5 * 1 + 1.5 * 2) / 2)
+    res = []
+    for th in (100.0, 1000.0):
+        J = hciz_exact_d2(th, A2, B2)
+        res.append(th * (J / th - c + math.log(th) / (4 * th)))
+    assert res[0] == pytest.approx(res[1], rel=0.02)  # the O(1/theta) constant is stable
+
+
+def test_mc_matches_d2_quadrature():
+    for th in (0.3, 1.0):
+        est = hciz_mc(th, A2, B2, n=20000, rng=1)
+        assert abs(est.value - hciz_exact_d2(th, A2, B2)) < 5 * est.stderr
+
+
+def test_mc_small_theta_d6():
+    rng = np.random.default_rng(0)
+    a, b = rng.uniform(0.5, 1.5, 6), rng.uniform(0.5, 1.5, 6)
+    th = 0.05
+    est = hciz_mc(th, a, b, n=20000, rng=2)
+    # O(theta^4) remainder is ~1e-6 here, far below the standard error
+    assert abs(est.value - hciz_small_theta(th, a, b)) < 5 * est.stderr + 1e-5
+
+
+def test_quantile_coupling_law_vs_grid():
+    # Int X_qc^2 = 1 (second moment), law quadrature vs a fine empirical grid
+    assert quantile_coupling_value(quarter_circle, quarter_circle) == pytest.approx(1.0, abs=1e-6)
+    grid = qc_quantile((np.arange(4000) + 0.5) / 4000)
+    assert quantile_coupling_value(grid, quarter_circle) == pytest.approx(1.0, abs=1e-4)
+
+
+def test_rank_one_gaussian_is_theta_squared_over_two():
+    th = np.array([0.1, 0.4, 0.8, 0.95])
+    assert np.allclose(rank_one_spherical_integral(th, quarter_circle), th ** 2 / 2, rtol=1e-8)
+    # rectangular R-transform of the quarter circle is C(z) = z
+    assert np.allclose(rectangular_r_transform(np.array([0.1, 0.5]), quarter_circle), [0.1, 0.5], rtol=1e-8)
+
+
+def test_rank_one_envelope_identity():
+    # dJ/dtheta = R_sym(theta) = C(theta^2)/theta for a non-Gaussian profile
+    s = np.linspace(0.2, 1.8, 300)
+    th, h = 0.3, 1e-5
+    num = (rank_one_spherical_integral(th + h, s) - rank_one_spherical_integral(th - h, s)) / (2 * h)
+    assert num == pytest.approx(rectangular_r_transform(th * th, s) / th, rel=1e-7)
+
+
+def test_rank_one_importance_sampling_converges_like_one_over_d():
+    th = 0.6
+    dev = []
+    for d in (50, 200):
+        s = qc_quantile((np.arange(d) + 0.5) / d)
+        est = rank_one_mc(th, s, n=4000, rng=3)
+        assert est.info["ess"] > 0.5 * est.n  # the tilt removes the weight degeneracy
+        dev.append(abs(est.value - th ** 2 / 2))
+        assert dev[-1] < 0.5 / d + 5 * est.stderr
+    assert 2 < dev[0] / dev[1] < 8  # O(1/d) finite-size correction
+
+
+def test_dispatch_and_bad_input():
+    assert spherical_integral(1e-3, A2, B2) == pytest.approx(hciz_exact_d2(1e-3, A2, B2))
+    assert spherical_integral(2.0, A2, B2, method="large_theta") == pytest.approx(2 * 1.75)
+    with pytest.raises(ValueError, match="theta"):
+        spherical_integral(-1.0, A2, B2, method="exact")
+    with pytest.raises(ValueError, match="method"):
+        spherical_integral(1.0, A2, B2, method="nope")
+    with pytest.raises(ValueError, match="b"):
+        hciz_mc(1.0, A2, np.ones(3))

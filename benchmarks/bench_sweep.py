@@ -2,7 +2,8 @@
 
 Run::
 
-    .venv/bin/python benchmarks/bench_sweep.py [--quick] [--workers 2]
+    .venv/bin/python benchmarks/bench_sweep.py [--quick] [--workers 2] \
+        [--trial {train,lstsq}] [--part {all,1,2}]
 
 1. Overhead per trial on trivial trials (``square``: ~1 us of work): each
    executor runs N1 and N2 trials (best of 2 runs each); the slope
@@ -11,10 +12,12 @@ Run::
    append every record to a JSONL store (one ``write`` + ``fsync`` per trial).
    A Dask LocalCluster started by the sweep itself is timed once at N1; its
    start-up is t(N1) minus N1 times the per-trial cost on a running cluster.
-2. Parallel efficiency on training-like trials: ``lstsq_trial`` (random least
-   squares + gradient steps, single-threaded BLAS) sized to ~0.2 s per trial,
-   as a stand-in for the real training trials of ``validation/`` (not written
-   yet when this benchmark was made). Efficiency = T(serial, in-process) /
+2. Parallel efficiency on real training trials: ``train_trial`` (default
+   ``--trial train``: the token-retrieval attention model of
+   ``validation.token_retrieval`` trained from zero by full-batch Adam, N = 32
+   sequences, d = 64, L = 8, single-threaded BLAS), its number of steps sized
+   to ~0.2 s per trial; ``--trial lstsq`` uses the earlier numpy stand-in
+   ``lstsq_trial`` (random least squares + gradient steps). Efficiency = T(serial, in-process) /
    (workers * T(workers)), start-up included, and also with the start-up
    measured in part 1 subtracted. On a machine shared with other work the
    trials themselves run slower in the workers than in the serial baseline;
@@ -40,7 +43,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from validation.engine import run_sweep  # noqa: E402
-from validation.engine._demo_trials import lstsq_trial, square  # noqa: E402
+from validation.engine._demo_trials import lstsq_trial, square, train_trial  # noqa: E402
 
 
 def _wall(fn, params, **kw):
@@ -106,21 +109,39 @@ def overhead(n1, n2, workers, tmp, repeats=2):
     return res
 
 
-def calibrate(target):
-    p = {"seed": 0, "n": 400, "d": 200, "reps": 1}
-    lstsq_trial(p)
+#: trial function, base parameters, the parameter scaled to reach the target
+#: duration and its calibration value
+TRIALS = {
+    "train": (train_trial, {"N": 32, "d": 64, "L": 8}, "steps", 20),
+    "lstsq": (lstsq_trial, {"n": 400, "d": 200}, "reps", 1),
+}
+
+
+def _results(rec):
+    """A record's result without timing metadata (compared bit for bit)."""
+    return {k: v for k, v in rec["result"].items() if k != "import_seconds"}
+
+
+def calibrate(trial, target):
+    """Size ``trial`` to about ``target`` seconds: returns its parameter
+    record (without seed) and the calibrated duration."""
+    fn, base, knob, unit = TRIALS[trial]
+    p = {"seed": 0, **base, knob: unit}
+    fn(p)  # warm-up (imports, caches)
     t = time.perf_counter()
-    lstsq_trial(p)
+    fn(p)
     one = time.perf_counter() - t
-    return max(1, round(target / one)), one
+    k = max(1, round(target / one))
+    return {**base, knob: unit * k}, one * k
 
 
-def efficiency(n_trials, workers, target, startup):
-    reps, one = calibrate(target)
-    params = [{"seed": s, "n": 400, "d": 200, "reps": reps} for s in range(n_trials)]
-    print(f"  lstsq_trial n=400 d=200 reps={reps} ({one * reps:.3f} s per trial when calibrated), "
+def efficiency(n_trials, workers, target, startup, trial="train"):
+    fn = TRIALS[trial][0]
+    base, est = calibrate(trial, target)
+    params = [{"seed": s, **base} for s in range(n_trials)]
+    print(f"  {fn.__name__} {base} ({est:.3f} s per trial when calibrated), "
           f"{n_trials} trials", flush=True)
-    t1, ref = _wall(lstsq_trial, params, executor="inprocess")
+    t1, ref = _wall(fn, params, executor="inprocess")
     c1 = sum(r["seconds"] for r in ref)
     print(f"  serial in-process          {t1:7.2f} s  ({t1 / n_trials:.3f} s per trial)", flush=True)
     runs = [(f"processes({workers})", {"executor": "processes", "workers": workers},
@@ -129,8 +150,9 @@ def efficiency(n_trials, workers, target, startup):
         runs.append((f"dask({workers}) own LocalCluster", {"executor": "dask", "workers": workers},
                      startup.get(f"dask({workers}) with its own LocalCluster", {}).get("startup_s", 0.0)))
     for name, kw, t0 in runs:
-        tw, recs = _wall(lstsq_trial, params, **kw)
-        same = all(json.dumps(a["result"]) == json.dumps(b["result"]) for a, b in zip(ref, recs))
+        tw, recs = _wall(fn, params, **kw)
+        same = all(json.dumps(_results(a)) == json.dumps(_results(b)) for a, b in zip(ref, recs))
+        imp = sum(r["result"].get("import_seconds", 0.0) for r in recs)
         eff = t1 / (workers * tw)
         eff_ex = t1 / (workers * max(tw - t0, 1e-9))
         cw = sum(r["seconds"] for r in recs)
@@ -143,13 +165,22 @@ def efficiency(n_trials, workers, target, startup):
         print(f"  {'':26s} worker utilisation (time inside trials / (workers * wall)) "
               f"{cw / (workers * tw):.2f}, {cw / (workers * max(tw - t0, 1e-9)):.2f} without "
               "start-up", flush=True)
+        if imp:
+            print(f"  {'':26s} of the time inside the trials, {imp:.2f} s went to importing the "
+                  f"training code in each fresh worker; without it the trials ran "
+                  f"{(cw - imp) / c1:.2f}x the serial time", flush=True)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer trials")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--target", type=float, default=0.2, help="seconds per training-like trial")
+    ap.add_argument("--target", type=float, default=0.2, help="seconds per training trial")
+    ap.add_argument("--trial", choices=sorted(TRIALS), default="train",
+                    help="part 2 workload: real token-retrieval training (default) or the "
+                         "numpy least-squares stand-in")
+    ap.add_argument("--part", choices=["all", "1", "2"], default="all",
+                    help="run only part 1 (overhead) or part 2 (efficiency)")
     args = ap.parse_args(argv)
     # run_sweep's first call imports hcizz (scipy): do it here, untimed. Not at
     # module level: spawned workers re-import this script as __mp_main__.
@@ -158,12 +189,17 @@ def main(argv=None):
     n_train = 12 if args.quick else 32
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.2f} (machine may be shared)")
-    print(f"1. engine overhead on trivial trials (square), N = {n1} and {n2}:")
-    with tempfile.TemporaryDirectory() as tmp:
-        res = overhead(n1, n2, args.workers, tmp)
-    print(f"2. parallel efficiency on {args.workers} workers, training-like trials "
-          "(stand-in: numpy least squares; the real training trial is not written yet):")
-    efficiency(n_train, args.workers, args.target, res)
+    res = {}
+    if args.part in ("all", "1"):
+        print(f"1. engine overhead on trivial trials (square), N = {n1} and {n2}:")
+        with tempfile.TemporaryDirectory() as tmp:
+            res = overhead(n1, n2, args.workers, tmp)
+    if args.part in ("all", "2"):
+        what = ("real training trials (token-retrieval attention model, Adam)"
+                if args.trial == "train" else "numpy least-squares stand-in trials")
+        print(f"2. parallel efficiency on {args.workers} workers, {what}"
+              + ("" if res else " (start-up not measured: --part 2)") + ":")
+        efficiency(n_train, args.workers, args.target, res, trial=args.trial)
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
 
 

@@ -282,3 +282,18 @@ def test_non_finite_results_are_kept(tmp_path):
     assert rec["status"] == "ok" and rec["result"]["y"] == float("inf")
     (back,) = read_store(store).records
     assert back["result"]["y"] == float("inf")
+
+
+def test_train_trial_is_deterministic():
+    # the benchmark's real training trial: same params, same bits
+    p = {"seed": 3, "N": 4, "d": 8, "L": 3, "steps": 5}
+    a, b = demo.train_trial(dict(p)), demo.train_trial(dict(p))
+    a.pop("import_seconds"), b.pop("import_seconds")
+    assert json.dumps(a) == json.dumps(b) and 0 <= a["train_acc"] <= 1
+
+
+def test_read_store_bad_path(tmp_path):
+    with pytest.raises(ValueError, match="^path must be a str or Path"):
+        read_store(3)
+    with pytest.raises(ValueError, match="^path must be a store file, got the directory"):
+        read_store(tmp_path)

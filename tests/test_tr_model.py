@@ -34,6 +34,9 @@ def test_gradients_match_finite_differences(m):
     Wv = rng.standard_normal((d, d if m is None else m))
     loss, gW, gV, _ = loss_and_grads(W, Wv, emb, b, A)
     f = lambda: loss_and_grads(W, Wv, emb, b, A, grad=False)[0]
+    # central differences, eps = 1e-6: truncation eps^2 |f(3)|/6 ~ 1e-13, rounding
+    # ~ 2^-52 |loss| / eps ~ 1e-9 (loss = O(1)); atol 1e-8 is ~10x the larger one.
+    # (A ReLU pre-activation within eps of its kink has probability ~1e-6 here.)
     np.testing.assert_allclose(gW, _fd(f, W), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(gV, _fd(f, Wv), rtol=1e-6, atol=1e-8)
 
@@ -120,6 +123,8 @@ def test_train_gd_decreases_loss():
     emb = make_embeddings(24, 16, rng=rng)
     b = sample_sequences(emb, 6, 3, rng=rng)
     W, Wv, hist = train_gd(emb, b, steps=60, lr=0.05, log_every=10)
+    # from zero all logits vanish: the first loss is exactly log V
+    assert abs(hist[0][1] - math.log(24)) < 1e-12 and hist[0][2] == 0.0
     assert hist[-1][1] < hist[0][1] - 0.5
     assert hist[-1][2] == 1.0
 
@@ -132,3 +137,30 @@ def test_bad_step_sizes():
         early_phase(emb, b, eta=0.0, beta=1.0)
     with pytest.raises(ValueError, match="m must"):
         make_mlp(0, 3)
+
+
+def test_shape_errors_name_the_argument():
+    emb = make_embeddings(6, 4, rng=0)
+    b = sample_sequences(emb, 3, 2, rng=1)
+    Z = np.zeros((4, 4))
+    with pytest.raises(ValueError, match=r"^W must have shape \(d, d\) = \(4, 4\), got \(3, 3\)"):
+        forward(np.zeros((3, 3)), Z, emb, b.X)
+    with pytest.raises(ValueError, match=r"^Wv must have shape .*\(4, 7\).*got \(4, 4\)"):
+        loss_and_grads(Z, Z, emb, b, A=np.zeros((7, 4)))
+    with pytest.raises(ValueError, match=r"^A must have shape"):
+        forward(Z, Z, emb, b.X, A=np.zeros((7, 3)))
+    with pytest.raises(ValueError, match=r"^X must have shape"):
+        forward(Z, Z, emb, b.X[..., :3])
+    with pytest.raises(ValueError, match="^emb must be an Embeddings"):
+        sample_sequences("emb", 2, 3)
+
+
+@pytest.mark.parametrize("kw,match", [(dict(warmup=1.0), "^warmup must be"),
+                                      (dict(warmup=-0.1), "^warmup must be"),
+                                      (dict(log_every=-1), "^log_every must be"),
+                                      (dict(steps=0), "^steps must be"),
+                                      (dict(optimizer="sgd"), "^optimizer must be")])
+def test_train_gd_bad_inputs(kw, match):
+    emb, b, _ = _hand_case(0.3, 1.0)
+    with pytest.raises(ValueError, match=match):
+        train_gd(emb, b, **kw)

@@ -67,8 +67,33 @@ def _normalize(obj, where):
 def normalize_params(params, name="params"):
     """Return ``params`` as a plain JSON dict (see module notes).
 
-    Raises ``ValueError`` naming ``name`` (and the offending entry) when
-    ``params`` is not a dict or holds a value that is not plain JSON.
+    Parameters
+    ----------
+    params : dict
+        Parameter record.
+    name : str
+        Name used in error messages.
+
+    Returns
+    -------
+    dict
+        The same values as plain JSON (tuples -> lists, numpy scalars ->
+        Python scalars).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` (and the offending entry) when ``params`` is not a
+        dict or holds a value that is not plain JSON.
+
+    Examples
+    --------
+    >>> normalize_params({"t": (1, 2), "x": np.float64(0.5)})
+    {'t': [1, 2], 'x': 0.5}
+    >>> normalize_params({"x": float("nan")})
+    Traceback (most recent call last):
+    ...
+    ValueError: params['x'] must be JSON-serialisable: non-finite float nan is not allowed
     """
     if not isinstance(params, dict):
         raise ValueError(f"{name} must be a dict of JSON values, got {type(params).__name__} {params!r:.80}")
@@ -77,7 +102,21 @@ def normalize_params(params, name="params"):
 
 def canonical_json(obj):
     """The canonical JSON text of a plain JSON value (sorted keys, no spaces,
-    floats as their shortest round-trip ``repr``, NaN rejected)."""
+    floats as their shortest round-trip ``repr``, NaN rejected).
+
+    Parameters
+    ----------
+    obj : plain JSON value
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> canonical_json({"b": [0.1, True], "a": None})
+    '{"a":null,"b":[0.1,true]}'
+    """
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
                       allow_nan=False)
 

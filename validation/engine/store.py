@@ -139,7 +139,27 @@ def read_store(path, *, warn=True):
     Returns
     -------
     StoreScan
+
+    Raises
+    ------
+    ValueError
+        ``path`` is not a str/Path or names a directory.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.jsonl")
+    >>> with open(path, "w") as fh:
+    ...     _ = fh.write('{"key": "k", "fn": null, "params": {}, "status": "ok", "result": {}}\\n')
+    ...     _ = fh.write('{"key": "tru')
+    >>> scan = read_store(path, warn=False)
+    >>> len(scan.ok), [(d.lineno, d.trailing) for d in scan.damaged]
+    (1, [(2, True)])
     """
+    if not isinstance(path, (str, os.PathLike)):
+        raise ValueError(f"path must be a str or Path of a store file, got {path!r:.80}")
+    if os.path.isdir(path):
+        raise ValueError(f"path must be a store file, got the directory {str(path)!r}")
     path = Path(path)
     scan = StoreScan(path=str(path))
     try:

@@ -144,12 +144,19 @@ def register(sub):
     p.add_argument("--m", type=int, default=None, help="width of a fixed random MLP")
     p.add_argument("--vocab-ratio", type=float, default=4.0, help="V / N (default 4)")
     p.add_argument("--kind", choices=["random", "orthogonal"], default="random")
+    p.add_argument("--workers", type=int, default=None,
+                   help="run the grid (phase/fit/snr) on this many worker processes "
+                        "(validation.engine.run_sweep)")
+    p.add_argument("--store", default=None,
+                   help="JSONL store of the grid runs (phase/fit/snr): a rerun resumes")
     p.set_defaults(func=_run)
 
 
 def _run(args):
     t0 = time.perf_counter()
     kw = dict(beta=args.beta, eta=args.eta, m=args.m, vocab_ratio=args.vocab_ratio, kind=args.kind)
+    if args.workers is not None or args.store is not None:
+        kw.update(executor="processes", workers=args.workers, store=args.store)
     if args.what == "orthogonal":
         res = orthogonal_contrast(args.quick, seed=args.seed)
     elif args.what == "mlp":

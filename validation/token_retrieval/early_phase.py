@@ -68,8 +68,26 @@ def early_phase(emb, batch, *, eta=0.1, gamma=None, beta=None, A=None):
 
     Notes
     -----
+    The three steps, each a full-batch gradient of the mean cross-entropy
+    (:func:`~validation.token_retrieval.model.loss_and_grads`)::
+
+        V1 = -eta grad_V(W=0, V=0)
+        W1 = -gamma grad_W(W=0, V=V1)
+        V2 = V1 - gamma grad_V(W=W1, V=V1)
+
     If ``grad_W`` vanishes exactly (degenerate task), ``beta`` gives
-    ``gamma = 0`` and ``W1 = 0``.
+    ``gamma = 0`` and ``W1 = 0``.  A closed form of all three steps for one
+    one-hot sequence of length 2 is derived by hand and tested in
+    ``tests/test_tr_model.py::test_three_steps_by_hand``.
+
+    Examples
+    --------
+    >>> from validation.token_retrieval.task import make_embeddings, sample_sequences
+    >>> emb = make_embeddings(40, 16, rng=0)
+    >>> b = sample_sequences(emb, 10, 4, rng=1)
+    >>> ep = early_phase(emb, b, eta=0.1, beta=10.0)
+    >>> round(float(np.linalg.norm(ep.W1)), 6), ep.V2.shape
+    (10.0, (16, 16))
     """
     eta = check_real("eta", eta, low=0, low_open=True, allow_array=False)
     if (gamma is None) == (beta is None):
@@ -93,6 +111,16 @@ def early_phase(emb, batch, *, eta=0.1, gamma=None, beta=None, A=None):
 
 def evaluate(W, Wv, emb, batch, A=None):
     """Recall statistics of the predictor ``(W, Wv)`` on ``batch``.
+
+    Parameters
+    ----------
+    W, Wv : ndarray
+        Key-query and value/output matrices (e.g. ``W1``, ``V2`` of
+        :func:`early_phase`).
+    emb : Embeddings
+    batch : Batch
+    A : ndarray (m, d), optional
+        Fixed MLP layer.
 
     Returns
     -------
@@ -135,9 +163,20 @@ def train_gd(emb, batch, *, steps=300, lr=0.05, optimizer="adam", A=None, warmup
     W, Wv : ndarray
         Trained parameters.
     history : list of (int, float, float)
+
+    Examples
+    --------
+    >>> from validation.token_retrieval.task import make_embeddings, sample_sequences
+    >>> emb = make_embeddings(24, 16, rng=4)
+    >>> b = sample_sequences(emb, 6, 3, rng=5)
+    >>> W, Wv, hist = train_gd(emb, b, steps=60, lr=0.05)
+    >>> hist[-1][2]                                   # training accuracy
+    1.0
     """
     steps = check_int("steps", steps, low=1)
     lr = check_real("lr", lr, low=0, low_open=True, allow_array=False)
+    warmup = check_real("warmup", warmup, low=0, high=1, high_open=True, allow_array=False)
+    log_every = check_int("log_every", log_every, low=0)
     if optimizer not in ("adam", "gd"):
         raise ValueError(f"optimizer must be 'adam' or 'gd', got {optimizer!r}")
     W, Wv = _zeros(emb, A)

@@ -26,7 +26,7 @@ from .early_phase import early_phase, evaluate, train_gd
 from .model import make_mlp
 from .task import check_sizes, make_embeddings, sample_sequences
 
-__all__ = ["run_config", "run_grid", "aggregate", "boundary_points", "fit_boundary",
+__all__ = ["run_config", "run_grid", "grid_trial", "aggregate", "boundary_points", "fit_boundary",
            "logistic_fit", "multiplicative_test", "gaussian_success_prob", "extreme_success_prob",
            "compare_gd"]
 
@@ -35,11 +35,27 @@ def gaussian_success_prob(mean, std, n):
     """``Phi(mean / std) ** n``: probability that ``n`` independent
     ``N(mean, std^2)`` margins are all positive (the Gaussian SNR model).
 
+    Parameters
+    ----------
+    mean : float
+        Mean margin.
+    std : float
+        Standard deviation of the margin (>= 0; 0 gives ``1[mean > 0]``).
+    n : int
+        Number of samples (>= 0).
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> round(gaussian_success_prob(0.0, 1.0, 2), 3)
     0.25
     """
+    mean = check_real("mean", mean, allow_array=False)
+    std = check_real("std", std, low=0, allow_array=False)
+    n = check_int("n", n, low=0)
     if std <= 0:
         return float(mean > 0)
     return float(np.exp(n * stats.norm.logcdf(mean / std)))
@@ -75,7 +91,26 @@ def extreme_success_prob(mu_c, sd_c, groups, n, *, nodes=80):
     The inputs are *bulk* statistics (means and stds over many scores), the
     output is a tail event (a maximum over ``sum count`` competitors and
     ``n`` samples): this is the extrapolation the SNR prediction tests.
+    Checked against a direct Monte Carlo simulation in
+    ``tests/test_tr_experiments.py``.
+
+    Examples
+    --------
+    One competitor, both scores ``N(0, 1)``: the correct one wins with
+    probability 1/2.
+
+    >>> round(extreme_success_prob(0.0, 1.0, [(0.0, 1.0, 1)], 1), 6)
+    0.5
     """
+    mu_c = check_real("mu_c", mu_c, allow_array=False)
+    sd_c = check_real("sd_c", sd_c, low=0, allow_array=False)
+    n = check_int("n", n, low=0)
+    nodes = check_int("nodes", nodes, low=1)
+    for i, g in enumerate(groups):
+        if len(g) != 3:
+            raise ValueError(f"groups[{i}] must be (mu, sd, count), got {g!r}")
+        check_real(f"groups[{i}] sd", g[1], low=0, allow_array=False)
+        check_int(f"groups[{i}] count", g[2], low=0)
     x, w = np.polynomial.hermite_e.hermegauss(nodes)
     w = w / w.sum()
     logp = np.zeros_like(x)
@@ -111,6 +146,10 @@ def _recall_stats(logits, targets):
 def _setup(N, d, L, seed, V, vocab_ratio, kind, m, trig_scale, noise, dtype):
     s = check_sizes(N=N, d=d, L=L, m=m)
     N, d, L = s["N"], s["d"], s["L"]
+    if V is None:
+        vocab_ratio = check_real("vocab_ratio", vocab_ratio, low=1, allow_array=False)
+    if not isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
+        seed = check_int("seed", seed, low=0)
     V = check_sizes(V=V if V is not None else max(2, int(round(vocab_ratio * N))))["V"]
     rng = check_rng(seed)
     emb = make_embeddings(V, d, kind=kind, trig_scale=trig_scale, rng=rng, dtype=dtype)
@@ -170,6 +209,18 @@ def run_config(N, d, L, *, seed=0, V=None, vocab_ratio=4.0, kind="random", m=Non
         ``attn_stats`` (bulk statistics of correct and competing logits /
         scores) and ``p_recall_snr``/``p_retrieval_snr`` (their extreme-value
         prediction :func:`extreme_success_prob`), ``gamma``, ``V``.
+
+    Raises
+    ------
+    ValueError
+        Sizes out of range (``L < 2``, ``d < 1``, ``N < 1``, ``V < 2``,
+        ``V < N``, ``m < 1``), ``vocab_ratio < 1``, a bad seed or step size.
+
+    Examples
+    --------
+    >>> r = run_config(8, 64, 4, seed=0)
+    >>> r["V"], 0.0 <= r["test_acc"] <= 1.0, isinstance(r["recall"], bool)
+    (32, True, True)
     """
     eta = check_real("eta", eta, low=0, low_open=True, allow_array=False)
     emb, train, test, A, V = _setup(N, d, L, seed, V, vocab_ratio, kind, m, trig_scale, noise, dtype)
@@ -199,15 +250,94 @@ def run_config(N, d, L, *, seed=0, V=None, vocab_ratio=4.0, kind="random", m=Non
     return out
 
 
-def run_grid(Ns, ds, Ls, *, seeds=3, seed=0, progress=None, **kw):
-    """:func:`run_config` over the product grid ``Ns x ds x Ls`` and ``seeds``
-    independent seeds per point (derived from ``seed``); returns the list of
-    result dicts (with ``seed`` added).  Configurations with ``N > V`` or an
-    orthogonal ``d < V + 2`` are skipped."""
+def _skippable(exc):
+    """A configuration that cannot exist (``N > V``, orthogonal ``d < V + 2``)."""
+    return "kind='orthogonal'" in str(exc) or "when distinct" in str(exc)
+
+
+def grid_trial(params):
+    """One :func:`run_grid` configuration as a trial of
+    :func:`validation.engine.run_sweep` (module level, JSON in and out).
+
+    Parameters
+    ----------
+    params : dict
+        ``N``, ``d``, ``L``, ``seed`` (seed index, copied to the result),
+        ``entropy`` (the :class:`numpy.random.SeedSequence` entropy of the
+        run) and any keyword of :func:`run_config` (JSON values; ``dtype`` as
+        a name such as ``"float64"``).
+
+    Returns
+    -------
+    dict
+        The :func:`run_config` result with ``seed`` added, or
+        ``{"skipped": message}`` for a configuration that cannot exist.
+    """
+    p = dict(params)
+    entropy, s = p.pop("entropy"), p.pop("seed")
+    N, d, L = p.pop("N"), p.pop("d"), p.pop("L")
+    try:
+        r = run_config(N, d, L, seed=np.random.default_rng(np.random.SeedSequence(entropy)), **p)
+    except ValueError as exc:
+        if _skippable(exc):
+            return {"skipped": str(exc)}
+        raise
+    r["seed"] = s
+    return r
+
+
+def run_grid(Ns, ds, Ls, *, seeds=3, seed=0, progress=None, executor=None, store=None,
+             workers=None, **kw):
+    """:func:`run_config` over the product grid ``Ns x ds x Ls``.
+
+    Parameters
+    ----------
+    Ns, ds, Ls : sequence of int
+        Grid values of ``N``, ``d`` and ``L``.
+    seeds : int
+        Independent seeds per grid point (>= 1), derived from ``seed`` by
+        ``SeedSequence([seed, i_L, i_d, i_N, s])``.
+    seed : int
+        Root seed (>= 0).
+    progress : callable, optional
+        Called with one progress line per ``(L, d)`` slice (serial path);
+        with an ``executor``, any truthy value turns on the engine's own
+        progress lines on stderr.
+    executor : {None, "inprocess", "processes", "dask"}
+        None (default): a plain loop in this process.  Otherwise the grid
+        runs through :func:`validation.engine.run_sweep` (trial
+        :func:`grid_trial`): parallel workers, and with ``store`` a
+        resumable JSONL store.  The results are the same, bit for bit.
+    store : str or Path, optional
+        JSONL store of :func:`~validation.engine.run_sweep` (needs an
+        ``executor``).
+    workers : int, optional
+        Worker processes (``executor="processes"`` or ``"dask"``).
+    **kw
+        Passed to :func:`run_config`.
+
+    Returns
+    -------
+    list of dict
+        The :func:`run_config` results, with ``seed`` (the seed index)
+        added.  Configurations with ``N > V`` or an orthogonal
+        ``d < V + 2`` are skipped.
+
+    Examples
+    --------
+    >>> recs = run_grid((2, 4), (16,), (3,), seeds=2)
+    >>> [(r["N"], r["seed"]) for r in recs]
+    [(2, 0), (2, 1), (4, 0), (4, 1)]
+    """
     seeds = check_int("seeds", seeds, low=1)
     root = np.random.SeedSequence(check_int("seed", seed, low=0))
     out = []
     Ns, ds, Ls = list(Ns), list(ds), list(Ls)
+    if executor is not None:
+        return _run_grid_engine(Ns, ds, Ls, seeds, root, progress, executor, store, workers, kw)
+    if store is not None or workers is not None:
+        raise ValueError("store and workers need an executor (e.g. executor='processes'), "
+                         f"got executor=None with store={store!r}, workers={workers!r}")
     for i, L in enumerate(Ls):
         for j, d in enumerate(ds):
             if progress:
@@ -218,7 +348,7 @@ def run_grid(Ns, ds, Ls, *, seeds=3, seed=0, progress=None, **kw):
                     try:
                         r = run_config(N, d, L, seed=np.random.default_rng(ss), **kw)
                     except ValueError as exc:
-                        if "kind='orthogonal'" in str(exc) or "when distinct" in str(exc):
+                        if _skippable(exc):
                             continue
                         raise
                     r["seed"] = s
@@ -226,14 +356,53 @@ def run_grid(Ns, ds, Ls, *, seeds=3, seed=0, progress=None, **kw):
     return out
 
 
+def _run_grid_engine(Ns, ds, Ls, seeds, root, progress, executor, store, workers, kw):
+    from validation.engine import run_sweep
+
+    kw = dict(kw)
+    if "dtype" in kw:
+        kw["dtype"] = np.dtype(kw["dtype"]).name
+    params = [{"N": N, "d": d, "L": L, "seed": s, "entropy": [root.entropy, i, j, k, s], **kw}
+              for i, L in enumerate(Ls) for j, d in enumerate(ds) for k, N in enumerate(Ns)
+              for s in range(seeds)]
+    recs = run_sweep(grid_trial, params, store=store, executor=executor, workers=workers,
+                     progress=bool(progress), label="token_retrieval grid")
+    bad = [r for r in recs if r["status"] != "ok"]
+    if bad:
+        e = bad[0]["error"]
+        raise (ValueError if e["type"] == "ValueError" else RuntimeError)(
+            f"{len(bad)} of {len(recs)} grid runs failed; first ({bad[0]['params']}): "
+            f"{e['type']}: {e['message']}")
+    return [r["result"] for r in recs if "skipped" not in r["result"]]
+
+
 def aggregate(records, key, by=("N", "d", "L")):
     """Success fraction of ``key`` per configuration.
+
+    Parameters
+    ----------
+    records : list of dict
+        Results of :func:`run_grid`.
+    key : str
+        Success flag (or fraction) to average, e.g. ``"retrieval"``.
+    by : tuple of str
+        Fields that identify a configuration.
 
     Returns
     -------
     dict
-        ``{config tuple: (fraction, count)}``.
+        ``{config tuple: (fraction, count)}``, sorted by configuration.
+
+    Examples
+    --------
+    >>> aggregate([{"N": 2, "d": 8, "L": 3, "ok": True},
+    ...            {"N": 2, "d": 8, "L": 3, "ok": False}], "ok")
+    {(2, 8, 3): (0.5, 2)}
     """
+    for i, r in enumerate(records):
+        missing = [b for b in (key,) + tuple(by) if b not in r]
+        if missing:
+            raise ValueError(f"records[{i}] has no field(s) {missing} (key={key!r}, by={tuple(by)})")
     acc = defaultdict(list)
     for r in records:
         acc[tuple(r[b] for b in by)].append(float(r[key]))
@@ -260,7 +429,26 @@ def boundary_points(frac, *, along="N", by=("N", "d", "L"), direction="up", leve
     list of dict
         One per slice with a crossing: the other variables and ``along``
         (geometric interpolation between the bracketing grid points).
+
+    Notes
+    -----
+    Between grid points ``x_t < x_{t+1}`` with fractions
+    ``f_t < level <= f_{t+1}``: ``log x_c = log x_t + w (log x_{t+1} -
+    log x_t)``, ``w = (level - f_t) / (f_{t+1} - f_t)``.
+
+    Examples
+    --------
+    >>> p, = boundary_points({(4, 10, 2): (0.0, 3), (16, 10, 2): (1.0, 3)})
+    >>> p["d"], p["L"], round(p["N"], 9)              # geometric midpoint of 4 and 16
+    (10, 2, 8.0)
     """
+    by = tuple(by)
+    if along not in by:
+        raise ValueError(f"along must be one of {by}, got {along!r}")
+    if direction not in ("up", "down"):
+        raise ValueError(f"direction must be 'up' or 'down', got {direction!r}")
+    level = check_real("level", level, low=0, high=1, low_open=True, high_open=True,
+                       allow_array=False)
     ia = by.index(along)
     slices = defaultdict(list)
     for k, (f, _) in frac.items():
@@ -305,6 +493,24 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
     covariance and (b) from a bootstrap resampling seeds (with replacement)
     within each configuration.
 
+    Parameters
+    ----------
+    records : list of dict
+        Results of :func:`run_grid` (or any dicts with the fields used).
+    key : str
+        Success flag, e.g. ``"retrieval"`` or ``"recall"``.
+    along : str
+        Variable along which the boundary is located.
+    covars : tuple of str
+        Regressors (their logs) of ``log along_c``.
+    direction, level
+        See :func:`boundary_points`.
+    n_boot : int
+        Bootstrap resamples (>= 0; errors from the bootstrap need >= 20
+        successful resamples).
+    rng : None, int, SeedSequence or Generator
+        Randomness of the bootstrap.
+
     Returns
     -------
     dict
@@ -315,7 +521,26 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
         coefficient ``g`` of ``log v1 log v2`` added to the fit (a test of the
         product form: ``g = 0`` iff the exponents do not drift), with its
         least-squares error, t-test ``p_value`` and bootstrap error.
+
+    Notes
+    -----
+    ``log along_c = c_0 + sum_v alpha_v log v + noise``; least-squares
+    standard errors ``sqrt(diag(s^2 (X^T X)^{-1}))`` with
+    ``s^2 = RSS / (n - p - 1)`` and Student-t 95% intervals.  The product form
+    is *assumed* by this fit; ``interaction`` and
+    :func:`multiplicative_test` test it.
+
+    Examples
+    --------
+    Success iff ``N > 2 d`` (exactly): the fitted exponent of ``d`` is 1.
+
+    >>> recs = [{"N": N, "d": d, "L": L, "ok": N > 2 * d} for N in (2, 4, 8, 16, 32, 64)
+    ...         for d in (2, 4, 8) for L in (2, 4)]
+    >>> f = fit_boundary(recs, "ok", n_boot=0)
+    >>> round(f["exponents"]["d"]["value"], 6), abs(round(f["exponents"]["L"]["value"], 6))
+    (1.0, 0.0)
     """
+    n_boot = check_int("n_boot", n_boot, low=0)
     by = (along,) + tuple(covars)
     frac = aggregate(records, key, by=by)
     pts = boundary_points(frac, along=along, by=by, direction=direction, level=level)
@@ -410,12 +635,26 @@ def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
     Fisher information (a ridge ``ridge * ||b||^2 / 2`` on the slopes keeps
     the fit finite under complete separation).
 
+    Parameters
+    ----------
+    records : list of dict
+        Per-run results with fields ``key`` and ``variables``.
+    key : str
+        Success flag.
+    variables : tuple of str
+        Regressors (their logs); the first is the scanned one (``N``).
+    ridge : float
+        Penalty on the slopes (>= 0).
+
     Returns
     -------
     dict
         ``coef``, ``stderr``, ``exponents`` ``{v: {"value", "stderr"}}``,
         ``loglik``, ``n``.
     """
+    ridge = check_real("ridge", ridge, low=0, allow_array=False)
+    if len(records) < len(variables) + 1:
+        raise ValueError(f"records must hold at least {len(variables) + 1} runs, got {len(records)}")
     y = np.array([float(r[key]) for r in records])
     Xd = np.column_stack([np.ones(len(y))] + [np.log([float(r[v]) for r in records])
                                                for v in variables])
@@ -439,12 +678,28 @@ def multiplicative_test(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
     ``prod v^{c_v}``": logistic model linear in the ``log v`` (null) vs the
     model with all pairwise products ``log v log w`` (alternative).
 
+    Parameters
+    ----------
+    records, key, variables, ridge
+        As in :func:`logistic_fit`.
+
     Returns
     -------
     dict
         ``lr`` (twice the log-likelihood gain), ``df``, ``p_value``
         (chi-square), ``loglik_null``, ``loglik_alt``.
+
+    Notes
+    -----
+    ``lr = 2 (l_alt - l_null)`` is compared with a chi-square of
+    ``df = k (k - 1) / 2`` degrees of freedom (``k`` variables; Wilks).  The
+    log-likelihoods are evaluated at the ridge-penalised estimates, so the
+    chi-square reference is approximate when ``ridge > 0``.
     """
+    ridge = check_real("ridge", ridge, low=0, allow_array=False)
+    if len(records) < len(variables) * (len(variables) + 1) // 2 + 2:
+        raise ValueError(f"records must hold more runs than parameters of the alternative model, "
+                         f"got {len(records)}")
     y = np.array([float(r[key]) for r in records])
     logs = [np.log([float(r[v]) for r in records]) for v in variables]
     X0 = np.column_stack([np.ones(len(y))] + logs)
@@ -460,7 +715,26 @@ def multiplicative_test(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
 
 def compare_gd(N, d, L, *, seed=0, steps=300, lr=0.05, **kw):
     """Early phase vs full training (Adam from zero, ``steps`` steps) on the
-    same task: training recall accuracy and fresh-sequence accuracy of both."""
+    same task: training recall accuracy and fresh-sequence accuracy of both.
+
+    Parameters
+    ----------
+    N, d, L, seed
+        As in :func:`run_config`.
+    steps, lr
+        Full-training steps and peak learning rate
+        (:func:`~validation.token_retrieval.early_phase.train_gd`).
+    **kw
+        Task options of :func:`run_config` (``V``, ``vocab_ratio``, ``kind``,
+        ``m``, ``trig_scale``, ``noise``) and early-phase step sizes (``eta``,
+        ``beta`` or ``gamma``; default ``beta = 10``).
+
+    Returns
+    -------
+    dict
+        ``N, d, L, V`` and ``early`` / ``gd``: ``train_acc``, ``test_acc``,
+        ``attn_inf`` (and ``final_loss`` for ``gd``).
+    """
     V, vocab_ratio = kw.pop("V", None), kw.pop("vocab_ratio", 4.0)
     kind, m = kw.pop("kind", "random"), kw.pop("m", None)
     trig, noise = kw.pop("trig_scale", 1.0), kw.pop("noise", "vocab")

@@ -33,10 +33,30 @@ def make_mlp(m, d, *, rng=None, dtype=np.float64):
     """Fixed random first layer ``A`` (m x d, i.i.d. ``N(0, 1)``) of the
     feature map ``f(h) = sqrt(2/m) relu(A h)``.
 
+    Parameters
+    ----------
+    m : int
+        Width of the MLP (>= 1).
+    d : int
+        Embedding dimension (>= 1).
+    rng : None, int, SeedSequence or Generator
+        Randomness of ``A``.
+    dtype : numpy dtype
+        Float type of ``A``.
+
+    Returns
+    -------
+    A : ndarray, shape (m, d)
+
     Notes
     -----
     With this scaling ``E ||f(h)||^2 = ||h||^2`` for any ``h`` (ReLU second
     moment is 1/2), so the MLP neither amplifies nor shrinks the signal.
+
+    Examples
+    --------
+    >>> make_mlp(32, 8, rng=0).shape
+    (32, 8)
     """
     m = check_int("m", m, low=1)
     d = check_int("d", d, low=1)
@@ -47,6 +67,21 @@ def _softmax_rows(s):
     s = s - s.max(axis=1, keepdims=True)
     e = np.exp(s)
     return e / e.sum(axis=1, keepdims=True)
+
+
+def _check_shapes(W, Wv, emb, X, A):
+    """``ValueError`` naming the argument whose shape does not fit the model."""
+    d = emb.d
+    if np.ndim(X) != 3 or np.shape(X)[2] != d:
+        raise ValueError(f"X must have shape (N, L, d={d}), got {np.shape(X)}")
+    if np.shape(W) != (d, d):
+        raise ValueError(f"W must have shape (d, d) = ({d}, {d}), got {np.shape(W)}")
+    if A is not None and (np.ndim(A) != 2 or np.shape(A)[1] != d):
+        raise ValueError(f"A must have shape (m, d={d}), got {np.shape(A)}")
+    k = d if A is None else np.shape(A)[0]
+    if np.shape(Wv) != (d, k):
+        raise ValueError(f"Wv must have shape (d, k) = ({d}, {k}) (k = d without MLP, m with it), "
+                         f"got {np.shape(Wv)}")
 
 
 def forward(W, Wv, emb, X, A=None):
@@ -68,7 +103,29 @@ def forward(W, Wv, emb, X, A=None):
     dict
         ``a`` (N, L) attention, ``h`` (N, d), ``pre`` (N, m) or None, ``f``
         (N, k) features, ``logits`` (N, V).
+
+    Raises
+    ------
+    ValueError
+        Shapes of ``W``, ``Wv``, ``X`` or ``A`` that do not fit ``emb.d``.
+
+    Notes
+    -----
+    ``s_{n,i} = x_{n,i}^T W q``, ``a_n = softmax(s_n)``,
+    ``h_n = sum_i a_{n,i} x_{n,i}``, ``f_n = h_n`` or
+    ``sqrt(2/m) relu(A h_n)``, ``logits_n = U Wv f_n``; every step is one
+    matmul over the whole batch.
+
+    Examples
+    --------
+    >>> from validation.token_retrieval.task import make_embeddings, sample_sequences
+    >>> emb = make_embeddings(10, 8, rng=0)
+    >>> b = sample_sequences(emb, 4, 3, rng=1)
+    >>> c = forward(np.zeros((8, 8)), np.zeros((8, 8)), emb, b.X)
+    >>> c["a"][0].tolist(), c["logits"].shape          # uniform attention at W = 0
+    ([0.3333333333333333, 0.3333333333333333, 0.3333333333333333], (4, 10))
     """
+    _check_shapes(W, Wv, emb, X, A)
     N, L, d = X.shape
     s = (X.reshape(N * L, d) @ (W @ emb.q)).reshape(N, L)
     a = _softmax_rows(s)
@@ -108,7 +165,20 @@ def loss_and_grads(W, Wv, emb, batch, A=None, *, grad=True):
     -----
     Back-propagation (all batched matmuls): ``df = G U Wv``; ``dh = df`` or
     ``A^T (df * sqrt(2/m) 1[A h > 0])``; ``da_{n,i} = x_{n,i}^T dh_n``;
-    ``ds = a * (da - <a, da>)`` (softmax Jacobian).
+    ``ds = a * (da - <a, da>)`` (softmax Jacobian).  Checked against central
+    finite differences in ``tests/test_tr_model.py``.
+
+    Examples
+    --------
+    At zero the logits vanish, so ``loss = log V`` and ``grad_W = 0`` (the
+    value matrix is zero, no signal reaches the attention):
+
+    >>> from validation.token_retrieval.task import make_embeddings, sample_sequences
+    >>> emb = make_embeddings(10, 8, rng=0)
+    >>> b = sample_sequences(emb, 4, 3, rng=1)
+    >>> loss, gW, gWv, ok = loss_and_grads(np.zeros((8, 8)), np.zeros((8, 8)), emb, b)
+    >>> bool(np.isclose(loss, np.log(10))), float(abs(gW).max()), bool(ok.any())
+    (True, 0.0, False)
     """
     X = batch.X
     N, L, d = X.shape
@@ -133,7 +203,22 @@ def loss_and_grads(W, Wv, emb, batch, A=None, *, grad=True):
 
 def margins(logits, targets):
     """Per-sample margin ``logit_target - max_{k != target} logit_k``
-    (positive iff the sample is recalled)."""
+    (positive iff the sample is recalled).
+
+    Parameters
+    ----------
+    logits : ndarray, shape (N, V)
+    targets : ndarray of int, shape (N,)
+
+    Returns
+    -------
+    ndarray, shape (N,)
+
+    Examples
+    --------
+    >>> margins(np.array([[1.0, 3.0, 2.0], [0.0, 0.0, 5.0]]), np.array([1, 0])).tolist()
+    [1.0, -5.0]
+    """
     logits = np.asarray(logits)
     rows = np.arange(logits.shape[0])
     t = logits[rows, targets]

@@ -37,8 +37,33 @@ NOISE = ("vocab", "gaussian")
 
 
 def check_sizes(*, V=None, d=None, L=None, N=None, m=None):
-    """Validate the task sizes; return them as ints (``ValueError`` naming the
-    argument otherwise).  ``None`` entries are skipped."""
+    """Validate the task sizes and return them as ints.
+
+    Parameters
+    ----------
+    V, d, L, N, m : int, optional
+        Vocabulary (>= 2), dimension (>= 1), sequence length (>= 2), number
+        of sequences (>= 1), MLP width (>= 1).  ``None`` entries are skipped.
+
+    Returns
+    -------
+    dict
+        ``{name: int}`` for the given entries.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, its value and the valid range.
+
+    Examples
+    --------
+    >>> check_sizes(V=10, L=3)
+    {'V': 10, 'L': 3}
+    >>> check_sizes(L=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: L must be an integer >= 2, got 1
+    """
     out = {}
     if V is not None:
         out["V"] = check_int("V", V, low=2)
@@ -203,8 +228,20 @@ def sample_sequences(emb, N, L, *, rng=None, distinct=True, noise="vocab", infor
 
     Notes
     -----
-    ``X[n, i] = e_{tokens[n, i]} + [i == pos[n]] z_trig``.
+    ``X[n, i] = e_{tokens[n, i]} + [i == pos[n]] z_trig``.  All draws are
+    vectorised over the ``N`` sequences.
+
+    Examples
+    --------
+    >>> emb = make_embeddings(20, 8, rng=0)
+    >>> b = sample_sequences(emb, 5, 4, rng=1)
+    >>> b.X.shape, bool(np.all(b.tokens[np.arange(5), b.pos] == b.informative))
+    ((5, 4, 8), True)
+    >>> bool(np.all(b.targets == emb.perm[b.informative]))
+    True
     """
+    if not isinstance(emb, Embeddings):
+        raise ValueError(f"emb must be an Embeddings (see make_embeddings), got {type(emb).__name__}")
     s = check_sizes(N=N, L=L)
     N, L = s["N"], s["L"]
     if noise not in NOISE:

@@ -1,0 +1,382 @@
+"""The four factual-recall experiments of the report (THEORY.md section 3).
+
+1. :func:`memory_capacity_experiment`: largest ``N`` stored at >= 99% accuracy by
+   linear (``d^2`` params) and MLP (``2 m d`` params) associative memories,
+   found by bisection over ``N``; fits ``N ln N = c d^2`` and ``N = c m d``.
+2. :func:`transformer_capacity_experiment`: facts stored by the one-layer
+   transformer vs its parameter count over several ``d`` and ratios
+   ``H d_h / d``, ``m / d``; facts-per-parameter constant with its spread.
+3. :func:`tradeoff_experiment`: accuracy over (attention params, MLP params) at
+   a fixed number of facts.
+4. :func:`sequential_experiment`: total / relation / subject losses of the
+   linear-attention model with detected stage boundaries.
+
+"Stored" always means: trained to the end of a fixed step budget, then at least
+``threshold`` (default 0.99) of the facts are recalled exactly (strict argmax).
+At small ``N`` the threshold is coarse (for ``N < 100`` it means "no error"),
+and the bisection assumes accuracy is monotone in ``N``, which a single seed
+only approximates; the capacities are therefore lower-bound-like estimates
+tied to the step budget.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+
+from hcizz._checks import check_int, check_real, check_rng
+from hcizz._estimate import Estimate
+from validation.optim import Adam, warmup_cosine
+from .memories import train_memory
+from .sequential import train_sequential
+from .task import make_task
+from .transformer import OneLayerTransformer
+
+__all__ = ["experiment_rng", "largest_passing", "train_transformer", "transformer_capacity",
+           "memory_capacity_experiment", "transformer_capacity_experiment",
+           "tradeoff_experiment", "sequential_experiment", "fit_through_origin"]
+
+
+#: Stream index of each experiment: the CLI and the report section derive the
+#: generator of experiment ``name`` from the root seed as
+#: ``default_rng([seed, 4, STREAMS[name]])``, so both print the same numbers.
+STREAMS = {"memory": 1, "transformer": 2, "tradeoff": 3, "sequential": 4}
+
+
+def experiment_rng(seed, name):
+    """Generator of experiment ``name`` for root ``seed`` (shared by CLI and report)."""
+    return np.random.default_rng([int(seed), 4, STREAMS[name]])
+
+
+def _progress(msg):
+    print(f"[factual-recall] {msg}", file=sys.stderr, flush=True)
+
+
+def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
+    """Largest integer ``n`` with ``passes(n)`` True, assuming monotonicity.
+
+    Parameters
+    ----------
+    passes : callable int -> bool
+    lo : int
+        Starting guess (>= 1).  If it fails, the search halves downwards.
+    hi : int, optional
+        A value believed to fail; found by doubling when omitted.
+    rtol : float
+        Stop when ``hi - lo <= max(1, rtol * lo)``.
+    max_n : int
+        Doubling cap.
+
+    Returns
+    -------
+    n : int
+        Largest passing value found (0 if even ``n = 1`` fails).
+    evaluated : list of (int, bool)
+        Every call made.
+
+    Examples
+    --------
+    >>> largest_passing(lambda n: n <= 37, 4, rtol=0)[0]
+    37
+    """
+    lo = check_int("lo", lo, low=1)
+    log = []
+
+    def ev(n):
+        ok = bool(passes(n))
+        log.append((n, ok))
+        return ok
+
+    while not ev(lo):
+        hi = lo
+        if lo == 1:
+            return 0, log
+        lo = max(1, lo // 2)
+    if hi is None:
+        hi = 2 * lo
+        while ev(hi):
+            lo, hi = hi, 2 * hi
+            if hi > max_n:
+                return lo, log
+    while hi - lo > max(1, rtol * lo):
+        mid = (lo + hi) // 2
+        if ev(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo, log
+
+
+def fit_through_origin(x, y):
+    """Least-squares slope of ``y = c x`` with its standard error, plus the spread
+    (min, max) of the pointwise ratios ``y / x``."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    c = float(x @ y / (x @ x))
+    resid = y - c * x
+    n = len(x)
+    se = float(np.sqrt(resid @ resid / max(n - 1, 1) / (x @ x))) if n > 1 else float("nan")
+    r = y / x
+    return Estimate(c, se, n=n, info={"ratio_min": float(r.min()), "ratio_max": float(r.max()),
+                                      "ratio_mean": float(r.mean()),
+                                      "ratio_std": float(r.std(ddof=1)) if n > 1 else 0.0})
+
+
+# ----------------------------------------------------------------------------- experiment 1
+
+def memory_capacity_experiment(*, quick=True, rng=None, threshold=0.99, progress=_progress):
+    """Capacity of linear and MLP associative memories vs parameter count.
+
+    Quick: linear ``d in {8, 16, 24, 32}``, MLP ``(d, m)`` with ``m d`` in a
+    4-point range; full: more sizes and longer training.
+
+    Returns
+    -------
+    dict with ``linear`` (rows: d, params, N, N ln N, c) and ``linear_fit``
+    (``N ln N = c d^2``), ``mlp`` (rows: d, m, params, N, N/(m d)) and
+    ``mlp_fit`` (``N = c m d``), plus the settings.
+    """
+    rng = check_rng(rng)
+    threshold = check_real("threshold", threshold, low=0, high=1, low_open=True)
+    if quick:
+        lin_d, lin_steps = [8, 16, 24, 32], 400
+        mlp_dm, mlp_steps = [(8, 8), (8, 16), (16, 16), (16, 32)], 800
+    else:
+        lin_d, lin_steps = [8, 12, 16, 24, 32, 48, 64], 1500
+        mlp_dm, mlp_steps = [(8, 8), (8, 16), (16, 16), (16, 32), (32, 32), (32, 64)], 3000
+    n_classes = 2
+    out = {"threshold": threshold, "linear_steps": lin_steps, "mlp_steps": mlp_steps,
+           "mlp_classes": n_classes, "linear": [], "mlp": []}
+    for d in lin_d:
+        seed = int(rng.integers(2**31))
+        t0 = time.perf_counter()
+        N, log = largest_passing(
+            lambda n: train_memory("linear", n, d, steps=lin_steps, rng=seed)["accuracy"]
+            >= threshold, max(2, d * d // 8), rtol=0.05)
+        row = {"d": d, "params": d * d, "N": N, "NlnN": N * math.log(max(N, 1)),
+               "c": N * math.log(max(N, 1)) / d**2, "evaluated": log,
+               "seconds": time.perf_counter() - t0}
+        out["linear"].append(row)
+        progress(f"linear memory d={d}: N={N} (N ln N / d^2 = {row['c']:.3f})")
+    for d, m in mlp_dm:
+        seed = int(rng.integers(2**31))
+        t0 = time.perf_counter()
+        N, log = largest_passing(
+            lambda n: train_memory("mlp", n, d, m=m, n_classes=n_classes, steps=mlp_steps,
+                                   rng=seed)["accuracy"] >= threshold, m * d, rtol=0.05)
+        row = {"d": d, "m": m, "params": 2 * m * d, "N": N, "c": N / (m * d),
+               "evaluated": log, "seconds": time.perf_counter() - t0}
+        out["mlp"].append(row)
+        progress(f"MLP memory d={d} m={m}: N={N} (N / (m d) = {row['c']:.3f})")
+    out["linear_fit"] = fit_through_origin([r["params"] for r in out["linear"]],
+                                           [r["NlnN"] for r in out["linear"]]).to_dict()
+    out["mlp_fit"] = fit_through_origin([r["d"] * r["m"] for r in out["mlp"]],
+                                        [r["N"] for r in out["mlp"]]).to_dict()
+    return out
+
+
+# ----------------------------------------------------------------------------- transformer
+
+def train_transformer(task, d, H, d_h, m, *, steps=2000, batch=256, lr=3e-3, rng=None,
+                      eval_repeats=1, dtype=np.float32):
+    """Train the one-layer transformer on fresh batches of ``task``; return accuracy.
+
+    Parameters
+    ----------
+    task : FactTask
+    d, H, d_h, m : int
+        Model sizes (see :class:`OneLayerTransformer`).
+    steps, batch : int
+        Adam steps and sequences per step (fresh each step).
+    lr : float
+        Peak learning rate (5% warm-up, cosine decay to 1%).
+    rng : seed or Generator
+    eval_repeats : int
+        Each fact is evaluated on this many fresh sequences.
+
+    Returns
+    -------
+    dict
+        ``accuracy`` (fraction of (fact, sequence) pairs recalled), ``loss``
+        (final training loss), ``params``, ``attention_params``, ``mlp_params``.
+    """
+    steps = check_int("steps", steps, low=1)
+    batch = check_int("batch", batch, low=1)
+    rng = check_rng(rng)
+    net = OneLayerTransformer(d, H, d_h, m, vocab=task.vocab, n_answers=task.n_answers,
+                              rng=rng, dtype=dtype)
+    opt = Adam(net.params)
+    loss = float("nan")
+    for s in range(steps):
+        tok, y, _, _ = task.sample(batch, rng)
+        loss, g, _ = net.loss(tok, y)
+        opt.step(g, lr=warmup_cosine(s, steps, lr=lr, warmup=0.05, final=0.01))
+    fs, fr = task.all_facts()
+    fs, fr = np.tile(fs, eval_repeats), np.tile(fr, eval_repeats)
+    correct = []
+    for i in range(0, fs.size, 4096):
+        tok, y, _, _ = task.sample(0, rng, subjects=fs[i:i + 4096], relations=fr[i:i + 4096])
+        correct.append(net.loss(tok, y, grad=False)[2])
+    acc = float(np.concatenate(correct).mean())
+    return {"accuracy": acc, "loss": loss, "params": net.param_count,
+            "attention_params": net.attention_params, "mlp_params": net.mlp_params}
+
+
+def _split_facts(n_facts):
+    """``(S, R)`` with ``R = round(sqrt(n))`` (>= 1) and ``S = round(n / R)`` (>= 1): a square
+    split keeps the vocabulary (and the noise vocabulary ``S + R``) smallest."""
+    R = max(1, int(round(math.sqrt(n_facts))))
+    S = max(1, int(round(n_facts / R)))
+    return S, R
+
+
+def _check_positive_heads(H, d_h):
+    H = check_int("H", H, low=0)
+    d_h = check_int("d_h", d_h, low=0)
+    if H * d_h <= 0:
+        raise ValueError(f"H * d_h must be positive, got H={H}, d_h={d_h}")
+    return H, d_h
+
+
+def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1e-2,
+                         threshold=0.99, eval_repeats=2, rng=None, start=None, rtol=0.1):
+    """Largest number of facts ``S R`` the transformer stores at >= ``threshold`` accuracy.
+
+    Bisection over the number of facts ``n`` (``S, R`` from a square split, see
+    ``_split_facts``); each trial draws a fresh task and model.
+
+    Returns
+    -------
+    dict
+        ``facts`` (largest stored ``S R``), ``params``, ``facts_per_param``,
+        ``evaluated`` (list of (S R, accuracy)) and the settings.
+    """
+    d = check_int("d", d, low=1)
+    H, d_h = _check_positive_heads(H, d_h)
+    m = check_int("m", m, low=0)
+    rng = check_rng(rng)
+    D = check_int("D", D, low=2)
+    T = check_int("T", T, low=3)
+    net_params = 4 * H * d_h * d + 2 * m * d
+    seed = int(rng.integers(2**31))
+    trials = []
+
+    def passes(n):
+        S, R = _split_facts(n)
+        task = make_task(S, R, D, T=T, rng=seed + n)
+        res = train_transformer(task, d, H, d_h, m, steps=steps, batch=batch, lr=lr,
+                                rng=seed + 7 * n + 1, eval_repeats=eval_repeats)
+        trials.append((S * R, res["accuracy"]))
+        return res["accuracy"] >= threshold
+
+    start = start or max(4, net_params // 40)
+    n, _ = largest_passing(passes, start, rtol=rtol)
+    S, R = _split_facts(n) if n else (0, 0)
+    facts = S * R
+    return {"d": d, "H": H, "d_h": d_h, "m": m, "params": net_params, "facts": facts,
+            "facts_per_param": facts / net_params, "evaluated": trials, "D": D, "T": T,
+            "steps": steps, "batch": batch, "lr": lr}
+
+
+def transformer_capacity_experiment(*, quick=True, rng=None, progress=_progress, D=8):
+    """Facts stored vs parameters over several ``d`` and ratios ``H d_h / d``, ``m / d``.
+
+    Quick: ``d = 16``, three shapes, ``T = 8``, 500 steps of 128 sequences; full:
+    ``d = 16`` with ``(H d_h / d, m / d)`` in {(1, 1), (0.5, 1), (2, 1), (1, 0.5), (1, 2)},
+    ``d = 24`` with {(1, 1), (0.5, 2), (2, 0.5)}, ``d = 32`` with (1, 1); ``T = 16``,
+    1000 steps of 256 sequences (sized for a shared 2-core machine).
+
+    Returns
+    -------
+    dict
+        ``rows`` (one per configuration), ``facts_per_param`` (Estimate dict of
+        the least-squares slope of facts vs params, with ``info`` holding the
+        min/max/mean/std of the per-configuration ratios) and the settings.
+    """
+    rng = check_rng(rng)
+    if quick:
+        shapes = [(16, 2, 8, 16), (16, 4, 8, 8), (16, 1, 8, 32)]
+        kw = dict(T=8, steps=500, batch=128, lr=1e-2, eval_repeats=2)
+    else:
+        ratios = {16: ((1, 1), (0.5, 1), (2, 1), (1, 0.5), (1, 2)),
+                  24: ((1, 1), (0.5, 2), (2, 0.5)),
+                  32: ((1, 1),)}
+        shapes = []
+        for d, rs in ratios.items():
+            for a, mm in rs:
+                hd = int(a * d)
+                H = max(1, hd // 8)
+                shapes.append((d, H, hd // H, int(mm * d)))
+        kw = dict(T=16, steps=1000, batch=256, lr=1e-2, eval_repeats=2)
+    rows = []
+    for d, H, d_h, m in shapes:
+        t0 = time.perf_counter()
+        r = transformer_capacity(d, H, d_h, m, D=D, rng=rng, **kw)
+        r["seconds"] = time.perf_counter() - t0
+        r["attn_ratio"] = H * d_h / d
+        r["mlp_ratio"] = m / d
+        rows.append(r)
+        progress(f"transformer d={d} H={H} d_h={d_h} m={m}: {r['facts']} facts / "
+                 f"{r['params']} params = {r['facts_per_param']:.4f} ({r['seconds']:.0f} s)")
+    fit = fit_through_origin([r["params"] for r in rows], [r["facts"] for r in rows])
+    return {"rows": rows, "facts_per_param": fit.to_dict(), "D": D, **kw,
+            "quick": quick, "paper_facts_per_param": 0.15}
+
+
+def tradeoff_experiment(*, quick=True, rng=None, progress=_progress, D=8):
+    """Accuracy on a fixed set of facts over a grid of (attention, MLP) sizes.
+
+    Attention size is varied through the number of heads ``H`` (``d_h = 8``),
+    MLP size through ``m`` (``m = 0``: no MLP).
+
+    Returns
+    -------
+    dict
+        ``facts``, ``H`` and ``m`` grids, ``attention_params``, ``mlp_params``
+        and ``accuracy`` (2-d list indexed [i_H][i_m]).
+    """
+    rng = check_rng(rng)
+    if quick:
+        d, S, R, Hs, ms = 16, 8, 8, [1, 2, 4], [0, 16, 64]
+        kw = dict(steps=600, batch=128, lr=1e-2, eval_repeats=2)
+        T = 8
+    else:
+        d, S, R, Hs, ms = 24, 10, 10, [1, 2, 4, 8], [0, 12, 48, 96]
+        kw = dict(steps=1000, batch=256, lr=1e-2, eval_repeats=2)
+        T = 16
+    d_h = 8
+    task = make_task(S, R, D, T=T, rng=rng)
+    acc = np.zeros((len(Hs), len(ms)))
+    for i, H in enumerate(Hs):
+        for j, m in enumerate(ms):
+            res = train_transformer(task, d, H, d_h, m, rng=rng, **kw)
+            acc[i, j] = res["accuracy"]
+            progress(f"trade-off H={H} m={m}: accuracy {acc[i, j]:.3f}")
+    return {"d": d, "d_h": d_h, "S": S, "R": R, "D": D, "T": T, "facts": S * R, "H": Hs, "m": ms,
+            "attention_params": [4 * H * d_h * d for H in Hs],
+            "mlp_params": [2 * m * d for m in ms], "accuracy": acc.tolist(), **kw}
+
+
+def sequential_experiment(*, quick=True, rng=None, progress=_progress):
+    """Sequential learning of the one-hot linear-attention model (see
+    :func:`validation.factual_recall.sequential.train_sequential`).
+
+    Returns the curves, ``ln_DR``, ``ln_D`` and the detected ``stages``.
+    """
+    rng = check_rng(rng)
+    if quick:
+        kw = dict(S=64, R=4, D=8, T=8, steps=1500, lr=2.0, init=1e-3, eval_every=5)
+    else:
+        kw = dict(S=256, R=8, D=8, T=16, steps=6000, lr=4.0, init=1e-3, eval_every=10)
+    S, R, D = kw.pop("S"), kw.pop("R"), kw.pop("D")
+    t0 = time.perf_counter()
+    out = train_sequential(S, R, D, rng=rng, **kw)
+    out["seconds"] = time.perf_counter() - t0
+    st = out["stages"]
+    progress(f"sequential S={S} R={R} D={D}: relation learnt at step {st['relation_learnt']}, "
+             f"subject at {st['subject_learnt']} ({st['order']}); plateaus "
+             f"{st['plateau1']:.3f} (ln DR = {out['ln_DR']:.3f}), "
+             f"{st['plateau2'] if st['plateau2'] is None else round(st['plateau2'], 3)} "
+             f"(ln D = {out['ln_D']:.3f})")
+    return out

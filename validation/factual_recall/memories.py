@@ -1,0 +1,204 @@
+"""Linear and MLP associative memories trained with cross-entropy.
+
+A memory stores ``N`` facts ``x_i -> y(i)``: input embeddings ``X`` (rows) are
+mapped to scores against output embeddings ``U`` (rows) and fact ``i`` is
+*recalled* when the score of its output ``y(i)`` is strictly the largest.
+
+* linear memory: ``scores = X W^T U^T`` with ``W`` in ``R^{d x d}``
+  (``d^2`` parameters); THEORY.md section 3: largest ``N`` at 99% accuracy
+  scales as ``N ln N ~ c d^2``;
+* MLP memory: ``scores = relu(X W1^T + b) W2^T U^T`` with ``W1`` (m x d),
+  ``b`` (m), ``W2`` (d x m) (``2 m d`` parameters, bias not counted); with a
+  fixed small number of output classes ``N ~ c m d``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from hcizz._checks import check_int, check_real, check_rng
+from validation.losses import softmax_xent
+from validation.optim import Adam, warmup_cosine
+
+__all__ = ["sphere_embeddings", "linear_memory_loss", "mlp_memory_loss",
+           "init_mlp_memory", "train_memory"]
+
+
+def sphere_embeddings(n, d, rng=None, dtype=np.float64):
+    """``n`` i.i.d. points uniform on the unit sphere of ``R^d`` (rows).
+
+    Parameters
+    ----------
+    n, d : int
+        Number of points (>= 1) and dimension (>= 1).
+    rng : seed or Generator
+    dtype : numpy dtype
+
+    Returns
+    -------
+    ndarray, shape (n, d)
+
+    Examples
+    --------
+    >>> E = sphere_embeddings(5, 3, rng=0)
+    >>> bool(np.allclose(np.linalg.norm(E, axis=1), 1))
+    True
+    """
+    n = check_int("n", n, low=1)
+    d = check_int("d", d, low=1)
+    rng = check_rng(rng)
+    g = rng.standard_normal((n, d))
+    g /= np.linalg.norm(g, axis=1, keepdims=True)
+    return g.astype(dtype)
+
+
+def linear_memory_loss(W, X, U, targets, grad=True):
+    """Cross-entropy of the linear memory and its gradient in ``W``.
+
+    Parameters
+    ----------
+    W : ndarray (d, d)
+    X : ndarray (n, d)
+        Input embeddings.
+    U : ndarray (k, d)
+        Output embeddings (candidates).
+    targets : int ndarray (n,)
+        Index in ``U`` of each input's output.
+
+    Returns
+    -------
+    loss : float
+    dW : ndarray (d, d) or None
+    correct : bool ndarray (n,)
+
+    Notes
+    -----
+    ``L = X W^T U^T``, ``G = dloss/dL`` so ``dW = U^T G^T X``.
+    """
+    L = (X @ W.T) @ U.T
+    loss, G, correct = softmax_xent(L, targets, grad=grad)
+    if not grad:
+        return loss, None, correct
+    dW = (U.T @ G.T) @ X
+    return loss, dW, correct
+
+
+def init_mlp_memory(d, m, rng=None, dtype=np.float64):
+    """He-style initialisation ``[W1 (m, d), b (m,), W2 (d, m)]`` of an MLP memory."""
+    d = check_int("d", d, low=1)
+    m = check_int("m", m, low=1)
+    rng = check_rng(rng)
+    W1 = rng.standard_normal((m, d)) * np.sqrt(2.0 / d)
+    b = np.zeros(m)
+    W2 = rng.standard_normal((d, m)) / np.sqrt(m)
+    return [W1.astype(dtype), b.astype(dtype), W2.astype(dtype)]
+
+
+def mlp_memory_loss(params, X, U, targets, grad=True):
+    """Cross-entropy of the MLP memory ``x -> W2 relu(W1 x + b)`` and its gradients.
+
+    Parameters
+    ----------
+    params : list ``[W1 (m, d), b (m,), W2 (d, m)]``
+    X : ndarray (n, d)
+    U : ndarray (k, d)
+    targets : int ndarray (n,)
+
+    Returns
+    -------
+    loss : float
+    grads : list of ndarray (same order as ``params``) or None
+    correct : bool ndarray (n,)
+
+    Notes
+    -----
+    ``P = X W1^T + b``, ``Hd = relu(P)``, ``Y = Hd W2^T``, ``L = Y U^T``; with
+    ``G = dloss/dL``: ``dY = G U``, ``dW2 = dY^T Hd``, ``dP = (dY W2) * 1[P > 0]``,
+    ``dW1 = dP^T X``, ``db = sum_rows dP``.
+    """
+    W1, b, W2 = params
+    P = X @ W1.T + b
+    Hd = np.maximum(P, 0)
+    Y = Hd @ W2.T
+    L = Y @ U.T
+    loss, G, correct = softmax_xent(L, targets, grad=grad)
+    if not grad:
+        return loss, None, correct
+    dY = G @ U
+    dW2 = dY.T @ Hd
+    dP = (dY @ W2) * (P > 0)
+    dW1 = dP.T @ X
+    db = dP.sum(axis=0)
+    return loss, [dW1, db, dW2], correct
+
+
+def train_memory(kind, n, d, *, m=None, n_classes=None, steps=1000, lr=None, rng=None,
+                 dtype=np.float32):
+    """Train a linear or MLP associative memory on ``n`` random facts (full batch, Adam).
+
+    Parameters
+    ----------
+    kind : {"linear", "mlp"}
+    n : int
+        Number of facts (inputs), >= 1.
+    d : int
+        Embedding dimension.
+    m : int
+        MLP width (``kind="mlp"`` only).
+    n_classes : int, optional
+        Number of output embeddings.  Linear memory: default ``n`` and fact
+        ``i`` maps to output ``i`` (a bijection; ``n_classes < n`` is refused).
+        MLP memory: default 2; each fact gets a uniform random class.
+    steps : int
+        Adam steps (warm-up 5% then cosine decay to 0.01 lr).
+    lr : float, optional
+        Peak learning rate (default 0.05 linear, 0.01 MLP).
+    rng : seed or Generator
+    dtype : float dtype for training.
+
+    Returns
+    -------
+    dict
+        ``accuracy`` (fraction of facts recalled at the end), ``loss``,
+        ``params`` (parameter count: ``d^2`` or ``2 m d``).
+    """
+    if kind not in ("linear", "mlp"):
+        raise ValueError(f"kind must be 'linear' or 'mlp', got {kind!r}")
+    n = check_int("n", n, low=1)
+    d = check_int("d", d, low=1)
+    steps = check_int("steps", steps, low=1)
+    rng = check_rng(rng)
+    if kind == "linear":
+        k = n if n_classes is None else check_int("n_classes", n_classes, low=1)
+        if k < n:
+            raise ValueError(f"n must be <= n_classes={k} (a bijective linear memory needs one "
+                             f"output per fact), got {n}")
+        X = sphere_embeddings(n, d, rng, dtype)
+        U = sphere_embeddings(k, d, rng, dtype)
+        targets = np.arange(n)
+        params = [np.zeros((d, d), dtype)]
+        lr = 0.05 if lr is None else check_real("lr", lr, low=0, low_open=True)
+
+        def lossfn(p, grad=True):
+            loss, g, c = linear_memory_loss(p[0], X, U, targets, grad)
+            return loss, (None if g is None else [g]), c
+        count = d * d
+    else:
+        if m is None:
+            raise ValueError("m must be given for kind='mlp'")
+        m = check_int("m", m, low=1)
+        k = 2 if n_classes is None else check_int("n_classes", n_classes, low=2)
+        X = sphere_embeddings(n, d, rng, dtype)
+        U = sphere_embeddings(k, d, rng, dtype)
+        targets = rng.integers(0, k, size=n)
+        params = init_mlp_memory(d, m, rng, dtype)
+        lr = 0.01 if lr is None else check_real("lr", lr, low=0, low_open=True)
+
+        def lossfn(p, grad=True):
+            return mlp_memory_loss(p, X, U, targets, grad)
+        count = 2 * m * d
+    opt = Adam(params)
+    for s in range(steps):
+        _, g, _ = lossfn(params)
+        opt.step(g, lr=warmup_cosine(s, steps, lr=lr, warmup=0.05, final=0.01))
+    loss, _, correct = lossfn(params, grad=False)
+    return {"accuracy": float(correct.mean()), "loss": loss, "params": count, "n": n}

@@ -1,0 +1,159 @@
+"""The synthetic factual-recall task of THEORY.md section 3.
+
+``S`` subjects, ``R`` relations; relation ``r`` owns the answer block
+``[r D, (r + 1) D)`` and fact ``(s, r)`` has answer ``a*(s, r)`` in that block
+(uniform, fixed per task).  A sequence has length ``T``: the subject and the
+relation sit at two distinct uniform positions among the first ``T - 1``, every
+other position holds a uniform noise token from a separate noise vocabulary of
+size ``S + R`` and the last token is EOS.
+
+Token ids: subjects ``[0, S)``, relations ``[S, S + R)``, noise
+``[S + R, 2 (S + R))``, EOS ``2 (S + R)``; vocabulary size ``2 (S + R) + 1``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hcizz._checks import check_int, check_rng
+
+__all__ = ["FactTask", "make_task", "structured_answers"]
+
+
+@dataclass(frozen=True)
+class FactTask:
+    """A factual-recall dataset (see module docstring); build with :func:`make_task`.
+
+    Attributes
+    ----------
+    S, R, D, T : int
+    answers : int ndarray (S, R)
+        ``a*(s, r)`` in ``[r D, (r + 1) D)``.
+    """
+
+    S: int
+    R: int
+    D: int
+    T: int
+    answers: np.ndarray
+
+    @property
+    def n_facts(self):
+        return self.S * self.R
+
+    @property
+    def n_answers(self):
+        return self.D * self.R
+
+    @property
+    def vocab(self):
+        return 2 * (self.S + self.R) + 1
+
+    @property
+    def eos(self):
+        return 2 * (self.S + self.R)
+
+    def sample(self, batch, rng=None, *, subjects=None, relations=None):
+        """Fresh batch of sequences.
+
+        Parameters
+        ----------
+        batch : int
+            Number of sequences (ignored when ``subjects`` is given).
+        rng : seed or Generator
+        subjects, relations : int ndarray, optional
+            Fix the facts of the batch (e.g. every fact once for evaluation);
+            otherwise uniform.
+
+        Returns
+        -------
+        tokens : int ndarray (batch, T)
+        targets : int ndarray (batch,)
+            Answer index in ``[0, D R)``.
+        subjects, relations : int ndarray (batch,)
+        """
+        rng = check_rng(rng)
+        S, R, T = self.S, self.R, self.T
+        if subjects is None:
+            batch = check_int("batch", batch, low=1)
+            subjects = rng.integers(0, S, size=batch)
+            relations = rng.integers(0, R, size=batch)
+        else:
+            subjects = np.asarray(subjects, dtype=np.int64)
+            relations = np.asarray(relations, dtype=np.int64)
+            batch = subjects.shape[0]
+        tokens = rng.integers(S + R, 2 * (S + R), size=(batch, T))
+        ps = rng.integers(0, T - 1, size=batch)
+        pr = rng.integers(0, T - 2, size=batch)
+        pr = pr + (pr >= ps)  # distinct from ps, uniform on the other T-2 slots
+        rows = np.arange(batch)
+        tokens[rows, ps] = subjects
+        tokens[rows, pr] = S + relations
+        tokens[:, -1] = self.eos
+        return tokens, self.answers[subjects, relations], subjects, relations
+
+    def all_facts(self):
+        """``(subjects, relations)`` listing every fact once (row-major)."""
+        s, r = np.meshgrid(np.arange(self.S), np.arange(self.R), indexing="ij")
+        return s.ravel(), r.ravel()
+
+
+def make_task(S, R, D, T=32, rng=None, *, distinct=False):
+    """Draw a factual-recall task.
+
+    Parameters
+    ----------
+    S, R : int
+        Subjects and relations (>= 1).
+    D : int
+        Answers per relation (>= 2).
+    T : int
+        Sequence length (>= 3: subject, relation, EOS).
+    rng : seed or Generator
+    distinct : bool
+        If True, the answers of a relation are distinct across subjects (a
+        random injection of the subjects into the block), which needs
+        ``S <= D``.
+
+    Returns
+    -------
+    FactTask
+
+    Examples
+    --------
+    >>> task = make_task(4, 2, 3, T=5, rng=0)
+    >>> tok, y, s, r = task.sample(6, rng=1)
+    >>> bool(np.all(tok[:, -1] == task.eos)) and bool(np.all(y // 3 == r))
+    True
+    """
+    S = check_int("S", S, low=1)
+    R = check_int("R", R, low=1)
+    D = check_int("D", D, low=2)
+    T = check_int("T", T, low=3)
+    rng = check_rng(rng)
+    if distinct:
+        if S > D:
+            raise ValueError(f"S must be <= D={D} when answers are distinct (more facts per "
+                             f"relation than answers), got {S}")
+        within = np.stack([rng.permutation(D)[:S] for _ in range(R)], axis=1)
+    else:
+        within = rng.integers(0, D, size=(S, R))
+    answers = within + D * np.arange(R)[None, :]
+    return FactTask(S, R, D, T, answers)
+
+
+def structured_answers(S, R, D):
+    """Structured facts ``a(s, r) = floor(s D / S) + r D`` (sequential-learning model).
+
+    Returns an int ndarray (S, R).  Every within-block index is used when
+    ``S >= D``; ``S < D`` is refused (more answers per block than subjects).
+    """
+    S = check_int("S", S, low=1)
+    R = check_int("R", R, low=1)
+    D = check_int("D", D, low=2)
+    if S < D:
+        raise ValueError(f"S must be >= D={D} for structured facts, got {S}")
+    s = np.arange(S)[:, None]
+    r = np.arange(R)[None, :]
+    return (s * D) // S + r * D

@@ -1,0 +1,180 @@
+"""Report section: factual recall in one-layer transformers (THEORY.md section 3)."""
+from __future__ import annotations
+
+import numpy as np
+
+from validation.report import SectionResult, md_table
+from validation.factual_recall import experiments as ex
+
+KEY = "factual_recall"
+TITLE = "Factual recall in one-layer transformers (THEORY.md section 3)"
+
+
+def _seed(ctx, name):
+    return ex.experiment_rng(ctx.seed, name)
+
+
+def build(ctx):
+    import matplotlib.pyplot as plt
+
+    md, data, figs = [], {}, []
+    mode = "quick" if ctx.quick else "full"
+    cmd = "python -m validation factual-recall {} " + ("--quick " if ctx.quick else "") + \
+        f"--seed {ctx.seed}"
+
+    # ---------------------------------------------------------------- 1. memories
+    ctx.progress("factual_recall: 1/4 associative-memory capacity")
+    mem = ex.memory_capacity_experiment(quick=ctx.quick, rng=_seed(ctx, "memory"), progress=ctx.progress)
+    data["memory"] = mem
+    lf, mf = mem["linear_fit"], mem["mlp_fit"]
+    md.append("### 1. Associative-memory capacity\n")
+    md.append(f"Largest `N` recalled at >= {mem['threshold']:.0%} accuracy (bisection over `N`, "
+              f"one seed per size, {mem['linear_steps']} / {mem['mlp_steps']} full-batch Adam "
+              f"steps for linear / MLP). MLP memories map `N` inputs to "
+              f"{mem['mlp_classes']} random classes. Same experiment: `{cmd.format('memory')}`.\n")
+    md.append(md_table(["d", "params d^2", "N", "N ln N / d^2"],
+                       [(r["d"], r["params"], r["N"], r["c"]) for r in mem["linear"]],
+                       {3: ".3f"}))
+    md.append(f"\nFit `N ln N = c d^2`: **c = {lf['value']:.3f} +- {lf['stderr']:.3f}** "
+              f"(per-size ratios {lf['info']['ratio_min']:.3f}..{lf['info']['ratio_max']:.3f}).\n")
+    md.append(md_table(["d", "m", "params 2md", "N", "N / (m d)"],
+                       [(r["d"], r["m"], r["params"], r["N"], r["c"]) for r in mem["mlp"]],
+                       {4: ".3f"}))
+    md.append(f"\nFit `N = c m d`: **c = {mf['value']:.3f} +- {mf['stderr']:.3f}** (per-size "
+              f"ratios {mf['info']['ratio_min']:.3f}..{mf['info']['ratio_max']:.3f}). At these "
+              f"sizes 99% of `N < 100` facts means no error at all, so the smallest sizes are "
+              f"the noisiest, and a fixed step budget makes large sizes lower bounds.\n")
+    fig, ax = plt.subplots(1, 2, figsize=(9, 3.5))
+    x = np.array([r["params"] for r in mem["linear"]])
+    ax[0].plot(x, [r["NlnN"] for r in mem["linear"]], "o", label="measured")
+    ax[0].plot(x, lf["value"] * x, "-", label=f"c d^2, c={lf['value']:.2f}")
+    ax[0].set(xlabel="d^2", ylabel="N ln N", title="linear memory")
+    ax[0].legend()
+    x = np.array([r["d"] * r["m"] for r in mem["mlp"]])
+    ax[1].plot(x, [r["N"] for r in mem["mlp"]], "o", label="measured")
+    ax[1].plot(x, mf["value"] * x, "-", label=f"c m d, c={mf['value']:.2f}")
+    ax[1].set(xlabel="m d", ylabel="N", title=f"MLP memory ({mem['mlp_classes']} classes)")
+    ax[1].legend()
+    figs.append(ctx.savefig(fig, "fr_memory_capacity.png"))
+    md.append(f"\n![associative-memory capacity]({figs[-1]})\n")
+
+    # ---------------------------------------------------------------- 2. transformer
+    ctx.progress("factual_recall: 2/4 transformer facts vs parameters")
+    tr = ex.transformer_capacity_experiment(quick=ctx.quick, rng=_seed(ctx, "transformer"),
+                                            progress=ctx.progress)
+    data["transformer"] = tr
+    fpp = tr["facts_per_param"]
+    data["facts_per_param"] = {"value": fpp["value"], "stderr": fpp["stderr"],
+                               "ratio_min": fpp["info"]["ratio_min"],
+                               "ratio_max": fpp["info"]["ratio_max"],
+                               "ratio_std": fpp["info"]["ratio_std"], "n_configs": fpp["n"],
+                               "mode": mode, "paper": 0.15}
+    md.append("\n### 2. Facts stored vs parameters (one-layer transformer)\n")
+    md.append(f"`D = {tr['D']}`, `T = {tr['T']}`, {tr['steps']} Adam steps of {tr['batch']} "
+              f"fresh sequences, accuracy over every fact on {tr['eval_repeats']} fresh "
+              f"sequences each; `S = R` (square split). Same experiment: "
+              f"`{cmd.format('transformer')}`.\n")
+    md.append(md_table(["d", "H", "d_h", "m", "H d_h / d", "m / d", "params", "facts",
+                        "facts / param"],
+                       [(r["d"], r["H"], r["d_h"], r["m"], r["attn_ratio"], r["mlp_ratio"],
+                         r["params"], r["facts"], r["facts_per_param"]) for r in tr["rows"]],
+                       {4: ".2f", 5: ".2f", 8: ".4f"}))
+    md.append(f"\n**Facts per parameter: {fpp['value']:.4f} +- {fpp['stderr']:.4f}** "
+              f"(slope through the origin; per-configuration ratios "
+              f"{fpp['info']['ratio_min']:.4f}..{fpp['info']['ratio_max']:.4f}, std "
+              f"{fpp['info']['ratio_std']:.4f}). The paper reports about 0.15 at `D = 8`; ours "
+              f"is {0.15 / max(fpp['value'], 1e-12):.1f}x lower: our models are much smaller "
+              f"(d <= 32 against the paper's hundreds) and trained for a fixed, short budget, so "
+              f"these are lower bounds on what the architecture can store, not a contradiction.\n")
+    fig, ax = plt.subplots(figsize=(4.5, 3.5))
+    x = np.array([r["params"] for r in tr["rows"]])
+    ax.scatter(x, [r["facts"] for r in tr["rows"]], c=[r["d"] for r in tr["rows"]])
+    xs = np.linspace(0, x.max() * 1.05, 10)
+    ax.plot(xs, fpp["value"] * xs, "-", label=f"fit {fpp['value']:.3f} facts/param")
+    ax.plot(xs, 0.15 * xs, ":", label="paper 0.15 facts/param")
+    ax.set(xlabel="parameters 4 H d_h d + 2 m d", ylabel="facts stored (>= 99%)",
+           ylim=(0, max(r["facts"] for r in tr["rows"]) * 1.5 + 1))
+    ax.legend(fontsize=8)
+    figs.append(ctx.savefig(fig, "fr_transformer_capacity.png"))
+    md.append(f"\n![facts stored vs parameters]({figs[-1]})\n")
+
+    # ---------------------------------------------------------------- 3. trade-off
+    ctx.progress("factual_recall: 3/4 attention / MLP trade-off")
+    to = ex.tradeoff_experiment(quick=ctx.quick, rng=_seed(ctx, "tradeoff"), progress=ctx.progress)
+    data["tradeoff"] = to
+    md.append("\n### 3. Trade-off between attention and MLP parameters\n")
+    md.append(f"Accuracy on a fixed set of {to['facts']} facts (`S = {to['S']}`, `R = {to['R']}`, "
+              f"`D = {to['D']}`, `d = {to['d']}`, `d_h = {to['d_h']}`, `T = {to['T']}`). "
+              f"Rows: heads `H` (attention params `4 H d_h d`); columns: MLP width `m` "
+              f"(MLP params `2 m d`). Same experiment: `{cmd.format('tradeoff')}`.\n")
+    md.append(md_table(["H \\ m"] + [f"m={m} ({p})" for m, p in zip(to["m"], to["mlp_params"])],
+                       [[f"H={H} ({p})"] + list(row) for H, p, row in
+                        zip(to["H"], to["attention_params"], to["accuracy"])],
+                       {j: ".3f" for j in range(1, len(to["m"]) + 1)}))
+    accs = np.array(to["accuracy"])
+    att_only = [H for H, a in zip(to["H"], accs[:, 0]) if a >= 0.99]
+    md.append(f"\nAttention alone (`m = 0`) stores all {to['facts']} facts at >= 99% from "
+              f"`H = {att_only[0]}` on ({to['attention_params'][to['H'].index(att_only[0])]} "
+              f"attention params)." if att_only else
+              f"\nAttention alone (`m = 0`) never reaches 99% on this grid.")
+    md.append(f" With the smallest attention (`H = {to['H'][0]}`), growing the MLP moves the "
+              f"accuracy from {accs[0, 0]:.3f} (`m = 0`) to {accs[0, -1]:.3f} "
+              f"(`m = {to['m'][-1]}`): the MLP takes over the storage that the value matrices "
+              f"cannot hold. Attention cannot be removed entirely here (`H d_h > 0` is "
+              f"required): it is the only path from the subject and relation positions to EOS, "
+              f"so 'MLP alone' means the smallest attention row.\n")
+    data["tradeoff"]["attention_only_min_H"] = att_only[0] if att_only else None
+    fig, ax = plt.subplots(figsize=(4.5, 3.5))
+    im = ax.imshow(np.array(to["accuracy"]), origin="lower", vmin=0, vmax=1, cmap="viridis")
+    ax.set_xticks(range(len(to["m"])), [str(p) for p in to["mlp_params"]])
+    ax.set_yticks(range(len(to["H"])), [str(p) for p in to["attention_params"]])
+    ax.set(xlabel="MLP parameters", ylabel="attention parameters",
+           title=f"accuracy, {to['facts']} facts")
+    fig.colorbar(im, ax=ax)
+    figs.append(ctx.savefig(fig, "fr_tradeoff.png"))
+    md.append(f"\n![trade-off map]({figs[-1]})\n")
+
+    # ---------------------------------------------------------------- 4. sequential
+    ctx.progress("factual_recall: 4/4 sequential learning")
+    sq = ex.sequential_experiment(quick=ctx.quick, rng=_seed(ctx, "sequential"), progress=ctx.progress)
+    st = sq["stages"]
+    data["sequential"] = {k: v for k, v in sq.items() if k not in ("step", "total", "relation",
+                                                                  "subject")}
+    data["sequential"]["curves"] = {k: np.asarray(sq[k]).tolist() for k in
+                                    ("step", "total", "relation", "subject")}
+    data["stage_boundaries"] = {"relation_learnt": st["relation_learnt"],
+                                "subject_learnt": st["subject_learnt"], "order": st["order"],
+                                "plateau1": st["plateau1"], "plateau2": st["plateau2"],
+                                "ln_DR": sq["ln_DR"], "ln_D": sq["ln_D"]}
+    md.append("\n### 4. Sequential learning: relations before subjects\n")
+    md.append(f"Linear attention with one-hot embeddings, structured facts "
+              f"`a(s, r) = floor(s D / S) + r D`, `S = {sq['S']}`, `R = {sq['R']}`, "
+              f"`D = {sq['D']}`, `T = {sq['T']}`, plain GD (lr {sq['lr']}, init scale "
+              f"{sq['init']}). A component counts as learnt when its loss falls below 10% of "
+              f"its initial value; the boundaries are read off the curves. Same experiment: "
+              f"`{cmd.format('sequential')}`.\n")
+    p2 = "none" if st["plateau2"] is None else f"{st['plateau2']:.3f}"
+    md.append(md_table(["quantity", "measured", "theory"],
+                       [("plateau 1 (total loss)", f"{st['plateau1']:.3f}", f"ln(DR) = {sq['ln_DR']:.3f}"),
+                        ("plateau 2 (total loss)", p2, f"ln D = {sq['ln_D']:.3f}"),
+                        ("relation learnt at step", st["relation_learnt"], "-"),
+                        ("subject learnt at step", st["subject_learnt"], "-"),
+                        ("order", st["order"], "relation-first"),
+                        ("final total loss", f"{st['final']:.4f}", "-> 0")]))
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    step = np.asarray(sq["step"])
+    for k in ("total", "relation", "subject"):
+        ax.plot(step, sq[k], label=k)
+    ax.axhline(sq["ln_DR"], ls=":", c="k", lw=0.8)
+    ax.axhline(sq["ln_D"], ls="--", c="k", lw=0.8)
+    ax.text(step[-1], sq["ln_DR"], " ln DR", va="center", fontsize=8)
+    ax.text(step[-1], sq["ln_D"], " ln D", va="center", fontsize=8)
+    for b in (st["relation_learnt"], st["subject_learnt"]):
+        if b is not None:
+            ax.axvline(b, c="gray", lw=0.8)
+    ax.set_xscale("symlog", linthresh=10)
+    ax.set(xlabel="GD step (linear below 10, log above)", ylabel="loss", xlim=(0, step[-1]))
+    ax.legend(fontsize=8)
+    figs.append(ctx.savefig(fig, "fr_sequential.png"))
+    md.append(f"\n![sequential learning]({figs[-1]})\n")
+    return SectionResult("\n".join(md), data, figs)

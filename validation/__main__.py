@@ -10,6 +10,10 @@ from hcizz._cli import ArgumentParser, run_cli
 #: parser and sets its ``func(args) -> int``.
 CLI_MODULES = [
     "validation.report_cli",
+    "validation.factual_recall.cli",
+    "validation.token_retrieval.cli",
+    "validation.engine.cli",
+    "validation.linear_memory.cli",
 ]
 
 

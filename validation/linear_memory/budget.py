@@ -1,0 +1,105 @@
+"""Budget study: empirical threshold against the training-step budget.
+
+With a constant learning rate (no warm-up, no decay) a run with budget ``B``
+is exactly the first ``B`` steps of a run with a larger budget, and training
+stops at the first step where all facts are recalled.  So one run per trial
+at the largest budget gives success at every smaller budget:
+``success(B) = success and steps <= B``.  The threshold is then fitted per
+budget (:func:`validation.linear_memory.capacity.fit_threshold`) until it
+stops moving.
+
+Run (the numbers in ``docs/linear_memory.md``)::
+
+    python -m validation.linear_memory.budget --d 20,30 --store budget.jsonl
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+from .capacity import capacity_trial, fit_threshold, load_grid, trial_params
+
+__all__ = ["CONFIGS", "budget_thresholds", "budget_study"]
+
+#: Candidate optimiser settings (constant learning rate) compared by the study.
+CONFIGS = {
+    "T1_lr0.05": {"temperature": 1.0, "lr": 0.05},
+    "T0.05_lr0.1": {"temperature": 0.05, "lr": 0.1},
+    "T0.05_lr0.3": {"temperature": 0.05, "lr": 0.3},
+}
+
+BUDGETS = (64, 128, 256, 512, 1024, 2048, 4096, 8192)
+
+
+def budget_thresholds(records, budgets=BUDGETS):
+    """Threshold fit for each budget from trial records of one configuration.
+
+    Parameters
+    ----------
+    records : list of dict
+        Results of :func:`capacity_trial` run with a constant learning rate
+        and the largest budget (fields ``load``, ``success``, ``steps``).
+    budgets : sequence of int
+
+    Returns
+    -------
+    list of dict
+        ``budget``, ``threshold``, ``ci_low``, ``ci_high``, ``successes``.
+    """
+    loads = np.array([r["load"] for r in records])
+    out = []
+    for b in budgets:
+        succ = np.array([r["success"] and r["steps"] <= b for r in records])
+        f = fit_threshold(loads, succ)
+        out.append({"budget": int(b), "threshold": f.threshold, "ci_low": f.ci_low,
+                    "ci_high": f.ci_high, "successes": int(succ.sum())})
+    return out
+
+
+def budget_study(ds=(20, 30), *, model="op", configs=None, seeds=6, centers=None,
+                 max_budget=8192, store=None, workers=1, progress=True):
+    """Run the budget study; returns ``{config: {d: [per-budget fits]}}``."""
+    from validation.engine import run_sweep
+
+    configs = configs or CONFIGS
+    centers = centers or {20: 0.95, 30: 0.93, 40: 0.91, 60: 0.88}
+    out = {}
+    for name, cfg in configs.items():
+        out[name] = {}
+        for d in ds:
+            loads = load_grid(centers.get(d, 0.9), n=8, rel=0.3, d=d)
+            params = trial_params(model, d, loads, range(seeds), steps=max_budget,
+                                  warmup=0.0, final=1.0, **cfg)
+            t0 = time.perf_counter()
+            recs = run_sweep(capacity_trial, params, store=store, workers=workers,
+                             progress=progress, label=f"budget {name} d={d}")
+            res = [r["result"] for r in recs if r["status"] == "ok"]
+            out[name][d] = {"fits": budget_thresholds(res, [b for b in BUDGETS if b <= max_budget]),
+                            "seconds": time.perf_counter() - t0,
+                            "train_seconds": float(sum(r["seconds"] for r in res))}
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m validation.linear_memory.budget")
+    ap.add_argument("--d", default="20,30")
+    ap.add_argument("--model", default="op")
+    ap.add_argument("--seeds", type=int, default=6)
+    ap.add_argument("--max-budget", type=int, default=8192)
+    ap.add_argument("--configs", default=",".join(CONFIGS))
+    ap.add_argument("--store", default=None)
+    ap.add_argument("--workers", type=int, default=1)
+    a = ap.parse_args(argv)
+    cfgs = {k: CONFIGS[k] for k in a.configs.split(",")}
+    res = budget_study([int(x) for x in a.d.split(",")], model=a.model, configs=cfgs,
+                       seeds=a.seeds, max_budget=a.max_budget, store=a.store, workers=a.workers)
+    print(json.dumps(res, default=float, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

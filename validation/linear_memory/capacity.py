@@ -1,0 +1,340 @@
+"""Empirical capacity: trials, load grids and the logistic threshold fit.
+
+One *trial* draws a fact set at load ``alpha`` (``p ln p = alpha d^2``, ``p``
+rounded to an integer, the actual load recorded), trains (or builds the
+Hebbian memory) and records success = exact recall of all ``p`` facts.
+The empirical capacity is the load where the success probability crosses
+1/2, from a logistic fit over a grid of loads and seeds
+(:func:`fit_threshold`).
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+from scipy import optimize, stats
+
+from hcizz._checks import check_int, check_real
+from .data import make_facts, p_from_load, load_of, DEFAULT_MAX_BYTES
+from .train import train, MODELS
+
+__all__ = ["capacity_trial", "trial_params", "load_grid", "fit_threshold",
+           "ThresholdFit", "success_counts", "trial_rngs"]
+
+
+def trial_rngs(seed, d, p):
+    """Independent generators for the facts and the initialisation of a trial.
+
+    The facts depend on ``(seed, d, p)`` only, so OP, low-rank and Hebbian
+    trials with equal ``(seed, d, p)`` see the same facts (paired comparison).
+    """
+    ss = np.random.SeedSequence(entropy=int(seed), spawn_key=(int(d), int(p)))
+    a, b = ss.spawn(2)
+    return np.random.default_rng(a), np.random.default_rng(b)
+
+
+def capacity_trial(params):
+    """One capacity trial (module-level, for :func:`validation.engine.run_sweep`).
+
+    Parameters
+    ----------
+    params : dict
+        ``model`` in {"op", "dp", "lowrank", "hebbian"}, ``d``, ``alpha``
+        (target load), ``seed``; optional ``kappa`` (low-rank), ``preset``
+        ("default"/"paper"), ``dtype`` ("float32"/"float64"), ``max_bytes``
+        (DP limit) and :class:`~validation.linear_memory.train.TrainConfig`
+        overrides ``lr``, ``steps``, ``temperature``, ``init_std``,
+        ``warmup``, ``final``, ``stop_accuracy``.
+
+    Returns
+    -------
+    dict
+        ``p``, ``load`` (actual ``p ln p / d^2``), ``success`` (bool),
+        ``accuracy``, ``steps`` (steps taken; with a constant learning rate
+        a success within ``steps`` is also a success for every larger
+        budget), ``loss``, ``seconds`` (wall) and ``cpu_seconds`` (process
+        CPU time: the cost on an unloaded core).
+    """
+    model = params["model"]
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    d = check_int("d", params["d"], low=1)
+    p = p_from_load(params["alpha"], d)
+    seed = params["seed"]
+    kind = "dp" if model == "dp" else "op"
+    dtype = np.dtype(params.get("dtype", "float32"))
+    rf, ri = trial_rngs(seed, d, p)
+    t0, c0 = time.perf_counter(), time.process_time()
+    facts = make_facts(kind, p, d, rng=rf, dtype=dtype,
+                       max_bytes=params.get("max_bytes", DEFAULT_MAX_BYTES))
+    over = {k: params[k] for k in ("lr", "steps", "temperature", "init_std", "warmup",
+                                   "final", "stop_accuracy") if k in params}
+    res = train(facts, model={"op": "full", "dp": "full"}.get(model, model),
+                kappa=params.get("kappa", 1.0), preset=params.get("preset", "default"),
+                rng=ri, **over)
+    return {"p": p, "load": float(load_of(p, d)), "success": bool(res.success),
+            "accuracy": res.accuracy, "steps": int(res.steps), "loss": float(res.loss),
+            "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
+
+
+def load_grid(center, *, n=7, rel=0.25, d=None):
+    """Loads ``center * linspace(1 - rel, 1 + rel, n)``.
+
+    With ``d`` given, loads mapping to the same integer ``p`` are merged and
+    the loads are those of the integer ``p`` (sorted, unique).
+    """
+    center = check_real("center", center, low=0, low_open=True, allow_array=False)
+    n = check_int("n", n, low=1)
+    rel = check_real("rel", rel, low=0, high=1, high_open=True, allow_array=False)
+    grid = center * np.linspace(1 - rel, 1 + rel, n) if n > 1 else np.array([center])
+    if d is None:
+        return [float(a) for a in grid]
+    ps = sorted({p_from_load(a, d) for a in grid})
+    return [float(load_of(p, d)) for p in ps]
+
+
+def trial_params(model, d, loads, seeds, *, kappa=None, preset="default", **extra):
+    """Parameter records (one per load and seed) for :func:`capacity_trial`."""
+    out = []
+    for a in loads:
+        for s in seeds:
+            rec = {"model": model, "d": int(d), "alpha": float(a), "seed": int(s),
+                   "preset": preset}
+            if model == "lowrank":
+                rec["kappa"] = float(kappa)
+            rec.update({k: v for k, v in extra.items() if v is not None})
+            out.append(rec)
+    return out
+
+
+def success_counts(loads, success):
+    """Per-load ``[load, successes, trials]`` rows sorted by load."""
+    loads = np.asarray(loads, float)
+    success = np.asarray(success, bool)
+    rows = []
+    for a in np.unique(loads):
+        m = loads == a
+        rows.append([float(a), int(success[m].sum()), int(m.sum())])
+    return rows
+
+
+class ThresholdFit(dict):
+    """Result of :func:`fit_threshold` (a dict with attribute access)."""
+
+    __getattr__ = dict.__getitem__
+
+
+def _loglik(a50, s, x, k, n):
+    # binomial log-likelihood (up to a constant) of k successes out of n at
+    # loads x, success probability sigma((a50 - x)/s); log-sigmoid computed stably
+    # k log sig(t) + (n-k) log sig(-t) = k t - n softplus(t)
+    t = (a50[..., None] - x) / s[..., None]
+    sp = np.maximum(t, 0.0) + np.log1p(np.exp(-np.abs(t)))
+    return (k * t - n * sp).sum(-1)
+
+
+def fit_threshold(loads, success, *, level=0.95, n_grid=481, n_width=61, min_width=None):
+    """Logistic fit of success probability against load, with a profile-likelihood CI.
+
+    Model: ``P(success | alpha) = 1 / (1 + exp((alpha - alpha50) / w))``.
+
+    Parameters
+    ----------
+    loads : array_like
+        Load of each trial.
+    success : array_like of bool
+        Outcome of each trial.
+    level : float
+        Confidence level of the interval (default 0.95).
+    n_grid, n_width : int
+        Grid sizes in ``alpha50`` and ``log w`` for the profile likelihood.
+    min_width : float, optional
+        Smallest width ``w`` considered (default ``1e-3 * median load``):
+        keeps the likelihood bounded under complete separation.
+
+    Returns
+    -------
+    ThresholdFit
+        ``threshold`` (MLE of ``alpha50``; NaN if the data never cross 1/2,
+        i.e. the maximum sits on the edge of the search range), ``width``,
+        ``ci_low``, ``ci_high`` (profile-likelihood interval; ``-inf``/``inf``
+        where it reaches the edge of the search range, which extends one grid
+        span beyond the data), ``counts`` (per-load successes/trials),
+        ``n``, ``method``.
+
+    Notes
+    -----
+    The interval is ``{alpha50 : max_w l(alpha50, w) >= l_max - chi2_1(level)/2}``
+    (Wilks).  It is preferred to Wald/Fisher intervals because with a few
+    seeds per load the likelihood is strongly asymmetric and often
+    (quasi-)separated, where the Fisher information is singular and bootstrap
+    resamples are degenerate; the profile interval stays finite and is
+    bracketed by the loads where successes and failures overlap.  The
+    profile is computed on a grid (``n_grid x n_width``) and the MLE refined
+    by Nelder-Mead from the best grid point.
+    """
+    x = np.asarray(loads, float).ravel()
+    y = np.asarray(success, float).ravel()
+    if x.size != y.size or x.size == 0:
+        raise ValueError(f"loads and success must have equal nonzero length, got {x.size} and {y.size}")
+    counts = success_counts(x, y.astype(bool))
+    xs, ks, ns = (np.array(c, float) for c in zip(*counts))
+    xmin, xmax = float(x.min()), float(x.max())
+    span = max(xmax - xmin, 0.05 * max(abs(xmax), 1e-12))
+    lo, hi = xmin - span, xmax + span
+    wmin = float(min_width) if min_width is not None else 1e-3 * float(np.median(np.abs(x)))
+    wmin = max(wmin, 1e-12)
+    A = np.linspace(lo, hi, n_grid)
+    Wd = np.exp(np.linspace(np.log(wmin), np.log(2 * span), n_width))
+    ll = _loglik(A[:, None], np.broadcast_to(Wd, (n_grid, n_width)), xs, ks, ns)
+    prof = ll.max(axis=1)
+    i, j = np.unravel_index(np.argmax(ll), ll.shape)
+
+    def nll(v):
+        w = math.exp(v[1])
+        if w < wmin:
+            return np.inf
+        return -float(_loglik(np.array(v[0]), np.array(w), xs, ks, ns))
+
+    r = optimize.minimize(nll, [A[i], math.log(Wd[j])], method="Nelder-Mead",
+                          options={"xatol": 1e-7 * span, "fatol": 1e-10})
+    a50, w = (float(r.x[0]), math.exp(r.x[1])) if r.fun <= -ll[i, j] else (float(A[i]), float(Wd[j]))
+    lmax = max(-float(r.fun), float(ll[i, j]))
+    cut = lmax - stats.chi2.ppf(level, 1) / 2
+    inside = np.nonzero(prof >= cut)[0]
+    ci_low = -math.inf if inside[0] == 0 else float(A[inside[0]])
+    ci_high = math.inf if inside[-1] == n_grid - 1 else float(A[inside[-1]])
+    on_edge = a50 <= lo + (hi - lo) / (n_grid - 1) or a50 >= hi - (hi - lo) / (n_grid - 1)
+    if on_edge or y.all() or not y.any():
+        a50 = math.nan
+    return ThresholdFit(threshold=a50, width=w, ci_low=ci_low, ci_high=ci_high,
+                        counts=counts, n=int(x.size), level=level,
+                        method="logistic MLE, profile-likelihood CI")
+
+
+#: Grid centres used only when a ``replica`` prediction is unavailable.
+FALLBACK_CENTER = {"op": 0.93, "dp": 0.93, "lowrank": 0.6, "hebbian": 0.03}
+
+
+def grid_center(model, d, kappa=None, theory=None):
+    """Where to centre the default load grid (a placement heuristic, not a prediction).
+
+    Full rank and Hebbian: the matching prediction.  Low rank: ``alpha_c(kappa)``
+    times the finite-size factor ``alpha*_full(d) / (1/2)`` of the full-rank
+    prediction, because at laptop sizes full-rank thresholds sit ~1.8x above
+    their large-``d`` limit and ``alpha_c(kappa)`` is a large-``d`` number.
+    """
+    from .theory import prediction
+
+    th = theory if theory is not None else prediction(model, d, kappa)
+    c = th.get("value", math.nan)
+    if model == "lowrank" and math.isfinite(c):
+        full = prediction("op", d).get("value", math.nan)
+        c = c * full / 0.5 if math.isfinite(full) else math.nan
+    return c if math.isfinite(c) else FALLBACK_CENTER[model]
+
+
+def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="default",
+                     store=None, workers=None, executor="processes", progress=True,
+                     extend=2, n_loads=None, rel=None, seed0=0, **overrides):
+    """Empirical capacity of one model at one ``d`` (and ``kappa``) vs theory.
+
+    Parameters
+    ----------
+    model : {"op", "dp", "lowrank", "hebbian"}
+    d : int
+        Dimension (>= 2).
+    kappa : float, optional
+        Rank ratio in (0, 1] (low rank only; required there).
+    seeds : int
+        Trials per load (seeds ``seed0 .. seed0 + seeds - 1``).
+    alphas : sequence of float, optional
+        Loads; default: a grid around :func:`grid_center` (7 loads, +-30%;
+        Hebbian: 9 loads, +-70%).
+    preset : {"default", "paper"}
+    store : path, optional
+        JSONL store of :func:`validation.engine.run_sweep` (reruns reuse trials).
+    workers, executor, progress
+        Passed to ``run_sweep``.
+    extend : int
+        Rounds of adaptive extension: while the success rate at the largest
+        load is >= 1/2 (or at the smallest < 1/2) the grid is extended by two
+        loads beyond it, so the crossing is bracketed.
+    **overrides
+        Training overrides (``steps``, ``lr``, ...).
+
+    Returns
+    -------
+    dict
+        ``model``, ``d``, ``kappa``, ``preset``, ``threshold``, ``ci_low``,
+        ``ci_high``, ``width``, ``counts`` (``[load, successes, trials]``),
+        ``theory`` (dict of :func:`validation.linear_memory.theory.prediction`),
+        ``trials``, ``train_seconds`` (sum over trials), ``seconds`` (wall).
+    """
+    from validation.engine import run_sweep
+    from .theory import prediction
+
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    d = check_int("d", d, low=2)
+    if model == "lowrank":
+        if kappa is None:
+            raise ValueError("kappa is required for model 'lowrank' (a value in (0, 1])")
+        kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
+    seeds = check_int("seeds", seeds, low=1)
+    if preset not in ("default", "paper"):
+        raise ValueError(f"preset must be 'default' or 'paper', got {preset!r}")
+    t0 = time.perf_counter()
+    theory = prediction(model, d, kappa)
+    if alphas is None:
+        c = grid_center(model, d, kappa, theory)
+        heb = model == "hebbian"
+        loads = load_grid(c, n=n_loads or (9 if heb else 7), rel=rel or (0.7 if heb else 0.3), d=d)
+    else:
+        loads = [float(load_of(p_from_load(a, d), d)) for a in alphas]
+        loads = sorted(set(loads))
+    if model == "dp":
+        from .data import dp_nbytes
+
+        p_max = p_from_load(max(loads) * (1.5 if alphas is None and extend else 1.0), d)
+        if dp_nbytes(p_max, d) > DEFAULT_MAX_BYTES:
+            raise ValueError(
+                f"p={p_max}, d={d}: the DP candidate tensor of the largest load needs p^2 d * 4 = "
+                f"{dp_nbytes(p_max, d) / 2**30:.2f} GiB per worker > {DEFAULT_MAX_BYTES / 2**30:.0f} GiB; "
+                f"use a smaller d or smaller --alphas")
+    seed_list = list(range(seed0, seed0 + seeds))
+    label = f"capacity {model} d={d}" + (f" kappa={kappa:g}" if model == "lowrank" else "")
+    results = []
+    done = set()
+    for rnd in range(extend + 1):
+        todo = [a for a in loads if a not in done]
+        params = trial_params(model, d, todo, seed_list, kappa=kappa, preset=preset, **overrides)
+        recs = run_sweep(capacity_trial, params, store=store, workers=workers, executor=executor,
+                         progress=progress, label=label)
+        bad = [r for r in recs if r["status"] != "ok"]
+        if bad:
+            raise RuntimeError(f"{len(bad)} trial(s) failed, first: {bad[0]['error']}")
+        results += [r["result"] for r in recs]
+        done.update(todo)
+        if alphas is not None or rnd == extend:
+            break
+        counts = success_counts([r["load"] for r in results], [r["success"] for r in results])
+        step = (loads[-1] - loads[0]) / max(1, len(loads) - 1) or 0.05 * loads[-1]
+        new = []
+        if counts[-1][1] * 2 >= counts[-1][2]:
+            new += [loads[-1] + step, loads[-1] + 2 * step]
+        if counts[0][1] * 2 < counts[0][2]:
+            new += [max(loads[0] - k * step, 1e-3) for k in (1, 2)]
+        new = sorted({float(load_of(p_from_load(a, d), d)) for a in new} - set(loads))
+        if not new:
+            break
+        loads = sorted(set(loads) | set(new))
+    fit = fit_threshold([r["load"] for r in results], [r["success"] for r in results])
+    return {"model": model, "d": d, "kappa": kappa, "preset": preset,
+            "threshold": fit.threshold, "ci_low": fit.ci_low, "ci_high": fit.ci_high,
+            "width": fit.width, "counts": fit.counts, "theory": theory,
+            "trials": len(results), "train_seconds": float(sum(r["seconds"] for r in results)),
+            "train_cpu_seconds": float(sum(r.get("cpu_seconds", 0.0) for r in results)),
+            "steps_mean": float(np.mean([r["steps"] for r in results])),
+            "seconds": time.perf_counter() - t0}

@@ -1,0 +1,204 @@
+"""Linear associative memories: scores, cross-entropy gradients, Hebbian rule.
+
+Score of candidate ``rho`` for input ``mu``: ``z_{mu rho} = u_rho^T W e_mu``
+(THEORY.md section 1).  Everything is BLAS-shaped:
+
+* OP: ``Z = (E W^T) U^T`` — two matrix products, ``(p, p)`` result;
+* DP: ``h = E W^T`` then ``Z = (U @ h[:, :, None])[..., 0]`` — one batched
+  matrix product over the ``(p, p, d)`` candidate tensor (no einsum, no Python
+  loop over inputs).
+
+Training minimises the mean cross-entropy of the correct candidate among the
+``p`` candidates of the logits ``scale * Z`` (``scale`` is a fixed inverse
+temperature, e.g. ``1/d``, which only sets the parameter scale Adam works at).
+
+Low-rank (two-layer) memory: ``W = Q R^T / sqrt(d m)``, ``Q, R`` of shape
+``(d, m)``, ``m = kappa d`` (THEORY.md section 2).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hcizz._checks import check_int, check_real, check_rng
+
+__all__ = ["scores", "xent_and_grad", "xent_overwrite", "hebbian_W", "lowrank_m", "init_lowrank",
+           "lowrank_W", "lowrank_grads", "correct_candidates"]
+
+
+def scores(W, facts):
+    """Score matrix ``Z[mu, rho] = u_rho^T W e_mu`` (shape (p, p)).
+
+    Parameters
+    ----------
+    W : ndarray, shape (d, d)
+    facts : Facts
+        OP or DP fact set (:mod:`validation.linear_memory.data`).
+
+    Returns
+    -------
+    ndarray, shape (p, p)
+        Row ``mu`` holds the scores of the candidates of input ``mu``; the
+        correct one is the diagonal entry.
+
+    Examples
+    --------
+    >>> from validation.linear_memory.data import make_op
+    >>> f = make_op(4, 3, rng=0)
+    >>> Z = scores(np.eye(3), f)
+    >>> bool(np.allclose(Z[1, 2], f.U[2] @ f.E[1]))
+    True
+    """
+    H = facts.E @ W.T                                   # (p, d): rows W e_mu
+    if facts.kind == "op":
+        return H @ facts.U.T
+    return (facts.U @ H[:, :, None])[:, :, 0]           # batched (p,d)@(d,1)
+
+
+def correct_candidates(facts):
+    """The correct candidate of each input, as rows (p, d)."""
+    if facts.kind == "op":
+        return facts.U
+    idx = np.arange(facts.p)
+    return facts.U[idx, idx]
+
+
+def xent_and_grad(W, facts, *, scale=1.0):
+    """Cross-entropy of ``scale * Z`` and its gradient with respect to ``W``.
+
+    Parameters
+    ----------
+    W : ndarray, shape (d, d)
+    facts : Facts
+    scale : float
+        Inverse temperature of the logits.
+
+    Returns
+    -------
+    loss : float
+        ``-(1/p) sum_mu log softmax(scale Z_mu)[mu]``.
+    dW : ndarray, shape (d, d)
+        Gradient, same dtype as the product of ``W`` and the facts.
+    correct : ndarray of bool, shape (p,)
+        Strict-argmax recall of each fact.
+
+    Notes
+    -----
+    With ``G = dloss/dlogits`` (``(softmax - onehot)/p``, kept factored, see
+    :func:`xent_overwrite`):
+
+    * OP: ``dW = scale (G U)^T E``;
+    * DP: ``g_mu = sum_rho G[mu, rho] U[mu, rho]`` computed as the batched
+      product ``(G[:, None, :] @ U)[:, 0]``, then ``dW = scale g^T E``.
+
+    Both are checked against central finite differences in the tests.
+    """
+    E, U = facts.E, facts.U
+    # the scale is folded into the (d, d) matrix, not applied to the (p, p) logits
+    # (cast to W's dtype so that a numpy-float64 scale does not promote float32 to float64)
+    H = E @ (W.T * W.dtype.type(scale) if scale != 1.0 else W.T)
+    if facts.kind == "op":
+        Z = H @ U.T
+    else:
+        Z = (U @ H[:, :, None])[:, :, 0]
+    loss, X, r, correct = xent_overwrite(Z, facts.targets)
+    # G = r[:, None] * X - I / p; the row scaling and the one-hot part are
+    # applied to the (p, d) product instead of the (p, p) matrix
+    if facts.kind == "op":
+        A = X @ U
+    else:
+        A = (X[:, None, :] @ U)[:, 0, :]
+    A *= r[:, None]
+    A -= correct_candidates(facts) * A.dtype.type(1.0 / facts.p)
+    dW = A.T @ E
+    if scale != 1.0:
+        dW *= dW.dtype.type(scale)
+    return loss, dW, correct
+
+
+def xent_overwrite(Z, targets):
+    """Softmax cross-entropy computed in the buffer of ``Z``, gradient left factored.
+
+    Same numbers as :func:`validation.losses.softmax_xent` (tested against
+    it), but ``Z`` is overwritten by ``exp(Z - rowmax)`` and the gradient is
+    returned in factored form ``dlogits = rowscale[:, None] * Z - onehot / n``
+    (``rowscale = 1 / (n * rowsum)``): the caller applies the row scaling
+    after its ``(p, p) x (p, d)`` product, where it costs ``p d`` instead of
+    ``p^2``.  Only four passes over the ``(p, p)`` logits remain (max, subtract,
+    exp, sum), with no ``p^2`` allocation.
+
+    Returns
+    -------
+    loss : float
+    Z : ndarray
+        The overwritten buffer ``exp(Z - rowmax)``.
+    rowscale : ndarray (n,)
+    correct : ndarray of bool
+        Strict argmax recall (a tie with the target is a failure): the target
+        is compared with the maximum of the other entries.
+    """
+    n = Z.shape[0]
+    rows = np.arange(n)
+    tgt = Z[rows, targets]                       # fancy indexing: a copy
+    Z[rows, targets] = -np.inf
+    other = Z.max(axis=1)
+    Z[rows, targets] = tgt
+    correct = tgt > other
+    mx = np.maximum(tgt, other)
+    Z -= mx[:, None]
+    np.exp(Z, out=Z)
+    s = Z.sum(axis=1)
+    loss = float(np.mean(np.log(s) - (tgt - mx)))
+    return loss, Z, (1.0 / (s * n)).astype(Z.dtype, copy=False), correct
+
+
+def hebbian_W(facts):
+    """Hebbian memory ``W_H = sum_mu u_mu e_mu^T`` (correct candidates), (d, d).
+
+    Examples
+    --------
+    >>> from validation.linear_memory.data import make_op
+    >>> f = make_op(3, 2, rng=1)
+    >>> bool(np.allclose(hebbian_W(f), sum(np.outer(f.U[i], f.E[i]) for i in range(3))))
+    True
+    """
+    return correct_candidates(facts).T @ facts.E
+
+
+def lowrank_m(d, kappa):
+    """Inner width ``m = max(1, round(kappa d))`` of the two-layer memory.
+
+    ``kappa`` must lie in (0, 1]; ``d >= 1``.
+    """
+    d = check_int("d", d, low=1)
+    kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
+    return max(1, int(round(kappa * d)))
+
+
+def init_lowrank(d, kappa, *, rng=None, dtype=np.float32):
+    """``Q, R`` of shape (d, m) with i.i.d. N(0, 1) entries (m = kappa d).
+
+    At this initialisation the nonzero squared singular values of
+    ``Q R^T / sqrt(d m)`` follow ``hcizz.mp_product(kappa)`` as ``d -> inf``.
+    """
+    m = lowrank_m(d, kappa)
+    rng = check_rng(rng)
+    t = np.dtype(dtype).type
+    return rng.standard_normal((d, m), dtype=t), rng.standard_normal((d, m), dtype=t)
+
+
+def lowrank_W(Q, R):
+    """``W = Q R^T / sqrt(d m)``."""
+    d, m = Q.shape
+    return (Q @ R.T) * (1.0 / math.sqrt(d * m))
+
+
+def lowrank_grads(Q, R, dW):
+    """Chain rule for ``W = Q R^T / sqrt(d m)``: returns ``(dQ, dR)``.
+
+    ``dQ = dW R / sqrt(d m)``, ``dR = dW^T Q / sqrt(d m)``.
+    """
+    d, m = Q.shape
+    c = 1.0 / math.sqrt(d * m)
+    return (dW @ R) * c, (dW.T @ Q) * c

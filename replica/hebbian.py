@@ -1,13 +1,14 @@
-"""Hebbian (outer-product) memory ``W_H = sum_nu u_nu e_nu^T``: Gaussian-model
-predictions and direct simulation (THEORY 1.4)."""
+"""Hebbian (outer-product) memory ``W_H = sum_nu u_nu e_nu^T``: finite-size
+(conditional) and THEORY 1.4 Gaussian-model predictions, and direct simulation."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.interpolate import CubicSpline
 from scipy.optimize import brentq
-from scipy.special import log_ndtr
+from scipy.special import log_ndtr, ndtr
 
 from hcizz._checks import check_int, check_real, check_rng
 from hcizz._estimate import Estimate
@@ -50,8 +51,90 @@ def _log_p_single_fail(m, s, p):
     return (miss * _PHIZ).sum(axis=-1)
 
 
-def hebbian_recall_probability(d, p, *, all_facts=True, exact_moments=False):
-    """Gaussian-model probability that a Hebbian memory recalls its facts.
+# ---- conditional (per-input normalised) model -------------------------------------------
+_X = np.linspace(-12.0, 6.0, 361)                        # outer Gaussian x, step 0.05
+_WX = np.exp(-0.5 * _X ** 2) / math.sqrt(2.0 * math.pi) * (_X[1] - _X[0])
+_G = np.linspace(-10.0, 10.0, 81)                        # OP: competitor's own g, step 0.25
+_WG = np.exp(-0.5 * _G ** 2) / math.sqrt(2.0 * math.pi) * (_G[1] - _G[0])
+_XC_STEP = 6                                             # OP: coarse x step 0.3
+_MODELS = ("conditional", "theory")
+
+
+def _chi2_nodes(k, n):
+    """Gauss nodes and weights (summing to 1) for ``E f(X)``, ``X ~ chi^2_k`` (real ``k >= 0``).
+
+    ``k <= 200``: generalised Gauss-Laguerre (exact for polynomials of degree ``2n-1``);
+    larger ``k``: Wilson-Hilferty ``X = k (1 - c + z sqrt(c))^3``, ``c = 2/(9k)``, with
+    Gauss-Hermite nodes in ``z`` (relative error of the law ``O(k^-1)``, immaterial there);
+    ``k < 1e-3``: a point mass at ``k``.
+    """
+    from scipy.special import gammaln, roots_genlaguerre, roots_hermitenorm
+
+    if k < 1e-3:                       # point mass at the mean (error O(k))
+        return np.full(1, max(k, 0.0)), np.ones(1)
+    if k <= 200:
+        y, w = roots_genlaguerre(n, k / 2.0 - 1.0)
+        return 2.0 * y, w / math.exp(gammaln(k / 2.0))
+    z, w = roots_hermitenorm(n)
+    c = 2.0 / (9.0 * k)
+    return k * (1.0 - c + z * math.sqrt(c)) ** 3, w / w.sum()
+
+
+def _problem(problem):
+    pr = str(problem).upper() if isinstance(problem, str) else problem
+    if pr not in ("OP", "DP"):
+        raise ValueError(f"problem must be 'op' or 'dp', got {problem!r}")
+    return pr
+
+
+def _check_model(model):
+    if model not in _MODELS:
+        raise ValueError(f"model must be one of {_MODELS}, got {model!r}")
+    return model
+
+
+def _conditional_fail(d, p, problem, nodes=None):
+    """``(1 - P_1, P_1)`` of the conditional model at scalar ``d``, ``p`` (see
+    :func:`hebbian_recall_probability`)."""
+    n = nodes or (6 if problem == "DP" else 4)
+    r2, wr = _chi2_nodes(d, n)
+    Q, wq = _chi2_nodes(d - 1.0, n - 1)
+    if problem == "DP":
+        a, wa = _chi2_nodes(d, n)
+        K, wk = _chi2_nodes(p - 1.0, n)
+        R, A, KK, QQ = np.meshgrid(np.sqrt(r2), np.sqrt(a), K, Q, indexing="ij")
+        w = np.einsum("i,j,k,l->ijkl", wr, wa, wk, wq).ravel()
+        R, A, KK, QQ = (v.ravel()[:, None] for v in (R, A, KK, QQ))
+        B = R * A + np.sqrt(KK) * _X                       # (nodes, x)
+        s = R * B / np.sqrt(B * B + KK * QQ)
+        logpi = log_ndtr(s)
+    else:
+        # sqrt(|e_mu|^2) ~ chi_d is merged into the Gaussian x: chi_d ~ N(sqrt(d - 1/2), 1/2)
+        K, wk = _chi2_nodes(p - 2.0, n)
+        q, wqq = _chi2_nodes(d - 1.0, 3)
+        R, KK, QQ = np.meshgrid(np.sqrt(r2), K, Q, indexing="ij")
+        w = np.einsum("i,k,l->ikl", wr, wk, wq).ravel()
+        R, KK, QQ = (v.ravel()[:, None, None] for v in (R, KK, QQ))
+        xc = _X[::_XC_STEP]                                 # coarse x; ln f is interpolated
+        B0 = R * math.sqrt(max(d - 0.5, 0.0)) + np.sqrt(KK + 0.5 * R * R) * xc[None, :, None]
+        V2 = KK * QQ
+        g = _G[None, None, :]
+        f = 0.0
+        for qi, wi in zip(q, wqq):
+            D = np.sqrt(V2 + ((R - g) * g - qi) ** 2 + 1e-300)
+            f = f + wi * (ndtr(-(R - g) * B0 / D) @ _WG)
+        lf = CubicSpline(xc, np.log(np.clip(f, 1e-300, 1.0)), axis=1)(_X)
+        with np.errstate(divide="ignore"):                  # pi = 0 -> ln pi = -inf is exact
+            logpi = np.log1p(-np.minimum(np.exp(lf), 1.0))
+    lp = (p - 1.0) * logpi                                  # ln P(recall | outer), (nodes, x)
+    fail = (-np.expm1(lp) @ _WX) @ w
+    p1 = (np.exp(lp) @ _WX) @ w
+    return float(fail), float(p1)
+
+
+def hebbian_recall_probability(d, p, *, all_facts=True, exact_moments=False, model="conditional",
+                               problem="op"):
+    """Model probability that a Hebbian memory ``W_H = sum_nu u_nu e_nu^T`` recalls its facts.
 
     Parameters
     ----------
@@ -63,8 +146,15 @@ def hebbian_recall_probability(d, p, *, all_facts=True, exact_moments=False):
         ``True``: probability that all ``p`` facts are recalled; ``False``:
         probability that one given fact is recalled.
     exact_moments : bool
-        Use the exact score moments instead of THEORY's (see
-        :func:`hebbian_score_moments`).
+        ``model="theory"`` only: use the exact score moments instead of THEORY's
+        (see :func:`hebbian_score_moments`).
+    model : {"conditional", "theory"}
+        ``"conditional"`` (default): per-input normalised finite-size model
+        (below); ``"theory"``: the Gaussian model of THEORY 1.4.
+    problem : {"op", "dp"}
+        Candidates: the stored ``u_rho`` (``"op"``, default) or fresh
+        competitors per input (``"dp"``).  The theory model does not
+        distinguish them.
 
     Returns
     -------
@@ -72,8 +162,8 @@ def hebbian_recall_probability(d, p, *, all_facts=True, exact_moments=False):
 
     Notes
     -----
-    Score of candidate ``rho`` for input ``mu``: ``z = u_rho^T W_H e_mu``.  With
-    ``e, u ~ N(0, I_d)``: the correct score is
+    **Theory model.**  Score of candidate ``rho`` for input ``mu``:
+    ``z = u_rho^T W_H e_mu``.  With ``e, u ~ N(0, I_d)``: the correct score is
     ``|u_mu|^2 |e_mu|^2 + sum_{nu != mu} (u_mu.u_nu)(e_nu.e_mu)`` with mean ``d^2``
     and variance ``(d^2+2d)^2 - d^4 + (p-1) d^2 = d^2 (p + 3 + 4d)``; a
     competitor score is ``(u_rho.u_mu)|e_mu|^2 + |u_rho|^2 (e_rho.e_mu) + ...``
@@ -86,19 +176,62 @@ def hebbian_recall_probability(d, p, *, all_facts=True, exact_moments=False):
     .. math:: P_1 = \\int D z\\, \\Phi(m + s z)^{p-1}, \\qquad P_{all} = P_1^p .
 
     ``1 - P_1`` is computed as ``int Dz (-expm1((p-1) log Phi(m + s z)))`` by the
-    trapezoid rule on ``z in [-14, 14]`` (step 0.005; the integrand is smooth
-    on scale ``>= 1/(s sqrt(2 ln p))``), and ``P_all = exp(p log1p(-(1-P_1)))``,
-    so that probabilities near 0 or 1 keep their relative accuracy.
+    trapezoid rule on ``z in [-14, 14]`` (step 0.005).
+
+    **Conditional model.**  All scores of input ``mu`` are linear in
+    ``h = W_H e_mu = a u_mu + sum_{nu != mu} c_nu u_nu`` (``a = |e_mu|^2``,
+    ``c_nu = e_nu.e_mu = sqrt(a) y_nu``, ``y_nu`` i.i.d. N(0,1)).  Split every
+    ``u_nu`` into ``g_nu = u_nu.u_mu/r`` (``r = |u_mu|``) and the part orthogonal
+    to ``u_mu``.  Dividing by ``sqrt(a)``, the correct score is ``r B`` and a
+    competitor's ``g B + y q_perp + |V| zeta`` (OP; DP: ``g B + |V| zeta``) with
+
+    * ``B = sqrt(a) r + T``, ``T = sum_nu y_nu g_nu ~ sqrt(K) x``,
+      ``K = sum y_nu^2 ~ chi^2``, ``x ~ N(0,1)``;
+    * ``|V|^2 = |sum_nu y_nu u_nu^perp|^2 = K Q``, ``Q ~ chi^2_{d-1}``;
+    * ``q_perp = |u_rho^perp|^2 ~ chi^2_{d-1}``, ``zeta, g, y ~ N(0,1)``.
+
+    DP (fresh competitors, ``K ~ chi^2_{p-1}``): given the per-input scalars the
+    competitors are exactly i.i.d. and
+    ``P(recall | .) = Phi(s)^(p-1)``, ``s = r B / sqrt(B^2 + K Q)``, so ``P_1`` is
+    exact.  OP: the competitor's own ``y_rho g_rho`` is part of ``B``; with
+    ``B_0 = B - y_rho g_rho`` (``K ~ chi^2_{p-2}``) and the competitors taken
+    independent given ``(r, B_0, V)``, integrating ``y`` and ``zeta`` exactly,
+
+    .. math:: 1 - \\pi = E_{g, q_\\perp} \\Phi\\left(-\\frac{(r - g) B_0}
+              {\\sqrt{|V|^2 + ((r - g) g - q_\\perp)^2}}\\right),
+              \\qquad P(\\text{recall} | .) = \\pi^{p-1}.
+
+    Then ``P_1 = E[P(recall | .)]`` over the per-input scalars and
+    ``P_all = P_1^p`` (facts taken independent).  Quadrature: Gauss-Laguerre
+    (or Wilson-Hilferty/Gauss-Hermite for ``k > 200``) in the chi-square
+    scalars (DP 6 nodes, ``Q`` 5; OP 4 nodes, ``Q`` 3, ``q_perp`` 3; quadrature
+    error of ``P_1`` about ``1e-4`` at ``d = 20``, ``3e-4`` at ``d = 7``, ``p = 3``), trapezoid in ``x`` on
+    ``[-12, 6]`` (step 0.05) and ``g`` on ``[-10, 10]`` (step 0.25); for OP
+    ``chi_d = sqrt(a)`` is replaced by ``N(sqrt(d - 1/2), 1/2)`` and merged
+    into ``x``, and ``ln(1 - pi)`` is computed at every 6th ``x`` and
+    interpolated by a cubic spline.  Valid for ``p <~ 1e25`` (the relevant
+    ``x ~ -sqrt(2 ln p)`` must lie in the grid).  Neglected: correlations
+    between facts and between the competitors of one input beyond the shared
+    ``(r, B_0, V)``.
 
     Examples
     --------
-    >>> round(float(hebbian_recall_probability(1000, 100)), 6)
+    >>> round(float(hebbian_recall_probability(1000, 100, model="theory")), 6)
     1.0
+    >>> round(hebbian_recall_probability(50, 41, problem="dp"), 2)
+    0.91
     """
     d = check_real("d", d, low=1)
     p = check_real("p", p, low=2)
-    m, s = hebbian_score_moments(d, p, exact=exact_moments)
-    fail = _log_p_single_fail(m, s, p)
+    _check_model(model)
+    pr = _problem(problem)
+    if model == "theory":
+        m, s = hebbian_score_moments(d, p, exact=exact_moments)
+        fail = _log_p_single_fail(m, s, p)
+    else:
+        db, pb = np.broadcast_arrays(np.asarray(d, dtype=float), np.asarray(p, dtype=float))
+        fail = np.array([_conditional_fail(float(di), float(pi), pr)[0]
+                         for di, pi in zip(db.ravel(), pb.ravel())]).reshape(db.shape)
     if all_facts:
         out = np.exp(np.asarray(p, dtype=float) * np.log1p(-np.minimum(fail, 1.0)))
     else:
@@ -106,23 +239,30 @@ def hebbian_recall_probability(d, p, *, all_facts=True, exact_moments=False):
     return float(out) if np.ndim(out) == 0 else out
 
 
-def _threshold_p(d, level, all_facts, exact_moments):
+def _threshold_p(d, level, all_facts, exact_moments, model="theory", problem="op"):
     def f(lp):
         return hebbian_recall_probability(d, math.exp(lp), all_facts=all_facts,
-                                          exact_moments=exact_moments) - level
+                                          exact_moments=exact_moments, model=model,
+                                          problem=problem) - level
     lo = math.log(2.0)
     if f(lo) <= 0:
         return math.nan
+    if model != "theory":          # start from the cheap theory root (the conditional one is larger)
+        pt = _threshold_p(d, level, all_facts, exact_moments)
+        if math.isfinite(pt) and math.log(pt) > lo and f(math.log(pt)) > 0:
+            lo = math.log(pt)
     hi = lo
     while f(hi) > 0:
-        hi += 1.0
+        lo = hi
+        hi += 0.5 if model != "theory" else 1.0
         if hi > 80:
             return math.nan
-    return math.exp(brentq(f, hi - 1.0 if hi > lo else lo, hi, xtol=1e-12))
+    return math.exp(brentq(f, lo, hi, xtol=1e-12 if model == "theory" else 1e-7))
 
 
-def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False):
-    """Load ``alpha = p ln p / d^2`` at which the Gaussian-model recall probability is ``level``.
+def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, model="conditional",
+                      problem="op"):
+    """Load ``alpha = p ln p / d^2`` at which the model recall probability is ``level``.
 
     Parameters
     ----------
@@ -134,7 +274,11 @@ def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False):
         Threshold for recalling all facts (default; tends to 1/8 as
         ``d -> inf``) or one typical fact (tends to 1/2).
     exact_moments : bool
-        See :func:`hebbian_score_moments`.
+        See :func:`hebbian_score_moments` (``model="theory"`` only).
+    model : {"conditional", "theory"}
+        See :func:`hebbian_recall_probability` (default ``"conditional"``).
+    problem : {"op", "dp"}
+        See :func:`hebbian_recall_probability`.
 
     Returns
     -------
@@ -143,17 +287,21 @@ def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False):
 
     Notes
     -----
-    ``p`` is treated as a real variable; the root in ``ln p`` is bracketed by
-    unit steps and refined by Brent's method.  Convergence to 1/8 is slow (the
-    extreme-value corrections are of relative order ``ln ln p / ln p``).
+    ``p`` is treated as a real variable; the root in ``ln p`` is bracketed
+    (unit steps; half steps from the theory-model root for the conditional
+    model) and refined by Brent's method (``ln p`` to ``1e-12``, conditional
+    ``1e-7``).  Convergence to 1/8 is slow (the extreme-value corrections are
+    of relative order ``ln ln p / ln p``).
     """
     d = check_real("d", d, low=2)
     level = check_real("level", level, low=0, high=1, low_open=True, high_open=True,
                        allow_array=False)
+    _check_model(model)
+    pr = _problem(problem)
     ds = np.atleast_1d(d)
     out = []
     for di in ds.ravel():
-        pc = _threshold_p(float(di), level, all_facts, exact_moments)
+        pc = _threshold_p(float(di), level, all_facts, exact_moments, model, pr)
         out.append(pc * math.log(pc) / di ** 2 if math.isfinite(pc) else math.nan)
     out = np.array(out).reshape(ds.shape)
     return float(out[0]) if np.ndim(d) == 0 else out
@@ -192,8 +340,8 @@ class HebbianPrediction:
     info: dict = field(default_factory=dict, compare=False)
 
 
-def hebbian(d, p=None, *, alpha=None, exact_moments=False):
-    """Gaussian-model predictions of THEORY 1.4 for the Hebbian rule (entry point).
+def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", problem="op"):
+    """Hebbian-rule predictions (conditional model by default, or THEORY 1.4) (entry point).
 
     Parameters
     ----------
@@ -206,6 +354,12 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False):
         Load; ``p`` solves ``p ln p = alpha d^2``.
     exact_moments : bool
         See :func:`hebbian_score_moments`.
+    model : {"conditional", "theory"}
+        Model for the probabilities and thresholds (see
+        :func:`hebbian_recall_probability`); ``m, s`` are always THEORY's
+        Gaussian-model parameters.
+    problem : {"op", "dp"}
+        See :func:`hebbian_recall_probability`.
 
     Returns
     -------
@@ -223,9 +377,11 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False):
 
     Examples
     --------
-    >>> h = hebbian(100, 50)
+    >>> h = hebbian(100, 50, model="theory")
     >>> round(h.p_single, 4), round(h.p_all, 3), h.limit
     (0.9978, 0.895, 0.125)
+    >>> round(hebbian(100, 50).p_all, 3)          # conditional model, OP
+    0.999
     """
     d = check_real("d", d, low=2, allow_array=False)
     if p is not None and alpha is not None:
@@ -236,18 +392,19 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False):
         if target <= 2 * math.log(2):
             raise ValueError(f"alpha must give p >= 2 at d={d:g} (alpha > {2 * math.log(2) / d ** 2:g}), got {alpha!r}")
         p = math.exp(brentq(lambda lp: math.exp(lp) * lp - target, math.log(2), math.log(target) + 2))
+    _check_model(model)
+    kw = {"exact_moments": exact_moments, "model": model, "problem": _problem(problem)}
     if p is not None:
         p = check_real("p", p, low=2, allow_array=False)
         m, s = hebbian_score_moments(d, p, exact=exact_moments)
-        p1 = hebbian_recall_probability(d, p, all_facts=False, exact_moments=exact_moments)
-        pa = hebbian_recall_probability(d, p, all_facts=True, exact_moments=exact_moments)
+        p1 = hebbian_recall_probability(d, p, all_facts=False, **kw)
+        pa = hebbian_recall_probability(d, p, all_facts=True, **kw)
         a = p * math.log(p) / d ** 2
     else:
         m = s = p1 = pa = a = p = math.nan
     return HebbianPrediction(d, p, a, float(m), float(s), float(p1), float(pa),
-                             hebbian_threshold(d, exact_moments=exact_moments),
-                             hebbian_threshold(d, all_facts=False, exact_moments=exact_moments),
-                             info={"exact_moments": exact_moments})
+                             hebbian_threshold(d, **kw), hebbian_threshold(d, all_facts=False, **kw),
+                             info=kw)
 
 
 def hebbian_simulate(d, p, *, trials=20, rng=None, problem="OP"):
@@ -261,7 +418,7 @@ def hebbian_simulate(d, p, *, trials=20, rng=None, problem="OP"):
     trials : int
         Independent instances (processed as one batched matmul).
     rng : None, int, SeedSequence or Generator
-    problem : {"OP", "DP"}
+    problem : {"OP", "DP"} (case-insensitive)
         ``"OP"``: the candidates are the stored ``u_rho``.  ``"DP"``: each input
         has its own fresh competitors; given ``w = W_H e_mu`` their scores are
         exactly i.i.d. N(0, |w|^2), which is how they are drawn.
@@ -277,8 +434,7 @@ def hebbian_simulate(d, p, *, trials=20, rng=None, problem="OP"):
     d = check_int("d", d, low=1)
     p = check_int("p", p, low=2)
     trials = check_int("trials", trials, low=2)
-    if problem not in ("OP", "DP"):
-        raise ValueError(f"problem must be 'OP' or 'DP', got {problem!r}")
+    problem = _problem(problem)
     rng = check_rng(rng)
     E = rng.standard_normal((trials, p, d))
     U = rng.standard_normal((trials, p, d))

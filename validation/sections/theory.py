@@ -147,34 +147,51 @@ def build(ctx):
     md.append("\n![q*(alpha) and phi(alpha), limit and finite p](theory_saddle.png)\n")
 
     # ---- 4. Hebbian vs optimal -----------------------------------------------------------
-    ctx.progress("theory: Hebbian model and simulation")
-    a_h = np.linspace(0.01, 1.0, 60)
+    ctx.progress("theory: Hebbian models and simulation")
+    a_h = np.linspace(0.01, 0.3 if quick else 0.5, 25 if quick else 50)
     curves = []
     for d in D_HEBB:
         ps = np.array([_p_of_alpha(a, d) for a in a_h])
         curves.append({"d": d, "alpha": a_h.tolist(), "p": ps.tolist(),
-                       "P_all": hebbian_recall_probability(d, ps).tolist(),
-                       "P_single": hebbian_recall_probability(d, ps, all_facts=False).tolist()})
+                       "P_all_theory": hebbian_recall_probability(d, ps, model="theory").tolist(),
+                       "P_all_conditional_op": hebbian_recall_probability(d, ps).tolist(),
+                       "P_single_theory": hebbian_recall_probability(d, ps, all_facts=False,
+                                                                     model="theory").tolist()})
     d_sim = 50
-    a_sim = [0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2]
-    trials = 60 if quick else 300
+    a_sim = [0.02, 0.04, 0.06, 0.08, 0.1, 0.15]
+    trials = 100 if quick else 400
     sim = []
-    for a in a_sim:
-        p = max(2, int(round(_p_of_alpha(a, d_sim))))
-        r = hebbian_simulate(d_sim, p, trials=trials, rng=np.random.default_rng(next(seeds)))
-        sim.append({"alpha": p * math.log(p) / d_sim ** 2, "p": p, "P_all": r["all"].value,
-                    "P_all_stderr": r["all"].stderr, "single": r["single"].value,
-                    "single_stderr": r["single"].stderr,
-                    "model_P_all": hebbian_recall_probability(d_sim, p)})
-    thr = [{"d": d, "alpha_H": hebbian_threshold(d), "alpha_single": hebbian_threshold(d, all_facts=False)}
+    d_list = [d_sim] if quick else [20, d_sim, 100]
+    for dd, problem, a in [(dd, pr, a) for dd in d_list for pr in ("op", "dp") for a in a_sim]:
+        if a > (0.1 if dd == 20 else 0.15):
+            continue
+        ctx.progress(f"theory: Hebbian simulation d={dd} {problem} alpha={a}")
+        p = max(2, int(round(_p_of_alpha(a, dd))))
+        r = hebbian_simulate(dd, p, trials=trials, rng=np.random.default_rng(next(seeds)),
+                             problem=problem)
+        sim.append({"d": dd, "problem": problem, "alpha": p * math.log(p) / dd ** 2, "p": p,
+                    "P_all": r["all"].value, "P_all_stderr": r["all"].stderr,
+                    "single": r["single"].value, "single_stderr": r["single"].stderr,
+                    "theory_P_all": hebbian_recall_probability(dd, p, model="theory"),
+                    "conditional_P_all": hebbian_recall_probability(dd, p, problem=problem),
+                    "conditional_single": hebbian_recall_probability(dd, p, problem=problem,
+                                                                     all_facts=False)})
+    thr = [{"d": d, "alpha_H_theory": hebbian_threshold(d, model="theory"),
+            "alpha_H_conditional_op": hebbian_threshold(d),
+            "alpha_H_conditional_dp": hebbian_threshold(d, problem="dp"),
+            "alpha_single_theory": hebbian_threshold(d, all_facts=False, model="theory")}
            for d in D_THRESH]
-    data["hebbian"] = {"curves": curves, "simulation": {"d": d_sim, "trials": trials, "rows": sim},
+    data["hebbian"] = {"curves": curves, "simulation": {"d": d_list, "trials": trials, "rows": sim},
                        "thresholds": thr, "limit": 0.125}
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for c in curves:
-        ax.plot(c["alpha"], c["P_all"], "-", label=f"Hebbian model, d = {c['d']}")
-    ax.errorbar([s["alpha"] for s in sim], [s["P_all"] for s in sim], yerr=[s["P_all_stderr"] for s in sim],
-                fmt="ks", ms=4, capsize=2, label=f"Hebbian simulation, d = {d_sim}")
+    for k, c in enumerate(curves):
+        ax.plot(c["alpha"], c["P_all_theory"], ":", color=f"C{k}", label=f"THEORY 1.4 model, d = {c['d']}")
+        ax.plot(c["alpha"], c["P_all_conditional_op"], "-", color=f"C{k}",
+                label=f"conditional model (OP), d = {c['d']}")
+    op_rows = [s for s in sim if s["problem"] == "op" and s["d"] == d_sim]
+    ax.errorbar([s["alpha"] for s in op_rows], [s["P_all"] for s in op_rows],
+                yerr=[s["P_all_stderr"] for s in op_rows],
+                fmt="ks", ms=4, capsize=2, label=f"simulation (OP), d = {d_sim}")
     ax.axvline(0.125, color="C3", ls="--", lw=1, label="Hebbian limit 1/8")
     ax.axvline(0.5, color="k", ls="--", lw=1, label="optimal limit 1/2")
     for r in cap:
@@ -182,23 +199,32 @@ def build(ctx):
             ax.axvline(r["alpha_c"], color="k", ls=":", lw=1, label=f"optimal RS, p = 1e3: {r['alpha_c']:.3f}")
     ax.set_xlabel(r"$\alpha = p\ln p/d^2$")
     ax.set_ylabel("P(all facts recalled)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=6)
     figs.append(ctx.savefig(fig, "theory_hebbian.png"))
     md.append("\n### Hebbian rule vs optimal\n\n"
-              "Gaussian model of THEORY 1.4 (`hebbian_recall_probability`) and direct simulation of "
-              f"W_H = sum u e^T at d = {d_sim} ({trials} instances per point). "
-              "At these small sizes the model is pessimistic: it treats the O(d^3) score terms that are "
-              "shared between competitors as independent noise.\n\n")
-    md.append(md_table(["alpha", "p", "P(all) simulation", "P(all) model", "single-fact recall (sim)"],
-                       [[s["alpha"], s["p"], f"{s['P_all']:.3f} ± {s['P_all_stderr']:.2g}", s["model_P_all"],
-                         f"{s['single']:.4f} ± {s['single_stderr']:.1g}"] for s in sim],
-                       {0: ".3f", 3: ".3f"}))
-    md.append("\nThreshold loads (P = 1/2) of the model, against the limits 1/8 (all facts) and 1/2 "
-              "(a typical fact):\n\n")
-    md.append(md_table(["d", "alpha_H (all facts)", "single fact"],
-                       [[t["d"], t["alpha_H"], t["alpha_single"]] for t in thr],
-                       {0: ".3g", 1: ".4f", 2: ".4f"}))
-    md.append("\n![Hebbian P(all recalled) vs load, against the optimal capacity](theory_hebbian.png)\n")
+              "Direct simulation of W_H = sum u e^T at "
+              f"d = {', '.join(map(str, d_list))} ({trials} instances per point; OP: the stored u are the candidates, DP: "
+              "fresh competitors per input) against the Gaussian model of THEORY 1.4 "
+              "(`model=\"theory\"`, one curve for both problems) and the per-input conditional model "
+              "(`model=\"conditional\"`, the default; docs/theory_full_rank.md section 5). THEORY's model "
+              "normalises every score by the global competitor standard deviation and is far too "
+              "pessimistic at these sizes; the conditional model normalises by |W e_mu| per input.\n\n")
+    md.append(md_table(["d", "problem", "alpha", "p", "P(all) simulation", "P(all) THEORY model",
+                        "P(all) conditional", "single fact (sim)", "single fact (conditional)"],
+                       [[s["d"], s["problem"].upper(), s["alpha"], s["p"],
+                         f"{s['P_all']:.3f} ± {s['P_all_stderr']:.2g}", s["theory_P_all"],
+                         s["conditional_P_all"], f"{s['single']:.4f} ± {s['single_stderr']:.1g}",
+                         s["conditional_single"]] for s in sim],
+                       {2: ".3f", 5: ".3f", 6: ".3f", 8: ".4f"}))
+    md.append("\nThreshold loads (P(all recalled) = 1/2) of both models, against the limits 1/8 "
+              "(all facts) and 1/2 (a typical fact, THEORY model):\n\n")
+    md.append(md_table(["d", "alpha_H THEORY model", "alpha_H conditional OP", "alpha_H conditional DP",
+                        "single fact (THEORY model)"],
+                       [[t["d"], t["alpha_H_theory"], t["alpha_H_conditional_op"],
+                         t["alpha_H_conditional_dp"], t["alpha_single_theory"]] for t in thr],
+                       {0: ".3g", 1: ".4f", 2: ".4f", 3: ".4f", 4: ".4f"}))
+    md.append("\n![Hebbian P(all recalled) vs load: simulation, THEORY model (dotted) and conditional "
+              "model (solid), against the optimal capacity](theory_hebbian.png)\n")
     data["seconds"] = time.perf_counter() - t_start
     return SectionResult("".join(md), data, figs)
 

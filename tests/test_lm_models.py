@@ -109,7 +109,7 @@ def test_lowrank_m_and_bad_kappa():
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_xent_overwrite_matches_shared_softmax_xent(dtype):
-    from validation.linear_memory.models import xent_overwrite
+    from validation.losses import xent_overwrite
     from validation.losses import softmax_xent
 
     rng = np.random.default_rng(10)

@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from hcizz._checks import check_int, check_real, check_rng
+from validation.losses import xent_overwrite
 
 __all__ = ["scores", "xent_and_grad", "xent_overwrite", "hebbian_W", "lowrank_m", "init_lowrank",
            "lowrank_W", "lowrank_grads", "correct_candidates"]
@@ -115,42 +116,6 @@ def xent_and_grad(W, facts, *, scale=1.0):
     if scale != 1.0:
         dW *= dW.dtype.type(scale)
     return loss, dW, correct
-
-
-def xent_overwrite(Z, targets):
-    """Softmax cross-entropy computed in the buffer of ``Z``, gradient left factored.
-
-    Same numbers as :func:`validation.losses.softmax_xent` (tested against
-    it), but ``Z`` is overwritten by ``exp(Z - rowmax)`` and the gradient is
-    returned in factored form ``dlogits = rowscale[:, None] * Z - onehot / n``
-    (``rowscale = 1 / (n * rowsum)``): the caller applies the row scaling
-    after its ``(p, p) x (p, d)`` product, where it costs ``p d`` instead of
-    ``p^2``.  Only four passes over the ``(p, p)`` logits remain (max, subtract,
-    exp, sum), with no ``p^2`` allocation.
-
-    Returns
-    -------
-    loss : float
-    Z : ndarray
-        The overwritten buffer ``exp(Z - rowmax)``.
-    rowscale : ndarray (n,)
-    correct : ndarray of bool
-        Strict argmax recall (a tie with the target is a failure): the target
-        is compared with the maximum of the other entries.
-    """
-    n = Z.shape[0]
-    rows = np.arange(n)
-    tgt = Z[rows, targets]                       # fancy indexing: a copy
-    Z[rows, targets] = -np.inf
-    other = Z.max(axis=1)
-    Z[rows, targets] = tgt
-    correct = tgt > other
-    mx = np.maximum(tgt, other)
-    Z -= mx[:, None]
-    np.exp(Z, out=Z)
-    s = Z.sum(axis=1)
-    loss = float(np.mean(np.log(s) - (tgt - mx)))
-    return loss, Z, (1.0 / (s * n)).astype(Z.dtype, copy=False), correct
 
 
 def hebbian_W(facts):

@@ -213,10 +213,6 @@ def fit_threshold(loads, success, *, level=0.95, n_grid=481, n_width=61, min_wid
                         method="logistic MLE, profile-likelihood CI")
 
 
-#: Grid centres used only when a ``replica`` prediction is unavailable.
-FALLBACK_CENTER = {"op": 0.93, "dp": 0.93, "lowrank": 0.6, "hebbian": 0.03}
-
-
 def grid_center(model, d, kappa=None, theory=None):
     """Where to centre the default load grid (a placement heuristic, not a prediction).
 
@@ -228,11 +224,10 @@ def grid_center(model, d, kappa=None, theory=None):
     from .theory import prediction
 
     th = theory if theory is not None else prediction(model, d, kappa)
-    c = th.get("value", math.nan)
-    if model == "lowrank" and math.isfinite(c):
-        full = prediction("op", d).get("value", math.nan)
-        c = c * full / 0.5 if math.isfinite(full) else math.nan
-    return c if math.isfinite(c) else FALLBACK_CENTER[model]
+    c = th["value"]
+    if model == "lowrank":
+        c = c * prediction("op", d)["value"] / 0.5
+    return c
 
 
 def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="default",

@@ -23,19 +23,11 @@ __all__ = ["normalized_scores", "score_summary", "singular_values", "spectrum_vs
 
 
 def hcizz_law(name, *args):
-    """``hcizz.<name>(*args)`` (or from its submodule); ``None`` if not available."""
-    import importlib
+    """``hcizz.<name>`` (a law), called with ``args`` if given."""
+    import hcizz
 
-    for mod in ("hcizz", "hcizz.quarter_circle", "hcizz.free_convolution", "hcizz.mp_product",
-                "hcizz.marchenko_pastur"):
-        try:
-            m = importlib.import_module(mod)
-        except ImportError:
-            continue
-        f = getattr(m, name, None)
-        if f is not None:
-            return f(*args) if args else f
-    return None
+    f = getattr(hcizz, name)
+    return f(*args) if args else f
 
 
 def normalized_scores(W, facts):
@@ -123,7 +115,6 @@ def spectrum_vs_quarter_circle(W, kappa=1.0, *, rank=None):
         ``scale`` (the one fitted parameter: second-moment match
         ``c^2 mean(s^2) = E_law[s^2]``), ``ks`` (KS statistic of ``c s``
         against the law), ``n``, ``sv`` (scaled singular values), ``law``.
-        ``None`` if ``hcizz`` does not provide the law.
 
     Notes
     -----
@@ -136,8 +127,6 @@ def spectrum_vs_quarter_circle(W, kappa=1.0, *, rank=None):
     k = d if kappa >= 1 else (rank if rank is not None else max(1, int(round(kappa * d))))
     s = s[:k]
     law = hcizz_law("quarter_circle") if kappa >= 1 else hcizz_law("truncated_quarter_circle", kappa)
-    if law is None:
-        return None
     m2 = float(law.moment(2))
     c = math.sqrt(m2 / float(np.mean(s * s)))
     return {"scale": c, "ks": _ks(c * s, law), "n": int(k), "sv": (c * s).tolist(),
@@ -150,10 +139,9 @@ def init_spectrum_vs_mp_product(W0, kappa, *, rank=None):
 
     Returns
     -------
-    dict or None
+    dict
         ``ks``, ``n``, ``sq`` (the top ``round(kappa d)`` squared singular
-        values of ``W0``), ``mean`` and ``law_mean``; ``None`` if ``hcizz``
-        does not provide the law.
+        values of ``W0``), ``mean`` and ``law_mean``.
 
     Notes
     -----
@@ -162,8 +150,6 @@ def init_spectrum_vs_mp_product(W0, kappa, *, rank=None):
     ``1/kappa`` over the nonzero ones, the mean of ``mp_product(kappa)``.
     """
     law = hcizz_law("mp_product", kappa)
-    if law is None:
-        return None
     d = W0.shape[0]
     k = rank if rank is not None else max(1, int(round(kappa * d)))
     sq = np.linalg.svd(np.asarray(W0, np.float64), compute_uv=False)[:k] ** 2

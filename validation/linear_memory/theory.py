@@ -7,8 +7,8 @@ Thin adaptors around ``replica`` (nothing is re-derived here):
   ``p ln p = alpha* d^2`` (:func:`full_rank_threshold`);
 * low rank: ``alpha_c(kappa)`` with the *actual* ``kappa = m / d``
   (:func:`lowrank_threshold`);
-* Hebbian: the Gaussian-model load where ``P(all recalled) = 1/2``
-  (:func:`hebbian_threshold`).
+* Hebbian: the load where the conditional finite-size model of
+  ``replica.hebbian`` gives ``P(all recalled) = 1/2`` (:func:`hebbian_threshold`).
 """
 from __future__ import annotations
 
@@ -20,33 +20,10 @@ from scipy.special import lambertw
 
 from hcizz._checks import check_int, check_real
 from hcizz._estimate import Estimate
+from replica import alpha_c, alpha_c_finite
+from replica import hebbian_threshold as _hebbian_threshold
 
-__all__ = ["full_rank_threshold", "lowrank_threshold", "hebbian_threshold", "prediction",
-           "theory_available"]
-
-
-def _replica(name):
-    """``replica.<name>`` (or from its submodule while ``replica/__init__`` does
-    not export it yet); ``None`` if not implemented."""
-    import importlib
-
-    try:
-        rep = importlib.import_module("replica")
-        if hasattr(rep, name):
-            return getattr(rep, name)
-    except ImportError:  # pragma: no cover
-        return None
-    sub = {"alpha_c_finite": "replica.finite_capacity", "alpha_c": "replica.rank_capacity",
-           "hebbian_threshold": "replica.hebbian", "hebbian": "replica.hebbian"}[name]
-    try:
-        return getattr(importlib.import_module(sub), name)
-    except (ImportError, AttributeError):
-        return None
-
-
-def theory_available():
-    """Which predictions the installed ``replica`` provides (name -> bool)."""
-    return {n: _replica(n) is not None for n in ("alpha_c_finite", "alpha_c", "hebbian_threshold")}
+__all__ = ["full_rank_threshold", "lowrank_threshold", "hebbian_threshold", "prediction"]
 
 
 def _p_of(alpha, d):
@@ -85,13 +62,10 @@ def full_rank_threshold(d, *, samples=20_000, rng=0, tol=1e-4):
     ``s / (1 - g')``, reported as the standard error.  Cached (deterministic for an int ``rng``).
     """
     d = check_int("d", d, low=2)
-    acf = _replica("alpha_c_finite")
-    if acf is None:
-        raise RuntimeError("replica.alpha_c_finite is not available")
 
     def g(a):
         p = max(2, int(round(_p_of(a, d))))
-        return acf(p, samples=samples, rng=rng), p
+        return alpha_c_finite(p, samples=samples, rng=rng), p
 
     a = 0.9
     for _ in range(50):
@@ -113,52 +87,51 @@ def full_rank_threshold(d, *, samples=20_000, rng=0, tol=1e-4):
 def lowrank_threshold(kappa):
     """``replica.alpha_c(kappa)`` (asymptotic rank-constrained RS capacity)."""
     kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
-    ac = _replica("alpha_c")
-    if ac is None:
-        raise RuntimeError("replica.alpha_c is not available")
-    return float(ac(kappa))
+    return float(alpha_c(kappa))
 
 
-def hebbian_threshold(d):
-    """Gaussian-model Hebbian threshold load at dimension ``d`` (``replica.hebbian``)."""
+def hebbian_threshold(d, *, model="conditional"):
+    """Hebbian threshold load at dimension ``d``: where the model probability
+    that all p facts (OP data) are recalled is 1/2 (``replica.hebbian_threshold``;
+    ``model="conditional"``: finite-size model with per-input normalisation,
+    ``"theory"``: the plain Gaussian model of THEORY 1.4)."""
     d = check_int("d", d, low=2)
-    ht = _replica("hebbian_threshold")
-    if ht is None:
-        raise RuntimeError("replica.hebbian_threshold is not available")
-    return float(ht(d))
+    return float(_hebbian_threshold(d, model=model, problem="op"))
 
 
 def prediction(model, d, kappa=None):
     """The matching prediction for a capacity measurement.
 
+    Parameters
+    ----------
+    model : {"op", "dp", "lowrank", "hebbian"}
+    d : int
+        Dimension.
+    kappa : float, optional
+        Rank ratio (low rank only); the prediction uses the actual ``m / d``.
+
     Returns
     -------
     dict
         ``value``, ``stderr`` and ``name`` of the prediction, plus ``half`` = 1/2
-        (the large-``d`` full-rank limit) for reference.  ``value`` is NaN with
-        ``name`` explaining why if the ``replica`` function is missing.
+        (the large-``d`` full-rank limit) for reference; Hebbian also
+        ``plain_model`` (THEORY 1.4's independent-Gaussian threshold).
     """
     from .models import lowrank_m
 
     out = {"half": 0.5}
-    try:
-        if model in ("op", "dp"):
-            e = full_rank_threshold(d)
-            out.update(value=e.value, stderr=e.stderr, p=e.info["p"],
-                       name="alpha_c_finite(p), self-consistent at d")
-        elif model == "lowrank":
-            k_eff = lowrank_m(d, kappa) / d
-            out.update(value=lowrank_threshold(k_eff), stderr=0.0, kappa_eff=k_eff,
-                       name="alpha_c(m/d)")
-        elif model == "hebbian":
-            out.update(value=hebbian_threshold(d), stderr=0.0,
-                       name="Gaussian-model P(all recalled)=1/2")
-            try:   # THEORY 1.4's plain model, where replica offers it as an option
-                out["plain_model"] = float(_replica("hebbian_threshold")(d, model="theory"))
-            except TypeError:
-                pass
-        else:
-            raise ValueError(f"model must be one of op, dp, lowrank, hebbian, got {model!r}")
-    except RuntimeError as exc:
-        out.update(value=math.nan, stderr=math.nan, name=f"unavailable: {exc}")
+    if model in ("op", "dp"):
+        e = full_rank_threshold(d)
+        out.update(value=e.value, stderr=e.stderr, p=e.info["p"],
+                   name="alpha_c_finite(p), self-consistent at d")
+    elif model == "lowrank":
+        k_eff = lowrank_m(d, kappa) / d
+        out.update(value=lowrank_threshold(k_eff), stderr=0.0, kappa_eff=k_eff,
+                   name="alpha_c(m/d)")
+    elif model == "hebbian":
+        out.update(value=hebbian_threshold(d), stderr=0.0,
+                   name="conditional Hebbian model, P(all recalled)=1/2",
+                   plain_model=hebbian_threshold(d, model="theory"))
+    else:
+        raise ValueError(f"model must be one of op, dp, lowrank, hebbian, got {model!r}")
     return out

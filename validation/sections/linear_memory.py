@@ -70,7 +70,7 @@ def build(ctx):
     from validation.engine import run_sweep
     from validation.linear_memory.capacity import capacity_trial, fit_threshold, trial_params
     from validation.linear_memory.data import p_from_load
-    from validation.linear_memory.theory import prediction, theory_available
+    from validation.linear_memory.theory import prediction
     from validation.report import SectionResult
 
     cfg = QUICK if ctx.quick else FULL
@@ -149,7 +149,6 @@ def build(ctx):
     from validation.report import md_table
 
     seconds = time.perf_counter() - t_start
-    avail = theory_available()
     md = [f"### Capacity thresholds\n",
           "Empirical threshold = load `alpha = p ln p / d^2` where the fraction of instances "
           "trained to recall **all** p facts crosses 1/2 (logistic fit, 95% profile-likelihood CI; "
@@ -161,7 +160,7 @@ def build(ctx):
           "by the OP threshold at the same d, to compare with `alpha_c(kappa)/alpha_c(1)` = "
           + ", ".join(f"{_f(theories[(m, k, cfg['ds'][0])]['value'] / 0.5)} (k={k:g})"
                       for m, k in cfg["groups"] if m == "lowrank" and math.isfinite(theories[(m, k, cfg['ds'][0])]['value']))
-          + "); Hebbian = Gaussian model of THEORY 1.4 (P(all recalled) = 1/2).\n",
+          + "); Hebbian = conditional finite-size model of `replica.hebbian` (P(all recalled) = 1/2).\n",
           md_table(["model", "d", "preset", "alpha_emp", "95% CI", "theory", "prediction", "/OP", "trials"], rows),
           f"\n![Empirical thresholds: alpha_emp - 1/2 against 1/ln p (left) and all models against d (right)]({fig_name})\n",
           f"\nSweep: {len(params) + len(more)} trials in {t_sweep:.0f} s wall on {cfg['workers']} workers "
@@ -176,11 +175,9 @@ def build(ctx):
         md.append("\nHebbian theory column: `replica.hebbian.hebbian_threshold(d)` (its default model); "
                   "the plain independent-Gaussian model of THEORY 1.4 gives "
                   + ", ".join(f"{v:.3f} (d={d})" for d, v in plain if v is not None) + ".\n")
-    if not all(avail.values()):
-        md.append(f"\nMissing theory functions (shown as nan): {[k for k, v in avail.items() if not v]}.\n")
     md += mech_md
     data = {"rows": data_rows, "mechanism": mech, "config": {k: v for k, v in cfg.items()},
-            "theory_available": avail, "sweep_seconds": t_sweep, "seconds": seconds,
+            "sweep_seconds": t_sweep, "seconds": seconds,
             "trials": len(params) + len(more)}
     return SectionResult("\n".join(md), data, [fig_name] + mech_figs)
 
@@ -306,27 +303,22 @@ def _mechanism(ctx, cfg, by_key):
     if "op" in trained:
         facts, res, _ = trained["op"]
         sq = spectrum_vs_quarter_circle(res.W, 1.0)
-        if sq is not None:
-            out["spectrum_full"] = {k: v for k, v in sq.items() if k != "sv"}
-            spec_rows.append(["full rank trained", facts.load, sq["law"], sq["ks"], sq["n"]])
-            _overlay(axs[0], sq["sv"], hcizz_law("quarter_circle"), "full rank trained vs quarter circle")
+        out["spectrum_full"] = {k: v for k, v in sq.items() if k != "sv"}
+        spec_rows.append(["full rank trained", facts.load, sq["law"], sq["ks"], sq["n"]])
+        _overlay(axs[0], sq["sv"], hcizz_law("quarter_circle"), "full rank trained vs quarter circle")
     if "lowrank" in trained:
         facts, res, _ = trained["lowrank"]
         m = lowrank_m(d, 0.5)
         k_eff = m / d
         sq = spectrum_vs_quarter_circle(res.W, k_eff, rank=m)
-        if sq is not None:
-            out["spectrum_lowrank"] = {k: v for k, v in sq.items() if k != "sv"}
-            spec_rows.append([f"rank {m}/{d} trained", facts.load, sq["law"], sq["ks"], sq["n"]])
-            _overlay(axs[1], sq["sv"], hcizz_law("truncated_quarter_circle", k_eff),
-                     f"low rank k={k_eff:.2f} trained vs truncated qc")
+        out["spectrum_lowrank"] = {k: v for k, v in sq.items() if k != "sv"}
+        spec_rows.append([f"rank {m}/{d} trained", facts.load, sq["law"], sq["ks"], sq["n"]])
+        _overlay(axs[1], sq["sv"], hcizz_law("truncated_quarter_circle", k_eff),
+                 f"low rank k={k_eff:.2f} trained vs truncated qc")
         si = init_spectrum_vs_mp_product(res.W0, k_eff, rank=m)
-        if si is not None:
-            out["spectrum_init"] = {k: v for k, v in si.items() if k != "sq"}
-            spec_rows.append([f"rank {m}/{d} at init (s^2)", None, f"mp_product({k_eff:.2f})", si["ks"], si["n"]])
-            _overlay(axs[2], si["sq"], hcizz_law("mp_product", k_eff), "init: squared sv vs mp_product")
-        else:
-            spec_rows.append([f"rank {m}/{d} at init (s^2)", None, "hcizz.mp_product unavailable", None, m])
+        out["spectrum_init"] = {k: v for k, v in si.items() if k != "sq"}
+        spec_rows.append([f"rank {m}/{d} at init (s^2)", None, f"mp_product({k_eff:.2f})", si["ks"], si["n"]])
+        _overlay(axs[2], si["sq"], hcizz_law("mp_product", k_eff), "init: squared sv vs mp_product")
     figs.append(ctx.savefig(fig, "linear_memory_spectra.png"))
     if spec_rows:
         md.append("Only the scale is fitted (second-moment match) for trained memories; nothing at "

@@ -4,10 +4,12 @@ import math
 import numpy as np
 import pytest
 
-from validation.factual_recall.experiments import (fit_through_origin, largest_passing,
-                                                   train_transformer, transformer_capacity)
+from validation.factual_recall.experiments import (experiment_rng, fit_through_origin,
+                                                   largest_passing, train_transformer,
+                                                   transformer_capacity)
 from validation.factual_recall.memories import train_memory
-from validation.factual_recall.sequential import detect_stages, train_sequential
+from validation.factual_recall.sequential import (block_losses, detect_stages,
+                                                  linear_attention_loss, train_sequential)
 from validation.factual_recall.task import make_task
 from validation.factual_recall.transformer import OneLayerTransformer
 
@@ -137,3 +139,119 @@ def test_more_facts_than_answers():
 def test_bad_memory_kind():
     with pytest.raises(ValueError, match="^kind must be"):
         train_memory("cubic", 10, 4)
+
+
+def test_block_losses_closed_forms():
+    """Uniform logits: (ln DR, ln R, ln D); all mass spread over the right block
+    (relation known, subject not): (ln D, 0, ln D)."""
+    D, R = 3, 4
+    y = np.array([0, 5, 11])
+    t, r, s = block_losses(np.zeros((3, D * R)), y, D)
+    assert (t, r, s) == pytest.approx((math.log(D * R), math.log(R), math.log(D)), abs=1e-12)
+    logits = np.full((3, D * R), -60.0)
+    for i, a in enumerate(y):
+        logits[i, (a // D) * D:(a // D + 1) * D] = 0.0
+    t, r, s = block_losses(logits, y, D)
+    assert (t, r, s) == pytest.approx((math.log(D), 0.0, math.log(D)), abs=1e-12)
+
+
+def _logistic(step, center, width, hi, lo):
+    return lo + (hi - lo) / (1 + np.exp((step - center) / width))
+
+
+def test_detect_stages_noisy_curves_with_transient_dip():
+    """Smooth drops plus 2% multiplicative noise and a one-point dip of the subject
+    loss to 5% of its start between the two stages: the boundaries must be within
+    a few steps of the true crossings and the dip ignored."""
+    rng = np.random.default_rng(0)
+    step = np.arange(0, 2000, 5)
+    rel = _logistic(step, 200, 15, 1.386, 0.005) * (1 + 0.02 * rng.standard_normal(step.size))
+    sub = _logistic(step, 1200, 40, 2.079, 0.005) * (1 + 0.02 * rng.standard_normal(step.size))
+    sub[120] = 0.05 * sub[0]                                 # step 600
+    tot = rel + sub
+    st = detect_stages(step, tot, rel, sub)
+    # 10% crossing of a logistic drop from hi to lo << hi: center + width ln 9
+    assert abs(st["relation_learnt"] - (200 + 15 * math.log(9))) <= 15
+    assert abs(st["subject_learnt"] - (1200 + 40 * math.log(9))) <= 25
+    assert st["order"] == "relation-first"
+    assert st["plateau1"] == pytest.approx(1.386 + 2.079, rel=0.01)
+    assert st["plateau2"] == pytest.approx(2.079, rel=0.03)
+
+
+def test_detect_stages_subject_first_and_never():
+    step = np.arange(100)
+    rel = np.where(step < 70, 1.0, 0.01)
+    sub = np.where(step < 30, 2.0, 0.01)
+    st = detect_stages(step, rel + sub, rel, sub)
+    assert (st["relation_learnt"], st["subject_learnt"], st["order"]) == (70, 30, "subject-first")
+    assert st["plateau2"] is None
+    st = detect_stages(step, 1 + sub, np.ones(100), sub)      # relation never learnt
+    assert st["relation_learnt"] is None and st["order"] == "subject-first"
+    st = detect_stages(step, 3 + 0 * sub, np.ones(100), 2 + 0 * sub)
+    assert st["order"] == "undetermined" and st["plateau2"] is None
+
+
+def test_sequential_subject_first_when_subjects_are_rare():
+    """The detector is not tied to the expected outcome: with S = 4 < R = 16 a subject
+    column of W gets gradient from 1/S of the sequences, more than a relation column
+    (1/R), and the subject is learnt first."""
+    out = train_sequential(4, 16, 4, T=4, steps=200, lr=4.0, init=1e-3, eval_every=5, rng=0)
+    assert out["stages"]["order"] == "subject-first"
+    assert out["stages"]["final"] < 0.1
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: detect_stages([0, 1], [1, 1], [1, 1], [1, 1], frac=2), "^frac must"),
+    (lambda: detect_stages([], [], [], []), "^step, total, relation and subject must"),
+    (lambda: detect_stages([0, 1, 2], [1, 1], [1, 1], [1, 1]), "^step, total, relation"),
+    (lambda: block_losses(np.zeros((2, 7)), np.array([0, 1]), 3), "^D must divide"),
+    (lambda: block_losses(np.zeros((2, 6)), np.array([0, 1]), 1), "^D must be"),
+    (lambda: largest_passing(lambda n: n < 5, 2, rtol=-1), "^rtol must"),
+    (lambda: fit_through_origin([], []), "^x and y must"),
+    (lambda: fit_through_origin([0, 0], [1, 2]), "^x must be finite and non-zero"),
+    (lambda: fit_through_origin([1, 2], [1]), "^x and y must"),
+    (lambda: experiment_rng(-1, "memory"), "^seed must"),
+    (lambda: experiment_rng(0, "bogus"), "^name must"),
+    (lambda: train_transformer(make_task(2, 2, 2, T=4, rng=0), 8, 1, 4, 4, steps=1, batch=2,
+                               lr=0, rng=0), "^lr must"),
+    (lambda: train_transformer(make_task(2, 2, 2, T=4, rng=0), 8, 1, 4, 4, steps=1, batch=2,
+                               eval_repeats=0, rng=0), "^eval_repeats must"),
+    (lambda: transformer_capacity(8, 1, 4, 4, D=2, T=4, steps=1, batch=2, threshold=2, rng=0),
+     "^threshold must"),
+    (lambda: OneLayerTransformer(8, 2, 4, 4, vocab=10, n_answers=4, dtype=int), "^dtype must"),
+    (lambda: OneLayerTransformer(8, 2, 4, 4, vocab=10, n_answers=4).forward(np.array([[11, 9]])),
+     "^tokens must have entries in \\[0, 10\\), got 11"),
+    (lambda: OneLayerTransformer(8, 2, 4, 4, vocab=10, n_answers=4).loss(np.array([[1, 9]]),
+                                                                         np.array([4])),
+     "^targets must have entries in \\[0, 4\\), got 4"),
+    (lambda: linear_attention_loss(np.zeros(5), np.zeros((3, 4)), np.zeros((2, 5)),
+                                   np.array([0, 1])),
+     "^k must have shape"),
+])
+def test_bad_inputs_name_the_argument(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_count_params_matches_model():
+    for d, H, d_h, m in [(8, 1, 8, 0), (12, 3, 5, 7), (16, 4, 2, 33)]:
+        net = OneLayerTransformer(d, H, d_h, m, vocab=5, n_answers=3, rng=0)
+        assert OneLayerTransformer.count_params(d, H, d_h, m) == net.param_count == \
+            4 * H * d_h * d + 2 * m * d
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["factual-recall"], "required: experiment"),
+    (["factual-recall", "bogus"], "invalid choice"),
+    (["factual-recall", "memory", "--seed", "x"], "invalid int value"),
+    (["factual-recall", "memory", "--seed", "-1"], "seed must be an integer >= 0, got -1"),
+    (["factual-recall", "sequential", "--out", "."], "--out must be a file path"),
+])
+def test_cli_errors_one_line_exit_2(argv, match, capsys):
+    from hcizz._cli import run_cli
+    from validation.__main__ import main
+    with pytest.raises(SystemExit) as exc:          # argparse usage errors exit directly
+        raise SystemExit(run_cli(main, argv, prog="python -m validation"))
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and match in err

@@ -87,3 +87,29 @@ def test_bad_task_inputs(kw, name):
 def test_structured_needs_enough_subjects():
     with pytest.raises(ValueError, match="^S must be >= D"):
         structured_answers(3, 2, 4)
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(subjects=[4], relations=[0]), "^subjects must have entries in \\[0, 4\\), got 4"),
+    (dict(subjects=[-1], relations=[0]), "^subjects must have entries in \\[0, 4\\), got -1"),
+    (dict(subjects=[0], relations=[2]), "^relations must have entries in \\[0, 2\\), got 2"),
+    (dict(subjects=[0]), "^subjects and relations must be given together"),
+    (dict(subjects=[0, 1], relations=[0]), "^relations must have the shape"),
+    (dict(subjects=[[0]], relations=[[0]]), "^subjects must be a 1-d"),
+    (dict(subjects=[0.5], relations=[0]), "^subjects must be an integer array"),
+])
+def test_bad_fixed_facts(kw, match):
+    """A negative subject used to wrap around silently (answers[-1])."""
+    task = make_task(4, 2, 3, T=5, rng=0)
+    with pytest.raises(ValueError, match=match):
+        task.sample(0, rng=0, **kw)
+
+
+def test_facttask_validates_answers():
+    from validation.factual_recall.task import FactTask
+    with pytest.raises(ValueError, match="^answers must lie in the relation's block"):
+        FactTask(2, 2, 2, 4, np.array([[0, 0], [1, 3]]))   # answer 0 is not in block 1
+    with pytest.raises(ValueError, match="^answers must have shape"):
+        FactTask(2, 2, 2, 4, np.array([[0, 2]]))
+    with pytest.raises(ValueError, match="^T must be"):
+        FactTask(2, 2, 2, 2, np.array([[0, 2], [1, 3]]))

@@ -1,7 +1,6 @@
 """``python -m validation factual-recall {memory,transformer,tradeoff,sequential}``."""
 from __future__ import annotations
 
-import sys
 import time
 
 from validation._io import atomic_write_json, dumps, to_jsonable
@@ -23,8 +22,12 @@ def register(sub):
 
 
 def _run(args):
+    from pathlib import Path
+
     from . import experiments as ex
 
+    if args.out is not None and Path(args.out).is_dir():
+        raise ValueError(f"--out must be a file path, got the directory {args.out!r}")
     fn = {"memory": ex.memory_capacity_experiment,
           "transformer": ex.transformer_capacity_experiment,
           "tradeoff": ex.tradeoff_experiment,

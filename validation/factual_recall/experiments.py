@@ -46,8 +46,18 @@ STREAMS = {"memory": 1, "transformer": 2, "tradeoff": 3, "sequential": 4}
 
 
 def experiment_rng(seed, name):
-    """Generator of experiment ``name`` for root ``seed`` (shared by CLI and report)."""
-    return np.random.default_rng([int(seed), 4, STREAMS[name]])
+    """Generator of experiment ``name`` for root ``seed`` (shared by CLI and report).
+
+    Examples
+    --------
+    >>> a, b = experiment_rng(0, "memory"), experiment_rng(0, "memory")
+    >>> bool(a.integers(10**9) == b.integers(10**9))
+    True
+    """
+    seed = check_int("seed", seed, low=0)
+    if name not in STREAMS:
+        raise ValueError(f"name must be one of {sorted(STREAMS)}, got {name!r}")
+    return np.random.default_rng([seed, 4, STREAMS[name]])
 
 
 def _progress(msg):
@@ -82,6 +92,10 @@ def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
     37
     """
     lo = check_int("lo", lo, low=1)
+    rtol = check_real("rtol", rtol, low=0, allow_array=False)
+    max_n = check_int("max_n", max_n, low=lo)
+    if hi is not None:
+        hi = check_int("hi", hi, low=lo + 1)
     log = []
 
     def ev(n):
@@ -110,9 +124,36 @@ def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
 
 
 def fit_through_origin(x, y):
-    """Least-squares slope of ``y = c x`` with its standard error, plus the spread
-    (min, max) of the pointwise ratios ``y / x``."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
+    """Least-squares slope of ``y = c x`` with its standard error and the spread
+    of the pointwise ratios ``y / x``.
+
+    Parameters
+    ----------
+    x, y : array_like (n,)
+        ``n >= 1`` points, ``x`` non-zero.
+
+    Returns
+    -------
+    Estimate
+        ``value = sum x y / sum x^2``; ``stderr`` the usual regression standard
+        error ``sqrt(sum r^2 / (n - 1) / sum x^2)`` (NaN for ``n = 1``);
+        ``info`` has ``ratio_min``, ``ratio_max``, ``ratio_mean``,
+        ``ratio_std`` of ``y / x``.
+
+    Examples
+    --------
+    >>> e = fit_through_origin([1, 2, 4], [0.5, 1.0, 2.0])
+    >>> round(e.value, 6), round(e.stderr, 6)
+    (0.5, 0.0)
+    """
+    x = check_real("x", x, allow_array=True)
+    y = check_real("y", y, allow_array=True)
+    x, y = np.atleast_1d(x), np.atleast_1d(y)
+    if x.ndim != 1 or x.shape != y.shape or x.size == 0:
+        raise ValueError(f"x and y must be 1-d of one length >= 1, got shapes {x.shape}, "
+                         f"{y.shape}")
+    if not np.all(np.isfinite(x) & np.isfinite(y)) or np.any(x == 0):
+        raise ValueError("x must be finite and non-zero and y finite")
     c = float(x @ y / (x @ x))
     resid = y - c * x
     n = len(x)
@@ -136,6 +177,13 @@ def memory_capacity_experiment(*, quick=True, rng=None, threshold=0.99, progress
     dict with ``linear`` (rows: d, params, N, N ln N, c) and ``linear_fit``
     (``N ln N = c d^2``), ``mlp`` (rows: d, m, params, N, N/(m d)) and
     ``mlp_fit`` (``N = c m d``), plus the settings.
+
+    Examples
+    --------
+    >>> res = memory_capacity_experiment(quick=True, rng=experiment_rng(0, "memory"))
+    ... # doctest: +SKIP
+    >>> round(res["linear_fit"]["value"], 3)  # doctest: +SKIP
+    0.646
     """
     rng = check_rng(rng)
     threshold = check_real("threshold", threshold, low=0, high=1, low_open=True)
@@ -200,9 +248,18 @@ def train_transformer(task, d, H, d_h, m, *, steps=2000, batch=256, lr=3e-3, rng
     dict
         ``accuracy`` (fraction of (fact, sequence) pairs recalled), ``loss``
         (final training loss), ``params``, ``attention_params``, ``mlp_params``.
+
+    Examples
+    --------
+    >>> task = make_task(2, 2, 2, T=4, rng=0)
+    >>> r = train_transformer(task, 8, 1, 8, 8, steps=100, batch=32, lr=2e-2, rng=0)
+    >>> r["params"], r["accuracy"]
+    (384, 1.0)
     """
     steps = check_int("steps", steps, low=1)
     batch = check_int("batch", batch, low=1)
+    lr = check_real("lr", lr, low=0, low_open=True, allow_array=False)
+    eval_repeats = check_int("eval_repeats", eval_repeats, low=1)
     rng = check_rng(rng)
     net = OneLayerTransformer(d, H, d_h, m, vocab=task.vocab, n_answers=task.n_answers,
                               rng=rng, dtype=dtype)
@@ -251,6 +308,13 @@ def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1
     dict
         ``facts`` (largest stored ``S R``), ``params``, ``facts_per_param``,
         ``evaluated`` (list of (S R, accuracy)) and the settings.
+
+    Examples
+    --------
+    >>> r = transformer_capacity(8, 1, 8, 8, D=4, T=4, steps=60, batch=32, start=4,
+    ...                          rng=0, rtol=0.5)
+    >>> r["params"], r["facts_per_param"] == r["facts"] / r["params"]
+    (384, True)
     """
     d = check_int("d", d, low=1)
     H, d_h = _check_positive_heads(H, d_h)
@@ -258,7 +322,16 @@ def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1
     rng = check_rng(rng)
     D = check_int("D", D, low=2)
     T = check_int("T", T, low=3)
-    net_params = 4 * H * d_h * d + 2 * m * d
+    steps = check_int("steps", steps, low=1)
+    batch = check_int("batch", batch, low=1)
+    lr = check_real("lr", lr, low=0, low_open=True, allow_array=False)
+    threshold = check_real("threshold", threshold, low=0, high=1, low_open=True,
+                           allow_array=False)
+    eval_repeats = check_int("eval_repeats", eval_repeats, low=1)
+    rtol = check_real("rtol", rtol, low=0, allow_array=False)
+    if start is not None:
+        start = check_int("start", start, low=1)
+    net_params = OneLayerTransformer.count_params(d, H, d_h, m)
     seed = int(rng.integers(2**31))
     trials = []
 
@@ -293,6 +366,13 @@ def transformer_capacity_experiment(*, quick=True, rng=None, progress=_progress,
         ``rows`` (one per configuration), ``facts_per_param`` (Estimate dict of
         the least-squares slope of facts vs params, with ``info`` holding the
         min/max/mean/std of the per-configuration ratios) and the settings.
+
+    Examples
+    --------
+    >>> res = transformer_capacity_experiment(quick=True,
+    ...                                       rng=experiment_rng(0, "transformer"))
+    ... # doctest: +SKIP
+    >>> [r["facts"] for r in res["rows"]]  # doctest: +SKIP
     """
     rng = check_rng(rng)
     if quick:
@@ -335,6 +415,12 @@ def tradeoff_experiment(*, quick=True, rng=None, progress=_progress, D=8):
     dict
         ``facts``, ``H`` and ``m`` grids, ``attention_params``, ``mlp_params``
         and ``accuracy`` (2-d list indexed [i_H][i_m]).
+
+    Examples
+    --------
+    >>> res = tradeoff_experiment(quick=True, rng=experiment_rng(0, "tradeoff"))
+    ... # doctest: +SKIP
+    >>> res["accuracy"][-1][0] >= 0.99  # attention alone, largest H  # doctest: +SKIP
     """
     rng = check_rng(rng)
     if quick:
@@ -354,8 +440,8 @@ def tradeoff_experiment(*, quick=True, rng=None, progress=_progress, D=8):
             acc[i, j] = res["accuracy"]
             progress(f"trade-off H={H} m={m}: accuracy {acc[i, j]:.3f}")
     return {"d": d, "d_h": d_h, "S": S, "R": R, "D": D, "T": T, "facts": S * R, "H": Hs, "m": ms,
-            "attention_params": [4 * H * d_h * d for H in Hs],
-            "mlp_params": [2 * m * d for m in ms], "accuracy": acc.tolist(), **kw}
+            "attention_params": [OneLayerTransformer.count_params(d, H, d_h, 0) for H in Hs],
+            "mlp_params": [OneLayerTransformer.count_params(d, 0, 0, m) for m in ms], "accuracy": acc.tolist(), **kw}
 
 
 def sequential_experiment(*, quick=True, rng=None, progress=_progress):
@@ -363,6 +449,13 @@ def sequential_experiment(*, quick=True, rng=None, progress=_progress):
     :func:`validation.factual_recall.sequential.train_sequential`).
 
     Returns the curves, ``ln_DR``, ``ln_D`` and the detected ``stages``.
+
+    Examples
+    --------
+    >>> res = sequential_experiment(quick=True, rng=experiment_rng(0, "sequential"))
+    ... # doctest: +SKIP
+    >>> res["stages"]["order"]  # doctest: +SKIP
+    'relation-first'
     """
     rng = check_rng(rng)
     if quick:

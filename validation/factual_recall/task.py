@@ -21,6 +21,21 @@ from hcizz._checks import check_int, check_rng
 __all__ = ["FactTask", "make_task", "structured_answers"]
 
 
+def _check_ids(name, value, high, *, ndim=1):
+    """``value`` as an int64 array of ``ndim`` dimensions with entries in ``[0, high)``."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind == "f"):
+        raise ValueError(f"{name} must be an integer array with entries in [0, {high}), got "
+                         f"dtype {arr.dtype}")
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-d integer array, got shape {arr.shape}")
+    arr = arr.astype(np.int64, copy=False)
+    if arr.size and (arr.min() < 0 or arr.max() >= high):
+        bad = arr[(arr < 0) | (arr >= high)].flat[0]
+        raise ValueError(f"{name} must have entries in [0, {high}), got {int(bad)}")
+    return arr
+
+
 @dataclass(frozen=True)
 class FactTask:
     """A factual-recall dataset (see module docstring); build with :func:`make_task`.
@@ -37,6 +52,18 @@ class FactTask:
     D: int
     T: int
     answers: np.ndarray
+
+    def __post_init__(self):
+        S = check_int("S", self.S, low=1)
+        R = check_int("R", self.R, low=1)
+        D = check_int("D", self.D, low=2)
+        check_int("T", self.T, low=3)
+        a = _check_ids("answers", self.answers, D * R, ndim=2)
+        if a.shape != (S, R):
+            raise ValueError(f"answers must have shape (S, R) = ({S}, {R}), got {a.shape}")
+        if np.any(a // D != np.arange(R)[None, :]):
+            raise ValueError("answers must lie in the relation's block: answers[s, r] in "
+                             "[r D, (r + 1) D)")
 
     @property
     def n_facts(self):
@@ -72,16 +99,38 @@ class FactTask:
         targets : int ndarray (batch,)
             Answer index in ``[0, D R)``.
         subjects, relations : int ndarray (batch,)
+
+        Notes
+        -----
+        The subject position is uniform on ``[0, T - 1)`` and the relation
+        position uniform on the ``T - 2`` other slots (drawn on ``[0, T - 2)``
+        and shifted past the subject), so the ordered pair is uniform over the
+        ``(T - 1)(T - 2)`` pairs of distinct positions.  No Python loop over
+        the batch.
+
+        Examples
+        --------
+        >>> task = make_task(3, 2, 2, T=4, rng=0)
+        >>> s, r = task.all_facts()
+        >>> tok, y, _, _ = task.sample(0, rng=1, subjects=s, relations=r)
+        >>> tok.shape, bool(np.all(y == task.answers[s, r]))
+        ((6, 4), True)
         """
         rng = check_rng(rng)
         S, R, T = self.S, self.R, self.T
-        if subjects is None:
+        if subjects is None and relations is None:
             batch = check_int("batch", batch, low=1)
             subjects = rng.integers(0, S, size=batch)
             relations = rng.integers(0, R, size=batch)
         else:
-            subjects = np.asarray(subjects, dtype=np.int64)
-            relations = np.asarray(relations, dtype=np.int64)
+            if subjects is None or relations is None:
+                raise ValueError("subjects and relations must be given together, got only "
+                                 + ("relations" if subjects is None else "subjects"))
+            subjects = _check_ids("subjects", subjects, S)
+            relations = _check_ids("relations", relations, R)
+            if subjects.shape != relations.shape:
+                raise ValueError(f"relations must have the shape of subjects {subjects.shape}, "
+                                 f"got {relations.shape}")
             batch = subjects.shape[0]
         tokens = rng.integers(S + R, 2 * (S + R), size=(batch, T))
         ps = rng.integers(0, T - 1, size=batch)
@@ -94,7 +143,13 @@ class FactTask:
         return tokens, self.answers[subjects, relations], subjects, relations
 
     def all_facts(self):
-        """``(subjects, relations)`` listing every fact once (row-major)."""
+        """``(subjects, relations)`` listing every fact once (row-major).
+
+        Examples
+        --------
+        >>> make_task(2, 2, 2, T=3, rng=0).all_facts()
+        (array([0, 0, 1, 1]), array([0, 1, 0, 1]))
+        """
         s, r = np.meshgrid(np.arange(self.S), np.arange(self.R), indexing="ij")
         return s.ravel(), r.ravel()
 
@@ -119,6 +174,19 @@ def make_task(S, R, D, T=32, rng=None, *, distinct=False):
     Returns
     -------
     FactTask
+
+    Raises
+    ------
+    ValueError
+        ``S, R < 1``, ``D < 2``, ``T < 3`` or, with ``distinct=True``,
+        ``S > D`` (more facts per relation than the block has answers).
+
+    Notes
+    -----
+    ``answers[s, r] = r D + u(s, r)`` with ``u`` i.i.d. uniform on
+    ``{0, .., D - 1}`` (or a uniform injection ``s -> u`` per relation when
+    ``distinct``).  The task is fixed by ``rng``; the sequences are drawn
+    afresh by :meth:`FactTask.sample`.
 
     Examples
     --------
@@ -146,8 +214,31 @@ def make_task(S, R, D, T=32, rng=None, *, distinct=False):
 def structured_answers(S, R, D):
     """Structured facts ``a(s, r) = floor(s D / S) + r D`` (sequential-learning model).
 
-    Returns an int ndarray (S, R).  Every within-block index is used when
-    ``S >= D``; ``S < D`` is refused (more answers per block than subjects).
+    Parameters
+    ----------
+    S, R : int
+        Subjects and relations (>= 1).
+    D : int
+        Answers per relation (>= 2, <= ``S``).
+
+    Returns
+    -------
+    int ndarray (S, R)
+
+    Notes
+    -----
+    The answer is additive in (subject, relation): the within-block index
+    ``floor(s D / S)`` depends on the subject only.  Every within-block index
+    is used when ``S >= D``; ``S < D`` is refused (more answers per block than
+    subjects).
+
+    Examples
+    --------
+    >>> structured_answers(4, 2, 2)
+    array([[0, 2],
+           [0, 2],
+           [1, 3],
+           [1, 3]])
     """
     S = check_int("S", S, low=1)
     R = check_int("R", R, low=1)

@@ -18,7 +18,13 @@ Shapes: ``Q, K, V`` are ``(H, d, d_h)``, ``O`` is ``(H, d_h, d)``, ``W1``
 Implementation: every head is handled by batched matmuls; the key side is
 never materialised per head: ``s_h = X (K_h Q_h^T x_T)`` and
 ``sum_i A_{h,i} V_h^T x_i = V_h^T (A_h X)``, so one step costs
-``O(B T d H + B H d d_h + B d m + B d D R)``.
+``O(B T d H + B H d d_h + B d m + B d D R)``.  The four products that involve
+the sequence (``X (K_h Q_h^T x_T)``, ``A_h X`` and their two adjoints) are
+per-sample ``(T, d) x (d, H)``-sized products, run as one stacked
+``np.matmul`` each.  Computing the keys of all samples as one
+``(B T, d) @ (d, H d_h)`` product instead costs ``d_h`` times more flops and
+measured 6-12x slower for the scores at the benchmark size
+(``benchmarks/bench_transformer.py``, ``docs/factual_recall.md``).
 """
 from __future__ import annotations
 
@@ -28,6 +34,7 @@ import numpy as np
 
 from hcizz._checks import check_int, check_rng
 from validation.losses import softmax_xent
+from .task import _check_ids
 
 __all__ = ["OneLayerTransformer"]
 
@@ -56,6 +63,24 @@ class OneLayerTransformer:
     rng : seed or Generator
     dtype : float dtype (float32 for training, float64 for gradient checks).
 
+    Raises
+    ------
+    ValueError
+        ``H d_h <= 0`` (attention is the only path from the subject and
+        relation positions to EOS), ``d < 1``, ``m < 0``, ``n_answers < 2`` or
+        a non-floating ``dtype``.
+
+    Notes
+    -----
+    Initialisation: ``Q, K, V`` entries ``N(0, 1/d)``, ``O`` entries
+    ``N(0, 1/(H d_h))``, ``W1`` He (``N(0, 2/d)``), ``b = 0``, ``W2`` entries
+    ``N(0, 1/m)``; ``E`` and ``U`` are drawn first and never trained.
+
+    References
+    ----------
+    Nichani, Lee, Bietti, "Understanding factual recall in transformers via
+    associative memories" (THEORY.md section 3, seed 004).
+
     Attributes
     ----------
     params : list of ndarray
@@ -82,6 +107,10 @@ class OneLayerTransformer:
         n_answers = check_int("n_answers", n_answers, low=2)
         rng = check_rng(rng)
         self.dtype = np.dtype(dtype)
+        if self.dtype.kind != "f":
+            raise ValueError(f"dtype must be a floating dtype (float32 or float64), got "
+                             f"{self.dtype}")
+        self.vocab, self.n_answers = vocab, n_answers
         d, H, d_h, m = self.d, self.H, self.d_h, self.m
         g = lambda *shape, scale: (rng.standard_normal(shape) * scale).astype(self.dtype)
         self.E = g(vocab, d, scale=1 / np.sqrt(d))
@@ -94,32 +123,71 @@ class OneLayerTransformer:
                        np.zeros(m, self.dtype),                  # b
                        g(m, d, scale=1 / np.sqrt(max(m, 1)))]    # W2
 
+    @staticmethod
+    def count_params(d, H, d_h, m):
+        """``4 H d_h d + 2 m d`` without building a model (biases not counted).
+
+        Examples
+        --------
+        >>> OneLayerTransformer.count_params(16, 2, 8, 16)
+        1536
+        """
+        return 4 * H * d_h * d + 2 * m * d
+
     @property
     def param_count(self):
         """``4 H d_h d + 2 m d``: attention (Q, K, V, O) plus MLP weights."""
-        return 4 * self.H * self.d_h * self.d + 2 * self.m * self.d
+        return self.count_params(self.d, self.H, self.d_h, self.m)
 
     @property
     def attention_params(self):
-        return 4 * self.H * self.d_h * self.d
+        """``4 H d_h d``: the ``Q, K, V, O`` weights."""
+        return self.count_params(self.d, self.H, self.d_h, 0)
 
     @property
     def mlp_params(self):
-        return 2 * self.m * self.d
+        """``2 m d``: the ``W1, W2`` weights (biases not counted)."""
+        return self.count_params(self.d, 0, 0, self.m)
 
     def forward(self, tokens, params=None):
-        """Logits ``(B, n_answers)`` and the cache needed by :meth:`backward`."""
+        """Logits and the cache needed by :meth:`backward`.
+
+        Parameters
+        ----------
+        tokens : int ndarray (B, T)
+            Token ids in ``[0, vocab)``; the last column is the query.
+        params : list of ndarray, optional
+            Parameters to use instead of ``self.params`` (same order).
+
+        Returns
+        -------
+        logits : ndarray (B, n_answers)
+        cache : tuple
+            Intermediate arrays for :meth:`backward`.
+
+        Examples
+        --------
+        >>> net = OneLayerTransformer(8, 2, 4, 16, vocab=10, n_answers=6, rng=0)
+        >>> net.forward(np.array([[1, 2, 9], [3, 4, 9]]))[0].shape
+        (2, 6)
+        """
         Q, K, V, O, W1, b, W2 = self.params if params is None else params
+        tokens = _check_ids("tokens", tokens, self.vocab, ndim=2)
         B, T = tokens.shape
+        if B < 1 or T < 1:
+            raise ValueError(f"tokens must have shape (B, T) with B, T >= 1, got {tokens.shape}")
         H, d_h, d = self.H, self.d_h, self.d
         X = self.E[tokens]                                   # (B, T, d)
         xT = X[:, -1]                                        # (B, d)
         q = _mm(xT[None], Q)                           # (H, B, d_h)
         qk = _mm(q, K.transpose(0, 2, 1))              # (H, B, d): K_h Q_h^T x_T
         s = _mm(X, qk.transpose(1, 2, 0))              # (B, T, H)
-        s = s.transpose(0, 2, 1) * (1.0 / math.sqrt(d_h))    # (B, H, T)
-        s = s - s.max(axis=2, keepdims=True)
-        A = np.exp(s)
+        # softmax over T on a C-contiguous (B, H, T) copy, in place: reductions
+        # along a strided axis cost ~3x more than the transpose copy itself
+        A = np.ascontiguousarray(s.transpose(0, 2, 1))       # (B, H, T)
+        A *= 1.0 / math.sqrt(d_h)
+        A -= A.max(axis=2, keepdims=True)
+        np.exp(A, out=A)
         A /= A.sum(axis=2, keepdims=True)
         xbar = _mm(A, X)                               # (B, H, d)
         xbarH = xbar.transpose(1, 0, 2)                      # (H, B, d)
@@ -138,7 +206,38 @@ class OneLayerTransformer:
         return logits, cache
 
     def backward(self, dlogits, cache, params=None):
-        """Gradients of the loss w.r.t. ``params`` given ``dlogits = dloss/dlogits``."""
+        """Gradients of a loss w.r.t. the parameters (reverse-mode, by hand).
+
+        Parameters
+        ----------
+        dlogits : ndarray (B, n_answers)
+            ``d loss / d logits``.
+        cache : tuple
+            Second output of :meth:`forward` (same ``params``).
+        params : list of ndarray, optional
+
+        Returns
+        -------
+        list of ndarray
+            ``[dQ, dK, dV, dO, dW1, db, dW2]``.
+
+        Notes
+        -----
+        With ``G = dlogits``: ``dy = G U``; MLP: ``dP = (dy W2^T) 1[P > 0]``,
+        ``dz = dy + dP W1^T``; attention output ``do_h = dz O_h^T``,
+        ``dV_h = xbar_h^T do_h``, ``dxbar_h = do_h V_h^T``; softmax:
+        ``ds = A (dA - <A, dA>) / sqrt(d_h)`` with ``dA_{h,i} = dxbar_h . x_i``;
+        scores ``s_h = X (K_h q_h)``: ``d(K_h q_h) = ds_h X``, ``dK_h``,
+        ``dq_h``, ``dQ_h = x_T^T dq_h``.  Checked against central finite
+        differences in ``tests/test_fr_gradients.py``.
+
+        Examples
+        --------
+        >>> net = OneLayerTransformer(8, 2, 4, 16, vocab=10, n_answers=6, rng=0)
+        >>> logits, cache = net.forward(np.array([[1, 2, 9], [3, 4, 9]]))
+        >>> [g.shape for g in net.backward(np.ones_like(logits), cache)][:2]
+        [(2, 8, 4), (2, 8, 4)]
+        """
         Q, K, V, O, W1, b, W2 = self.params if params is None else params
         X, xT, q, qk, A, xbarH, oflat, z, P, Hd, y = cache
         H, d_h, d = self.H, self.d_h, self.d
@@ -158,7 +257,9 @@ class OneLayerTransformer:
         dV = _mm(xbarH.transpose(0, 2, 1), do)         # (H, d, d_h)
         dxbar = _mm(do, V.transpose(0, 2, 1))          # (H, B, d)
         dA = _mm(dxbar.transpose(1, 0, 2), X.transpose(0, 2, 1))  # (B, H, T)
-        ds = A * (dA - (A * dA).sum(axis=2, keepdims=True))
+        ds = dA                                                # (B, H, T), in place
+        ds -= (A * dA).sum(axis=2, keepdims=True)
+        ds *= A
         ds *= 1.0 / math.sqrt(d_h)
         dqk = _mm(ds, X).transpose(1, 0, 2)            # (H, B, d)
         dK = _mm(dqk.transpose(0, 2, 1), q)            # (H, d, d_h)
@@ -167,7 +268,35 @@ class OneLayerTransformer:
         return [dQ, dK, dV, dO, dW1, db, dW2]
 
     def loss(self, tokens, targets, params=None, grad=True):
-        """Mean cross-entropy, gradients (list, params order) and recall flags."""
+        """Mean cross-entropy, its gradients and the recall flags.
+
+        Parameters
+        ----------
+        tokens : int ndarray (B, T)
+        targets : int ndarray (B,)
+            Answer indices in ``[0, n_answers)``.
+        params : list of ndarray, optional
+        grad : bool
+            Also run :meth:`backward`.
+
+        Returns
+        -------
+        loss : float
+        grads : list of ndarray (params order) or None
+        correct : bool ndarray (B,)
+            Strict-argmax recall of each sequence.
+
+        Examples
+        --------
+        >>> net = OneLayerTransformer(8, 2, 4, 16, vocab=10, n_answers=6, rng=0)
+        >>> loss, g, ok = net.loss(np.array([[1, 2, 9]]), np.array([3]))
+        >>> len(g), ok.shape
+        (7, (1,))
+        """
+        targets = _check_ids("targets", targets, self.n_answers)
+        if targets.shape[0] != np.shape(tokens)[0]:
+            raise ValueError(f"targets must have one entry per sequence ({np.shape(tokens)[0]}), "
+                             f"got {targets.shape[0]}")
         logits, cache = self.forward(tokens, params)
         loss, G, correct = softmax_xent(logits, targets, grad=grad)
         if not grad:

@@ -21,9 +21,11 @@ __all__ = [
 
 def _fmt(value):
     try:
-        if isinstance(value, float):
-            return repr(value)
-        return repr(value) if not isinstance(value, np.ndarray) else f"array(shape={value.shape})"
+        if isinstance(value, np.ndarray):
+            return f"array(shape={value.shape})"
+        if isinstance(value, np.generic):       # np.float64(1.0) -> 1.0, np.int64(3) -> 3
+            value = value.item()
+        return repr(value)
     except Exception:  # pragma: no cover - repr of exotic objects
         return object.__repr__(value)
 
@@ -89,8 +91,9 @@ def check_real(name, value, *, low=None, high=None, low_open=False,
     if high is not None:
         bad |= (arr >= high) if high_open else (arr > high)
     if np.any(bad):
-        first = arr[bad].flat[0] if arr.ndim else float(arr)
-        raise ValueError(f"{name} must be a real number{rng_txt}, got {first!r}")
+        # the offending value as given (scalar) or the first bad element (array)
+        first = _fmt(arr[bad].flat[0]) if arr.ndim else _fmt(value)
+        raise ValueError(f"{name} must be a real number{rng_txt}, got {first}")
     return float(arr) if arr.ndim == 0 else arr
 
 

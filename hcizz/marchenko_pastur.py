@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_real
+from ._checks import check_int, check_real
 from ._law import SpectralLaw, TailInverter, gauss_legendre, invert_monotone
 
 __all__ = ["marchenko_pastur", "MarchenkoPastur", "mp_moment"]
@@ -39,12 +39,29 @@ __all__ = ["marchenko_pastur", "MarchenkoPastur", "mp_moment"]
 def mp_moment(k, ratio):
     r"""Moments of the full Marchenko-Pastur law (Narayana polynomials).
 
-    ``E x^k = sum_{j=0}^{k-1} ratio^j binom(k, j) binom(k, j+1) / k`` for
-    ``k >= 1`` (the atom at zero contributes nothing).
+    Parameters
+    ----------
+    k : int
+        Order, ``k >= 0``.
+    ratio : float
+        ``lambda = m / d > 0`` (finite).
+
+    Returns
+    -------
+    float
+        ``E x^k = sum_{j=0}^{k-1} ratio^j binom(k, j) binom(k, j+1) / k`` for
+        ``k >= 1`` (the atom at zero contributes nothing), 1 for ``k = 0``.
+
+    Examples
+    --------
+    >>> mp_moment(2, 0.5), mp_moment(3, 1.0)
+    (1.5, 5.0)
     """
     from math import comb
 
-    k = int(k)
+    k = check_int("k", k, low=0)
+    ratio = check_real("ratio", ratio, low=0, high=np.inf, low_open=True, high_open=True,
+                       allow_array=False)
     if k == 0:
         return 1.0
     return sum(ratio ** j * comb(k, j) * comb(k, j + 1) for j in range(k)) / k
@@ -91,7 +108,7 @@ class MarchenkoPastur(SpectralLaw):
         self._mass = min(1.0, 1.0 / ratio)
         q = np.sqrt(ratio)
         self._q = q
-        self.edges = ((1 - q) ** 2, (1 + q) ** 2)
+        self.edges = (float((1 - q) ** 2), float((1 + q) ** 2))
         # pole of the angular density at distance acosh((1+l)/(2 sqrt l)) from t = 0
         delta = np.arccosh(max((1 + ratio) / (2 * q), 1.0))
         self._t0 = float(min(0.6, 3 * delta)) if ratio != 1 else 0.0
@@ -218,6 +235,28 @@ class MarchenkoPastur(SpectralLaw):
 
 
 def marchenko_pastur(ratio):
-    """Marchenko-Pastur law of ``X^T X / d`` (``X`` is ``d x m``, ``ratio = m/d``),
-    nonzero part; see :class:`MarchenkoPastur`."""
+    """Marchenko-Pastur law of ``X^T X / d`` (``X`` is ``d x m``, ``ratio = m/d``), nonzero part.
+
+    Parameters
+    ----------
+    ratio : float
+        ``lambda = m / d > 0`` (finite).
+
+    Returns
+    -------
+    MarchenkoPastur
+        A ``scipy.stats.rv_continuous`` on ``[(1 - sqrt ratio)^2, (1 + sqrt ratio)^2]``;
+        ``.atom = max(0, 1 - 1/ratio)`` is the mass at zero of the full law.
+
+    Raises
+    ------
+    ValueError
+        If ``ratio`` is not a finite real number ``> 0``.
+
+    Examples
+    --------
+    >>> law = marchenko_pastur(4.0)
+    >>> law.atom, law.edges, round(float(law.mean()), 12)
+    (0.75, (1.0, 9.0), 4.0)
+    """
     return MarchenkoPastur(ratio, name="marchenko_pastur")

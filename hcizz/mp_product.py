@@ -52,7 +52,7 @@ from math import comb
 import numpy as np
 from numpy.polynomial import chebyshev as C
 
-from ._checks import check_real
+from ._checks import check_int, check_real
 from ._law import SpectralLaw, gauss_legendre, invert_monotone
 
 __all__ = ["mp_product", "MPProduct", "mp_product_moment", "mp_product_edges",
@@ -62,7 +62,22 @@ _DEG = 24
 
 
 def mp_product_edges(kappa):
-    """Support ``(x_-, x_+)`` of ``nu_kappa`` (see module notes)."""
+    """Support ``(x_-, x_+)`` of ``nu_kappa`` (see module notes).
+
+    Parameters
+    ----------
+    kappa : float
+        Rank fraction in ``(0, 1]``.
+
+    Returns
+    -------
+    (float, float)
+
+    Examples
+    --------
+    >>> mp_product_edges(1.0)        # Fuss-Catalan: [0, 27/4]
+    (0.0, 6.75)
+    """
     k = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
     xp = (8 + 20 * k - k * k + (k + 8) * np.sqrt(k * (k + 8))) / (8 * k)
     xm = (1 - k) ** 3 / (k * k * xp)
@@ -70,12 +85,29 @@ def mp_product_edges(kappa):
 
 
 def mp_product_moment(n, kappa):
-    r"""``m_n`` of ``nu_kappa`` by the Lagrange-inversion sum (exact rational in
-    ``kappa``); ``n >= 0`` integer."""
-    n = int(n)
+    r"""``m_n`` of ``nu_kappa`` by the Lagrange-inversion sum (exact rational in ``kappa``).
+
+    Parameters
+    ----------
+    n : int
+        Order, ``n >= 0``.
+    kappa : float
+        Rank fraction in ``(0, 1]``.
+
+    Returns
+    -------
+    float
+        ``m_n = (1 / (n kappa^n)) sum_{j<n} binom(n, j+1) binom(2n, j) kappa^j``.
+
+    Examples
+    --------
+    >>> mp_product_moment(2, 1.0), mp_product_moment(2, 0.5)   # (1 + 2 kappa) / kappa^2
+    (3.0, 8.0)
+    """
+    n = check_int("n", n, low=0)
+    k = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
     if n == 0:
         return 1.0
-    k = float(kappa)
     return sum(comb(n, j + 1) * comb(2 * n, j) * k ** j for j in range(n)) / (n * k ** n)
 
 
@@ -293,6 +325,29 @@ class MPProduct(SpectralLaw):
 
 
 def mp_product(kappa):
-    """Law of the nonzero squared singular values of ``Q R^T / sqrt(d m)``,
-    ``m = kappa d`` (see :class:`MPProduct`); ``.atom = 1 - kappa``."""
+    """Law of the nonzero squared singular values of ``Q R^T / sqrt(d m)``, ``m = kappa d``.
+
+    Parameters
+    ----------
+    kappa : float
+        Rank fraction in ``(0, 1]``.
+
+    Returns
+    -------
+    MPProduct
+        ``(1/kappa) MP_kappa [x] MP_kappa`` as a ``scipy.stats.rv_continuous`` on
+        ``mp_product_edges(kappa)``; ``.atom = 1 - kappa`` is the mass at zero of the
+        squared singular values of ``W`` (see :class:`MPProduct` and the module notes).
+
+    Raises
+    ------
+    ValueError
+        If ``kappa`` is not a real number in ``(0, 1]``.
+
+    Examples
+    --------
+    >>> law = mp_product(0.5)
+    >>> law.atom, round(float(law.mean()), 12), round(float(law.cdf(law.ppf(0.3))), 12)
+    (0.5, 2.0, 0.3)
+    """
     return MPProduct(kappa, name="mp_product")

@@ -233,7 +233,7 @@ def hciz_mc(theta, a, b, *, n=20000, rng=None, batch=2000):
         m = min(batch, n - start)
         o1 = _haar(rng, m, d)
         o2 = _haar(rng, m, d)
-        ts.append(np.einsum("i,nij,j->n", a, o1 * o2, b, optimize=True))
+        ts.append(((o1 * o2) @ b) @ a)      # a^T (O * O') b, batched matmul
     T = np.concatenate(ts)
     lw = th * d * T
     mx = lw.max()

@@ -87,11 +87,23 @@ class _Bulk:
     """Tabulated ``h(a) = E[ln Phi(a - beta Z) | Z < c0]`` and its second
     moment, as cubic splines of ``ln(-h)`` on a grid of ``a`` (step 0.05)."""
 
-    def __init__(self, beta, c0, a_lo, a_hi, step=0.05):
+    def __init__(self, beta, c0, a_lo, a_hi, step=0.05, max_points=8000):
         self.beta, self.c0 = beta, c0
         self.a_lo = a_lo
         self.a_hi = a_hi
-        a = np.arange(a_lo, a_hi + step, step)
+        # The range grows like beta = sqrt(t/(1-t)); so does the scale on which h
+        # varies (h(a) = E ln Phi(a - beta Z), Z spread 1), except for an O(1)-wide
+        # feature of amplitude O(phi(c0)/beta) in h'' at the truncation a ~ beta c0.
+        # Capping the number of nodes (step 0.05 up to t ~ 0.9999) keeps the cost
+        # bounded as t -> 1 (it grew like beta: 94 s at t = 1 - 1e-9, p = 1000).
+        if (a_hi - a_lo) / step + 1 > max_points:
+            a = np.linspace(a_lo, a_hi, max_points)        # ends exactly at a_hi
+        else:
+            a = np.arange(a_lo, a_hi + step, step)
+        # In z the integrand falls off on the scale 1/(beta |a - beta z|) next to its
+        # maximum; the bisection that brackets the mass must resolve that scale, or
+        # every quadrature node misses the peak (ln of 0 = -inf for t -> 1).
+        bisect_iter = 14 + max(0, math.ceil(math.log2(max(beta, 1.0) / 8.0)))
         logphic0 = float(log_ndtr(c0))
         res = []
         for power in (1.0, 2.0):
@@ -100,7 +112,8 @@ class _Bulk:
                         + power * log_neg_log_ndtr(a[idx, None] - beta * z))
             n = a.size
             res.append(log_integral_concave(logf, np.full(n, -12.0), np.full(n, c0),
-                                            width=1.0, n_nodes=32) - logphic0)
+                                            width=1.0, n_nodes=32, bisect_iter=bisect_iter)
+                       - logphic0)
         self.a = a
         self.lh, self.ls2 = res
         self.spl = CubicSpline(a, self.lh)

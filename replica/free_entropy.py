@@ -50,7 +50,7 @@ def free_entropy(q, alpha, p=None, *, samples=400, rng=None):
     True
     """
     q = check_real("q", q, low=0, high=1, high_open=True)
-    alpha = check_real("alpha", alpha, low=0, allow_array=False)
+    alpha = check_real("alpha", alpha, low=0, high=math.inf, high_open=True, allow_array=False)
     ent = entropic_term(q)
     if p is None:
         out = ent - alpha / (1.0 - np.asarray(q))
@@ -188,7 +188,7 @@ def saddle(alpha, p=None, *, samples=200, rng=0, n_grid=16):
     >>> round(s.q, 12), round(s.phi, 12) == round(0.5 * math.log(0.6), 12)
     (0.4, True)
     """
-    alpha = check_real("alpha", alpha, low=0)
+    alpha = check_real("alpha", alpha, low=0, high=math.inf, high_open=True)
     if p is None:
         q, phi = _limit_saddle(alpha)
         if np.ndim(alpha) == 0:

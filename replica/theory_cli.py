@@ -1,13 +1,14 @@
 """Subcommands of ``python -m replica`` for the full-rank theory (THEORY 1.1-1.4)."""
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import sys
 
 import numpy as np
 
-__all__ = ["register", "emit"]
+__all__ = ["register", "emit", "number"]
 
 
 def _jsonable(x):
@@ -27,10 +28,28 @@ def _jsonable(x):
     return x
 
 
+def number(text):
+    """``argparse`` type: an ``int`` when ``text`` is an integer literal, else a ``float``.
+
+    Keeps ``p = 1`` an int so that error messages echo the value as typed
+    (``got 1``, not ``got 1.0``); ``1e15`` stays a float (accepted by
+    :func:`hcizz._checks.check_int` since it is integral).
+    """
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
+
+
 def emit(args, record, text):
-    """Print ``record`` as JSON (``--json``) or ``text``."""
+    """Print ``record`` as strict JSON (``--json``; non-finite floats become the
+    strings ``"inf"``, ``"-inf"``, ``"nan"``) or ``text``."""
     if getattr(args, "json", False):
-        print(json.dumps(_jsonable(record), sort_keys=True))
+        print(json.dumps(_jsonable(record), sort_keys=True, allow_nan=False))
     else:
         print(text)
 
@@ -47,8 +66,11 @@ def _est(e):
 
 
 def _gaussian_max(args):
+    from hcizz._checks import check_real
     from .gaussian_max import gaussian_max_moments
 
+    for n in args.n:                      # one-line error naming the value as typed
+        check_real("n", n, low=2, high=1e15)
     m1, m2 = gaussian_max_moments(np.array(args.n, dtype=float))
     rows = [{"n": n, "E_M": a, "E_M2": b} for n, a, b in zip(args.n, m1, m2)]
     emit(args, {"results": rows},
@@ -146,29 +168,29 @@ def _check(args):
 def register(sub):
     """Add the full-rank theory subcommands to ``sub``."""
     p = _add(sub, "gaussian-max", "moments of the maximum of n i.i.d. N(0,1)", _gaussian_max)
-    p.add_argument("n", type=float, nargs="+", help="n (2 <= n <= 1e15)")
+    p.add_argument("n", type=number, nargs="+", help="n (2 <= n <= 1e15)")
 
     p = _add(sub, "energy-G", "energy term G_p(t) (Monte Carlo over eta)", _energy)
     p.add_argument("--t", type=float, required=True, help="overlap 0 <= t < 1")
-    p.add_argument("--p", type=float, default=None, help="number of candidates (omit: limit)")
+    p.add_argument("--p", type=number, default=None, help="number of candidates (omit: limit)")
     p.add_argument("--samples", type=int, default=400)
     p.add_argument("--seed", type=int, default=0)
 
     p = _add(sub, "free-entropy", "RS free entropy Phi_p(q; alpha)", _free_entropy)
     p.add_argument("--q", type=float, required=True)
     p.add_argument("--alpha", type=float, required=True)
-    p.add_argument("--p", type=float, default=None)
+    p.add_argument("--p", type=number, default=None)
     p.add_argument("--samples", type=int, default=400)
     p.add_argument("--seed", type=int, default=0)
 
     p = _add(sub, "saddle", "minimiser q* and value phi of the RS free entropy", _saddle)
     p.add_argument("--alpha", type=float, required=True)
-    p.add_argument("--p", type=float, default=None)
+    p.add_argument("--p", type=number, default=None)
     p.add_argument("--samples", type=int, default=200)
     p.add_argument("--seed", type=int, default=0)
 
     p = _add(sub, "alpha-c-finite", "finite-p RS capacity ln p / (2 E[V_p])", _alpha_c)
-    p.add_argument("p", type=float, nargs="+", help="p (integer 2 <= p <= 1e15)")
+    p.add_argument("p", type=number, nargs="+", help="p (integer 2 <= p <= 1e15)")
     p.add_argument("--samples", type=int, default=20000)
     p.add_argument("--seed", type=int, default=0)
 

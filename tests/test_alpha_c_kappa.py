@@ -109,3 +109,30 @@ def test_cli_alpha_c(capsys):
     assert vals[0] == 0.5 and abs(vals[1] - alpha_c_quad(0.5)) < 1e-12
     assert main(["alpha-c", "--kappa", "0.25", "--dps", "30"]) == 0
     assert "0.31145627563918" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------------------
+# property-based tests over the whole parameter domain (hypothesis)
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(min_value=1e-300, max_value=1.0))
+def test_properties(kappa):
+    a = alpha_c(kappa)
+    # 0 < alpha_c <= min(1/2, 2 kappa): X_qc^2 <= 4 on the top kappa quantiles and
+    # the full integral is 1/2; strictly below 2 kappa unless the quantiles all sit at 2
+    assert 0 < a <= 0.5 and a <= 2 * kappa * (1 + 4e-16)     # (up to rounding)
+    assert a == pytest.approx(float(alpha_c(kappa, dps=30)), rel=1e-13)
+    if kappa < 1e-4:      # small-kappa expansion, error O(kappa^(7/3)) relative kappa^(4/3)
+        assert a == pytest.approx(alpha_c_small_kappa(kappa), rel=10 * kappa ** (4 / 3) + 1e-15)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.one_of(st.floats(max_value=0.0), st.floats(min_value=1.0, exclude_min=True),
+                 st.just(float("nan"))))
+def test_rejects_kappa_outside(kappa):
+    with pytest.raises(ValueError, match=r"^kappa must be a real number in \(0, 1\], got"):
+        alpha_c(kappa)
+    with pytest.raises(ValueError, match=r"^kappa must be"):
+        alpha_c(np.array([0.5, kappa]))

@@ -123,3 +123,40 @@ def test_properties(t, p):
     assert np.isfinite(e.value) and np.isfinite(e.stderr)
     # E_eta f_p(t; eta) = 1/p (exchangeable scores), so Jensen gives G_p(t) <= -1
     assert e.value <= -1 + 1e-9 + 5 * e.stderr
+
+
+_NOT_T = st.one_of(st.floats(max_value=0.0, exclude_max=True), st.floats(min_value=1.0),
+                   st.just(float("nan")))
+
+
+@settings(max_examples=30, deadline=None)
+@given(_NOT_T)
+def test_rejects_t_outside(t):
+    with pytest.raises(ValueError, match=r"^t must be a real number in \[0, 1\), got"):
+        energy_G(t)
+    with pytest.raises(ValueError, match=r"^t must be a real number in \[0, 1\), got"):
+        energy_G([0.5, t], 10, samples=10)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.one_of(st.integers(max_value=1), st.integers(min_value=10**9 + 1),
+                 st.floats(allow_nan=True).filter(lambda x: not (x == int(x) if math.isfinite(x) else False))))
+def test_rejects_p_outside(p):
+    with pytest.raises(ValueError, match=r"^p must be an integer in \[2, 1e\+09\], got"):
+        energy_G(0.5, p, samples=10)
+
+
+@pytest.mark.parametrize("p", [10, 1000])
+def test_laplace_limit_near_t_one(p):
+    """(1-t) G_p(t) -> -E[V_p]/ln p (THEORY 1.3) at 1 - t = 1e-15, where the brackets of the
+    xi integral reach 1e8 (regression: ln f was +inf there, and the bulk table took hours);
+    Laplace corrections O((1-t) ln(1/(1-t))) ~ 4e-14 are far below the standard errors."""
+    from replica import v_p
+
+    t = 1 - 1e-15
+    e = energy_G(t, p, samples=200, rng=8)
+    ref = v_p(p, samples=20000, rng=9)
+    lp = math.log(p)
+    got, se = (1 - t) * e.value * lp, (1 - t) * e.stderr * lp
+    assert np.isfinite(got) and got < 0
+    assert abs(got + ref.value) < 5 * math.hypot(se, ref.stderr)

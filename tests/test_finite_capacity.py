@@ -103,3 +103,11 @@ def test_properties(p):
     assert np.isfinite(e.value) and e.stderr > 0
     assert e.info["max_order_stats"] > e.info["max_active"] or e.info["max_order_stats"] == p - 1
     assert e.value > 0.5 - 5 * e.stderr
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.one_of(st.integers(max_value=1), st.integers(min_value=10**15 + 1),
+                 st.floats(allow_nan=True).filter(lambda x: not (x == int(x) if math.isfinite(x) else False))))
+def test_rejects_p_outside(p):
+    with pytest.raises(ValueError, match=r"^p must be an integer in \[2, 1e\+15\], got"):
+        alpha_c_finite(p, samples=10)

@@ -82,3 +82,42 @@ def test_wishart_eigenvalues_ks():
 def test_bad_ratio(bad):
     with pytest.raises(ValueError, match="ratio"):
         marchenko_pastur(bad)
+
+
+# ---------------------------------------------------------------------------
+# property-based tests over the whole parameter domain (hypothesis)
+from hypothesis import given, settings, strategies as st  # noqa: E402
+from scipy import integrate  # noqa: E402
+
+from hcizz import mp_moment  # noqa: E402
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(min_value=1e-3, max_value=100.0), st.floats(min_value=1e-6, max_value=1 - 1e-6))
+def test_properties(ratio, u):
+    law = marchenko_pastur(ratio)
+    lm, lp = law.edges
+    x = float(law.ppf(u))
+    assert lm <= x <= lp and abs(float(law.cdf(x)) - u) < 1e-12
+    assert law.atom == pytest.approx(max(0.0, 1 - 1 / ratio), abs=1e-15)
+    # mass and mean of the full law by adaptive quadrature of the density (with its
+    # 1/sqrt edge singularities) against 1 and the Narayana moment (independent paths)
+    # full-law density sqrt((lp - y)(y - lm)) / (2 pi ratio y): algebraic weights at the edges
+    w = dict(epsabs=1e-13, limit=200, weight="alg")
+    scale = 1 / (2 * math.pi * ratio)
+    if lm > 0:
+        m0, e0 = integrate.quad(lambda y: 1 / y, lm, lp, wvar=(0.5, 0.5), **w)
+    else:                                   # ratio = 1: y^(-1/2) at the hard edge
+        m0, e0 = integrate.quad(lambda y: 1.0, lm, lp, wvar=(-0.5, 0.5), **w)
+    m1, e1 = integrate.quad(lambda y: 1.0, lm, lp, wvar=(0.5, 0.5), **w)
+    assert abs(law.atom + scale * m0 - 1) < 10 * scale * e0 + 1e-12
+    assert abs(scale * m1 - mp_moment(1, ratio)) < 10 * scale * e1 + 1e-12
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.one_of(st.floats(max_value=0.0), st.just(float("nan")), st.just(float("inf"))))
+def test_rejects_ratio_outside(ratio):
+    with pytest.raises(ValueError, match=r"^ratio must be a .*real number .*, got"):
+        marchenko_pastur(ratio)
+    with pytest.raises(ValueError, match=r"^ratio must be"):
+        mp_moment(2, ratio)

@@ -127,3 +127,44 @@ def test_frozen_copy_keeps_parameter():
     frozen = law(scale=2.0)
     assert frozen.ppf(0.0) == pytest.approx(2 * law.lower)
     assert isinstance(law, stats.rv_continuous)
+
+
+# ---------------------------------------------------------------------------
+# property-based tests over the whole parameter domain (hypothesis)
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_KAPPA = st.floats(min_value=1e-6, max_value=1.0, exclude_min=False)
+_NOT_KAPPA = st.one_of(st.floats(max_value=0.0), st.floats(min_value=1.0, exclude_min=True),
+                       st.just(float("nan")))
+
+
+@settings(max_examples=40, deadline=None)
+@given(_KAPPA, st.floats(min_value=0.0, max_value=1.0))
+def test_truncated_properties(kappa, u):
+    law = truncated_quarter_circle(kappa)
+    x = float(law.ppf(u))
+    assert law.lower <= x <= 2.0
+    # round trip to rounding: |dX/du| = 1 / pdf, so compare in u where the pdf is small
+    assert abs(float(law.cdf(x)) - u) < 1e-12 + 1e-13 * abs(u)
+    # mass of the full law (quadrature of the density, independent of cdf/ppf)
+    m, err = integrate.quad(law.pdf, law.lower, 2.0, epsabs=1e-14)
+    assert abs(law.atom + kappa * m - 1) < 10 * kappa * err + 1e-13
+    # X_qc restricted to the top kappa quantiles (away from u = 1, where forming
+    # 1 - kappa + kappa u in floating point loses the digits the law keeps)
+    if u <= 0.9:
+        assert x == pytest.approx(qc_quantile(1 - kappa + kappa * u), abs=1e-13)
+
+
+@settings(max_examples=30, deadline=None)
+@given(_NOT_KAPPA)
+def test_truncated_rejects_kappa_outside(kappa):
+    with pytest.raises(ValueError, match=r"^kappa must be a real number in \(0, 1\], got"):
+        truncated_quarter_circle(kappa)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.one_of(st.floats(max_value=0.0, exclude_max=True), st.floats(min_value=1.0, exclude_min=True),
+                 st.just(float("nan"))))
+def test_quantile_rejects_u_outside(u):
+    with pytest.raises(ValueError, match=r"^u must be a real number in \[0, 1\], got"):
+        qc_quantile(u)

@@ -46,7 +46,13 @@ def test_text_output(capsys):
     (["saddle", "--alpha", "0.1", "--p", "1"], "p must be"),
     (["alpha-c-finite", "1.5"], "p must be"),
     (["hebbian", "--d", "0.5"], "d must be"),
-    (["alpha-c-finite", "abc"], "invalid float"),
+    (["alpha-c-finite", "abc"], "invalid number"),
+    (["alpha-c-finite", "1"], "got 1\n"),                 # echoes the value as typed, not 1.0
+    (["gaussian-max", "1"], "got 1\n"),
+    (["energy-G", "--t", "0.5", "--p", "1"], "got 1\n"),
+    (["free-entropy", "--q", "0.2", "--alpha", "inf"], "alpha must be"),
+    (["alpha-c", "--kappa", "0"], "kappa must be"),
+    (["alpha-c", "--kappa", "nan"], "got nan"),
     (["nosuchcommand"], "invalid choice"),
 ])
 def test_errors_one_line_exit_2(argv, word, capsys):
@@ -62,3 +68,37 @@ def test_module_entry_point_subprocess():
     r = subprocess.run([sys.executable, "-m", "replica", "gaussian-max", "0"],
                        capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "n must be" in r.stderr
+
+
+def _strict(text):
+    """json.loads that rejects the non-standard NaN/Infinity tokens."""
+    def bad(tok):
+        raise ValueError(f"non-standard JSON constant {tok}")
+    return json.loads(text, parse_constant=bad)
+
+
+@pytest.mark.parametrize("argv", [
+    ["saddle", "--alpha", "0.7", "--json"],                     # phi = -inf, q* = 1
+    ["free-entropy", "--q", "0.5", "--alpha", "0.25", "--json"],
+    ["alpha-c", "--kappa", "0.5", "1", "--dps", "20", "--check", "--json"],
+])
+def test_json_is_strict(argv, capsys):
+    rc, out, err = _run(argv, capsys)
+    assert rc == 0, err
+    rec = _strict(out)
+    if argv[0] == "saddle":
+        assert rec["phi"] == "-inf" and rec["q"] == 1.0
+
+
+def test_check_json_is_strict(monkeypatch, capsys):
+    # cheap stand-in checks (the real sympy derivations run in test_symbolic*.py)
+    import types
+
+    from replica import symbolic
+    fake = types.ModuleType("replica_fake_ok_checks")
+    fake.CHECKS = [("one", lambda: (True, "1 = 1")), ("inf", lambda: (False, float("inf")))]
+    monkeypatch.setitem(sys.modules, "replica_fake_ok_checks", fake)
+    monkeypatch.setattr(symbolic, "CHECK_MODULES", ["replica_fake_ok_checks"])
+    rc, out, _ = _run(["check", "--json"], capsys)
+    rec = _strict(out)
+    assert rc == 1 and rec["ok"] is False and [c["ok"] for c in rec["checks"]] == [True, False]

@@ -121,7 +121,7 @@ def _init_spectra(ctx, md_table):
                      law.moment(2), time.perf_counter() - t0))
         data.append({"kappa": k, "d": d, "m": m, "ks": ks, "ks_calibration_mp": ks_mp, "ks_times_m": ks * m,
                      "iid_ks_95": 1.36 / math.sqrt(m), "sample_m2": m2, "sample_m2_stderr": m2_se,
-                     "n_matrices": reps, "law_m2": float(law.moment(2)),
+                     "n_matrices": reps, "law_m2": float(law.moment(2)), "seconds": rows[-1][-1],
                      "edges": list(law.edges), "atom": law.atom})
         xs = np.linspace(law.edges[0], law.edges[1], 600)[1:-1]
         ax.hist(ev, bins=60, density=True, alpha=0.5, label=f"sample d={d}")
@@ -162,7 +162,8 @@ def _spherical(ctx, md_table):
         small = float(hciz_small_theta(th, a, b))
         mc = hciz_mc(th, a, b, n=n_mc, rng=np.random.default_rng([ctx.seed, 7, i])) if th <= 3 else None
         rows.append((th, J, small, J / small, J / th, c, mc.value if mc else None, mc.stderr if mc else None))
-        d2.append({"theta": th, "J_exact": J, "small_theta": small, "J_over_theta": J / th, "large_theta_limit": c,
+        d2.append({"theta": th, "J_exact": J, "small_theta": small, "ratio_to_small_theta": J / small,
+                   "J_over_theta": J / th, "large_theta_limit": c,
                    "mc": mc.value if mc else None, "mc_stderr": mc.stderr if mc else None})
     fmt = {0: "g", 1: ".6g", 2: ".6g", 3: ".4f", 4: ".4f", 5: ".4f", 6: ".6g", 7: ".2g"}
     md = ("### Spherical integrals\n\n"
@@ -182,7 +183,8 @@ def _spherical(ctx, md_table):
             est = rank_one_mc(th, s, n=n_is, rng=np.random.default_rng([ctx.seed, 11, d, int(th * 10)]))
             r_rows.append((th, d, est.value, est.stderr, th * th / 2, d * (th * th / 2 - est.value), est.info["ess"]))
             r_data.append({"theta": th, "d": d, "estimate": est.value, "stderr": est.stderr,
-                           "limit": th * th / 2, "ess": est.info["ess"], "n": est.n})
+                           "limit": th * th / 2, "d_times_gap": d * (th * th / 2 - est.value),
+                           "ess": est.info["ess"], "n": est.n})
     md += ("\nRank-one `B` (rectangular spherical integral) with Gaussian `A` (singular values on the "
            "quarter-circle quantile grid): `d^-1 ln E exp(theta d u^T A v)` by Monte Carlo with the exact "
            "`u` average and saddle-tilted importance sampling of `v`, against the limit `theta^2/2` "

@@ -26,3 +26,20 @@ def run_cli(main, argv=None, *, prog):
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+
+
+def dispatch(argv, *, prog, description, modules):
+    """Parse ``argv`` with one subcommand per registered module and run it.
+
+    Each module in ``modules`` (import names) defines ``register(subparsers)``,
+    which adds its parser(s) and sets ``func(args) -> int``.  Used by the
+    ``__main__`` of every package so that all CLIs behave alike.
+    """
+    import importlib
+
+    parser = ArgumentParser(prog=prog, description=description)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
+    for name in modules:
+        importlib.import_module(name).register(sub)
+    args = parser.parse_args(argv)
+    return args.func(args) or 0

@@ -6,10 +6,9 @@ object) and sets ``func(args) -> int``.
 """
 from __future__ import annotations
 
-import importlib
 import sys
 
-from hcizz._cli import ArgumentParser, run_cli
+from hcizz._cli import dispatch, run_cli
 
 #: Modules that add subcommands (``register(subparsers)``).
 CLI_MODULES = [
@@ -19,13 +18,7 @@ CLI_MODULES = [
 
 
 def main(argv=None):
-    parser = ArgumentParser(prog="python -m replica",
-                            description="Replica theory of linear associative memories.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
-    for name in CLI_MODULES:
-        importlib.import_module(name).register(sub)
-    args = parser.parse_args(argv)
-    return args.func(args) or 0
+    return dispatch(argv, prog="python -m replica", description="Replica theory of linear associative memories.", modules=CLI_MODULES)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,9 @@
 """``python -m validation``: the main job (``reproduce``) and experiment CLIs."""
 from __future__ import annotations
 
-import importlib
 import sys
 
-from hcizz._cli import ArgumentParser, run_cli
+from hcizz._cli import dispatch, run_cli
 
 #: Modules that add subcommands; each has ``register(subparsers)`` which adds a
 #: parser and sets its ``func(args) -> int``.
@@ -18,13 +17,9 @@ CLI_MODULES = [
 
 
 def main(argv=None):
-    parser = ArgumentParser(prog="python -m validation",
-                            description="Train associative memories in numpy and compare with theory.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
-    for name in CLI_MODULES:
-        importlib.import_module(name).register(sub)
-    args = parser.parse_args(argv)
-    return args.func(args) or 0
+    return dispatch(argv, prog="python -m validation",
+                    description="Train associative memories in numpy and compare with theory.",
+                    modules=CLI_MODULES)
 
 
 if __name__ == "__main__":

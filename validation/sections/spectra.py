@@ -148,8 +148,8 @@ def _spherical(ctx, md_table):
     import matplotlib.pyplot as plt
 
     from hcizz import qc_quantile
-    from hcizz.spherical import (hciz_exact_d2, hciz_mc, hciz_small_theta, quantile_coupling_value,
-                                 rank_one_mc)
+    from hcizz.spherical import (hciz_ais, hciz_exact_d2, hciz_mc, hciz_small_theta,
+                                 quantile_coupling_value, rank_one_mc)
 
     ctx.progress("spectra: spherical integrals")
     a, b = np.array([0.5, 1.5]), np.array([1.0, 2.0])
@@ -157,22 +157,54 @@ def _spherical(ctx, md_table):
     thetas = [0.01, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0, 1000.0]
     rows, d2 = [], []
     n_mc = 5000 if ctx.quick else 40000
+    ais_kw = dict(chains=300, levels=60) if ctx.quick else dict(chains=2000, levels=200)
     for i, th in enumerate(thetas):
-        J = hciz_exact_d2(th, a, b)
+        J = hciz_exact_d2(th, a, b, n_angle=4096)
         small = float(hciz_small_theta(th, a, b))
         mc = hciz_mc(th, a, b, n=n_mc, rng=np.random.default_rng([ctx.seed, 7, i])) if th <= 3 else None
-        rows.append((th, J, small, J / small, J / th, c, mc.value if mc else None, mc.stderr if mc else None))
+        ais = hciz_ais(th, a, b, rng=np.random.default_rng([ctx.seed, 13, i]), **ais_kw)
+        rows.append((th, J, small, J / small, J / th, c, mc.value if mc else None, mc.stderr if mc else None,
+                     mc.info["ess"] if mc else None, ais.value, ais.stderr, ais.info["ess"]))
         d2.append({"theta": th, "J_exact": J, "small_theta": small, "ratio_to_small_theta": J / small,
                    "J_over_theta": J / th, "large_theta_limit": c,
-                   "mc": mc.value if mc else None, "mc_stderr": mc.stderr if mc else None})
-    fmt = {0: "g", 1: ".6g", 2: ".6g", 3: ".4f", 4: ".4f", 5: ".4f", 6: ".6g", 7: ".2g"}
+                   "mc": mc.value if mc else None, "mc_stderr": mc.stderr if mc else None,
+                   "mc_ess": mc.info["ess"] if mc else None, "mc_n": n_mc,
+                   "ais": ais.value, "ais_stderr": ais.stderr, "ais_ess": ais.info["ess"],
+                   "ais_chains": ais.n, "ais_levels": ais.info["levels"]})
+    fmt = {0: "g", 1: ".6g", 2: ".6g", 3: ".4f", 4: ".4f", 5: ".4f", 6: ".6g", 7: ".2g", 8: ".0f",
+           9: ".6g", 10: ".2g", 11: ".0f"}
     md = ("### Spherical integrals\n\n"
           "`J_d(theta) = d^-2 ln E exp(theta d Tr(A O B O'^T))` at `d = 2` (`a = (0.5, 1.5)`, `b = (1, 2)`): "
-          "exact angular quadrature, Haar Monte Carlo (with standard error), the small-theta "
+          f"exact angular quadrature, Haar Monte Carlo ({n_mc} samples, with standard error and ESS), "
+          f"annealed importance sampling (AIS: {ais_kw['chains']} chains, {ais_kw['levels']} levels), the small-theta "
           "expansion `theta^2 m2(A) m2(B)/2` and the large-theta limit `Int X_A X_B` "
           f"(= {c:.4f}; approached as `J/theta = c - (d-1) ln(theta)/(2 d theta) + O(1/theta)`).\n\n"
-          + md_table(["theta", "J exact", "theta^2 m2 m2/2", "ratio", "J/theta", "Int X_A X_B", "MC", "MC stderr"],
-                     rows, fmt))
+          + md_table(["theta", "J exact", "theta^2 m2 m2/2", "ratio", "J/theta", "Int X_A X_B", "MC", "MC stderr",
+                      "MC ESS", "AIS", "AIS stderr", "AIS ESS"], rows, fmt))
+    # d = 4: AIS where plain Haar MC collapses, against the von Neumann bound theta c
+    a4, b4 = np.linspace(0.5, 1.5, 4), np.linspace(1.0, 2.0, 4)
+    c4 = quantile_coupling_value(a4, b4)
+    ais4_kw = dict(chains=300, levels=150) if ctx.quick else dict(chains=2000, levels=400)
+    d4_rows, d4 = [], []
+    for i, th in enumerate((0.25, 2.0, 8.0, 32.0)):
+        mc = hciz_mc(th, a4, b4, n=n_mc, rng=np.random.default_rng([ctx.seed, 17, i]))
+        ais = hciz_ais(th, a4, b4, rng=np.random.default_rng([ctx.seed, 19, i]), **ais4_kw)
+        laplace = 3 * np.log(th) / (8 * th) if th > 1 else None   # large-theta term only
+        d4_rows.append((th, mc.value, mc.stderr, mc.info["ess"], ais.value, ais.stderr, ais.info["ess"],
+                        ais.value / th, c4, laplace))
+        d4.append({"theta": th, "mc": mc.value, "mc_stderr": mc.stderr, "mc_ess": mc.info["ess"], "mc_n": n_mc,
+                   "ais": ais.value, "ais_stderr": ais.stderr, "ais_ess": ais.info["ess"], "ais_chains": ais.n,
+                   "ais_levels": ais.info["levels"], "ais_J_over_theta": ais.value / th,
+                   "large_theta_limit": c4, "laplace_log_gap": laplace})
+    md += ("\n`d = 4` (`a = linspace(0.5, 1.5, 4)`, `b = linspace(1, 2, 4)`): plain Haar MC against AIS "
+           f"({ais4_kw['chains']} chains, {ais4_kw['levels']} levels). The von Neumann bound `J <= theta c` "
+           "is exact; `J/theta` approaches `c` from below, the gap of the order of the Laplace log term "
+           "`(d-1) ln(theta)/(2 d theta)` (plus an uncomputed `O(1/theta)` term). An ESS near 1 means the "
+           "plain MC value and its standard error are not reliable.\n\n"
+           + md_table(["theta", "MC", "MC stderr", "MC ESS", "AIS", "AIS stderr", "AIS ESS", "AIS J/theta",
+                       "c", "(d-1) ln(theta)/(2 d theta)"], d4_rows,
+                      {0: "g", 1: ".5g", 2: ".2g", 3: ".0f", 4: ".5g", 5: ".2g", 6: ".0f", 7: ".4f", 8: ".4f",
+                       9: ".4f"}))
     # rank-one, Gaussian A (quarter-circle profile): finite d with importance sampling vs theta^2/2
     r_rows, r_data = [], []
     ds = (50, 100, 200) if ctx.quick else (50, 100, 200, 400)
@@ -201,6 +233,8 @@ def _spherical(ctx, md_table):
     mcs = [r for r in d2 if r["mc"] is not None]
     axes[0].errorbar([r["theta"] for r in mcs], [r["mc"] for r in mcs], yerr=[2 * r["mc_stderr"] for r in mcs],
                      fmt="o", ms=3, label="Haar MC (2 s.e.)")
+    axes[0].errorbar([r["theta"] for r in d2], [r["ais"] for r in d2], yerr=[2 * r["ais_stderr"] for r in d2],
+                     fmt="s", ms=3, mfc="none", label="AIS (2 s.e.)")
     axes[0].set_xlabel(r"$\theta$")
     axes[0].set_ylabel(r"$J_2(\theta)$")
     axes[0].legend(fontsize=7)
@@ -214,7 +248,7 @@ def _spherical(ctx, md_table):
     axes[1].legend(fontsize=7)
     name = ctx.savefig(fig, "spectra_spherical.png")
     md += f"\n![spherical integrals: limits vs finite d]({name})\n"
-    return md, {"d2": d2, "rank_one": r_data, "coupling": c}, [name]
+    return md, {"d2": d2, "d4_ais": d4, "rank_one": r_data, "coupling": c}, [name]
 
 
 def build(ctx):

@@ -115,6 +115,7 @@ def build(ctx):
             if r["status"] == "ok":
                 by_key.setdefault(_gkey(prm), []).append({**r["result"], "seed": prm["seed"]})
     t_sweep = time.perf_counter() - t_start
+    n_reused = recs.stats.n_skipped + (recs2.stats.n_skipped if more else 0)
     rows, data_rows = [], []
     emp = {}
     for g in groups:
@@ -163,7 +164,8 @@ def build(ctx):
           + "); Hebbian = conditional finite-size model of `replica.hebbian` (P(all recalled) = 1/2).\n",
           md_table(["model", "d", "preset", "alpha_emp", "95% CI", "theory", "prediction", "/OP", "trials"], rows),
           f"\n![Empirical thresholds: alpha_emp - 1/2 against 1/ln p (left) and all models against d (right)]({fig_name})\n",
-          f"\nSweep: {len(params) + len(more)} trials in {t_sweep:.0f} s wall on {cfg['workers']} workers "
+          f"\nSweep: {len(params) + len(more)} trials ({n_reused} reused from the store "
+          f"`{store.name}`) in {t_sweep:.0f} s wall on {cfg['workers']} workers "
           f"(training summed over trials: {sum(r['train_seconds'] for r in data_rows):.0f} s wall, "
           f"{sum(r['train_cpu_seconds'] for r in data_rows):.0f} s CPU; the difference is load from "
           "other processes); "
@@ -177,7 +179,7 @@ def build(ctx):
                   + ", ".join(f"{v:.3f} (d={d})" for d, v in plain if v is not None) + ".\n")
     md += mech_md
     data = {"rows": data_rows, "mechanism": mech, "config": {k: v for k, v in cfg.items()},
-            "sweep_seconds": t_sweep, "seconds": seconds,
+            "sweep_seconds": t_sweep, "seconds": seconds, "trials_reused": n_reused,
             "trials": len(params) + len(more)}
     return SectionResult("\n".join(md), data, [fig_name] + mech_figs)
 

@@ -139,7 +139,7 @@ def build(ctx):
         row["ratio_to_op"] = row["threshold"] / full if row["model"] == "lowrank" else None
     for row in data_rows:
         name = row["model"].upper() + (f" k={row['kappa']:g}" if row["kappa"] else "")
-        rows.append([name, row["d"], row["preset"], _f(row["threshold"]),
+        rows.append([name, row["d"], ("-" if row["model"] == "hebbian" else row["preset"]), _f(row["threshold"]),
                      f"[{_f(row['ci_low'])}, {_f(row['ci_high'])}]",
                      _f(row["theory"]) + (f" ± {row['theory_stderr']:.1g}" if row["theory_stderr"] else ""),
                      row["theory_name"].split(",")[0] if row["theory_name"] else "",

@@ -91,6 +91,16 @@ def _svals(name, a):
     return arr
 
 
+def _theta_pair(theta, a, b):
+    """Validate ``theta >= 0`` and two singular-value profiles of equal length."""
+    th = check_real("theta", theta, low=0, allow_array=False)
+    a = _svals("a", a)
+    b = _svals("b", b)
+    if a.size != b.size:
+        raise ValueError(f"a and b must have the same length, got {a.size} and {b.size}")
+    return th, a, b
+
+
 def _m2(name, p):
     if _is_law(p):
         atom = float(getattr(p, "atom", 0.0))
@@ -224,11 +234,7 @@ def hciz_mc(theta, a, b, *, n=20000, rng=None, batch=2000):
     -------
     Estimate
     """
-    th = check_real("theta", theta, low=0, allow_array=False)
-    a = _svals("a", a)
-    b = _svals("b", b)
-    if a.size != b.size:
-        raise ValueError(f"a and b must have the same length, got {a.size} and {b.size}")
+    th, a, b = _theta_pair(theta, a, b)
     n = check_int("n", n, low=2)
     rng = check_rng(rng)
     d = a.size
@@ -358,11 +364,7 @@ def hciz_ais(theta, a, b, *, chains=1000, levels=100, sweeps=None, power=4.0, rn
     >>> abs(est.value - hciz_exact_d2(5.0, [0.5, 1.5], [1.0, 2.0])) < 5 * est.stderr
     True
     """
-    th = check_real("theta", theta, low=0, allow_array=False)
-    a = _svals("a", a)
-    b = _svals("b", b)
-    if a.size != b.size:
-        raise ValueError(f"a and b must have the same length, got {a.size} and {b.size}")
+    th, a, b = _theta_pair(theta, a, b)
     d = a.size
     if d < 2:
         raise ValueError(f"a and b must have length d >= 2 for AIS, got {d}")

@@ -1,5 +1,6 @@
 """Replica theory of linear associative memories: free entropy, energy terms,
 capacities and symbolic checks.  May import ``hcizz``, never ``validation``."""
+from hcizz import __version__
 from hcizz._estimate import Estimate
 
 from .gaussian_max import gaussian_max_moments
@@ -11,7 +12,7 @@ from .hebbian import (HEBBIAN_LIMIT, hebbian, hebbian_recall_probability, hebbia
 from .rank_capacity import alpha_c, alpha_c_quad, alpha_c_small_kappa, quantile_coupling, capacity_from_profile
 
 __all__ = [
-    "Estimate", "gaussian_max_moments", "energy_G", "energy_G_limit", "free_entropy",
+    "__version__", "Estimate", "gaussian_max_moments", "energy_G", "energy_G_limit", "free_entropy",
     "saddle", "Saddle", "alpha_c_finite", "v_p", "ALPHA_C_LIMIT", "HEBBIAN_LIMIT", "hebbian",
     "hebbian_recall_probability", "hebbian_threshold", "hebbian_score_moments",
     "hebbian_simulate", "HebbianPrediction",

@@ -1,5 +1,5 @@
 """Hebbian (outer-product) memory ``W_H = sum_nu u_nu e_nu^T``: finite-size
-(conditional) and THEORY 1.4 Gaussian-model predictions, and direct simulation."""
+(conditional) and independent-Gaussian-model predictions, and direct simulation."""
 from __future__ import annotations
 
 import math
@@ -28,7 +28,7 @@ def hebbian_score_moments(d, p, *, exact=False):
     """Normalised Gaussian-model parameters ``(m, s)`` of the correct score.
 
     Competitor scores divided by their standard deviation are ~N(0,1); the
-    correct score is ~N(m, s^2).  ``exact=False``: THEORY 1.4,
+    correct score is ~N(m, s^2).  ``exact=False``: the independent-Gaussian model,
     ``m = d/sqrt(p + 2d)``, ``s^2 = (p + 4d)/(p + 2d)``.  ``exact=True``: the
     exact moments of ``W_H`` with shared candidates (derived in the Notes of
     :func:`hebbian_recall_probability`): competitor variance
@@ -146,11 +146,11 @@ def hebbian_recall_probability(d, p, *, all_facts=True, exact_moments=False, mod
         ``True``: probability that all ``p`` facts are recalled; ``False``:
         probability that one given fact is recalled.
     exact_moments : bool
-        ``model="theory"`` only: use the exact score moments instead of THEORY's
+        ``model="theory"`` only: use the exact score moments instead of the independent-Gaussian model's
         (see :func:`hebbian_score_moments`).
     model : {"conditional", "theory"}
         ``"conditional"`` (default): per-input normalised finite-size model
-        (below); ``"theory"``: the Gaussian model of THEORY 1.4.
+        (below); ``"theory"``: the independent-Gaussian model.
     problem : {"op", "dp"}
         Candidates: the stored ``u_rho`` (``"op"``, default) or fresh
         competitors per input (``"dp"``).  The theory model does not
@@ -168,7 +168,7 @@ def hebbian_recall_probability(d, p, *, all_facts=True, exact_moments=False, mod
     and variance ``(d^2+2d)^2 - d^4 + (p-1) d^2 = d^2 (p + 3 + 4d)``; a
     competitor score is ``(u_rho.u_mu)|e_mu|^2 + |u_rho|^2 (e_rho.e_mu) + ...``
     with mean 0 and variance ``2 d (d^2 + 2d) + (p-2) d^2 = d^2 (p + 2 + 2d)``
-    (all cross covariances vanish by symmetry).  THEORY 1.4 keeps the leading
+    (all cross covariances vanish by symmetry).  The independent-Gaussian model keeps the leading
     terms.  The Gaussian model treats the normalised competitor scores as
     i.i.d. N(0,1) and the correct score as N(m, s^2), independently across
     facts, so
@@ -341,7 +341,7 @@ class HebbianPrediction:
 
 
 def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", problem="op"):
-    """Hebbian-rule predictions (conditional model by default, or THEORY 1.4) (entry point).
+    """Hebbian-rule predictions (conditional model by default, or the independent-Gaussian model) (entry point).
 
     Parameters
     ----------
@@ -356,7 +356,7 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", 
         See :func:`hebbian_score_moments`.
     model : {"conditional", "theory"}
         Model for the probabilities and thresholds (see
-        :func:`hebbian_recall_probability`); ``m, s`` are always THEORY's
+        :func:`hebbian_recall_probability`); ``m, s`` are always the independent-Gaussian model's
         Gaussian-model parameters.
     problem : {"op", "dp"}
         See :func:`hebbian_recall_probability`.

@@ -1,4 +1,4 @@
-"""``python -m replica alpha-c``: the rank-constrained capacity (THEORY section 2)."""
+"""``python -m replica alpha-c``: the rank-constrained capacity (docs/rank_constrained.md)."""
 from __future__ import annotations
 
 __all__ = ["register"]

@@ -1,10 +1,9 @@
-"""Subcommands of ``python -m replica`` for the full-rank theory (THEORY 1.1-1.4)."""
+"""Subcommands of ``python -m replica`` for the full-rank theory (docs/theory_full_rank.md)."""
 from __future__ import annotations
 
 import argparse
 import json
 import math
-import sys
 
 import numpy as np
 
@@ -161,7 +160,7 @@ def _check(args):
         for r in res:
             print(f"[{'PASS' if r['ok'] else 'FAIL'}] {r['name']}\n       {r['detail']}")
         n_bad = sum(not r["ok"] for r in res)
-        print(f"{len(res) - n_bad}/{len(res)} symbolic checks passed", file=sys.stderr)
+        print(f"{len(res) - n_bad}/{len(res)} symbolic checks passed")
     return 0 if all(r["ok"] for r in res) else 1
 
 

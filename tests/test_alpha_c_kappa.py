@@ -10,7 +10,8 @@ from replica.rank_capacity import (alpha_c, alpha_c_quad, alpha_c_small_kappa, c
 def test_endpoints_and_paper_values():
     assert alpha_c(1.0) == 0.5
     assert alpha_c(np.array([1.0]))[0] == 0.5
-    # THEORY: trust the formula.  The paper summary's 0.46 (kappa = 0.5) is not reproduced.
+    # The closed form (checked against two independent quadratures below) does not
+    # reproduce the 0.46 (kappa = 0.5) quoted in the paper summary; see docs/rank_constrained.md.
     assert alpha_c(0.5) == pytest.approx(0.4468653969390, abs=1e-12)
     assert alpha_c(0.25) == pytest.approx(0.3114562756392, abs=1e-12)
     assert abs(alpha_c(0.5) - 0.46) > 0.01

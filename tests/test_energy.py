@@ -148,7 +148,7 @@ def test_rejects_p_outside(p):
 
 @pytest.mark.parametrize("p", [10, 1000])
 def test_laplace_limit_near_t_one(p):
-    """(1-t) G_p(t) -> -E[V_p]/ln p (THEORY 1.3) at 1 - t = 1e-15, where the brackets of the
+    """(1-t) G_p(t) -> -E[V_p]/ln p (docs/theory_full_rank.md) at 1 - t = 1e-15, where the brackets of the
     xi integral reach 1e8 (regression: ln f was +inf there, and the bulk table took hours);
     Laplace corrections O((1-t) ln(1/(1-t))) ~ 4e-14 are far below the standard errors."""
     from replica import v_p

@@ -1,4 +1,4 @@
-"""Hebbian rule: exact score moments vs simulation, THEORY Gaussian-model quadrature vs mpmath,
+"""Hebbian rule: exact score moments vs simulation, independent-Gaussian-model quadrature vs mpmath,
 conditional model vs direct simulation and vs an independent Monte Carlo of its scalar
 representation, thresholds and their large-d limit 1/8."""
 import math
@@ -47,8 +47,8 @@ def test_threshold_is_half_and_tends_to_eighth():
 
 
 def test_conditional_threshold_large_d_limit():
-    """At large d the per-input scalars concentrate and OP, DP and THEORY's model agree, trending
-    down to 1/8; at laptop sizes the conditional thresholds are far above THEORY's."""
+    """At large d the per-input scalars concentrate and OP, DP and the independent-Gaussian model agree, trending
+    down to 1/8; at laptop sizes the conditional thresholds are far above the independent-Gaussian model's."""
     ds = np.array([1e6, 1e9])
     op, dp, th = (hebbian_threshold(ds), hebbian_threshold(ds, problem="dp"),
                   hebbian_threshold(ds, model="theory"))
@@ -194,7 +194,7 @@ def test_conditional_model_validation_grid():
                 rows.append((d, p, problem, za, z1))
                 print(f"d={d:3d} p={p:4d} alpha={p * math.log(p) / d / d:.3f} {problem}: "
                       f"P_all sim {r['all'].value:.3f} ± {r['all'].stderr:.3f}  conditional {pa:.3f} "
-                      f"(z={za:+.1f})  THEORY {hebbian_recall_probability(d, p, model='theory'):.3f}  "
+                      f"(z={za:+.1f})  Gaussian model {hebbian_recall_probability(d, p, model='theory'):.3f}  "
                       f"single sim {r['single'].value:.4f} ± {r['single'].stderr:.4f}  "
                       f"conditional {p1:.4f} (z={z1:+.1f})")
     assert all(abs(za) < 3.5 for *_, za, _ in rows)

@@ -144,7 +144,7 @@ def test_hebbian_scores_match_gaussian_model():
     qv = (comp / sc).reshape(n, -1) ** 2
     qm = qv.mean(1)
     assert abs(qm.mean() - 1) < 5 * qm.std(ddof=1) / math.sqrt(n)
-    # and the approximate model of THEORY 1.4 is within 10% of the exact one here
+    # and the approximate independent-Gaussian model is within 10% of the exact one here
     m0, s0 = hebbian_score_moments(d, p)
     assert abs(m0 / m - 1) < 0.1 and abs(s0 / s - 1) < 0.1
 

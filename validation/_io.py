@@ -40,14 +40,31 @@ def dumps(obj, **kw):
     return json.dumps(to_jsonable(obj), allow_nan=False, **kw)
 
 
+def _umask():
+    """The process umask (read without changing it where /proc allows)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)   # no portable read-only query elsewhere
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_text(path, text):
     """Write ``text`` to ``path`` atomically (temp file in the same folder,
     fsync, ``os.replace``): readers see the old file or the new one, never a
-    partial one."""
+    partial one.  The file gets the permissions of a plain ``open(path, "w")``
+    (``0o666`` less the user's umask)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        # mkstemp creates the file 0600; give it the mode a plain open() would (0666 & ~umask)
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()

@@ -1,4 +1,4 @@
-"""Symbolic derivations for the full-rank linear memory (THEORY 1.1-1.4).
+"""Symbolic derivations for the full-rank linear memory (docs/theory_full_rank.md).
 
 Every check derives its identity with sympy (solving, integrating,
 differentiating, taking limits) and compares the result with the claimed

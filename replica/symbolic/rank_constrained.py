@@ -1,4 +1,4 @@
-"""Symbolic checks for the rank-constrained memory (THEORY section 2).
+"""Symbolic checks for the rank-constrained memory (docs/rank_constrained.md).
 
 Each check derives an identity with sympy and returns ``(ok, detail)``:
 quarter-circle normalisation and Catalan moments; the closed form of

@@ -1,4 +1,4 @@
-"""Factual recall in one-layer transformers (THEORY.md section 3), numpy only.
+"""Factual recall in one-layer transformers (docs/factual_recall.md), numpy only.
 
 Modules
 -------

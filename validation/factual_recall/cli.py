@@ -10,7 +10,7 @@ EXPERIMENTS = ("memory", "transformer", "tradeoff", "sequential")
 
 def register(sub):
     p = sub.add_parser("factual-recall",
-                       help="factual recall in one-layer transformers (THEORY.md section 3)")
+                       help="factual recall in one-layer transformers (docs/factual_recall.md)")
     p.add_argument("experiment", choices=EXPERIMENTS,
                    help="memory: associative-memory capacity; transformer: facts vs params; "
                         "tradeoff: attention/MLP map; sequential: relation-before-subject")

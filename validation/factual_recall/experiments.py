@@ -1,4 +1,4 @@
-"""The four factual-recall experiments of the report (THEORY.md section 3).
+"""The four factual-recall experiments of the report (docs/factual_recall.md).
 
 1. :func:`memory_capacity_experiment`: largest ``N`` stored at >= 99% accuracy by
    linear (``d^2`` params) and MLP (``2 m d`` params) associative memories,

@@ -5,7 +5,7 @@ mapped to scores against output embeddings ``U`` (rows) and fact ``i`` is
 *recalled* when the score of its output ``y(i)`` is strictly the largest.
 
 * linear memory: ``scores = X W^T U^T`` with ``W`` in ``R^{d x d}``
-  (``d^2`` parameters); THEORY.md section 3: largest ``N`` at 99% accuracy
+  (``d^2`` parameters); docs/factual_recall.md: largest ``N`` at 99% accuracy
   scales as ``N ln N ~ c d^2``;
 * MLP memory: ``scores = relu(X W1^T + b) W2^T U^T`` with ``W1`` (m x d),
   ``b`` (m), ``W2`` (d x m) (``2 m d`` parameters, bias not counted); with a

@@ -1,4 +1,4 @@
-"""Sequential learning: linear attention with one-hot embeddings (THEORY.md section 3).
+"""Sequential learning: linear attention with one-hot embeddings (docs/factual_recall.md).
 
 With one-hot embeddings ``e_v`` and EOS as the only query, a linear-attention
 layer (no softmax) ``f(X) = sum_t W_OV e_{x_t} (e_{x_t}^T W_KQ e_EOS)`` depends on
@@ -17,7 +17,7 @@ descent from a small initialisation; we track
 * subject loss ``-ln sum_{r'} p(c(s) + r' D)`` (mass on the correct index
   ``c(s) = floor(s D / S)`` inside the blocks).
 
-THEORY.md: the total loss plateaus at ``ln(D R)``, then at ``ln D`` (relation
+Expected (arXiv:2412.06538; docs/factual_recall.md): the total loss plateaus at ``ln(D R)``, then at ``ln D`` (relation
 learnt, subject not: the model answers with a plausible answer of the right
 type), then converges.
 """

@@ -1,6 +1,6 @@
 """One-layer transformer for factual recall, forward and analytic backward (numpy).
 
-Model (THEORY.md section 3): frozen token embeddings ``E`` (rows ``N(0, I/d)``)
+Model (docs/factual_recall.md): frozen token embeddings ``E`` (rows ``N(0, I/d)``)
 and answer unembeddings ``U`` (rows ``N(0, I/d)``); ``H`` attention heads of
 size ``d_h`` where only the last (EOS) position queries; output projection and
 residual; MLP ``W2 relu(W1 z + b)`` with residual; logits ``U y``.
@@ -79,7 +79,7 @@ class OneLayerTransformer:
     References
     ----------
     Nichani, Lee, Bietti, "Understanding factual recall in transformers via
-    associative memories" (THEORY.md section 3, seed 004).
+    associative memories" (docs/factual_recall.md; arXiv:2412.06538).
 
     Attributes
     ----------

@@ -1,5 +1,5 @@
 """Linear associative memories trained in numpy, and their comparison with the
-replica theory (THEORY.md sections 1-2).  See ``docs/linear_memory.md``.
+replica theory (docs/theory_full_rank.md and docs/rank_constrained.md).  See ``docs/linear_memory.md``.
 
 Modules: ``data`` (OP/DP fact sets), ``models`` (scores, gradients, Hebbian,
 low rank), ``train`` (Adam presets), ``capacity`` (trials, threshold fits),

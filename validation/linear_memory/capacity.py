@@ -232,7 +232,7 @@ def grid_center(model, d, kappa=None, theory=None):
 
 def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="default",
                      store=None, workers=None, executor="processes", progress=True,
-                     extend=2, n_loads=None, rel=None, seed0=0, **overrides):
+                     extend=None, n_loads=None, rel=None, seed0=0, **overrides):
     """Empirical capacity of one model at one ``d`` (and ``kappa``) vs theory.
 
     Parameters
@@ -252,10 +252,11 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         JSONL store of :func:`validation.engine.run_sweep` (reruns reuse trials).
     workers, executor, progress
         Passed to ``run_sweep``.
-    extend : int
+    extend : int, optional
         Rounds of adaptive extension: while the success rate at the largest
         load is >= 1/2 (or at the smallest < 1/2) the grid is extended by two
-        loads beyond it, so the crossing is bracketed.
+        loads beyond it, so the crossing is bracketed.  Default: 2 with the
+        automatic grid, 0 (exactly the given loads) with ``alphas``.
     **overrides
         Training overrides (``steps``, ``lr``, ...).
 
@@ -280,6 +281,9 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     seeds = check_int("seeds", seeds, low=1)
     if preset not in ("default", "paper"):
         raise ValueError(f"preset must be 'default' or 'paper', got {preset!r}")
+    if extend is None:
+        extend = 0 if alphas is not None else 2
+    extend = check_int("extend", extend, low=0)
     t0 = time.perf_counter()
     theory = prediction(model, d, kappa)
     if alphas is None:
@@ -312,7 +316,7 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
             raise RuntimeError(f"{len(bad)} trial(s) failed, first: {bad[0]['error']}")
         results += [r["result"] for r in recs]
         done.update(todo)
-        if alphas is not None or rnd == extend:
+        if rnd == extend:
             break
         counts = success_counts([r["load"] for r in results], [r["success"] for r in results])
         step = (loads[-1] - loads[0]) / max(1, len(loads) - 1) or 0.05 * loads[-1]

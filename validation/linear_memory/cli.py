@@ -41,6 +41,9 @@ def register(sub):
     p.add_argument("--steps", type=int, default=None, help="override the preset's step budget")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--executor", default="processes", choices=["processes", "inprocess", "dask"])
+    p.add_argument("--extend", type=int, default=None,
+                   help="rounds of grid extension until the crossing is bracketed "
+                        "(default 2 with the automatic grid, 0 with --alphas)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 
@@ -58,8 +61,11 @@ def run(args):
         raise ValueError(f"seeds must be an integer >= 1, got {args.seeds}")
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"workers must be an integer >= 1, got {args.workers}")
+    if args.extend is not None and not 0 <= args.extend <= 10:
+        raise ValueError(f"extend must be an integer in [0, 10], got {args.extend}")
     alphas = _floats(args.alphas) if args.alphas else None
-    res = measure_capacity(args.model, args.d, kappa=args.kappa, seeds=args.seeds, alphas=alphas,
+    extend = {} if args.extend is None else {"extend": args.extend}
+    res = measure_capacity(args.model, args.d, kappa=args.kappa, seeds=args.seeds, alphas=alphas, **extend,
                            preset=args.preset, store=args.store, workers=args.workers,
                            executor=args.executor, progress=True, steps=args.steps)
     if args.json:

@@ -1,4 +1,4 @@
-"""Random fact sets for linear associative memories (THEORY.md section 1).
+"""Random fact sets for linear associative memories (docs/theory_full_rank.md).
 
 * **OP** (original problem): inputs ``E`` (p, d) and one shared candidate set
   ``U`` (p, d); the correct candidate of input ``mu`` is ``u_mu``.

@@ -94,7 +94,7 @@ def hebbian_threshold(d, *, model="conditional"):
     """Hebbian threshold load at dimension ``d``: where the model probability
     that all p facts (OP data) are recalled is 1/2 (``replica.hebbian_threshold``;
     ``model="conditional"``: finite-size model with per-input normalisation,
-    ``"theory"``: the plain Gaussian model of THEORY 1.4)."""
+    ``"theory"``: the plain independent-Gaussian model)."""
     d = check_int("d", d, low=2)
     return float(_hebbian_threshold(d, model=model, problem="op"))
 
@@ -115,7 +115,7 @@ def prediction(model, d, kappa=None):
     dict
         ``value``, ``stderr`` and ``name`` of the prediction, plus ``half`` = 1/2
         (the large-``d`` full-rank limit) for reference; Hebbian also
-        ``plain_model`` (THEORY 1.4's independent-Gaussian threshold).
+        ``plain_model`` (the independent-Gaussian model's threshold).
     """
     from .models import lowrank_m
 

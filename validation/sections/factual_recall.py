@@ -1,4 +1,4 @@
-"""Report section: factual recall in one-layer transformers (THEORY.md section 3)."""
+"""Report section: factual recall in one-layer transformers (docs/factual_recall.md)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,7 +7,7 @@ from validation.report import SectionResult, md_table
 from validation.factual_recall import experiments as ex
 
 KEY = "factual_recall"
-TITLE = "Factual recall in one-layer transformers (THEORY.md section 3)"
+TITLE = "Factual recall in one-layer transformers (docs/factual_recall.md)"
 
 
 def _seed(ctx, name):

@@ -133,6 +133,7 @@ def build(ctx):
                "train_seconds": float(sum(r["seconds"] for r in res)),
                "train_cpu_seconds": float(sum(r.get("cpu_seconds", 0.0) for r in res)),
                "mean_steps": float(np.mean([r["steps"] for r in res])) if res else None}
+        row["command"] = row_command(plan[g]["params"], sorted({r["load"] for r in res}))
         data_rows.append(row)
     for row in data_rows:
         full = emp.get(("op", None, row["d"], "default"), math.nan)
@@ -169,19 +170,43 @@ def build(ctx):
           f"(training summed over trials: {sum(r['train_seconds'] for r in data_rows):.0f} s wall, "
           f"{sum(r['train_cpu_seconds'] for r in data_rows):.0f} s CPU; the difference is load from "
           "other processes); "
-          f"section total {seconds:.0f} s. Reproduce one row: "
-          f"`python -m validation capacity --model op --d {cfg['ds'][0]} --seeds {cfg['seeds']} --json`.\n"]
+          f"section total {seconds:.0f} s. Every row is reproduced exactly (same loads, seeds and "
+          "step budget) by the command stored as its `command` in `report.json`; for the first row: "
+          f"`{data_rows[0]['command']}`.\n"]
     plain = [(r["d"], theories[("hebbian", None, r["d"])].get("plain_model")) for r in data_rows
              if r["model"] == "hebbian"]
     if any(v is not None for _, v in plain):
         md.append("\nHebbian theory column: `replica.hebbian.hebbian_threshold(d)` (its default model); "
-                  "the plain independent-Gaussian model of THEORY 1.4 gives "
+                  "the plain independent-Gaussian model gives "
                   + ", ".join(f"{v:.3f} (d={d})" for d, v in plain if v is not None) + ".\n")
     md += mech_md
     data = {"rows": data_rows, "mechanism": mech, "config": {k: v for k, v in cfg.items()},
             "sweep_seconds": t_sweep, "seconds": seconds, "trials_reused": n_reused,
             "trials": len(params) + len(more)}
     return SectionResult("\n".join(md), data, [fig_name] + mech_figs)
+
+
+def row_command(params, loads):
+    """The ``python -m validation capacity`` command line that retrains exactly the
+    trials of one table row: its model, ``d``, ``kappa``, preset and step budget
+    (from the row's trial parameters ``params``), its seeds, and its final ``loads``
+    (grid plus extension, as exact floats), with no further extension."""
+    import shlex
+
+    p0 = params[0]
+    seeds = sorted({p["seed"] for p in params})
+    if seeds != list(range(len(seeds))):
+        raise ValueError(f"seeds must be 0 .. n-1 to be reproducible from the CLI, got {seeds}")
+    words = ["python", "-m", "validation", "capacity", "--model", p0["model"], "--d", str(p0["d"])]
+    if p0.get("kappa") is not None:
+        words += ["--kappa", repr(p0["kappa"])]
+    words += ["--seeds", str(len(seeds)), "--alphas", ",".join(repr(float(a)) for a in loads)]
+    if p0["preset"] != "default":
+        words += ["--preset", p0["preset"]]
+    if p0.get("steps") is not None:
+        words += ["--steps", str(p0["steps"])]
+    words += ["--extend", "0", "--json"]
+    return shlex.join(words)
 
 
 def _gkey(prm):
@@ -288,7 +313,7 @@ def _mechanism(ctx, cfg, by_key):
             ax.legend(fontsize=8)
         figs.append(ctx.savefig(fig, "linear_memory_scores.png"))
         md.append(f"OP facts at d = {d}, the largest load recalled in the sweep (alpha = {facts.load:.3f}, "
-                  f"p = {facts.p}); Hebbian memory of the same facts. THEORY 1.5: trained correct scores "
+                  f"p = {facts.p}); Hebbian memory of the same facts. Expected: trained correct scores "
                   "pinned just above sqrt(2 ln p) with variance << 1; Hebbian variance ~ 1.\n")
         md.append(md_table(["memory", "correct mean", "correct var", "sqrt(2 ln p)",
                             "mean row-max competitor", "min correct", "max competitor",

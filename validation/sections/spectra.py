@@ -1,5 +1,5 @@
 """Report section ``spectra``: rank-constrained capacity, spectra and spherical integrals
-(THEORY section 2)."""
+(docs/rank_constrained.md)."""
 from __future__ import annotations
 
 import math
@@ -43,7 +43,7 @@ def _alpha_part(ctx, md_table):
           "Closed form `alpha_c = 1/2 - (theta_k - sin(4 theta_k)/4)/pi`, "
           "`2 theta_k + sin 2 theta_k = pi (1 - kappa)`, against the direct quadrature "
           "`1/2 Int_{1-kappa}^1 X_qc^2` and the mpmath path (30 digits). "
-          "The paper summary's values are shown next to ours; THEORY says to trust the formula.\n\n"
+          "The values quoted by the paper are shown next to ours; the closed form agrees with two independent quadratures, so we trust it where the two differ (docs/rank_constrained.md).\n\n"
           + md_table(["kappa", "paper", "formula", "formula - paper", "quadrature", "mpmath"], rows,
                      {0: ".2f", 1: ".2f", 2: ".6f", 3: "+.4f", 4: ".15f", 5: ".15f"})
           + f"\n![alpha_c(kappa) with the paper's three points]({name})\n")

@@ -1,4 +1,4 @@
-"""Report section ``theory``: replica theory of the full-rank linear memory (THEORY 1.1-1.4)."""
+"""Report section ``theory``: replica theory of the full-rank linear memory (docs/theory_full_rank.md)."""
 from __future__ import annotations
 
 import math
@@ -185,7 +185,7 @@ def build(ctx):
                        "thresholds": thr, "limit": 0.125}
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for k, c in enumerate(curves):
-        ax.plot(c["alpha"], c["P_all_theory"], ":", color=f"C{k}", label=f"THEORY 1.4 model, d = {c['d']}")
+        ax.plot(c["alpha"], c["P_all_theory"], ":", color=f"C{k}", label=f"independent-Gaussian model, d = {c['d']}")
         ax.plot(c["alpha"], c["P_all_conditional_op"], "-", color=f"C{k}",
                 label=f"conditional model (OP), d = {c['d']}")
     op_rows = [s for s in sim if s["problem"] == "op" and s["d"] == d_sim]
@@ -204,12 +204,12 @@ def build(ctx):
     md.append("\n### Hebbian rule vs optimal\n\n"
               "Direct simulation of W_H = sum u e^T at "
               f"d = {', '.join(map(str, d_list))} ({trials} instances per point; OP: the stored u are the candidates, DP: "
-              "fresh competitors per input) against the Gaussian model of THEORY 1.4 "
+              "fresh competitors per input) against the independent-Gaussian model "
               "(`model=\"theory\"`, one curve for both problems) and the per-input conditional model "
-              "(`model=\"conditional\"`, the default; docs/theory_full_rank.md section 5). THEORY's model "
+              "(`model=\"conditional\"`, the default; docs/theory_full_rank.md section 5). The independent-Gaussian model "
               "normalises every score by the global competitor standard deviation and is far too "
               "pessimistic at these sizes; the conditional model normalises by |W e_mu| per input.\n\n")
-    md.append(md_table(["d", "problem", "alpha", "p", "P(all) simulation", "P(all) THEORY model",
+    md.append(md_table(["d", "problem", "alpha", "p", "P(all) simulation", "P(all) Gaussian model",
                         "P(all) conditional", "single fact (sim)", "single fact (conditional)"],
                        [[s["d"], s["problem"].upper(), s["alpha"], s["p"],
                          f"{s['P_all']:.3f} ± {s['P_all_stderr']:.2g}", s["theory_P_all"],
@@ -217,13 +217,13 @@ def build(ctx):
                          s["conditional_single"]] for s in sim],
                        {2: ".3f", 5: ".3f", 6: ".3f", 8: ".4f"}))
     md.append("\nThreshold loads (P(all recalled) = 1/2) of both models, against the limits 1/8 "
-              "(all facts) and 1/2 (a typical fact, THEORY model):\n\n")
-    md.append(md_table(["d", "alpha_H THEORY model", "alpha_H conditional OP", "alpha_H conditional DP",
-                        "single fact (THEORY model)"],
+              "(all facts) and 1/2 (a typical fact, Gaussian model):\n\n")
+    md.append(md_table(["d", "alpha_H Gaussian model", "alpha_H conditional OP", "alpha_H conditional DP",
+                        "single fact (Gaussian model)"],
                        [[t["d"], t["alpha_H_theory"], t["alpha_H_conditional_op"],
                          t["alpha_H_conditional_dp"], t["alpha_single_theory"]] for t in thr],
                        {0: ".3g", 1: ".4f", 2: ".4f", 3: ".4f", 4: ".4f"}))
-    md.append("\n![Hebbian P(all recalled) vs load: simulation, THEORY model (dotted) and conditional "
+    md.append("\n![Hebbian P(all recalled) vs load: simulation, independent-Gaussian model (dotted) and conditional "
               "model (solid), against the optimal capacity](theory_hebbian.png)\n")
     data["seconds"] = time.perf_counter() - t_start
     return SectionResult("".join(md), data, figs)

@@ -1,4 +1,4 @@
-"""Report section: token retrieval with random embeddings (THEORY.md section 4).
+"""Report section: token retrieval with random embeddings (docs/token_retrieval.md).
 
 Early-phase GD (three steps from zero) of a one-layer attention model on the
 token-retrieval task; phase diagrams over (N, d, L), power-law boundary fits

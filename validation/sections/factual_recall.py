@@ -8,6 +8,7 @@ from validation.factual_recall import experiments as ex
 
 KEY = "factual_recall"
 TITLE = "Factual recall in one-layer transformers (THEORY.md section 3)"
+DOCS = "docs/factual_recall.md"  # model and derivations; linked under the section heading
 
 
 def _seed(ctx, name):

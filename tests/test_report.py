@@ -99,10 +99,22 @@ def _setup_block(md):
     return md[start:end]
 
 
-def test_setup_section_opens_the_report(tmp_path, fake_sections):
+@pytest.fixture
+def checkout(tmp_path, monkeypatch):
+    """A copy of the docs in a fake checkout ``tmp_path/repo``; returns its report folder."""
+    import shutil
+
+    repo = tmp_path / "repo"
+    shutil.copytree(rep._DOCS_DIR, repo / "docs")
+    monkeypatch.setattr(rep, "_DOCS_DIR", repo / "docs")
+    return repo / "report"
+
+
+def test_setup_section_opens_the_report(checkout, fake_sections):
     calls, mods = fake_sections
     mods.update(fake_a=_fake_section("a", calls), fake_b=_fake_section("b", calls))
-    rep.reproduce(tmp_path, quick=True)
+    rep.reproduce(checkout, quick=True)
+    tmp_path = checkout
     md = (tmp_path / "report.md").read_text()
     headings = [line for line in md.splitlines() if line.startswith("## ")]
     assert headings[:3] == ["## Setup", "## Fake a", "## Fake b"]
@@ -117,7 +129,7 @@ def test_setup_section_opens_the_report(tmp_path, fake_sections):
         href = re.search(r"\]\(([^)]+)\)\)\.$", line).group(1)    # "... ([target](href))."
         path, _, anchor = href.partition("#")
         assert anchor == target.partition("#")[2]
-        assert (tmp_path / path).resolve() == (rep._DOCS_DIR.parent / target.partition("#")[0]).resolve()
+        assert path == "../" + target.partition("#")[0]      # report/ -> ../docs/<page>
         assert (tmp_path / path).is_file()
 
 
@@ -137,7 +149,8 @@ def test_setup_defines_every_table_term():
     assert "THEORY" not in md
 
 
-def test_each_section_links_its_docs_page(tmp_path, fake_sections):
+def test_each_section_links_its_docs_page(checkout, fake_sections):
+    tmp_path = checkout
     calls, mods = fake_sections
     mods.update(fake_a=_fake_section("a", calls), fake_b=_fake_section("b", calls))
     mods["fake_a"].DOCS = "docs/linear_memory.md"
@@ -164,6 +177,11 @@ def test_real_sections_name_an_existing_docs_page(key, module):
 
 
 def test_docs_href_outside_a_checkout(monkeypatch, tmp_path):
+    target = "docs/theory_full_rank.md#the-model"
+    # report folder outside the repository: the path from the repository root
+    assert rep.docs_href(target, tmp_path) == target
+    # inside the repository: relative
+    assert rep.docs_href(target, rep._DOCS_DIR.parent / "a" / "b") == "../../" + target
+    # no docs shipped (non-editable install)
     monkeypatch.setattr(rep, "_DOCS_DIR", tmp_path / "no_docs_here")
-    assert rep.docs_href("docs/theory_full_rank.md#the-model", tmp_path) == \
-        "docs/theory_full_rank.md#the-model"
+    assert rep.docs_href(target, tmp_path / "report") == target

@@ -98,9 +98,10 @@ def docs_href(target, out):
     Returns
     -------
     str
-        A path relative to ``out`` (with the anchor) when the repository's ``docs/``
-        folder exists, so that the link works in a checkout and on GitHub; else
-        ``target`` itself (a non-editable install ships no docs).
+        A path relative to ``out`` (with the anchor) when ``out`` lies inside the
+        repository and its ``docs/`` page exists, so that the link works in a checkout
+        and on GitHub; else ``target`` itself, the path from the repository root (a
+        report written elsewhere, or a non-editable install, which ships no docs).
 
     Examples
     --------
@@ -109,9 +110,10 @@ def docs_href(target, out):
     """
     page, sep, anchor = target.partition("#")
     path = _DOCS_DIR / Path(page).relative_to("docs")
-    if not path.exists():
+    out = Path(out).resolve()
+    if not path.exists() or not out.is_relative_to(_DOCS_DIR.parent):
         return target
-    rel = Path(os.path.relpath(path, Path(out).resolve())).as_posix()
+    rel = Path(os.path.relpath(path, out)).as_posix()
     return rel + sep + anchor
 
 

@@ -1,5 +1,6 @@
 """Report framework: section assembly, JSON content, resume after interruption, CLI errors."""
 import json
+import re
 import subprocess
 import sys
 import types
@@ -83,3 +84,104 @@ def test_cli_error_is_one_line_exit_2(tmp_path):
     r = subprocess.run([sys.executable, "-m", "validation", "no-such-command"],
                        capture_output=True, text=True)
     assert r.returncode == 2
+
+
+# ---- the Setup section and the links to the docs -----------------------------------------
+
+#: Terms the report's tables use that the Setup section must define (issue 10, item 5).
+REQUIRED_TERMS = ["W", "facts", "OP", "DP", "load", "alpha", "p ln p / d^2", "recalled", "kappa",
+                  "threshold", "CI", "N", "D", "R", "T", "d", "L", "V"]
+
+
+def _setup_block(md):
+    start = md.index("## Setup\n")
+    end = md.index("\n## ", start + 1)
+    return md[start:end]
+
+
+@pytest.fixture
+def checkout(tmp_path, monkeypatch):
+    """A copy of the docs in a fake checkout ``tmp_path/repo``; returns its report folder."""
+    import shutil
+
+    repo = tmp_path / "repo"
+    shutil.copytree(rep._DOCS_DIR, repo / "docs")
+    monkeypatch.setattr(rep, "_DOCS_DIR", repo / "docs")
+    return repo / "report"
+
+
+def test_setup_section_opens_the_report(checkout, fake_sections):
+    calls, mods = fake_sections
+    mods.update(fake_a=_fake_section("a", calls), fake_b=_fake_section("b", calls))
+    rep.reproduce(checkout, quick=True)
+    tmp_path = checkout
+    md = (tmp_path / "report.md").read_text()
+    headings = [line for line in md.splitlines() if line.startswith("## ")]
+    assert headings[:3] == ["## Setup", "## Fake a", "## Fake b"]
+    setup = _setup_block(md)
+    # every defined term is written as a list item with a link that resolves from the report folder
+    from validation.sections.setup_text import TERMS
+
+    items = [line for line in setup.splitlines() if line.startswith("* `")]
+    assert len(items) == len(TERMS)
+    for (_, term, definition, target), line in zip(TERMS, items):
+        assert line.startswith(f"* `{term}`: ") and definition in line
+        href = re.search(r"\]\(([^)]+)\)\)\.$", line).group(1)    # "... ([target](href))."
+        path, _, anchor = href.partition("#")
+        assert anchor == target.partition("#")[2]
+        assert path == "../" + target.partition("#")[0]      # report/ -> ../docs/<page>
+        assert (tmp_path / path).is_file()
+
+
+def test_setup_defines_every_table_term():
+    from validation.sections.setup_text import TERMS, setup_markdown
+
+    names = set()
+    for _, term, _, _ in TERMS:
+        names.add(term)
+        names.update(t.strip() for t in re.split(r"[,=(]", term))   # "S, R, D" defines S, R and D
+        names.update(term.split())
+    missing = [t for t in REQUIRED_TERMS if t not in names]
+    assert not missing, f"Setup does not define {missing}"
+    md = setup_markdown()
+    for term in ("OP", "DP", "kappa", "p ln p / d^2"):
+        assert term in md
+    assert "THEORY" not in md
+
+
+def test_each_section_links_its_docs_page(checkout, fake_sections):
+    tmp_path = checkout
+    calls, mods = fake_sections
+    mods.update(fake_a=_fake_section("a", calls), fake_b=_fake_section("b", calls))
+    mods["fake_a"].DOCS = "docs/linear_memory.md"
+    rep.reproduce(tmp_path, quick=True)
+    md = (tmp_path / "report.md").read_text()
+    block_a = md[md.index("## Fake a"):md.index("## Fake b")]
+    line = block_a.splitlines()[2]
+    assert line.startswith("Model, definitions and derivations: [docs/linear_memory.md](")
+    href = re.search(r"\]\(([^)]+)\)", line).group(1)
+    assert (tmp_path / href).resolve() == (rep._DOCS_DIR / "linear_memory.md").resolve()
+    # a cached section (resume) keeps its link: the link is added at assembly, not cached
+    rep.reproduce(tmp_path, quick=True)
+    assert line in (tmp_path / "report.md").read_text()
+    # fake_b has no DOCS attribute: no link line
+    assert "Model, definitions" not in md[md.index("## Fake b"):]
+
+
+@pytest.mark.parametrize("key,module", rep.SECTIONS)
+def test_real_sections_name_an_existing_docs_page(key, module):
+    import importlib
+
+    mod = importlib.import_module(module)
+    assert mod.DOCS.startswith("docs/") and (rep._DOCS_DIR.parent / mod.DOCS).is_file(), key
+
+
+def test_docs_href_outside_a_checkout(monkeypatch, tmp_path):
+    target = "docs/theory_full_rank.md#the-model"
+    # report folder outside the repository: the path from the repository root
+    assert rep.docs_href(target, tmp_path) == target
+    # inside the repository: relative
+    assert rep.docs_href(target, rep._DOCS_DIR.parent / "a" / "b") == "../../" + target
+    # no docs shipped (non-editable install)
+    monkeypatch.setattr(rep, "_DOCS_DIR", tmp_path / "no_docs_here")
+    assert rep.docs_href(target, tmp_path / "report") == target

@@ -12,6 +12,7 @@ finished, so an interrupted ``reproduce`` resumes with the remaining sections
 from __future__ import annotations
 
 import importlib
+import os
 import platform
 import sys
 import time
@@ -22,7 +23,7 @@ from hcizz import __version__
 
 from ._io import atomic_write_json, atomic_write_text, to_jsonable
 
-__all__ = ["SectionResult", "Context", "SECTIONS", "reproduce", "reproduce_command"]
+__all__ = ["SectionResult", "Context", "SECTIONS", "reproduce", "reproduce_command", "docs_href"]
 
 #: Report sections in order: (key, module).
 SECTIONS = [
@@ -105,6 +106,50 @@ def reproduce_command(out="report", *, quick=False, sections=None, fresh=False, 
     return shlex.join(words)
 
 
+#: The repository's docs folder (absent in a non-editable install).
+_DOCS_DIR = Path(__file__).resolve().parent.parent / "docs"
+
+
+def docs_href(target, out):
+    """Link to a docs target from the report folder.
+
+    Parameters
+    ----------
+    target : str
+        ``"docs/<page>.md"`` or ``"docs/<page>.md#<anchor>"``.
+    out : str or Path
+        Report folder (where ``report.md`` is written).
+
+    Returns
+    -------
+    str
+        A path relative to ``out`` (with the anchor) when ``out`` lies inside the
+        repository and its ``docs/`` page exists, so that the link works in a checkout
+        and on GitHub; else ``target`` itself, the path from the repository root (a
+        report written elsewhere, or a non-editable install, which ships no docs).
+
+    Examples
+    --------
+    >>> docs_href("docs/theory_full_rank.md#the-model", _DOCS_DIR.parent / "report")
+    '../docs/theory_full_rank.md#the-model'
+    """
+    page, sep, anchor = target.partition("#")
+    path = _DOCS_DIR / Path(page).relative_to("docs")
+    out = Path(out).resolve()
+    if not path.exists() or not out.is_relative_to(_DOCS_DIR.parent):
+        return target
+    rel = Path(os.path.relpath(path, out)).as_posix()
+    return rel + sep + anchor
+
+
+def _section_docs_line(mod, out):
+    """The line linking a section (module attribute ``DOCS``) to its docs page."""
+    docs = getattr(mod, "DOCS", None)
+    if not docs:
+        return ""
+    return f"Model, definitions and derivations: [{docs}]({docs_href(docs, out)}).\n\n"
+
+
 def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0):
     """Build ``out/report.md``, ``out/report.json`` and PNG figures.
 
@@ -180,7 +225,7 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0):
                                       "seconds": timings[key]})
             ctx.progress(f"section {key}: done in {timings[key]:.1f} s")
         report[key] = res.data
-        md_parts.append(f"## {mod.TITLE}\n\n{res.markdown.strip()}\n")
+        md_parts.append(f"## {mod.TITLE}\n\n{_section_docs_line(mod, out)}{res.markdown.strip()}\n")
     total = time.perf_counter() - t_all
     meta = {"quick": quick, "seed": seed, "python": platform.python_version(),
             "platform": platform.platform(), "seconds": timings, "total_seconds": total,
@@ -195,7 +240,10 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0):
               f"Section run times (s): "
               + ", ".join(f"{k} {v:.1f}" for k, v in timings.items() if v is not None) + "\n\n")
     atomic_write_json(out / "report.json", report)
-    atomic_write_text(out / "report.md", header + "\n".join(md_parts))
+    from .sections.setup_text import setup_markdown
+
+    setup = setup_markdown(lambda target: docs_href(target, out)) + "\n"
+    atomic_write_text(out / "report.md", header + setup + "\n".join(md_parts))
     ctx.progress(f"wrote {out / 'report.md'} and {out / 'report.json'} in {total:.1f} s")
     return to_jsonable(report)
 

@@ -15,6 +15,7 @@ import numpy as np
 
 KEY = "linear_memory"
 TITLE = "Linear associative memories: trained capacity vs replica theory"
+DOCS = "docs/linear_memory.md"  # model and derivations; linked under the section heading
 
 #: Quick mode: 2048 training steps instead of the default preset's 4096 (the
 #: budget study in docs/linear_memory.md: at d <= 30 the threshold moves by

@@ -9,6 +9,7 @@ import numpy as np
 
 KEY = "spectra"
 TITLE = "Rank-constrained memory: alpha_c(kappa), spectra and spherical integrals"
+DOCS = "docs/rank_constrained.md"  # model and derivations; linked under the section heading
 
 PAPER_POINTS = [(1.0, 0.5), (0.5, 0.46), (0.25, 0.31)]
 

@@ -10,6 +10,7 @@ from validation.report import SectionResult, md_table
 
 KEY = "theory"
 TITLE = "Replica theory of the full-rank linear memory"
+DOCS = "docs/theory_full_rank.md"  # model and derivations; linked under the section heading
 
 P_CAPACITY = [2, 3, 5, 10, 30, 100, 300, 1000, 10**4, 10**5, 10**6, 10**7, 10**9, 10**12, 10**15]
 P_ENERGY = [10, 1000, 10**6, 10**9]

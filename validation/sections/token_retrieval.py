@@ -18,6 +18,7 @@ from validation.token_retrieval.cli import (beta_scan, fits, grid_records, mlp_s
 
 KEY = "token_retrieval"
 TITLE = "Token retrieval with random embeddings: early-phase GD and its phase boundary"
+DOCS = "docs/token_retrieval.md"  # model and derivations; linked under the section heading
 
 
 def _table(header, rows, fmt=None):

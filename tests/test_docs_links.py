@@ -1,0 +1,131 @@
+"""Docs pages: every cited ``docs/<page>.md#anchor`` exists, math delimiters are MyST-safe.
+
+Anchors are GitHub-style heading slugs (lower case, punctuation other than ``-``/``_``
+removed, spaces to hyphens, ``-1``, ``-2`` ... for repeated headings), which is also
+what MyST's ``heading_anchors`` produces for headings without math.
+"""
+import re
+from pathlib import Path
+
+import pytest
+
+from validation.sections.setup_text import TERMS
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+MODEL_PAGES = ["theory_full_rank.md", "rank_constrained.md", "linear_memory.md",
+               "factual_recall.md", "token_retrieval.md"]
+
+
+def _slug(heading):
+    h = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return h.replace(" ", "-")
+
+
+def _prose_lines(text):
+    """Lines outside fenced code blocks (``` or ~~~), with their line numbers."""
+    fence = None
+    for n, line in enumerate(text.splitlines(), 1):
+        m = re.match(r"^\s*(```|~~~)", line)
+        if m:
+            fence = None if fence == m.group(1) else (fence or m.group(1))
+            continue
+        if fence is None:
+            yield n, line
+
+
+def anchors(page):
+    """The set of heading anchors of ``docs/<page>``."""
+    seen, out = {}, set()
+    for _, line in _prose_lines((DOCS / page).read_text()):
+        m = re.match(r"^(#{1,6})\s+(.*?)\s*#*\s*$", line)
+        if not m:
+            continue
+        s = _slug(m.group(2))
+        k = seen.get(s, 0)
+        seen[s] = k + 1
+        out.add(s if k == 0 else f"{s}-{k}")
+    return out
+
+
+def test_slug_rule():
+    # examples worked out by hand from the GitHub rule
+    assert _slug("Spherical integrals (`hcizz.spherical`)") == "spherical-integrals-hcizzspherical"
+    assert _slug("Original problem (OP)") == "original-problem-op"
+    assert _slug("Annealed importance sampling at large `theta d^2`") == \
+        "annealed-importance-sampling-at-large-theta-d2"
+
+
+def _check(page, anchor, where):
+    assert (DOCS / page).is_file(), f"{where}: no page docs/{page}"
+    if anchor:
+        assert anchor in anchors(page), f"{where}: no heading with anchor #{anchor} in docs/{page}"
+
+
+@pytest.mark.parametrize("page", sorted(p.name for p in DOCS.glob("*.md")))
+def test_links_between_docs_pages_resolve(page):
+    text = (DOCS / page).read_text()
+    for n, line in _prose_lines(text):
+        for target in re.findall(r"\]\(([^)\s]+)\)", line):
+            if "://" in target:
+                continue
+            path, _, anchor = target.partition("#")
+            if path and not path.endswith(".md"):
+                continue
+            _check(path or page, anchor, f"docs/{page}:{n}")
+
+
+def test_setup_terms_point_at_existing_anchors():
+    for _, term, _, target in TERMS:
+        page, _, anchor = target.partition("#")
+        assert page.startswith("docs/") and anchor, (term, target)
+        _check(page[len("docs/"):], anchor, f"setup term {term!r}")
+
+
+def test_docs_references_in_the_repository_resolve():
+    """Every ``docs/<page>.md#anchor`` cited in code, tests, README or docs exists."""
+    pattern = re.compile(r"docs/([A-Za-z0-9_]+\.md)#([A-Za-z0-9_\-]+)")
+    files = [ROOT / "README.md"] + sorted(DOCS.glob("*.md"))
+    for sub in ("replica", "hcizz", "validation", "tests", "benchmarks"):
+        files += sorted((ROOT / sub).rglob("*.py"))
+    found = 0
+    for f in files:
+        if not f.is_file():
+            continue
+        for n, line in enumerate(f.read_text(errors="replace").splitlines(), 1):
+            for page, anchor in pattern.findall(line):
+                found += 1
+                _check(page, anchor, f"{f.relative_to(ROOT)}:{n}")
+    assert found > 0          # at least the setup text cites anchors
+
+
+@pytest.mark.parametrize("page", MODEL_PAGES)
+def test_math_delimiters_are_myst_dollarmath(page):
+    """Display math: ``$$`` alone on its line, balanced; inline ``$...$`` closed on its line."""
+    text = (DOCS / page).read_text()
+    display = 0
+    n_inline = 0
+    for n, line in _prose_lines(text):
+        if line.startswith("    ") and not line.strip().startswith(("$", "*", "-")):
+            continue                                      # indented code block
+        if line.strip() == "$$":
+            display += 1
+            continue
+        assert "$$" not in line, f"docs/{page}:{n}: '$$' must stand on its own line"
+        bare = re.sub(r"`[^`]*`", "", line)               # code spans hold no math
+        if display % 2 == 0:
+            assert bare.count("$") % 2 == 0, f"docs/{page}:{n}: unbalanced inline '$'"
+            n_inline += bare.count("$") // 2
+    assert display % 2 == 0, f"docs/{page}: unbalanced '$$'"
+    assert display + n_inline > 0, f"docs/{page} has no math"
+
+
+@pytest.mark.parametrize("page", sorted(p.name for p in DOCS.glob("*.md")))
+def test_docs_cite_no_unshipped_spec(page):
+    text = (DOCS / page).read_text()
+    assert "THEORY" not in text
+
+
+@pytest.mark.parametrize("page", MODEL_PAGES)
+def test_model_pages_say_where_they_differ_from_the_papers(page):
+    assert any(a.startswith("where-we-differ-from-the-paper") for a in anchors(page))

@@ -7,7 +7,7 @@ and independent Haar ``O, O'`` in ``O(d)``:
 
     J_d(\theta) = d^{-2} \ln E \exp\big(\theta d \operatorname{Tr}(A O B O'^T)\big).
 
-Limits (docs/rank_constrained.md)
+Limits (docs/rank_constrained.md#spherical-integrals-hcizzspherical)
 -------------------------
 * ``theta -> inf``: ``J / theta -> Int_0^1 X_A(u) X_B(u) du`` (von Neumann: the
   maximum of ``Tr(A O B O'^T)`` aligns sorted singular values).  At finite ``d``

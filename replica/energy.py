@@ -1,4 +1,4 @@
-"""Energetic term ``G_p(t)`` of the replica-symmetric free entropy (docs/theory_full_rank.md)."""
+"""Energetic term ``G_p(t)`` of the replica-symmetric free entropy (docs/theory_full_rank.md#computing-the-energy-term)."""
 from __future__ import annotations
 
 import math
@@ -23,7 +23,7 @@ _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def energy_G_limit(t):
-    """The large-``p`` limit ``G(t) = -1/(1-t)`` (docs/theory_full_rank.md)."""
+    """The large-``p`` limit ``G(t) = -1/(1-t)`` (docs/theory_full_rank.md#large-p-limit)."""
     t = check_real("t", t, low=0, high=1, high_open=True)
     return -1.0 / (1.0 - t)
 

@@ -1,4 +1,4 @@
-"""Finite-``p`` replica-symmetric capacity ``alpha_c(p) = ln p / (2 E[V_p])`` (docs/theory_full_rank.md)."""
+"""Finite-``p`` replica-symmetric capacity ``alpha_c(p) = ln p / (2 E[V_p])`` (docs/theory_full_rank.md#finite-p-capacity)."""
 from __future__ import annotations
 
 import math
@@ -151,7 +151,7 @@ def alpha_c_finite(p, *, samples=20_000, rng=None, control_variates=True):
     Notes
     -----
     ``V_p(eta) = min_{x>=0} [x^2/2 + 1/2 sum_{rho>=2} (eta_rho - eta_1 - x)_+^2]``
-    (docs/theory_full_rank.md) depends only on the competitors above ``eta_1 + x*``.  For each
+    (docs/theory_full_rank.md#order-statistics-method) depends only on the competitors above ``eta_1 + x*``.  For each
     sample the top ``K`` order statistics of the ``p - 1`` competitors are drawn
     exactly by Renyi's representation (:class:`replica.order_stats.TopNormals`,
     never materialising ``p`` numbers), starting with

@@ -1,4 +1,4 @@
-"""Replica-symmetric free entropy ``Phi_p(q; alpha)`` and its minimiser (docs/theory_full_rank.md)."""
+"""Replica-symmetric free entropy ``Phi_p(q; alpha)`` and its minimiser (docs/theory_full_rank.md#replica-symmetric-free-entropy)."""
 from __future__ import annotations
 
 import math
@@ -167,7 +167,7 @@ def saddle(alpha, p=None, *, samples=200, rng=0, n_grid=16):
     of disorder samples (common random numbers, seed ``rng``) and compute, for
     every sample ``i``, ``u_i(t) = (1-t) ln f_p(t; eta_i)/ln p`` on a uniform grid
     of ``r = sqrt(1-t)`` in ``[0, 1]``; at ``r = 0`` the Laplace limit
-    ``u_i(1) = -V_p(eta_i)/ln p`` (docs/theory_full_rank.md) is used.  ``u_i`` is smooth in
+    ``u_i(1) = -V_p(eta_i)/ln p`` (docs/theory_full_rank.md#laplace-limit-of-the-energy-term) is used.  ``u_i`` is smooth in
     ``r``, so a cubic spline of the sample mean gives a deterministic smooth
     ``G_p(q) = u(sqrt(1-q))/(1-q)``, minimised by a grid search refined with
     Brent's method.  In these variables

@@ -1,6 +1,6 @@
 r"""Capacity of the rank-constrained linear memory ``W = Q R^T / sqrt(d m)``.
 
-``docs/rank_constrained.md``: with rank fraction ``kappa = m / d`` in ``(0, 1]``,
+``docs/rank_constrained.md#closed-form``: with rank fraction ``kappa = m / d`` in ``(0, 1]``,
 
 .. math::
 
@@ -118,7 +118,7 @@ def alpha_c(kappa, *, dps=None):
     The paper summary quotes 0.46 at ``kappa = 0.5`` and 0.31 at ``kappa = 0.25``;
     the formula gives 0.446865 and 0.311456.  We trust the formula: it agrees to
     20 digits with two independent evaluations (``alpha_c_quad`` and the mpmath path);
-    see ``docs/rank_constrained.md``.
+    see ``docs/rank_constrained.md#where-we-differ-from-the-papers``.
 
     Examples
     --------
@@ -226,7 +226,7 @@ def quantile_coupling(profile, kappa, *, n=256):
 
     Notes
     -----
-    docs/rank_constrained.md: the large-conjugate-field limit of the rectangular HCIZ
+    docs/rank_constrained.md#reduction-to-a-quantile-coupling: the large-conjugate-field limit of the rectangular HCIZ
     integral is this coupling; the capacity is ``alpha_c = max_q C[q]^2 / 2``.
     """
     k = _check_kappa(kappa, allow_array=False)

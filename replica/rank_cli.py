@@ -1,4 +1,4 @@
-"""``python -m replica alpha-c``: the rank-constrained capacity (docs/rank_constrained.md)."""
+"""``python -m replica alpha-c``: the rank-constrained capacity (docs/rank_constrained.md#rank-constrained-capacity)."""
 from __future__ import annotations
 
 __all__ = ["register"]

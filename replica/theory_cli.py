@@ -1,4 +1,4 @@
-"""Subcommands of ``python -m replica`` for the full-rank theory (docs/theory_full_rank.md)."""
+"""Subcommands of ``python -m replica`` for the full-rank theory (docs/theory_full_rank.md#the-model)."""
 from __future__ import annotations
 
 import argparse

@@ -17,7 +17,7 @@ descent from a small initialisation; we track
 * subject loss ``-ln sum_{r'} p(c(s) + r' D)`` (mass on the correct index
   ``c(s) = floor(s D / S)`` inside the blocks).
 
-Expected (arXiv:2412.06538; docs/factual_recall.md): the total loss plateaus at ``ln(D R)``, then at ``ln D`` (relation
+Expected (arXiv:2412.06538; docs/factual_recall.md#experiments): the total loss plateaus at ``ln(D R)``, then at ``ln D`` (relation
 learnt, subject not: the model answers with a plausible answer of the right
 type), then converges.
 """

@@ -1,4 +1,4 @@
-"""The synthetic factual-recall task of docs/factual_recall.md.
+"""The synthetic factual-recall task of docs/factual_recall.md#task.
 
 ``S`` subjects, ``R`` relations; relation ``r`` owns the answer block
 ``[r D, (r + 1) D)`` and fact ``(s, r)`` has answer ``a*(s, r)`` in that block

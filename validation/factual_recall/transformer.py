@@ -1,6 +1,6 @@
 """One-layer transformer for factual recall, forward and analytic backward (numpy).
 
-Model (docs/factual_recall.md): frozen token embeddings ``E`` (rows ``N(0, I/d)``)
+Model (docs/factual_recall.md#model): frozen token embeddings ``E`` (rows ``N(0, I/d)``)
 and answer unembeddings ``U`` (rows ``N(0, I/d)``); ``H`` attention heads of
 size ``d_h`` where only the last (EOS) position queries; output projection and
 residual; MLP ``W2 relu(W1 z + b)`` with residual; logits ``U y``.

@@ -1,4 +1,4 @@
-"""Random fact sets for linear associative memories (docs/theory_full_rank.md).
+"""Random fact sets for linear associative memories (docs/theory_full_rank.md#the-model).
 
 * **OP** (original problem): inputs ``E`` (p, d) and one shared candidate set
   ``U`` (p, d); the correct candidate of input ``mu`` is ``u_mu``.

@@ -1,10 +1,10 @@
 """Mechanism diagnostics: normalised score statistics and singular-value spectra.
 
-* Scores in normalised units (docs/linear_memory.md): each row of the score matrix is
+* Scores in normalised units (docs/theory_full_rank.md#mechanism-pinned-correct-scores): each row of the score matrix is
   divided by the standard deviation of its ``p - 1`` competitor scores.  The
   optimal memory pins correct scores just above ``sqrt(2 ln p)`` with a small
   variance; Hebbian correct scores spread with variance about 1.
-* Spectra (docs/rank_constrained.md): singular values of the trained ``W`` against
+* Spectra (docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation): singular values of the trained ``W`` against
   the (truncated) quarter circle after fitting only the scale, and of the
   low-rank ``W`` at initialisation against ``hcizz.mp_product(kappa)``; the
   distance is the Kolmogorov-Smirnov statistic.

@@ -1,7 +1,7 @@
 """Linear associative memories: scores, cross-entropy gradients, Hebbian rule.
 
 Score of candidate ``rho`` for input ``mu``: ``z_{mu rho} = u_rho^T W e_mu``
-(docs/theory_full_rank.md).  Everything is BLAS-shaped:
+(docs/theory_full_rank.md#the-model).  Everything is BLAS-shaped:
 
 * OP: ``Z = (E W^T) U^T`` — two matrix products, ``(p, p)`` result;
 * DP: ``h = E W^T`` then ``Z = (U @ h[:, :, None])[..., 0]`` — one batched
@@ -13,7 +13,7 @@ Training minimises the mean cross-entropy of the correct candidate among the
 temperature, e.g. ``1/d``, which only sets the parameter scale Adam works at).
 
 Low-rank (two-layer) memory: ``W = Q R^T / sqrt(d m)``, ``Q, R`` of shape
-``(d, m)``, ``m = kappa d`` (docs/rank_constrained.md).
+``(d, m)``, ``m = kappa d`` (docs/rank_constrained.md#the-model).
 """
 from __future__ import annotations
 

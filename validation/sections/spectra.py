@@ -44,7 +44,7 @@ def _alpha_part(ctx, md_table):
           "Closed form `alpha_c = 1/2 - (theta_k - sin(4 theta_k)/4)/pi`, "
           "`2 theta_k + sin 2 theta_k = pi (1 - kappa)`, against the direct quadrature "
           "`1/2 Int_{1-kappa}^1 X_qc^2` and the mpmath path (30 digits). "
-          "The values quoted by the paper are shown next to ours; the closed form agrees with two independent quadratures, so we trust it where the two differ (docs/rank_constrained.md).\n\n"
+          "The values quoted by the paper are shown next to ours; the closed form agrees with two independent quadratures, so we trust it where the two differ (docs/rank_constrained.md#where-we-differ-from-the-papers).\n\n"
           + md_table(["kappa", "paper", "formula", "formula - paper", "quadrature", "mpmath"], rows,
                      {0: ".2f", 1: ".2f", 2: ".6f", 3: "+.4f", 4: ".15f", 5: ".15f"})
           + f"\n![alpha_c(kappa) with the paper's three points]({name})\n")

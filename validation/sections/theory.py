@@ -207,7 +207,7 @@ def build(ctx):
               f"d = {', '.join(map(str, d_list))} ({trials} instances per point; OP: the stored u are the candidates, DP: "
               "fresh competitors per input) against the independent-Gaussian model "
               "(`model=\"theory\"`, one curve for both problems) and the per-input conditional model "
-              "(`model=\"conditional\"`, the default; docs/theory_full_rank.md section 5). The independent-Gaussian model "
+              "(`model=\"conditional\"`, the default; docs/theory_full_rank.md#conditional-model). The independent-Gaussian model "
               "normalises every score by the global competitor standard deviation and is far too "
               "pessimistic at these sizes; the conditional model normalises by |W e_mu| per input.\n\n")
     md.append(md_table(["d", "problem", "alpha", "p", "P(all) simulation", "P(all) Gaussian model",

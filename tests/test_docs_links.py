@@ -129,3 +129,22 @@ def test_docs_cite_no_unshipped_spec(page):
 @pytest.mark.parametrize("page", MODEL_PAGES)
 def test_model_pages_say_where_they_differ_from_the_papers(page):
     assert any(a.startswith("where-we-differ-from-the-paper") for a in anchors(page))
+
+
+def test_no_project_file_cites_the_unshipped_spec():
+    """No source, test, benchmark, docs or README line cites a THEORY file or its
+    section numbers: the package's math lives in docs/ (LICENSE's legal phrase
+    "theory of liability" is not a citation)."""
+    import re
+
+    root = DOCS.parent
+    pattern = re.compile(r"THEORY(\.md|\s*§|\s+\d|\s+section|\s+says|'s|:)")
+    files = [root / "README.md", *root.glob("docs/**/*.md")]
+    for sub in ("replica", "hcizz", "validation", "tests", "benchmarks", "docs"):
+        files += (root / sub).glob("**/*.py")
+    hits = []
+    for f in files:
+        for i, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            if pattern.search(line) and "pattern = re.compile" not in line:
+                hits.append(f"{f.relative_to(root)}:{i}: {line.strip()}")
+    assert not hits, "\n".join(hits)

@@ -1,0 +1,7 @@
+"""
+Placeholder
+===========
+
+Temporary.
+"""
+print(1)

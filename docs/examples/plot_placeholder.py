@@ -1,7 +1,0 @@
-"""
-Placeholder
-===========
-
-Temporary.
-"""
-print(1)

@@ -63,7 +63,7 @@ ax1.set_xscale("log", base=2)
 ax1.set_xlabel("training sequences $N$ (vocabulary $V = 4N$)")
 ax1.set_ylabel("fraction of runs recalling all $N$ samples")
 ax1.set_title(f"recall after three GD steps, d = {d}, L = {L}")
-ax1.legend(loc="center left", fontsize=8)
+ax1.legend(loc="lower left", fontsize=8)
 
 ax2.errorbar(N, retrieval, yerr=se(retrieval), fmt="o", color="C1", capsize=2,
              label=f"random embeddings ({seeds} seeds, $\\pm$ 1 s.e.)", zorder=2)

@@ -421,7 +421,7 @@ def hebbian_simulate(d, p, *, trials=20, rng=None, problem="OP"):
     problem : {"OP", "DP"} (case-insensitive)
         ``"OP"``: the candidates are the stored ``u_rho``.  ``"DP"``: each input
         has its own fresh competitors; given ``w = W_H e_mu`` their scores are
-        exactly i.i.d. N(0, |w|^2), which is how they are drawn.
+        exactly i.i.d. ``N(0, |w|^2)``, which is how they are drawn.
 
     Returns
     -------

@@ -109,6 +109,7 @@ def check_hebbian():
                 f"single fact: m = sqrt(2 ln p) => alpha = {single}")
 
 
+#: ``(name, callable)`` pairs run by :func:`replica.symbolic.run_checks`.
 CHECKS = [
     ("saddle: q* = 2 alpha, phi = 1/2 ln(1 - 2 alpha)", check_saddle),
     ("capacity: alpha_c = 1/2", check_alpha_c),

@@ -105,6 +105,7 @@ def check_mp_product_moments_and_edges():
     return ok, "Lagrange-inversion moments match the S-transform series (n <= 4); disc = 4 kappa^5 x (x - x-)(x - x+)"
 
 
+#: ``(name, callable)`` pairs run by :func:`replica.symbolic.run_checks`.
 CHECKS = [
     ("quarter-circle normalisation and Catalan moments", check_qc_moments),
     ("alpha_c closed form = 1/2 Int X_qc^2 (derivative in kappa, boundary)", check_alpha_c_closed_form),

@@ -34,8 +34,10 @@ import numpy as np
 __all__ = ["run_trial", "iter_inprocess", "iter_processes", "iter_dask",
            "EXECUTORS", "BLAS_ENV_VARS", "pinned_blas_env"]
 
+#: Names accepted by ``run_sweep(executor=...)``.
 EXECUTORS = ("inprocess", "processes", "dask")
 
+#: Thread-count variables pinned in worker processes (see :func:`pinned_blas_env`).
 BLAS_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                  "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 

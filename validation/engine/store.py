@@ -208,7 +208,7 @@ def read_store(path, *, warn=True):
 class TrialStore:
     """Appender for a JSONL store (see the module notes for guarantees).
 
-    Use as a context manager; :meth:`append` writes one record as one line
+    Use as a context manager; :meth:`append_line` writes one record as one line
     with one ``os.write`` + ``os.fsync``.
     """
 

@@ -68,6 +68,7 @@ class TrainConfig:
     init_std: float = 1.0
 
 
+#: Named training configurations (``TrainConfig`` overrides), see the module notes.
 PRESETS = {
     "paper": TrainConfig(lr=1e-2, steps=512, warmup=0.0, final=1.0, stop_accuracy=0.999),
     "default": TrainConfig(lr=0.1, steps=4096, warmup=0.0, final=1.0, stop_accuracy=1.0,

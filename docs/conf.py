@@ -1,0 +1,249 @@
+"""Sphinx configuration of the assocmem documentation site.
+
+Build (warnings are errors)::
+
+    python -m sphinx -W --keep-going -b html docs docs/_build/html
+
+or ``bash docs/build.sh``.  Requires the ``docs`` extra: ``pip install -e ".[docs]"``.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import re
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+# Document the checkout the docs live in, even if another copy is installed.
+sys.path.insert(0, str(ROOT))
+# Gallery scripts are run in subprocess-free mode; keep BLAS to the 2 cores CI has.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+os.environ.setdefault("MPLBACKEND", "agg")
+
+project = "assocmem"
+author = "the assocmem authors"
+copyright = "the assocmem authors, BSD-3-Clause"
+try:
+    from importlib.metadata import version as _version
+    release = _version("assocmem")
+except Exception:  # not installed: documenting a bare checkout
+    release = "0.1.0"
+version = release
+
+# The site's toctree root; docs/index.md stays an ordinary page (the overview).
+root_doc = "contents"
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "myst_parser",
+    "sphinx_gallery.gen_gallery",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+exclude_patterns = ["_build", "generated/*.examples", "auto_examples/*.ipynb",
+                    "auto_examples/*.py", "auto_examples/*.zip",
+                    "auto_examples/*.md5", "auto_examples/*.json",
+                    "examples/GALLERY_HEADER.rst"]
+templates_path = ["_templates"]
+
+# -- MyST: the existing Markdown pages, with $...$ / $$...$$ math -------------
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
+myst_dmath_double_inline = True
+myst_heading_anchors = 4
+
+# -- autodoc / autosummary / numpydoc ----------------------------------------
+autosummary_generate = True
+autosummary_imported_members = False
+autodoc_typehints = "none"
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = False
+numpydoc_attributes_as_param_list = True
+# Docstring examples are checked by the test suite, not executed here.
+
+# Broken cross-references are errors (with -W).  References to numpy/scipy are
+# not resolved (no network access for intersphinx in CI).
+nitpicky = True
+# References into private (underscore) modules are deliberately not documented.
+nitpick_ignore_regex = [(r"py:.*", r"(numpy|scipy|np)\..*"), (r"py:.*", r".*\._\w+\..*")]
+
+# -- sphinx-gallery -----------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": "examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "ignore_pattern": r"__init__\.py",
+    "within_subsection_order": "FileNameSortKey",
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "matplotlib_animations": False,
+    "min_reported_time": 1,
+    "abort_on_example_error": True,
+    "show_memory": False,
+    "plot_gallery": "True",
+}
+
+# -- HTML ---------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = "assocmem"
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc"],
+}
+html_show_sourcelink = False
+html_static_path: list[str] = []
+
+# -- coverage check: every public object of the API is on a reference page ---
+#: Public modules whose ``__all__`` must be documented (CLI plumbing is
+#: documented through its module docstring and the command-line pages).
+API_PAGES = ["reference_replica.rst", "reference_hcizz.rst", "reference_validation.rst"]
+
+
+def _public_modules():
+    import pkgutil
+    for pkg in ("replica", "hcizz", "validation"):
+        mod = importlib.import_module(pkg)
+        yield pkg
+        for info in pkgutil.walk_packages(mod.__path__, pkg + "."):
+            if any(part.startswith("_") for part in info.name.split(".")):
+                continue
+            yield info.name
+
+
+def _documented_names():
+    names, current = set(), None
+    for page in API_PAGES:
+        for line in (DOCS / page).read_text().splitlines():
+            m = re.match(r"\.\. (?:current)?module:: (\S+)", line.strip())
+            if m:
+                current = m.group(1)
+                continue
+            m = re.match(r"^\s{3,}(~?[A-Za-z_][\w.]*)\s*$", line)
+            if m and current is not None:
+                names.add(f"{current}.{m.group(1).lstrip('~')}")
+    return names
+
+
+def _resolve(dotted):
+    """Resolve like autosummary: ``MODULE.OBJ`` first, then longer module paths."""
+    parts = dotted.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+            for attr in parts[i:]:
+                obj = getattr(obj, attr)
+            return obj
+        except (ImportError, AttributeError):
+            continue
+    return importlib.import_module(dotted)
+
+
+def _check_api_coverage(app):
+    from sphinx.util import logging
+    log = logging.getLogger("assocmem.api")
+    documented = _documented_names()
+    seen = []
+    for name in documented:
+        try:
+            seen.append(_resolve(name))
+        except Exception:  # autosummary itself reports unresolvable names
+            pass
+    missing = []
+    for modname in _public_modules():
+        mod = importlib.import_module(modname)
+        for name in getattr(mod, "__all__", ()):
+            obj = getattr(mod, name)
+            if inspect.ismodule(obj):
+                continue
+            # an object counts as documented under any of its public names
+            if not any(obj is other for other in seen):
+                missing.append(f"{modname}.{name}")
+    for name in sorted(missing):
+        log.warning("public object %s is on no API reference page (%s)", name,
+                    ", ".join(API_PAGES))
+
+
+# -- cross-references to re-exported objects -----------------------------------
+# A docstring in ``validation.linear_memory.capacity`` that writes
+# :func:`capacity_trial` means the object documented as
+# ``validation.linear_memory.capacity_trial`` (its public, re-exported name).
+# Resolve such references by object identity against the documented objects.
+_DOCUMENTED = None
+
+
+def _documented_objects(env):
+    global _DOCUMENTED
+    if _DOCUMENTED is None:
+        _DOCUMENTED = {}
+        for name, entry in env.get_domain("py").objects.items():
+            if entry.objtype == "module":
+                continue
+            try:
+                _DOCUMENTED.setdefault(id(_resolve(name)), (name, entry.objtype))
+            except Exception:
+                pass
+    return _DOCUMENTED
+
+
+def _resolve_reexported(app, env, node, contnode):
+    if node.get("refdomain") != "py":
+        return None
+    from sphinx.util.nodes import make_refnode
+    py = env.get_domain("py")
+    target = node["reftarget"].lstrip("~.")
+    if node.get("reftype") == "mod":
+        # a module without its own page: link the reference page that lists it
+        for name, entry in py.objects.items():
+            if name.startswith(target + "."):
+                return make_refnode(app.builder, node["refdoc"], entry.docname, "", contnode,
+                                    target)
+        return None
+    modname, clsname = node.get("py:module"), node.get("py:class")
+    candidates = []
+    if modname:
+        parts = modname.split(".")
+        if clsname:
+            candidates.append(f"{modname}.{clsname}.{target}")
+        candidates += [".".join(parts[:i] + [target]) for i in range(len(parts), 0, -1)]
+    candidates.append(target)
+    table = _documented_objects(env)
+    hit = None
+    for cand in candidates:
+        try:
+            obj = _resolve(cand)
+        except Exception:
+            continue
+        hit = table.get(id(obj))
+        if hit is not None:
+            break
+    if hit is None:
+        # no usable context (e.g. an autosummary summary line, or a docstring shown
+        # under its re-exported name): accept a unique documented suffix match
+        objs = {}
+        for name, entry in py.objects.items():
+            if name.endswith("." + target) and entry.objtype != "module":
+                try:
+                    objs.setdefault(id(_resolve(name)), name)
+                except Exception:
+                    pass
+        if len(objs) == 1:
+            hit = (next(iter(objs.values())), None)
+    if hit is None:
+        return None
+    name = hit[0]
+    return make_refnode(app.builder, node["refdoc"], py.objects[name].docname, name, contnode,
+                        name)
+
+
+def setup(app):
+    app.connect("builder-inited", _check_api_coverage)
+    app.connect("missing-reference", _resolve_reexported)

@@ -18,13 +18,16 @@ def _alpha_c(args):
     kappa = np.array([float(t) for t in args.kappa])
     rows = []
     for k, v in zip(kappa, np.atleast_1d(vals)):
+        # a --dps kappa below the double range (1e-400) has no float companions
+        tiny = not float(k) > 0
         row = {"kappa": float(k), "alpha_c": float(v) if args.dps is None else __import__("mpmath").nstr(v, args.dps),
-               "small_kappa_2terms": alpha_c_small_kappa(float(k))}
+               "small_kappa_2terms": None if tiny else alpha_c_small_kappa(float(k))}
         if args.check:
-            row["alpha_c_quad"] = alpha_c_quad(float(k))
+            row["alpha_c_quad"] = None if tiny else alpha_c_quad(float(k))
         rows.append(row)
-    text = "\n".join(f"kappa={r['kappa']:.6g}  alpha_c={r['alpha_c'] if args.dps else format(r['alpha_c'], '.15g')}"
-                     + (f"  quad={r['alpha_c_quad']:.15g}" if args.check else "") for r in rows)
+    text = "\n".join(f"kappa={t}  alpha_c={r['alpha_c'] if args.dps else format(r['alpha_c'], '.15g')}"
+                     + (f"  quad={r['alpha_c_quad']:.15g}" if args.check and r["alpha_c_quad"] is not None else "")
+                     for t, r in zip(args.kappa, rows))
     emit(args, {"results": rows, "dps": args.dps}, text)
     return 0
 

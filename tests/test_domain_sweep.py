@@ -26,7 +26,7 @@ import pytest
 from scipy import integrate
 from scipy.stats import norm
 
-from hcizz import marchenko_pastur, quarter_circle, truncated_quarter_circle
+from hcizz import marchenko_pastur, mp_product, quarter_circle, truncated_quarter_circle
 from replica import alpha_c, alpha_c_finite, energy_G
 
 P_GRID = [2, 3, 10, 1e3, 1e6, 1e9, 1e12, 1e15]
@@ -114,7 +114,8 @@ def test_alpha_c_domain():
 _LAWS = [("quarter_circle", quarter_circle), ("truncated_qc(0.3)", truncated_quarter_circle(0.3)),
          ("truncated_qc(1e-9)", truncated_quarter_circle(1e-9)), ("truncated_qc(1)", truncated_quarter_circle(1.0)),
          ("mp(0.1)", marchenko_pastur(0.1)), ("mp(0.5)", marchenko_pastur(0.5)),
-         ("mp(1)", marchenko_pastur(1.0)), ("mp(10)", marchenko_pastur(10.0))]
+         ("mp(1)", marchenko_pastur(1.0)), ("mp(10)", marchenko_pastur(10.0)),
+         ("mp_product(0.5)", mp_product(0.5)), ("mp_product(1)", mp_product(1.0))]
 
 
 @pytest.mark.parametrize("name, law", _LAWS, ids=[n for n, _ in _LAWS])

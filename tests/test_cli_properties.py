@@ -301,6 +301,8 @@ def test_validation_cli_property_many(stubs):
     ("validation", ["token-retrieval", "phase", "--N", "100000000", "--d", "1000", "--L", "100"],
      "needs at least .* of memory"),
     ("validation", ["capacity", "--model", "op", "--d", "20", "--store", "notes.txt"], "not a trial store"),
+    ("validation", ["capacity", "--model", "op", "--d", "4", "--alphas", "0.3", "--steps", "0"],
+     "steps must be an integer >= 1"),
     ("validation", ["sweep-status", "--store", "notes.txt"], "not a trial store"),
     ("validation", ["sweep-status", "--store", "blob.bin"], "not a trial store"),
     ("validation", ["reproduce", "--sections", "nope", "--out", "new_dir"], "sections must be"),

@@ -310,6 +310,11 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
                 f"{dp_nbytes(p_max, d) / 2**30:.2f} GiB per worker > {DEFAULT_MAX_BYTES / 2**30:.0f} GiB; "
                 f"use a smaller d or smaller --alphas")
     _check_capacity_memory(model, d, p_from_load(max(loads), d), overrides.get("dtype") or "float32")
+    # training overrides are checked here, not first inside every trial (where a
+    # bad --steps became a failed sweep and a traceback)
+    from .train import TrainConfig, get_config
+
+    get_config(preset, **{k: v for k, v in overrides.items() if k in TrainConfig.__dataclass_fields__})
     seed_list = list(range(seed0, seed0 + seeds))
     label = f"capacity {model} d={d}" + (f" kappa={kappa:g}" if model == "lowrank" else "")
     results = []

@@ -149,3 +149,26 @@ def test_law_edges(name, law):
             law.ppf(bad)
         with pytest.raises(ValueError, match="q must be a real number in \\[0, 1\\]"):
             law.isf([0.5, bad])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("p", np.unique(np.round(np.logspace(math.log10(2), 15, 40))).tolist())
+def test_alpha_c_finite_domain_fine(p):
+    test_alpha_c_finite_domain(p)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("t", (1 - np.logspace(0, -12, 25)).tolist())
+def test_energy_G_domain_fine(t):
+    test_energy_G_p2_domain(t)
+    test_energy_G_large_p_domain(t)
+
+
+@pytest.mark.slow
+def test_alpha_c_domain_fine():
+    kappa = np.logspace(-300, 0, 600)
+    got = alpha_c(kappa)
+    ref = alpha_c(kappa, dps=25)
+    with mpmath.workdps(25):
+        rel = np.array([float(abs(mpmath.mpf(g) - r) / r) for g, r in zip(got, ref)])
+    assert np.all(np.isfinite(got)) and np.all(rel < 1e-13), rel.max()  # as in test_alpha_c_domain

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 __all__ = [
-    "check_int", "check_real", "check_array", "check_rng",
+    "check_int", "check_real", "check_array", "check_rng", "check_real_mp",
 ]
 
 
@@ -120,3 +120,55 @@ def check_rng(rng):
         return np.random.default_rng(rng)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"rng must be None, an int seed, a SeedSequence or a Generator, got {rng!r} ({exc})") from None
+
+
+def check_real_mp(name, value, *, low=None, high=None, low_open=False, high_open=False):
+    """Validate a real scalar for a high-precision (``dps``) code path and
+    return it as an ``mpmath.mpf`` at the *current* mpmath precision.
+
+    Accepts ``mpmath.mpf``, ``fractions.Fraction``, ``decimal.Decimal``,
+    decimal strings (``"0.1"``, ``"1e-400"``), Python/numpy integers and
+    floats. Nothing is rounded through a float first: ``"0.1"`` and
+    ``Fraction(1, 10)`` give the mpf nearest to 1/10 at the working precision,
+    ``0.1`` (a float) gives the double's exact value. NaN, infinities outside
+    the range, bools, complex numbers and other strings are rejected with a
+    ``ValueError`` naming ``name``, the value and the range.
+    Call it inside ``mpmath.workdps(...)``.
+    """
+    import decimal
+    import fractions
+
+    import mpmath
+
+    rng_txt = _range_txt(low, high, low_open=low_open, high_open=high_open)
+    bad = ValueError(f"{name} must be a real number{rng_txt}, got {_fmt(value)}")
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        raise bad
+    if isinstance(value, np.generic):
+        value = value.item()
+    try:
+        if isinstance(value, mpmath.mpf):
+            x = +value
+        elif isinstance(value, fractions.Fraction):
+            x = mpmath.mpf(value.numerator) / value.denominator
+        elif isinstance(value, (decimal.Decimal, str)):
+            text = str(value).strip()
+            if not text or len(text) > 10000:
+                raise bad
+            float(text)  # same grammar as a float literal (no "1/3", no "0x1p3")
+            x = mpmath.mpf(text)
+        elif isinstance(value, numbers.Integral):
+            x = mpmath.mpf(int(value))
+        elif isinstance(value, float):
+            x = mpmath.mpf(value)
+        else:
+            raise bad
+    except (ValueError, TypeError, OverflowError):
+        raise bad from None
+    if mpmath.isnan(x):
+        raise bad
+    if low is not None and ((x <= low) if low_open else (x < low)):
+        raise bad
+    if high is not None and ((x >= high) if high_open else (x > high)):
+        raise bad
+    return x

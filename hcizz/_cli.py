@@ -17,10 +17,15 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def run_cli(main, argv=None, *, prog):
-    """Run ``main(argv)``; turn ``ValueError`` into a one-line error, exit 2."""
+    """Run ``main(argv)``; turn ``ValueError`` (bad input) and ``OSError``
+    (a path that cannot be read or written: missing folder, permission,
+    not a directory) into a one-line error, exit 2."""
     try:
         return main(argv)
     except ValueError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from ._checks import check_rng
+from ._checks import check_real, check_rng
 
 __all__ = ["SpectralLaw", "x_minus_sin", "gauss_legendre", "chunked", "invert_monotone", "TailInverter"]
 
@@ -57,6 +57,17 @@ class SpectralLaw(stats.rv_continuous):
                 raise ValueError("give only one of rng and random_state")
             kwds["random_state"] = check_rng(rng)
         return super().rvs(*args, **kwds)
+
+    def ppf(self, q, *args, **kwds):
+        """Quantile function; ``q`` outside ``[0, 1]`` (or NaN) is a ``ValueError``
+        naming ``q`` (scipy would return NaN), ``ppf(0)``/``ppf(1)`` the support's edges."""
+        check_real("q", q, low=0, high=1)
+        return super().ppf(q, *args, **kwds)
+
+    def isf(self, q, *args, **kwds):
+        """Inverse survival function; ``q`` outside ``[0, 1]`` is a ``ValueError``."""
+        check_real("q", q, low=0, high=1)
+        return super().isf(q, *args, **kwds)
 
     def __repr__(self):
         p = ", ".join(f"{k}={v!r}" for k, v in self._params.items())

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ._checks import check_real
+from ._checks import check_int, check_real
 from ._law import SpectralLaw, chunked, x_minus_sin
 
 __all__ = ["quarter_circle", "truncated_quarter_circle", "qc_quantile", "qc_quantile_mp",
@@ -176,21 +176,27 @@ def qc_quantile(u):
 def qc_quantile_mp(u, dps=50):
     r"""``X_qc(u)`` in mpmath at ``dps`` decimal digits (scalar ``u``).
 
+    ``u`` may be an ``mpmath.mpf``, ``fractions.Fraction``, ``decimal.Decimal``
+    or decimal string (never rounded through a float) as well as a float;
+    ``dps`` is an integer in ``[1, 100000]``.
+
     Solves ``2 theta + sin 2 theta = pi u`` with ``mpmath.findroot`` (Newton,
     started from the float solution), independently of the float code path's
     series and cube-root reformulation.  Returns an ``mpmath.mpf``.
     """
     import mpmath as mp
 
-    u = check_real("u", u, low=0, high=1, allow_array=False)
+    from ._checks import check_real_mp
+
+    dps = check_int("dps", dps, low=1, high=100000)
     with mp.workdps(dps + 10):
-        uu = mp.mpf(u)
+        uu = check_real_mp("u", u, low=0, high=1)
         if uu == 0:
             return mp.mpf(0)
         if uu == 1:
             return mp.mpf(2)
         # bisection-safe start: solve in the monotone variable theta
-        th0 = mp.asin(mp.mpf(float(qc_quantile(float(u)))) / 2)
+        th0 = mp.asin(mp.mpf(float(qc_quantile(float(uu)))) / 2)
         f = lambda t: 2 * t + mp.sin(2 * t) - mp.pi * uu  # noqa: E731
         try:
             th = mp.findroot(f, th0, tol=mp.mpf(10) ** (-(dps + 5)))

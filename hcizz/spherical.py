@@ -30,7 +30,9 @@ Limits (docs/rank_constrained.md#spherical-integrals-hcizzspherical)
   rectangular R-transform (``R_sym``: R-transform of the symmetrised law).  For
   Gaussian ``A`` (quarter circle) ``R_sym(t) = t`` and ``J^(1) = theta^2 / 2``
   below the transition ``theta = 1``.  Above it the saddle sticks to the edge
-  ``gamma = theta sigma_max`` (reported, not tested).
+  ``gamma = theta sigma_max`` and ``J^(1) = 2 theta - ln theta - 3/2``
+  (continuous with its first derivative at ``theta = 1``; tested against mpmath
+  up to ``theta = 10``).
 
 Finite-``d`` estimators
 -----------------------
@@ -61,7 +63,7 @@ from ._law import gauss_legendre
 __all__ = ["spherical_integral", "hciz_large_theta", "hciz_small_theta", "hciz_exact_d2",
            "hciz_mc", "hciz_ais", "rank_one_spherical_integral", "rank_one_mc",
            "rectangular_r_transform",
-           "quantile_coupling_value"]
+           "quantile_coupling_value", "log_bessel_i"]
 
 
 # ---------------------------------------------------------------------------
@@ -411,17 +413,21 @@ def hciz_ais(theta, a, b, *, chains=1000, levels=100, sweeps=None, power=4.0, rn
 
 
 def _sym_expect(a, n=400):
-    """Nodes/weights of the singular-value law of ``a`` (array or law)."""
+    """Nodes/weights of the singular-value law of ``a`` (array or law) and the
+    upper edge of its support (``s_max``)."""
     if _is_law(a):
         u, w, x = _profile_nodes(a, n)
-        return x, w
+        edge = float(a.support()[1]) if hasattr(a, "support") else math.inf
+        if not math.isfinite(edge):
+            edge = float(np.max(x))
+        return x, w, max(edge, float(np.max(x)))
     s = _svals("a", a)
-    return s, np.full(s.size, 1.0 / s.size)
+    return s, np.full(s.size, 1.0 / s.size), float(np.max(s))
 
 
-def _saddle(theta, x, w):
+def _saddle(theta, x, w, smax=None):
     """Solve ``E gamma / (gamma^2 - theta^2 s^2) = 1`` for ``gamma > theta s_max``."""
-    smax = float(np.max(x))
+    smax = float(np.max(x)) if smax is None else smax
     lo = theta * smax
     if theta == 0:
         return 1.0, False
@@ -452,7 +458,17 @@ def rank_one_spherical_integral(theta, a, *, n=400):
     -------
     float or ndarray
         ``ext_gamma [gamma - E ln(gamma^2 - theta^2 s^2) / 2] - 1``; beyond the
-        transition the saddle is frozen at ``gamma = theta s_max``.
+        transition the saddle is frozen at ``gamma = theta s_max`` (``s_max``:
+        upper edge of the law's support), where the value is
+        ``theta s_max - ln theta - E ln(s_max^2 - s^2) / 2 - 1``: finite,
+        continuous across the transition with a continuous first derivative.
+
+    Notes
+    -----
+    Quarter circle: ``theta^2 / 2`` for ``theta <= 1`` and
+    ``2 theta - ln theta - 3/2`` above (``E ln(4 - s^2) = 1``: the logarithmic
+    potential of the semicircle at its edge); checked against an independent
+    mpmath evaluation for ``theta`` up to 10 (``tests/test_spherical.py``).
 
     Examples
     --------
@@ -461,11 +477,16 @@ def rank_one_spherical_integral(theta, a, *, n=400):
     0.125
     """
     th = np.atleast_1d(check_real("theta", theta, low=0))
-    x, w = _sym_expect(a, n)
+    x, w, smax = _sym_expect(a, n)
     out = []
     for t in th:
-        gam, _ = _saddle(float(t), x, w)
-        with np.errstate(divide="ignore"):
+        t = float(t)
+        gam, frozen = _saddle(t, x, w, smax)
+        if frozen:
+            # gamma = t s_max exactly: ln(gamma^2 - t^2 s^2) = 2 ln t + ln(s_max^2 - s^2),
+            # finite at every node (the nodes lie inside the support) and integrable at the edge
+            val = gam - math.log(t) - 0.5 * np.sum(w * np.log((smax - x) * (smax + x))) - 1
+        else:
             val = gam - 0.5 * np.sum(w * np.log(gam * gam - t * t * x * x)) - 1
         out.append(val)
     out = np.asarray(out, dtype=float)
@@ -477,9 +498,58 @@ def rectangular_r_transform(z, a, *, n=400):
     with ``gamma`` the saddle of :func:`rank_one_spherical_integral`.
     Quarter circle: ``C(z) = z``."""
     zz = np.atleast_1d(check_real("z", z, low=0))
-    x, w = _sym_expect(a, n)
-    out = np.array([_saddle(math.sqrt(t), x, w)[0] - 1 for t in zz])
+    x, w, smax = _sym_expect(a, n)
+    out = np.array([_saddle(math.sqrt(t), x, w, smax)[0] - 1 for t in zz])
     return out if np.ndim(z) else float(out[0])
+
+
+def _debye_poly(t):
+    """Debye polynomials ``u_1..u_4(t)`` of the uniform expansion of ``I_nu``."""
+    t2 = t * t
+    u1 = t * (3 - 5 * t2) / 24
+    u2 = t2 * (81 - 462 * t2 + 385 * t2 * t2) / 1152
+    u3 = t * t2 * (30375 - 369603 * t2 + 765765 * t2 ** 2 - 425425 * t2 ** 3) / 414720
+    u4 = t2 * t2 * (4465125 - 94121676 * t2 + 349922430 * t2 ** 2 - 446185740 * t2 ** 3
+                    + 185910725 * t2 ** 4) / 39813120
+    return u1, u2, u3, u4
+
+
+def log_bessel_i(nu, k):
+    r"""``ln I_nu(k)`` for ``nu >= 0`` and ``k > 0`` without under/overflow.
+
+    ``nu < 50``: ``ln ive(nu, k) + k`` (scipy), with the leading term of the
+    power series ``nu ln(k/2) - ln Gamma(nu+1) + ln1p(k^2 / (4 (nu+1)))``
+    where ``ive`` underflows. ``nu >= 50``: Debye's uniform asymptotic
+    expansion in ``z = k / nu`` (DLMF 10.41.3) with four correction terms,
+
+    .. math::
+
+        \ln I_\nu(\nu z) = \nu\eta - \tfrac12\ln(2\pi\nu) - \tfrac14\ln(1+z^2)
+            + \ln\Big(1 + \sum_{k=1}^4 u_k(t)\,\nu^{-k}\Big),
+
+    ``eta = sqrt(1+z^2) + ln(z / (1 + sqrt(1+z^2)))``, ``t = 1/sqrt(1+z^2)``,
+    uniformly valid in ``z``; the neglected term is ``O(nu^-5)`` relative
+    (below 1e-11 at ``nu = 50``), checked against mpmath in
+    ``tests/test_spherical.py``.
+
+    References
+    ----------
+    DLMF 10.41 (https://dlmf.nist.gov/10.41).
+    """
+    k = np.asarray(k, dtype=float)
+    if nu >= 50:
+        z = k / nu
+        sq = np.sqrt(1 + z * z)
+        eta = sq + np.log(z / (1 + sq))
+        t = 1 / sq
+        u1, u2, u3, u4 = _debye_poly(t)
+        corr = np.log1p(u1 / nu + u2 / nu ** 2 + u3 / nu ** 3 + u4 / nu ** 4)
+        return nu * eta - 0.5 * math.log(2 * math.pi * nu) - 0.25 * np.log1p(z * z) + corr
+    with np.errstate(divide="ignore", under="ignore"):
+        e = special.ive(nu, k)
+        direct = np.log(e) + k
+    series = nu * np.log(k / 2) - special.gammaln(nu + 1) + np.log1p(k * k / (4 * (nu + 1)))
+    return np.where(e > 1e-280, direct, series)
 
 
 def rank_one_mc(theta, a, *, n=20000, rng=None, importance=True):
@@ -512,10 +582,10 @@ def rank_one_mc(theta, a, *, n=20000, rng=None, importance=True):
     g = rng.standard_normal((n, d)) / np.sqrt(prec)
     v = g / np.linalg.norm(g, axis=1, keepdims=True)
     k = th * d * np.linalg.norm(v * s, axis=1)
-    # log E_u exp(k u_1); k = 0 gives 0
-    with np.errstate(divide="ignore"):
-        logc = np.where(k > 0, special.gammaln(d / 2) + nu * np.log(2 / np.maximum(k, 1e-300))
-                        + np.log(special.ive(nu, k)) + k, 0.0)
+    # log E_u exp(k u_1); k = 0 gives 0. ln I_nu(k) by log_bessel_i: ln(ive)
+    # underflows for large nu (d = 400, theta = 0.01 gave -0.019 instead of 5e-5)
+    kk = np.maximum(k, 1e-300)
+    logc = np.where(k > 0, special.gammaln(d / 2) + nu * np.log(2 / kk) + log_bessel_i(nu, kk), 0.0)
     log_dens = 0.5 * np.sum(np.log(prec)) - (d / 2) * np.log(np.sum(v * v * prec, axis=1))
     lw = logc - log_dens
     mx = lw.max()

@@ -76,7 +76,9 @@ def sample_eta(p, samples, rng, n_top=N_TOP):
     c0 = float(-ndtri(q0))
     count = rng.binomial(m, q0, size=samples)
     K = int(count.max()) if samples else 0
-    u = rng.random((samples, K))
+    # rng.random() lies on the grid k 2^-53, 0 included, and -ndtri(0) = inf: shift
+    # to the cell midpoints (k + 1/2) 2^-53, in (0, 1), so every draw is finite
+    u = rng.random((samples, K)) + 2.0 ** -54
     top = -ndtri(u * q0)                 # exact: N(0,1) conditioned on > c0
     mask = np.arange(K)[None, :] < count[:, None]
     top = np.where(mask, top, -np.inf)
@@ -121,14 +123,16 @@ class _Bulk:
         self.slope = float(self.spl(a_lo, 1))
 
     def log_neg_h(self, x):
-        """``ln(-h(x))``; linear continuation below the grid (concave, so an
-        overestimate of ``h``: those ``x`` carry no mass)."""
+        """``ln(-h(x))``; below the grid ``h`` is continued by its tangent at
+        ``a_lo``, ``h(x) = h0 (1 + s (x - a_lo))`` with ``s = (ln(-h))'(a_lo)``
+        (``h = -exp(ln(-h))`` so ``h' = h s``); ``h`` is concave, so the tangent
+        overestimates it: those ``x`` carry no mass)."""
         x = np.minimum(x, self.a_hi)
         below = x < self.a_lo
         out = self.spl(np.maximum(x, self.a_lo))
         if np.any(below):
             h0 = -np.exp(self.lh[0])
-            hx = h0 + (-h0 * self.slope) * (x - self.a_lo)
+            hx = h0 + (h0 * self.slope) * (x - self.a_lo)
             out = np.where(below, np.log(np.maximum(-hx, 1e-300)), out)
         return out
 

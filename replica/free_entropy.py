@@ -92,7 +92,7 @@ def _limit_saddle(alpha):
     a = np.asarray(alpha, dtype=float)
     inside = a < 0.5
     with np.errstate(divide="ignore", invalid="ignore"):
-        q = np.where(inside, 2.0 * a, 1.0)
+        q = np.where(inside, 2.0 * np.minimum(a, 0.5), 1.0)
         phi = np.where(inside, 0.5 * np.log1p(-2.0 * np.minimum(a, 0.5)), -np.inf)
     return q, phi
 

@@ -293,7 +293,7 @@ def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, mode
     ``1e-7``).  Convergence to 1/8 is slow (the extreme-value corrections are
     of relative order ``ln ln p / ln p``).
     """
-    d = check_real("d", d, low=2)
+    d = check_real("d", d, low=2, high=1e15)
     level = check_real("level", level, low=0, high=1, low_open=True, high_open=True,
                        allow_array=False)
     _check_model(model)
@@ -346,7 +346,7 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", 
     Parameters
     ----------
     d : float
-        Dimension, ``d >= 2``.
+        Dimension, ``2 <= d <= 1e15``.
     p : float, optional
         Number of facts (``>= 2``).  Give ``p`` or ``alpha``, or neither (then only
         the thresholds are computed).
@@ -383,7 +383,7 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", 
     >>> round(hebbian(100, 50).p_all, 3)          # conditional model, OP
     0.999
     """
-    d = check_real("d", d, low=2, allow_array=False)
+    d = check_real("d", d, low=2, high=1e15, allow_array=False)
     if p is not None and alpha is not None:
         raise ValueError("give p or alpha, not both")
     if alpha is not None:

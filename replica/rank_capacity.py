@@ -61,17 +61,25 @@ def theta_kappa(kappa):
     return th if np.ndim(th) else float(th)
 
 
-def _alpha_c_mp(k, dps, th0=None):
+def _alpha_c_mp(value, dps):
     import mpmath as mp
 
-    guard = 12 + max(0, int(-math.log10(k)) + 1)
+    from hcizz._checks import check_real_mp
+
+    with mp.workdps(dps + 20):
+        k0 = check_real_mp("kappa", value, low=0, high=1, low_open=True)
+        guard = 12 + max(0, int(mp.floor(-mp.log10(k0))) + 1)
     with mp.workdps(dps + guard):
-        kk = mp.mpf(k)
+        # converted again at the full working precision: "0.1", Fraction(1, 10)
+        # and mpf('0.1') are never rounded through a float
+        kk = check_real_mp("kappa", value, low=0, high=1, low_open=True)
         target = mp.pi * (1 - kk)
-        # float start in theta, then Newton on 2 th + sin 2 th (derivative 4 cos^2 th)
-        if th0 is None:
-            th0 = float(np.pi / 2 - qc_upper_angle(np.pi * k) / 2)
-        th = mp.mpf(th0)
+        # start from the float angle y = pi - 2 theta (y - sin y = pi kappa; for kappa
+        # below the float range y = (6 pi kappa)^(1/3) to leading order), then Newton
+        # on 2 th + sin 2 th (derivative 4 cos^2 th)
+        kf = float(kk)
+        y0 = mp.mpf(float(qc_upper_angle(np.pi * kf))) if kf > 1e-290 else mp.cbrt(6 * mp.pi * kk)
+        th = (mp.pi - y0) / 2
         # Newton doubles the number of correct digits from ~15 (float start);
         # one extra step beyond the count needed for dps + guard digits
         n_iter = 2 + max(0, math.ceil(math.log2((dps + guard) / 14.0)))
@@ -94,12 +102,15 @@ def alpha_c(kappa, *, dps=None):
     Parameters
     ----------
     kappa : array_like
-        Rank fraction(s) ``m / d`` in ``(0, 1]``.
+        Rank fraction(s) ``m / d`` in ``(0, 1]``. With ``dps`` also
+        ``mpmath.mpf``, ``fractions.Fraction``, ``decimal.Decimal`` and decimal
+        strings (``"0.1"``), or sequences of them: converted to mpmath at the
+        working precision, never rounded through a float.
     dps : int, optional
-        If given, evaluate in mpmath at ``dps`` decimal digits (scalar: an
-        ``mpmath.mpf``; array: an object array of ``mpf``), through Newton's
-        method in ``theta`` on ``1/2 - (theta - sin(4 theta)/4)/pi`` with guard
-        digits: an independent code path used as a test oracle.
+        If given (``5 <= dps <= 100000``), evaluate in mpmath at ``dps`` decimal
+        digits (scalar: an ``mpmath.mpf``; array: an object array of ``mpf``),
+        through Newton's method in ``theta`` on ``1/2 - (theta - sin(4 theta)/4)/pi``
+        with guard digits: an independent code path used as a test oracle.
 
     Returns
     -------
@@ -127,19 +138,18 @@ def alpha_c(kappa, *, dps=None):
     >>> round(alpha_c(0.5), 6)
     0.446865
     """
-    k = _check_kappa(kappa)
     if dps is not None:
         from hcizz._checks import check_int
 
-        dps = check_int("dps", dps, low=5)
-        if np.ndim(k) == 0:
-            return _alpha_c_mp(float(k), dps)
-        arr = np.asarray(k, dtype=float)
+        dps = check_int("dps", dps, low=5, high=100000)
+        if np.ndim(kappa) == 0:
+            return _alpha_c_mp(kappa, dps)
+        arr = np.asarray(kappa, dtype=object)
         out = np.empty(arr.shape, dtype=object)
-        th0 = np.pi / 2 - qc_upper_angle(np.pi * arr) / 2
         for idx, v in np.ndenumerate(arr):
-            out[idx] = _alpha_c_mp(float(v), dps, float(th0[idx]))
+            out[idx] = _alpha_c_mp(v, dps)
         return out
+    k = _check_kappa(kappa)
     arr = np.asarray(k, dtype=float)
     a = chunked(_alpha_chunk, arr)
     if np.ndim(a) == 0:

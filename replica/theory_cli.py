@@ -11,20 +11,10 @@ __all__ = ["register", "emit", "number"]
 
 
 def _jsonable(x):
-    if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist())
-    if isinstance(x, (np.floating, float)):
-        x = float(x)
-        return x if math.isfinite(x) else str(x)
-    if isinstance(x, (np.integer,)):
-        return int(x)
-    if isinstance(x, (np.bool_,)):
-        return bool(x)
-    return x
+    # the project's one JSON policy (docs/reliability.md#json)
+    from hcizz.jsonout import to_json_value
+
+    return to_json_value(x)
 
 
 def number(text):
@@ -46,7 +36,7 @@ def number(text):
 
 def emit(args, record, text):
     """Print ``record`` as strict JSON (``--json``; non-finite floats become the
-    strings ``"inf"``, ``"-inf"``, ``"nan"``) or ``text``."""
+    strings ``"inf"``, ``"-inf"``, ``"nan"``: :mod:`hcizz.jsonout`) or ``text``."""
     if getattr(args, "json", False):
         print(json.dumps(_jsonable(record), sort_keys=True, allow_nan=False))
     else:

@@ -137,3 +137,78 @@ def test_rejects_kappa_outside(kappa):
         alpha_c(kappa)
     with pytest.raises(ValueError, match=r"^kappa must be"):
         alpha_c(np.array([0.5, kappa]))
+
+
+# ------------------------------------------------ dps: high-precision inputs, never via float
+import decimal  # noqa: E402
+import fractions  # noqa: E402
+
+import mpmath  # noqa: E402
+
+from hcizz import qc_quantile_mp  # noqa: E402
+
+
+def _alpha_c_oracle(kappa_mpf, dps):
+    """Independent mpmath oracle: y - sin y = pi kappa by mpmath's secant
+    method from the leading-order start (6 pi kappa)^(1/3) (no float code), alpha = (2y - sin 2y) / (4 pi)."""
+    with mpmath.workdps(dps + 20):
+        k = mpmath.mpf(kappa_mpf)
+        y0 = min(mpmath.cbrt(6 * mpmath.pi * k), mpmath.pi)  # leading order y^3 / 6 = pi kappa
+        y = mpmath.findroot(lambda y: y - mpmath.sin(y) - mpmath.pi * k, y0,
+                            tol=(mpmath.mpf(10) ** -(dps + 10) * y0) ** 2)
+        return (2 * y - mpmath.sin(2 * y)) / (4 * mpmath.pi)
+
+
+@pytest.mark.parametrize("kappa", [mpmath.mpf("0.5"), fractions.Fraction(1, 3), decimal.Decimal("0.1"),
+                                   "0.1", "1e-20", 0.25, np.float64(0.75), 1])
+def test_alpha_c_dps_accepts_exact_inputs(kappa):
+    dps = 30
+    got = alpha_c(kappa, dps=dps)
+    with mpmath.workdps(60):
+        if isinstance(kappa, fractions.Fraction):
+            exact = mpmath.mpf(kappa.numerator) / kappa.denominator
+        else:
+            exact = mpmath.mpf(str(kappa)) if isinstance(kappa, (str, decimal.Decimal)) else mpmath.mpf(kappa)
+        ref = _alpha_c_oracle(exact, dps)
+        # dps digits: relative error below 10^-(dps-2) (two digits for the last-place rounding)
+        assert abs(got - ref) <= mpmath.mpf(10) ** -(dps - 2) * abs(ref)
+
+
+def test_alpha_c_dps_does_not_round_through_float():
+    with mpmath.workdps(60):
+        a_text, a_float = alpha_c("0.1", dps=40), alpha_c(0.1, dps=40)
+        # the double 0.1 is 0.1 + 5.55e-18; alpha_c' ~ 1.5 at 0.1, so the two
+        # differ by ~8e-18, far above the 1e-38 accuracy of either
+        assert abs(a_text - a_float) > 1e-18
+        assert abs(a_text - _alpha_c_oracle(mpmath.mpf("0.1"), 40)) < 1e-38
+
+
+def test_alpha_c_dps_array_of_mixed_inputs():
+    out = alpha_c(["0.5", fractions.Fraction(1, 2), mpmath.mpf("0.5")], dps=25)
+    assert out.dtype == object and out[0] == out[1] == out[2]
+
+
+@pytest.mark.parametrize("bad", ["abc", "nan", "1/3", "2", "0", "-0.1", float("nan"), True, None, 1j])
+def test_alpha_c_dps_rejects(bad):
+    with pytest.raises(ValueError, match="kappa must be a real number in \\(0, 1\\]"):
+        alpha_c(bad, dps=20)
+
+
+@pytest.mark.parametrize("dps", [0, 4, -1, 2.5, "20", 10**6])
+def test_alpha_c_bad_dps(dps):
+    with pytest.raises(ValueError, match="dps must be an integer"):
+        alpha_c(0.5, dps=dps)
+
+
+def test_qc_quantile_mp_exact_inputs():
+    # X_qc(u): 2 th + sin 2 th = pi u, X = 2 sin th; u = 1/2 oracle by findroot at 50 digits
+    with mpmath.workdps(50):
+        th = mpmath.findroot(lambda t: 2 * t + mpmath.sin(2 * t) - mpmath.pi / 2, (0, mpmath.pi / 2),
+                             solver="anderson")
+        ref = 2 * mpmath.sin(th)
+        for u in ("0.5", fractions.Fraction(1, 2), mpmath.mpf("0.5"), decimal.Decimal("0.5")):
+            assert abs(qc_quantile_mp(u, dps=40) - ref) < 1e-38
+    with pytest.raises(ValueError, match="dps must be an integer"):
+        qc_quantile_mp(0.5, dps=0)
+    with pytest.raises(ValueError, match="u must be a real number"):
+        qc_quantile_mp("x", dps=20)

@@ -160,3 +160,54 @@ def test_laplace_limit_near_t_one(p):
     got, se = (1 - t) * e.value * lp, (1 - t) * e.stderr * lp
     assert np.isfinite(got) and got < 0
     assert abs(got + ref.value) < 5 * math.hypot(se, ref.stderr)
+
+
+# ----------------------------------------------- edges: continuation below the grid, u = 0
+def test_bulk_continuation_below_grid_is_the_tangent():
+    from scipy.special import log_ndtr
+
+    from replica.energy import _Bulk
+
+    beta, c0 = 1.0, 1.5
+    bulk = _Bulk(beta, c0, -3.0, 3.0)
+
+    def h_true(x):
+        # oracle: E[ln Phi(x - beta Z) | Z < c0] by adaptive quadrature
+        num = integrate.quad(lambda z: norm.pdf(z) * log_ndtr(x - beta * z), -np.inf, c0,
+                             epsabs=1e-13, epsrel=1e-12)[0]
+        return num / norm.cdf(c0)
+
+    h0, h1 = h_true(-3.0), h_true(-2.999)
+    xs = np.array([-3.5, -5.0, -8.0])
+    h_cont = -np.exp(bulk.log_neg_h(xs))
+    slope = (h1 - h0) / 1e-3  # forward difference: O(1e-3 h'') ~ 1e-3 relative
+    for x, hc in zip(xs, h_cont):
+        tangent = h0 + slope * (x - (-3.0))
+        # the continuation is the tangent at a_lo (spline slope vs finite
+        # difference: 1e-3 relative, times |x - a_lo| <= 5)
+        assert abs(hc - tangent) < 1e-2 * abs(tangent)
+        # and, h being concave, an overestimate of h (more negative below: h increasing)
+        assert h_true(x) <= hc < h0
+
+
+def test_uniform_zero_gives_finite_tail_draws(monkeypatch):
+    class ZeroRng:
+        """A generator whose random() returns exact zeros (possible in numpy)."""
+
+        def __init__(self):
+            self._g = np.random.default_rng(0)
+
+        def standard_normal(self, size):
+            return self._g.standard_normal(size)
+
+        def binomial(self, n, q, size):
+            return np.full(size, 3)
+
+        def random(self, size):
+            return np.zeros(size)
+
+    eta = sample_eta(10**6, 4, ZeroRng())
+    assert np.all(np.isfinite(eta.top[eta.mask]))
+    # u = 2^-54: the draw is the 1 - 2^-54 q0 quantile of the tail, ~8.5 standard
+    # deviations for q0 = n_top / (p - 1); finite and above the split level c0
+    assert np.all(eta.top[eta.mask] > eta.c0)

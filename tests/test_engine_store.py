@@ -126,7 +126,8 @@ def test_appender_seals_a_cut_line_and_sweep_resumes(tmp_path, capsys):
     # the cut line was sealed with "\n": it stays, reported, and the new lines are intact
     scan = read_store(path, warn=False)
     assert len(scan.ok) == 4 and len(scan.damaged) == 1
-    assert scan.damaged[0].lineno == 3 and not scan.damaged[0].trailing
+    # line 1 is the store header, lines 2-3 trials 0-1, line 4 the cut record
+    assert scan.damaged[0].lineno == 4 and not scan.damaged[0].trailing
     assert path.read_bytes().endswith(b"\n")
 
 
@@ -146,7 +147,9 @@ def test_append_line_rejects_newlines(tmp_path):
     with TrialStore(tmp_path / "s.jsonl") as st:
         with pytest.raises(ValueError, match="newline"):
             st.append_line('{"a":\n1}')
-    assert not os.path.getsize(tmp_path / "s.jsonl")
+    # nothing but the header written when the store was created
+    head = json.loads((tmp_path / "s.jsonl").read_text())
+    assert head["format"] == "assocmem-trial-store" and head["version"] == 1
 
 
 # ----------------------------------------------------------------- CLI
@@ -176,10 +179,10 @@ def test_sweep_status_cli(tmp_path, capsys):
     capsys.readouterr()
     assert validation_main(["sweep-status", "--store", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "5 lines (3 ok, 1 error, 1 damaged)" in out
+    assert "6 lines (1 header, 3 ok, 1 error, 1 damaged)" in out
     assert "trials: 3 ok, 1 failed" in out
     assert "ValueError: trial 1 failed on purpose" in out
-    assert "damaged last line 5" in out
+    assert "damaged last line 6" in out
     assert validation_main(["sweep-status", "--store", str(path), "--json"]) == 0
     st = json.loads(capsys.readouterr().out)
     assert st["by_fn"]["validation.engine._demo_trials:flaky"] == {"ok": 2, "failed": 1}
@@ -205,3 +208,109 @@ def test_key_is_order_free_and_params_round_trip(params, rnd):
     rnd.shuffle(items)
     assert trial_key(dict(items)) == trial_key(params)
     assert json.loads(canonical_json(params)) == params
+
+
+# ----------------------------------------------------------------- not a store, header, lock
+from validation.engine.store import NotAStoreError, StoreLockedError  # noqa: E402
+
+_NOT_STORES = {
+    "readme": b"# Title\n\nSome text the user wrote.\n",
+    "passwd": b"root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/usr/sbin/nologin\n",
+    "binary": bytes(range(256)) * 64,
+    "json_list": b"[1, 2, 3]\n",
+    "other_jsonl": b'{"a": 1}\n{"a": 2}\n',
+    "huge_line": b"x" * (3 << 20),  # no newline within the first-line limit
+    "future_version": b'{"format": "assocmem-trial-store", "version": 99}\n',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_NOT_STORES))
+def test_non_store_is_refused_and_left_unchanged(tmp_path, kind, capsys):
+    path = tmp_path / "f"
+    path.write_bytes(_NOT_STORES[kind])
+    before = (path.read_bytes(), os.stat(path).st_mtime_ns)
+    with pytest.raises(NotAStoreError, match="is not a trial store") as exc:
+        read_store(path)
+    assert "\n" not in str(exc.value) and len(str(exc.value)) < 300  # one short line
+    with pytest.raises(NotAStoreError):
+        TrialStore(path).open()
+    with pytest.raises(NotAStoreError):
+        run_sweep(square, [{"x": 1}], store=path, executor="inprocess", progress=False)
+    with pytest.raises(ValueError, match="not a trial store"):
+        validation_main(["sweep-status", "--store", str(path)])
+    assert (path.read_bytes(), os.stat(path).st_mtime_ns) == before  # byte-for-byte unchanged
+    assert capsys.readouterr().out == ""  # no listing of "damaged" lines
+
+
+def test_new_store_starts_with_header_and_empty_file_is_a_store(tmp_path):
+    path = tmp_path / "s.jsonl"
+    run_sweep(square, [{"x": 1}], store=path, executor="inprocess", progress=False)
+    first = json.loads(path.read_bytes().split(b"\n")[0])
+    assert first["format"] == "assocmem-trial-store" and first["version"] == 1
+    scan = read_store(path)
+    assert scan.header == first and len(scan.ok) == 1 and scan.damaged == []
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    assert read_store(empty).records == []
+    run_sweep(square, [{"x": 2}], store=empty, executor="inprocess", progress=False)
+    assert json.loads(empty.read_bytes().split(b"\n")[0])["format"] == "assocmem-trial-store"
+
+
+def test_legacy_headerless_store_is_read_and_appended(tmp_path):
+    path = tmp_path / "old.jsonl"
+    path.write_bytes(b"".join(_lines(2)))  # a store written before the header existed
+    scan = read_store(path)
+    assert scan.header is None and len(scan.ok) == 2
+    recs = run_sweep(square, [{"x": i} for i in range(3)], store=path, executor="inprocess",
+                     progress=False)
+    assert recs.stats.n_skipped == 2 and recs.stats.n_computed == 1
+    assert len(read_store(path).ok) == 3 and path.read_bytes().startswith(b'{"key"')
+
+
+def test_many_damaged_lines_give_a_short_warning(tmp_path, capsys):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(_lines(1)[0] + b"garbage\n" * 5000)
+    scan = read_store(path)
+    assert len(scan.damaged) == 5000  # every damaged line is still listed in the scan
+    err = capsys.readouterr().err
+    assert err.count("\n") == 21 and "4980 more damaged" in err  # 20 shown + 1 summary line
+
+
+def test_second_writer_is_refused(tmp_path):
+    path = tmp_path / "s.jsonl"
+    with TrialStore(path):
+        size = os.path.getsize(path)
+        with pytest.raises(StoreLockedError, match="another process"):
+            TrialStore(path).open()
+        with pytest.raises(StoreLockedError):
+            run_sweep(square, [{"x": 1}], store=path, executor="inprocess", progress=False)
+        assert os.path.getsize(path) == size
+    with TrialStore(path) as st:  # released on close
+        st.append_line('{"x": 1}')
+
+
+def test_sigkilled_writer_leaves_no_stale_lock(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    path = tmp_path / "s.jsonl"
+    code = ("import sys, time; from validation.engine.store import TrialStore\n"
+            f"st = TrialStore({str(path)!r}).open(); print('locked', flush=True); time.sleep(60)")
+    env = {**os.environ, "PYTHONPATH": os.getcwd() + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout.readline().strip() == "locked"
+        with pytest.raises(StoreLockedError):
+            TrialStore(path).open()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    t0 = time.monotonic()
+    with TrialStore(path) as st:  # the kernel released the dead writer's lock
+        st.append_line('{"x": 1}')
+    assert time.monotonic() - t0 < 5

@@ -225,7 +225,8 @@ def test_sigkill_mid_sweep_then_resume_loses_and_recomputes_nothing(tmp_path):
     deadline = time.monotonic() + 60
     try:
         while time.monotonic() < deadline:
-            if store.exists() and store.read_bytes().count(b"\n") >= 6:
+            # the header line + 6 records
+            if store.exists() and store.read_bytes().count(b"\n") >= 7:
                 break
             assert proc.poll() is None, "sweep ended before it could be killed"
             time.sleep(0.01)

@@ -1,43 +1,27 @@
 """Atomic file output and JSON conversion used by reports and CLIs."""
 from __future__ import annotations
 
-import json
-import math
 import os
 import tempfile
 from pathlib import Path
 
-import numpy as np
+from hcizz.jsonout import dumps as _dumps
+from hcizz.jsonout import to_json_value
 
 __all__ = ["to_jsonable", "atomic_write_text", "atomic_write_json", "dumps"]
 
 
 def to_jsonable(obj):
     """Recursively convert numpy scalars/arrays, dataclass-like results, paths
-    and non-finite floats into plain JSON values (NaN/inf become ``None``)."""
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, (np.bool_, bool)):
-        return bool(obj)
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        f = float(obj)
-        return f if math.isfinite(f) else None
-    if isinstance(obj, Path):
-        return str(obj)
-    if hasattr(obj, "to_dict"):
-        return to_jsonable(obj.to_dict())
-    return obj
+    and non-finite floats into plain JSON values: the project's one JSON
+    policy, :func:`hcizz.jsonout.to_json_value` (NaN/inf become the strings
+    ``"nan"``, ``"inf"``, ``"-inf"``; ``docs/reliability.md#json``)."""
+    return to_json_value(obj)
 
 
 def dumps(obj, **kw):
-    """``json.dumps`` after :func:`to_jsonable` (strict JSON, no NaN)."""
-    return json.dumps(to_jsonable(obj), allow_nan=False, **kw)
+    """Strict JSON text of ``obj`` (:func:`hcizz.jsonout.dumps`)."""
+    return _dumps(obj, **kw)
 
 
 def _umask():

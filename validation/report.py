@@ -174,9 +174,9 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0):
     import matplotlib
 
     matplotlib.use("Agg")
+    from hcizz._checks import check_int
+
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    cache = out / ".sections"
     known = [k for k, _ in SECTIONS]
     if sections is None:
         wanted = known
@@ -185,6 +185,16 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0):
             if s not in known:
                 raise ValueError(f"sections must be a subset of {known}, got {s!r}")
         wanted = [k for k in known if k in sections]
+    seed = check_int("seed", seed, low=0)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"out must be a folder, got the existing file {str(out)!r}")
+    # everything is checked before the first file is written
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"out must be a folder that can be created, got {str(out)!r} "
+                         f"({exc.strerror})") from None
+    cache = out / ".sections"
     ctx = Context(out=out, quick=quick, seed=seed)
     report, md_parts, timings = {}, [], {}
     t_all = time.perf_counter()

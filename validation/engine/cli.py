@@ -21,7 +21,7 @@ def status(path):
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"--store must be an existing store file, got {str(path)!r}")
-    scan = read_store(path, warn=False)
+    scan = read_store(path, warn=False)  # NotAStoreError (a ValueError) for a non-store
     per_fn = collections.defaultdict(lambda: {"ok": 0, "failed": 0})
     for rec in scan.ok.values():
         per_fn[rec["fn"]]["ok"] += 1
@@ -30,6 +30,7 @@ def status(path):
     return {
         "store": str(path),
         "lines": scan.n_lines,
+        "header": scan.header,
         "ok_lines": scan.n_ok_lines,
         "error_lines": scan.n_error_lines,
         "damaged_lines": len(scan.damaged),
@@ -49,15 +50,18 @@ def _run(args):
     if args.json:
         print(json.dumps(st, indent=2, ensure_ascii=False))
         return 0
-    print(f"{st['store']}: {st['lines']} lines ({st['ok_lines']} ok, {st['error_lines']} error, "
+    head = "1 header, " if st["header"] else ""
+    print(f"{st['store']}: {st['lines']} lines ({head}{st['ok_lines']} ok, {st['error_lines']} error, "
           f"{st['damaged_lines']} damaged)")
     print(f"trials: {st['trials_ok']} ok, {st['trials_failed']} failed "
           "(no ok record; retried by the next run)")
     for fn, c in st["by_fn"].items():
         print(f"  {fn}: {c['ok']} ok, {c['failed']} failed")
-    for d in st["damaged"]:
+    for d in st["damaged"][:20]:
         where = "last line" if d["trailing"] else "line"
         print(f"damaged {where} {d['line']} (byte {d['byte']}): {d['reason']}: {d['text']!r}")
+    if len(st["damaged"]) > 20:
+        print(f"... and {len(st['damaged']) - 20} more damaged lines (use --json)")
     for f in st["failures"][:20]:
         print(f"failed {f['fn']} {json.dumps(f['params'])}: {f['type']}: {f['message']}")
     if len(st["failures"]) > 20:

@@ -45,8 +45,12 @@ _TRACEBACK_CHARS = 4000
 
 
 def _plain_result(obj, where="result"):
-    """Result record -> plain JSON values (numpy scalars/arrays converted;
-    non-finite floats kept, they are written as NaN/Infinity)."""
+    """Result record -> plain Python values (numpy scalars/arrays converted,
+    non-JSON types refused with ``TypeError``; non-finite floats kept as floats).
+    This is not a JSON writer: the parent writes the record under the project's
+    one JSON policy (:mod:`hcizz.jsonout`, via ``sweep._make_line``; non-finite
+    floats become ``"nan"``/``"inf"``/``"-inf"``). It lives here, not in
+    ``hcizz``, because worker processes must not import scipy."""
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, np.bool_):

@@ -22,14 +22,16 @@ processes, machines and Python versions:
   ``str``, ``int``, finite ``float``, ``bool`` and ``None``. Tuples are
   normalised to lists and numpy scalars to the Python scalar of the same value
   (``np.float64(0.1)`` -> ``0.1``, ``np.int64(3)`` -> ``3``); NaN, infinities,
-  non-string dict keys and every other type raise ``ValueError``.
+  non-string dict keys and every other type raise ``ValueError``. This is
+  :func:`hcizz.jsonout.to_json_value` with ``nonfinite="raise"``: a parameter
+  is an identity, and ``nan`` is not equal to itself (the JSON policy of the
+  project is in ``docs/reliability.md#json``).
 """
 from __future__ import annotations
 
 import hashlib
 import importlib
 import json
-import math
 import pickle
 import sys
 
@@ -39,29 +41,11 @@ __all__ = ["canonical_json", "normalize_params", "trial_key", "key_of", "fn_name
 
 
 def _normalize(obj, where):
-    if obj is None or isinstance(obj, (bool, str)):
-        return obj
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    if isinstance(obj, int):
-        return int(obj)
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        f = float(obj)
-        if not math.isfinite(f):
-            raise ValueError(f"{where} must be JSON-serialisable: non-finite float {f!r} is not allowed")
-        return f
-    if isinstance(obj, dict):
-        out = {}
-        for k, v in obj.items():
-            if not isinstance(k, str):
-                raise ValueError(f"{where} must be JSON-serialisable: dict key {k!r} is not a str")
-            out[k] = _normalize(v, f"{where}[{k!r}]")
-        return out
-    if isinstance(obj, (list, tuple)):
-        return [_normalize(v, f"{where}[{i}]") for i, v in enumerate(obj)]
-    raise ValueError(f"{where} must be JSON-serialisable: got {type(obj).__name__} {obj!r:.80}")
+    # the project's one JSON converter (docs/reliability.md#json); imported
+    # here, not at module level, to keep scipy out of worker start-up
+    from hcizz.jsonout import to_json_value
+
+    return to_json_value(obj, nonfinite="raise", where=where, strict_types=True)
 
 
 def normalize_params(params, name="params"):

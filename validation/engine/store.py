@@ -10,8 +10,33 @@ trial attempt::
     {"key": "...", "fn": "...", "params": {...}, "status": "error",
      "error": {"type": "ValueError", "message": "...", "traceback": "..."}, ...}
 
-The file is only ever appended to, and only by the process that runs the
-sweep (workers return their results to it).
+The first line of a store is its **header**, written when the store is
+created::
+
+    {"format": "assocmem-trial-store", "version": 1, "created": "2026-..."}
+
+so that a store is recognisable as one. The file is only ever appended to,
+and only by the process that runs the sweep (workers return their results to
+it). Records are strict JSON under the project's one policy
+(:mod:`hcizz.jsonout`, ``docs/reliability.md#json``): a non-finite float of
+a result is written as the string ``"nan"``, ``"inf"`` or ``"-inf"`` and read
+back as the float by :func:`read_store`.
+
+Not a store
+-----------
+Before reading or appending, the first line is checked. A file that is not
+empty and whose first line is neither a store header nor a complete trial
+record (a README, ``/etc/passwd``, a binary) is refused with
+:class:`NotAStoreError` (a ``ValueError``: one line, exit status 2 in the
+CLIs), and nothing is written to it. A header with a newer ``version`` than
+this code knows is refused the same way.
+
+*Migration.* Stores written before the header existed (format version 0)
+start directly with a trial record; they are accepted as they are (a first
+line that is a complete trial record identifies a store just as well), and
+appending to them keeps them headerless (a header cannot be prepended to an
+append-only file). An empty file is an empty store; the header is written by
+the first :meth:`TrialStore.open`.
 
 Crash safety
 ------------
@@ -30,10 +55,17 @@ loss can tear an un-synced tail). The reader below tolerates that:
   line thus stays in the file (as evidence) and keeps being reported as
   damaged by later reads; its trial was never recorded and is simply rerun.
 
-One sweep should write to a store at a time. On a local filesystem two
-concurrent writers do not interleave bytes within a line (``O_APPEND``
-writes are atomic with respect to each other there), but they may compute the
-same trial twice; on NFS ``O_APPEND`` is not atomic at all.
+One writer at a time
+--------------------
+:meth:`TrialStore.open` takes an exclusive ``fcntl.flock`` lock on the store
+file for as long as it is open. A second writer (another sweep on the same
+``--store``) is refused at once with :class:`StoreLockedError` (a
+``ValueError``) instead of computing the same trials twice. The kernel drops
+the lock when the holder's file descriptor is closed, which includes the
+process dying by SIGKILL, so a killed sweep never leaves a stale lock behind
+(no lock file to clean up). Readers (:func:`read_store`, ``sweep-status``)
+take no lock: records are complete lines, so a reader sees a consistent
+prefix. Where ``fcntl`` is missing (Windows) no lock is taken.
 """
 from __future__ import annotations
 
@@ -41,11 +73,100 @@ import dataclasses
 import json
 import os
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["StoreScan", "DamagedLine", "read_store", "TrialStore"]
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+__all__ = ["StoreScan", "DamagedLine", "read_store", "TrialStore", "NotAStoreError",
+           "StoreLockedError", "STORE_FORMAT", "STORE_VERSION", "decode_record"]
 
 _REQUIRED = ("key", "fn", "params", "status")
+
+#: ``format`` field of the header record.
+STORE_FORMAT = "assocmem-trial-store"
+#: Newest store format version this code reads and writes.
+STORE_VERSION = 1
+#: The first line of a store (header or legacy record) is read at most this long.
+_MAX_FIRST_LINE = 1 << 20
+#: At most this many damaged lines are described in warnings.
+_MAX_REPORTED = 20
+
+
+class NotAStoreError(ValueError):
+    """The file exists, is not empty and is not a trial store."""
+
+
+class StoreLockedError(ValueError):
+    """Another process is writing the store."""
+
+
+def decode_record(rec):
+    """A store record with its result's ``"nan"``/``"inf"``/``"-inf"`` strings
+    turned back into floats (:func:`hcizz.jsonout.from_json_value`)."""
+    if isinstance(rec, dict) and isinstance(rec.get("result"), dict):
+        from hcizz.jsonout import from_json_value
+
+        rec = dict(rec)
+        rec["result"] = from_json_value(rec["result"])
+    return rec
+
+
+def _is_header(obj):
+    return isinstance(obj, dict) and obj.get("format") == STORE_FORMAT
+
+
+def _header_problem(obj):
+    v = obj.get("version")
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        return f"its header has an invalid version {v!r}"
+    if v > STORE_VERSION:
+        return (f"its format version {v} is newer than this code reads ({STORE_VERSION}); "
+                "upgrade the package")
+    return None
+
+
+def _classify_first_line(path, fh):
+    """Read the first line of an open binary file; return ``(kind, header)``
+    with ``kind`` in {"empty", "header", "legacy"}; raise NotAStoreError."""
+    first = fh.readline(_MAX_FIRST_LINE)
+    if not first:
+        return "empty", None
+    why = None
+    if not first.endswith(b"\n") and len(first) >= _MAX_FIRST_LINE:
+        why = f"its first line is longer than {_MAX_FIRST_LINE} bytes"
+    else:
+        try:
+            obj = json.loads(first.decode("utf-8"))
+        except UnicodeDecodeError:
+            why = "its first line is not UTF-8 text (a binary file?)"
+        except ValueError:
+            why = "its first line is not JSON"
+        else:
+            if _is_header(obj):
+                problem = _header_problem(obj)
+                if problem is None:
+                    return "header", obj
+                why = problem
+            elif _check_record(obj) is None:
+                return "legacy", None
+            else:
+                why = "its first line is neither a store header nor a trial record"
+    raise NotAStoreError(f"{str(path)!r} is not a trial store ({why}); refusing to read or "
+                         "write it: pass a new file or an existing store")
+
+
+def check_store_file(path):
+    """Raise :class:`NotAStoreError` unless ``path`` is missing, empty or a
+    trial store (header or legacy first record). Reads one line at most."""
+    try:
+        with open(path, "rb") as fh:
+            return _classify_first_line(path, fh)
+    except FileNotFoundError:
+        return "missing", None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,7 +197,9 @@ class StoreScan:
     damaged : list of DamagedLine
         Lines that were skipped (reported, never dropped silently).
     n_lines : int
-        Number of lines in the file, damaged ones included.
+        Number of lines in the file, header and damaged ones included.
+    header : dict or None
+        The header record (None for an empty or a legacy headerless store).
     unterminated : bool
         The file ends without ``\\n`` (its last line, complete or not, is
         followed by a ``\\n`` before the next append).
@@ -89,6 +212,7 @@ class StoreScan:
     damaged: list = dataclasses.field(default_factory=list)
     n_lines: int = 0
     unterminated: bool = False
+    header: dict | None = None
 
     @property
     def n_ok_lines(self):
@@ -104,12 +228,17 @@ class StoreScan:
                f"{len(self.failed)} failed (no ok record), {len(self.damaged)} damaged line(s)")
         return txt
 
-    def damage_report(self):
-        """Human-readable lines describing each damaged line ('' if none)."""
+    def damage_report(self, limit=None):
+        """Human-readable lines describing each damaged line ('' if none);
+        with ``limit``, the first ``limit`` of them and a count of the rest."""
         out = []
-        for d in self.damaged:
+        shown = self.damaged if limit is None else self.damaged[:limit]
+        for d in shown:
             where = "last line" if d.trailing else "line"
             out.append(f"{self.path}: {where} {d.lineno} (byte {d.offset}) skipped: {d.reason}: {d.text!r}")
+        if len(shown) < len(self.damaged):
+            out.append(f"{self.path}: ... and {len(self.damaged) - len(shown)} more damaged "
+                       "line(s) (python -m validation sweep-status --json lists them all)")
         return "\n".join(out)
 
 
@@ -144,6 +273,9 @@ def read_store(path, *, warn=True):
     ------
     ValueError
         ``path`` is not a str/Path or names a directory.
+    NotAStoreError
+        The file is not empty and is not a trial store (see the module notes);
+        at most its first line was read.
 
     Examples
     --------
@@ -162,6 +294,9 @@ def read_store(path, *, warn=True):
         raise ValueError(f"path must be a store file, got the directory {str(path)!r}")
     path = Path(path)
     scan = StoreScan(path=str(path))
+    kind, scan.header = check_store_file(path)
+    if kind == "missing":
+        return scan
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -175,6 +310,9 @@ def read_store(path, *, warn=True):
         lineno = i + 1
         trailing = i == len(lines) - 1
         reason = None
+        if i == 0 and scan.header is not None:  # the header record
+            offset += len(raw) + 1
+            continue
         if not raw.strip():
             reason = "empty line"
         else:
@@ -189,6 +327,7 @@ def read_store(path, *, warn=True):
             else:
                 reason = _check_record(obj)
         if reason is None:
+            obj = decode_record(obj)
             scan.records.append(obj)
             if obj["status"] == "ok":
                 scan.ok[obj["key"]] = obj
@@ -201,7 +340,8 @@ def read_store(path, *, warn=True):
         offset += len(raw) + 1
     scan.n_lines = len(lines)
     if warn and scan.damaged:
-        print("warning: " + scan.damage_report().replace("\n", "\nwarning: "), file=sys.stderr)
+        print("warning: " + scan.damage_report(_MAX_REPORTED).replace("\n", "\nwarning: "),
+              file=sys.stderr)
     return scan
 
 
@@ -209,7 +349,10 @@ class TrialStore:
     """Appender for a JSONL store (see the module notes for guarantees).
 
     Use as a context manager; :meth:`append_line` writes one record as one line
-    with one ``os.write`` + ``os.fsync``.
+    with one ``os.write`` + ``os.fsync``. :meth:`open` refuses a file that is
+    not a store (:class:`NotAStoreError`, nothing written), takes the
+    exclusive writer lock (:class:`StoreLockedError` if another process holds
+    it) and writes the header record into a new or empty store.
     """
 
     def __init__(self, path):
@@ -217,9 +360,21 @@ class TrialStore:
         self._fd = None
 
     def open(self):
+        check_store_file(self.path)  # before creating or touching anything
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
+            if fcntl is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    raise StoreLockedError(
+                        f"store {str(self.path)!r} is being written by another process (it holds "
+                        "the store's lock); wait for that sweep to finish or use another store"
+                    ) from None
+            # re-check under the lock (the file may have changed since)
+            with open(self.path, "rb") as fh:
+                _classify_first_line(self.path, fh)
             size = os.fstat(fd).st_size
             if size:
                 with open(self.path, "rb") as fh:
@@ -228,6 +383,11 @@ class TrialStore:
                 if last != b"\n":  # seal a cut-short (or unterminated) last line
                     self._write_all(fd, b"\n")
                     os.fsync(fd)
+            else:
+                head = {"format": STORE_FORMAT, "version": STORE_VERSION,
+                        "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+                self._write_all(fd, (json.dumps(head, sort_keys=True) + "\n").encode("utf-8"))
+                os.fsync(fd)
         except BaseException:
             os.close(fd)
             raise

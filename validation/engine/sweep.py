@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from .executors import EXECUTORS, import_distributed, iter_dask, iter_inprocess, iter_processes
 from .keys import canonical_json, check_fn, key_of, normalize_params
 from .progress import Progress
-from .store import TrialStore, read_store
+from .store import TrialStore, decode_record, read_store
 
 __all__ = ["run_sweep", "SweepStats", "SweepRecords"]
 
@@ -68,6 +68,10 @@ def _now():
 
 
 def _make_line(key, name, params_text, outcome):
+    # strict JSON under the project's one policy (hcizz.jsonout): non-finite
+    # result floats are written as the strings "nan", "inf", "-inf"
+    from hcizz.jsonout import to_json_value
+
     rec = {"key": key, "fn": name, "params": json.loads(params_text),
            "status": outcome["status"]}
     if outcome["status"] == "ok":
@@ -78,12 +82,12 @@ def _make_line(key, name, params_text, outcome):
     rec["seconds"] = round(sec, 6) if math.isfinite(sec) else None
     rec["finished"] = _now()
     try:
-        return json.dumps(rec, ensure_ascii=False, allow_nan=True)
+        return json.dumps(to_json_value(rec), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:  # cannot happen for plain results; be safe
         rec.pop("result", None)
         rec["status"] = "error"
         rec["error"] = {"type": type(exc).__name__, "message": str(exc), "traceback": ""}
-        return json.dumps(rec, ensure_ascii=False, allow_nan=True)
+        return json.dumps(to_json_value(rec), ensure_ascii=False, allow_nan=False)
 
 
 def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
@@ -96,7 +100,9 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
         Trial function ``fn(params: dict) -> dict``: importable at module
         level (workers import it by name), a pure function of its parameter
         record (the seed is one of the parameters), returning a dict of JSON
-        values (numpy scalars and arrays are converted; NaN/inf are kept).
+        values (numpy scalars and arrays are converted; NaN/inf are kept: the
+        store writes them as the strings ``"nan"``, ``"inf"``, ``"-inf"`` and
+        reads them back as floats, ``docs/reliability.md#json``).
     params : list of dict
         Parameter records: plain JSON values (see
         :func:`validation.engine.keys.normalize_params`). ``fn`` receives a
@@ -235,7 +241,7 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
             line = _make_line(keys[i], name, texts[i], outcome)
             if store_obj is not None:
                 store_obj.append_line(line)
-            rec = json.loads(line)
+            rec = decode_record(json.loads(line))
             done[keys[i]] = rec
             stats.n_computed += 1
             stats.n_failed += rec["status"] != "ok"

@@ -78,6 +78,17 @@ def capacity_trial(params):
             "seconds": time.perf_counter() - t0, "cpu_seconds": time.process_time() - c0}
 
 
+def _check_capacity_memory(model, d, p, dtype):
+    """``ValueError`` naming the sizes if one trial's facts and weights
+    (``2 p d + 2 d^2`` floats: keys, values, ``W`` and its gradient) cannot fit."""
+    from validation._memory import check_memory
+
+    item = np.dtype(dtype).itemsize
+    check_memory(item * (2.0 * p * d + 2.0 * d * d),
+                 f"capacity --model {model} d={d} p={p} (largest load; facts 2 p d + weights "
+                 f"2 d^2 in {np.dtype(dtype).name})")
+
+
 def load_grid(center, *, n=7, rel=0.25, d=None):
     """Loads ``center * linspace(1 - rel, 1 + rel, n)``.
 
@@ -302,6 +313,12 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
                 f"p={p_max}, d={d}: the DP candidate tensor of the largest load needs p^2 d * 4 = "
                 f"{dp_nbytes(p_max, d) / 2**30:.2f} GiB per worker > {DEFAULT_MAX_BYTES / 2**30:.0f} GiB; "
                 f"use a smaller d or smaller --alphas")
+    _check_capacity_memory(model, d, p_from_load(max(loads), d), overrides.get("dtype") or "float32")
+    # training overrides are checked here, not first inside every trial (where a
+    # bad --steps became a failed sweep and a traceback)
+    from .train import TrainConfig, get_config
+
+    get_config(preset, **{k: v for k, v in overrides.items() if k in TrainConfig.__dataclass_fields__})
     seed_list = list(range(seed0, seed0 + seeds))
     label = f"capacity {model} d={d}" + (f" kappa={kappa:g}" if model == "lowrank" else "")
     results = []

@@ -32,6 +32,12 @@ def grid_records(quick, *, seed=0, Ns=None, ds=None, Ls=None, seeds=None, progre
     for k, v in (("Ns", Ns), ("ds", ds), ("Ls", Ls), ("seeds", seeds)):
         if v is not None:
             g[k] = v
+    if all(isinstance(x, int) and x > 0 for k in ("Ns", "ds", "Ls") for x in g[k]):
+        # the largest run of the grid must fit before any run starts
+        vr = kw.get("vocab_ratio") or 4.0
+        if isinstance(vr, (int, float)) and vr > 0:
+            ex.check_memory_config(max(g["Ns"]), max(g["ds"]), max(g["Ls"]),
+                                   max(2, round(vr * max(g["Ns"]))), kw.get("m"))
     return ex.run_grid(g["Ns"], g["ds"], g["Ls"], seeds=g["seeds"], seed=seed, progress=progress,
                        **kw), g
 

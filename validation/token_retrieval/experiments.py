@@ -143,14 +143,31 @@ def _recall_stats(logits, targets):
             "mu_0": float(w0.mean()) if w0.size else 0.0, "sd_0": sd(w0), "n_0": int((~trained).sum())}
 
 
+def memory_need(N, d, L, V, m=None, itemsize=8):
+    """Lower bound (bytes) of one run's arrays: embeddings ``V d``, train and
+    test sequences ``2 N L d``, ``W`` (``d^2``) and the MLP (``m d``)."""
+    return itemsize * (float(V) * d + 2.0 * N * L * d + float(d) * d + (m or 0) * float(d))
+
+
+def check_memory_config(N, d, L, V, m=None, itemsize=8):
+    """``ValueError`` (sizes and limit named) if one run cannot fit in memory."""
+    from validation._memory import check_memory
+
+    return check_memory(memory_need(N, d, L, V, m, itemsize),
+                        f"token retrieval N={N} d={d} L={L} V={V}" + (f" m={m}" if m else "")
+                        + f" (embeddings V d + sequences 2 N L d + d^2, {itemsize}-byte floats)")
+
+
 def _setup(N, d, L, seed, V, vocab_ratio, kind, m, trig_scale, noise, dtype):
     s = check_sizes(N=N, d=d, L=L, m=m)
     N, d, L = s["N"], s["d"], s["L"]
     if V is None:
         vocab_ratio = check_real("vocab_ratio", vocab_ratio, low=1, allow_array=False)
+        check_memory_config(N, d, L, vocab_ratio * N, m, np.dtype(dtype).itemsize)
     if not isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
         seed = check_int("seed", seed, low=0)
     V = check_sizes(V=V if V is not None else max(2, int(round(vocab_ratio * N))))["V"]
+    check_memory_config(N, d, L, V, m, np.dtype(dtype).itemsize)
     rng = check_rng(seed)
     emb = make_embeddings(V, d, kind=kind, trig_scale=trig_scale, rng=rng, dtype=dtype)
     train = sample_sequences(emb, N, L, rng=rng, noise=noise)

@@ -1,0 +1,140 @@
+"""The project's one JSON policy: strict JSON, non-finite floats as strings.
+
+Every JSON text the project writes (``--json`` output of ``python -m replica``,
+``python -m hcizz`` and ``python -m validation``, ``report.json``, the records
+of a sweep store) goes through :func:`to_json_value` / :func:`dumps`, so it is
+*strict* JSON: ``json.loads(text, parse_constant=...)`` never sees the
+non-standard tokens ``NaN``, ``Infinity`` or ``-Infinity``.
+
+Policy (documented once, here and in ``docs/reliability.md#json``)
+-------------------------------------------------------------------
+* numpy scalars and arrays become the plain Python value / list of the same
+  value; tuples become lists; ``pathlib.Path`` becomes ``str``; objects with a
+  ``to_dict()`` method are converted through it.
+* a non-finite float is written as one of the three **strings** ``"nan"``,
+  ``"inf"``, ``"-inf"`` (``str(float(x))``): no information is lost (the sign
+  of an infinity survives) and ``float(value)`` reads it back in Python, numpy
+  and most other languages. :func:`from_json_value` undoes it.
+* where a float is an *identity* rather than a measurement -- the parameters
+  of a trial, hashed into its key -- a non-finite value is refused instead
+  (``nonfinite="raise"``, a ``ValueError`` naming the entry), since ``nan``
+  is not equal to itself.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import PurePath
+
+__all__ = ["to_json_value", "from_json_value", "dumps", "loads_strict", "NONFINITE_STRINGS"]
+
+#: The strings that stand for the non-finite floats.
+NONFINITE_STRINGS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _np():
+    try:
+        import numpy
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        return None
+    return numpy
+
+
+def to_json_value(obj, *, nonfinite="string", where="value", strict_types=False):
+    """Convert ``obj`` to plain JSON values under the project policy.
+
+    Parameters
+    ----------
+    obj : object
+        dicts, lists, tuples, str, int, float, bool, None, numpy scalars and
+        arrays, paths, objects with ``to_dict()``.
+    nonfinite : {"string", "raise"}
+        ``"string"``: NaN/inf become ``"nan"``, ``"inf"``, ``"-inf"``.
+        ``"raise"``: a ``ValueError`` naming ``where``.
+    where : str
+        Name of ``obj`` used in error messages (``params['x'][1]``).
+    strict_types : bool
+        Refuse (``ValueError``) dict keys that are not ``str`` and values of any
+        other type, instead of passing them through (``str`` keys) / unchanged.
+
+    Returns
+    -------
+    object
+        Plain JSON value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> to_json_value({"a": np.float64(0.5), "b": [float("-inf"), np.nan], "c": (1, 2)})
+    {'a': 0.5, 'b': ['-inf', 'nan'], 'c': [1, 2]}
+    """
+    np = _np()
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if np is not None and isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, int) or (np is not None and isinstance(obj, np.integer)):
+        return int(obj)
+    if isinstance(obj, float) or (np is not None and isinstance(obj, np.floating)):
+        f = float(obj)
+        if math.isfinite(f):
+            return f
+        if nonfinite == "raise":
+            raise ValueError(f"{where} must be JSON-serialisable: non-finite float {f!r} is not allowed")
+        return str(f)
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if not isinstance(k, str):
+                if strict_types:
+                    raise ValueError(f"{where} must be JSON-serialisable: dict key {k!r} is not a str")
+                k = str(k)
+            out[k] = to_json_value(v, nonfinite=nonfinite, where=f"{where}[{k!r}]",
+                                   strict_types=strict_types)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [to_json_value(v, nonfinite=nonfinite, where=f"{where}[{i}]", strict_types=strict_types)
+                for i, v in enumerate(obj)]
+    if np is not None and isinstance(obj, np.ndarray):
+        return to_json_value(obj.tolist(), nonfinite=nonfinite, where=where, strict_types=strict_types)
+    if strict_types:
+        raise ValueError(f"{where} must be JSON-serialisable: got {type(obj).__name__} {obj!r:.80}")
+    if isinstance(obj, PurePath):
+        return str(obj)
+    if hasattr(obj, "to_dict"):
+        return to_json_value(obj.to_dict(), nonfinite=nonfinite, where=where)
+    if hasattr(obj, "_mpf_") or type(obj).__name__ in ("Fraction", "Decimal"):
+        return to_json_value(float(obj), nonfinite=nonfinite, where=where)
+    return obj
+
+
+def from_json_value(obj):
+    """Inverse of the non-finite encoding: the strings ``"nan"``, ``"inf"``,
+    ``"-inf"`` (anywhere in ``obj``) become floats again.
+
+    Examples
+    --------
+    >>> from_json_value({"y": "-inf", "n": [1, "nan"], "s": "x"})
+    {'y': -inf, 'n': [1, nan], 's': 'x'}
+    """
+    if isinstance(obj, str):
+        return NONFINITE_STRINGS.get(obj, obj)
+    if isinstance(obj, dict):
+        return {k: from_json_value(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [from_json_value(v) for v in obj]
+    return obj
+
+
+def dumps(obj, **kw):
+    """``json.dumps(to_json_value(obj), allow_nan=False, **kw)``: strict JSON text."""
+    return json.dumps(to_json_value(obj), allow_nan=False, **kw)
+
+
+def _refuse_constant(token):
+    raise ValueError(f"non-standard JSON constant {token}")
+
+
+def loads_strict(text):
+    """``json.loads`` that refuses ``NaN``/``Infinity`` tokens (``ValueError``)."""
+    return json.loads(text, parse_constant=_refuse_constant)

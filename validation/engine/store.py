@@ -349,9 +349,9 @@ class TrialStore:
     """Appender for a JSONL store (see the module notes for guarantees).
 
     Use as a context manager; :meth:`append_line` writes one record as one line
-    with one ``os.write`` + ``os.fsync``. :meth:`open` refuses a file that is
-    not a store (:class:`NotAStoreError`, nothing written), takes the
-    exclusive writer lock (:class:`StoreLockedError` if another process holds
+    with one ``os.write`` + ``os.fsync``. ``open()`` refuses a file that is
+    not a store (:class:`~validation.engine.store.NotAStoreError`, nothing written), takes the
+    exclusive writer lock (:class:`~validation.engine.store.StoreLockedError` if another process holds
     it) and writes the header record into a new or empty store.
     """
 

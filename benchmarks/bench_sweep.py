@@ -184,7 +184,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     # run_sweep's first call imports hcizz (scipy): do it here, untimed. Not at
     # module level: spawned workers re-import this script as __mp_main__.
-    import hcizz._checks  # noqa: F401
+    import hcizz.checks  # noqa: F401
     n1, n2 = (50, 250) if args.quick else (100, 600)
     n_train = 12 if args.quick else 32
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "

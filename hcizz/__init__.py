@@ -28,7 +28,7 @@ def _distribution_version():
 
 __version__ = _distribution_version()
 
-from ._estimate import Estimate
+from .estimate import Estimate
 from .quarter_circle import (quarter_circle, truncated_quarter_circle, qc_quantile,
                              qc_quantile_mp, qc_moment)
 from .marchenko_pastur import marchenko_pastur, mp_moment

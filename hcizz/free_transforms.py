@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_int, check_real
+from .checks import check_int, check_real
 
 __all__ = ["s_transform_mp", "r_transform_mp", "s_transform_mp_product", "r_transform_semicircle",
            "stieltjes_mp", "stieltjes_mp_product", "moments_from_s_transform"]

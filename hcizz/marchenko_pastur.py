@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._checks import check_int, check_real
-from ._law import SpectralLaw, TailInverter, gauss_legendre, invert_monotone
+from .checks import check_int, check_real
+from .numerics import SpectralLaw, TailInverter, gauss_legendre, invert_monotone
 
 __all__ = ["marchenko_pastur", "MarchenkoPastur", "mp_moment"]
 

@@ -52,8 +52,8 @@ from math import comb
 import numpy as np
 from numpy.polynomial import chebyshev as C
 
-from ._checks import check_int, check_real
-from ._law import SpectralLaw, gauss_legendre, invert_monotone
+from .checks import check_int, check_real
+from .numerics import SpectralLaw, gauss_legendre, invert_monotone
 
 __all__ = ["mp_product", "MPProduct", "mp_product_moment", "mp_product_edges",
            "mp_product_psi_imag"]
@@ -240,7 +240,7 @@ class MPProduct(SpectralLaw):
         self._S_tab = np.maximum.accumulate(np.cbrt(np.maximum(self._S_phi(grid), 0))[::-1])
 
     def _panel_eval(self, coef, phi):
-        from ._law import chunked
+        from .numerics import chunked
 
         def ev(ph):
             idx = np.clip(np.searchsorted(self._bps, ph, side="right") - 1, 0, len(self._bps) - 2)

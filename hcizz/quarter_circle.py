@@ -27,8 +27,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from ._checks import check_int, check_real
-from ._law import SpectralLaw, chunked, x_minus_sin
+from .checks import check_int, check_real
+from .numerics import SpectralLaw, chunked, x_minus_sin
 
 __all__ = ["quarter_circle", "truncated_quarter_circle", "qc_quantile", "qc_quantile_mp",
            "qc_upper_angle", "qc_moment", "QuarterCircle", "TruncatedQuarterCircle"]
@@ -186,7 +186,7 @@ def qc_quantile_mp(u, dps=50):
     """
     import mpmath as mp
 
-    from ._checks import check_real_mp
+    from .checks import check_real_mp
 
     dps = check_int("dps", dps, low=1, high=100000)
     with mp.workdps(dps + 10):

@@ -56,9 +56,9 @@ import math
 import numpy as np
 from scipy import optimize, special
 
-from ._checks import check_array, check_int, check_real, check_rng
-from ._estimate import Estimate
-from ._law import gauss_legendre
+from .checks import check_array, check_int, check_real, check_rng
+from .estimate import Estimate
+from .numerics import gauss_legendre
 
 __all__ = ["spherical_integral", "hciz_large_theta", "hciz_small_theta", "hciz_exact_d2",
            "hciz_mc", "hciz_ais", "rank_one_spherical_integral", "rank_one_mc",

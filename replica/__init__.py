@@ -1,7 +1,7 @@
 """Replica theory of linear associative memories: free entropy, energy terms,
 capacities and symbolic checks.  May import ``hcizz``, never ``validation``."""
 from hcizz import __version__
-from hcizz._estimate import Estimate
+from hcizz.estimate import Estimate
 
 from .gaussian_max import gaussian_max_moments
 from .energy import energy_G, energy_G_limit

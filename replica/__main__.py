@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from hcizz._cli import dispatch, run_cli
+from hcizz.cli import dispatch, run_cli
 
 #: Modules that add subcommands (``register(subparsers)``).
 CLI_MODULES = [

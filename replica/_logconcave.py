@@ -12,17 +12,11 @@ import math
 import numpy as np
 from scipy.special import log_ndtr
 
+from hcizz.numerics import gauss_legendre
+
 __all__ = ["log_integral_concave", "log_neg_log_ndtr"]
 
 _GOLD = (np.sqrt(5.0) - 1.0) / 2.0
-_GL_CACHE = {}
-
-
-def _gl(n):
-    if n not in _GL_CACHE:
-        x, w = np.polynomial.legendre.leggauss(n)
-        _GL_CACHE[n] = ((x + 1.0) / 2.0, w / 2.0)
-    return _GL_CACHE[n]
 
 
 def log_neg_log_ndtr(y):
@@ -124,7 +118,7 @@ def log_integral_concave(logf, lo, hi, *, width=None, drop=40.0, n_nodes=24,
         return np.where(done, far, outer)
 
     xl, xr = edge(-1.0), edge(+1.0)
-    u, w = _gl(n_nodes)
+    u, w = gauss_legendre(n_nodes)
     xs = np.concatenate([xl[:, None] + (xm - xl)[:, None] * u[None, :],
                          xm[:, None] + (xr - xm)[:, None] * u[None, :]], axis=1)
     ws = np.concatenate([(xm - xl)[:, None] * w[None, :],

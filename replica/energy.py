@@ -8,8 +8,8 @@ import numpy as np
 from scipy.interpolate import CubicSpline
 from scipy.special import log_ndtr, ndtri
 
-from hcizz._checks import check_int, check_real, check_rng
-from hcizz._estimate import Estimate
+from hcizz.checks import check_int, check_real, check_rng
+from hcizz.estimate import Estimate
 
 from ._control_variates import cv_mean, hermite_features
 from ._logconcave import log_integral_concave, log_neg_log_ndtr

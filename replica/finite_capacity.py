@@ -5,8 +5,8 @@ import math
 
 import numpy as np
 
-from hcizz._checks import check_int, check_rng
-from hcizz._estimate import Estimate
+from hcizz.checks import check_int, check_rng
+from hcizz.estimate import Estimate
 
 from ._control_variates import cv_mean, hermite_features
 from .gaussian_max import gaussian_max_moments

@@ -8,8 +8,8 @@ import numpy as np
 from scipy.interpolate import CubicSpline
 from scipy.optimize import minimize_scalar
 
-from hcizz._checks import check_int, check_real, check_rng
-from hcizz._estimate import Estimate
+from hcizz.checks import check_int, check_real, check_rng
+from hcizz.estimate import Estimate
 
 from ._control_variates import cv_mean
 from .energy import N_TOP, cv_features, energy_G, log_f_p, sample_eta

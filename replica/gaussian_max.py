@@ -6,7 +6,7 @@ import math
 import numpy as np
 from scipy.special import ndtri_exp
 
-from hcizz._checks import check_real
+from hcizz.checks import check_real
 
 __all__ = ["gaussian_max_moments"]
 

@@ -10,8 +10,8 @@ from scipy.interpolate import CubicSpline
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr
 
-from hcizz._checks import check_int, check_real, check_rng
-from hcizz._estimate import Estimate
+from hcizz.checks import check_int, check_real, check_rng
+from hcizz.estimate import Estimate
 
 __all__ = ["HEBBIAN_LIMIT", "hebbian", "hebbian_recall_probability", "hebbian_threshold",
            "hebbian_score_moments", "hebbian_simulate", "HebbianPrediction"]

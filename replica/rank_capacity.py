@@ -30,9 +30,9 @@ import math
 
 import numpy as np
 
-from hcizz._checks import check_real
-from hcizz._law import chunked, x_minus_sin
-from hcizz.quarter_circle import _upper_angle_fast, qc_quantile, qc_upper_angle
+from hcizz.checks import check_real
+from hcizz.numerics import chunked, x_minus_sin
+from hcizz.quarter_circle import qc_quantile, qc_upper_angle
 
 __all__ = ["alpha_c", "alpha_c_quad", "alpha_c_small_kappa", "theta_kappa",
            "quantile_coupling", "capacity_from_profile", "coupling_maximiser_check"]
@@ -64,7 +64,7 @@ def theta_kappa(kappa):
 def _alpha_c_mp(value, dps):
     import mpmath as mp
 
-    from hcizz._checks import check_real_mp
+    from hcizz.checks import check_real_mp
 
     with mp.workdps(dps + 20):
         k0 = check_real_mp("kappa", value, low=0, high=1, low_open=True)
@@ -93,7 +93,7 @@ def _alpha_c_mp(value, dps):
 
 def _alpha_chunk(k):
     # one cache-sized chunk: y - sin y = pi kappa, alpha = (2y - sin 2y) / (4 pi)
-    return x_minus_sin(2 * _upper_angle_fast(np.pi * k)) / (4 * np.pi)
+    return x_minus_sin(2 * qc_upper_angle(np.pi * k)) / (4 * np.pi)
 
 
 def alpha_c(kappa, *, dps=None):
@@ -139,7 +139,7 @@ def alpha_c(kappa, *, dps=None):
     0.446865
     """
     if dps is not None:
-        from hcizz._checks import check_int
+        from hcizz.checks import check_int
 
         dps = check_int("dps", dps, low=5, high=100000)
         if np.ndim(kappa) == 0:
@@ -241,7 +241,7 @@ def quantile_coupling(profile, kappa, *, n=256):
     """
     k = _check_kappa(kappa, allow_array=False)
     if callable(profile):
-        from hcizz._law import gauss_legendre
+        from hcizz.numerics import gauss_legendre
 
         t, w = gauss_legendre(int(n))
         v = 1 - (1 - t) ** 3
@@ -281,7 +281,7 @@ def coupling_maximiser_check(kappa, *, rng=None, n_trials=20):
     dict
         ``{"optimum": ..., "alpha_c": ..., "others": [...], "ok": bool}``.
     """
-    from hcizz._checks import check_rng
+    from hcizz.checks import check_rng
     from hcizz.quarter_circle import truncated_quarter_circle
 
     k = _check_kappa(kappa, allow_array=False)

@@ -22,7 +22,7 @@ def number(text):
 
     Keeps ``p = 1`` an int so that error messages echo the value as typed
     (``got 1``, not ``got 1.0``); ``1e15`` stays a float (accepted by
-    :func:`hcizz._checks.check_int` since it is integral).
+    :func:`hcizz.checks.check_int` since it is integral).
     """
     try:
         return int(text)
@@ -55,7 +55,7 @@ def _est(e):
 
 
 def _gaussian_max(args):
-    from hcizz._checks import check_real
+    from hcizz.checks import check_real
     from .gaussian_max import gaussian_max_moments
 
     for n in args.n:                      # one-line error naming the value as typed
@@ -79,7 +79,7 @@ def _energy(args):
 
 
 def _free_entropy(args):
-    from hcizz._checks import check_int
+    from hcizz.checks import check_int
     from .free_entropy import free_entropy
 
     if args.p is not None:
@@ -96,7 +96,7 @@ def _free_entropy(args):
 
 
 def _saddle(args):
-    from hcizz._checks import check_int
+    from hcizz.checks import check_int
     from .free_entropy import saddle
 
     if args.p is not None:

@@ -38,7 +38,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from hcizz._cli import ArgumentParser, run_cli
+from hcizz.cli import ArgumentParser, run_cli
 
 N_FAST = 25     # examples per CLI in the default (CI) run: derandomized
 N_SLOW = 600    # under -m slow

@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from hcizz._checks import check_int, check_real, check_rng
-from hcizz._estimate import Estimate
+from hcizz.checks import check_int, check_real, check_rng
+from hcizz.estimate import Estimate
 from validation.losses import softmax_xent, recalled
 from validation.optim import Adam, warmup_cosine
 

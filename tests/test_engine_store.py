@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from hcizz._cli import ArgumentParser
+from hcizz.cli import ArgumentParser
 from validation.engine import cli as engine_cli
 from validation.engine import read_store, run_sweep, trial_key
 from validation.engine._demo_trials import counted, read_log, square

@@ -248,7 +248,7 @@ def test_count_params_matches_model():
     (["factual-recall", "sequential", "--out", "."], "--out must be a file path"),
 ])
 def test_cli_errors_one_line_exit_2(argv, match, capsys):
-    from hcizz._cli import run_cli
+    from hcizz.cli import run_cli
     from validation.__main__ import main
     with pytest.raises(SystemExit) as exc:          # argparse usage errors exit directly
         raise SystemExit(run_cli(main, argv, prog="python -m validation"))

@@ -2,7 +2,7 @@
 import json
 import pytest
 
-from hcizz._cli import run_cli
+from hcizz.cli import run_cli
 from validation.__main__ import main
 
 

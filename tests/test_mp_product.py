@@ -142,7 +142,7 @@ def test_free_transforms_moments_and_stieltjes():
     s_fc = [(j + 1) * (-1.0) ** j for j in range(n + 1)]
     assert np.allclose(moments_from_s_transform(s_fc, 4), [1, 3, 12, 55], rtol=1e-13)
     # Stieltjes transforms against Gauss-Legendre quadrature of the densities (z off the support)
-    from hcizz._law import gauss_legendre
+    from hcizz.numerics import gauss_legendre
 
     t, w = gauss_legendre(400)
     law = mp_product(kappa)

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from hcizz._cli import run_cli
+from hcizz.cli import run_cli
 from replica.__main__ import main
 
 

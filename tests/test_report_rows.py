@@ -4,7 +4,7 @@ import math
 import shlex
 
 
-from hcizz._cli import run_cli
+from hcizz.cli import run_cli
 from validation.__main__ import main
 from validation.report import Context
 from validation.sections import linear_memory as section

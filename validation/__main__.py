@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from hcizz._cli import dispatch, run_cli
+from hcizz.cli import dispatch, run_cli
 
 #: Modules that add subcommands; each has ``register(subparsers)`` which adds a
 #: parser and sets its ``func(args) -> int``.

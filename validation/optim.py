@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from hcizz._checks import check_int, check_real
+from hcizz.checks import check_int, check_real
 
 __all__ = ["Adam", "warmup_cosine"]
 

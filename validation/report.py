@@ -174,7 +174,7 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0):
     import matplotlib
 
     matplotlib.use("Agg")
-    from hcizz._checks import check_int
+    from hcizz.checks import check_int
 
     out = Path(out)
     known = [k for k, _ in SECTIONS]

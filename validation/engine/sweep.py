@@ -176,7 +176,7 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
     """
     # imported here, not at module level: worker processes import this package
     # to unpickle run_trial, and importing hcizz (scipy.stats) costs seconds
-    from hcizz._checks import check_int
+    from hcizz.checks import check_int
 
     t0 = time.monotonic()
     if executor not in EXECUTORS:

@@ -26,8 +26,8 @@ import time
 
 import numpy as np
 
-from hcizz._checks import check_int, check_real, check_rng
-from hcizz._estimate import Estimate
+from hcizz.checks import check_int, check_real, check_rng
+from hcizz.estimate import Estimate
 from validation.optim import Adam, warmup_cosine
 from .memories import train_memory
 from .sequential import train_sequential

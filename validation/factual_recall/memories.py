@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hcizz._checks import check_int, check_real, check_rng
+from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
 from validation.optim import Adam, warmup_cosine
 

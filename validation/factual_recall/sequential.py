@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hcizz._checks import check_int, check_real, check_rng
+from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
 from .task import FactTask, structured_answers
 

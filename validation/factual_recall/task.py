@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hcizz._checks import check_int, check_rng
+from hcizz.checks import check_int, check_rng
 
 __all__ = ["FactTask", "make_task", "structured_answers"]
 

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from hcizz._checks import check_int, check_rng
+from hcizz.checks import check_int, check_rng
 from validation.losses import softmax_xent
 from .task import _check_ids
 

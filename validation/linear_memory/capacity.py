@@ -15,7 +15,7 @@ import time
 import numpy as np
 from scipy import optimize, stats
 
-from hcizz._checks import check_int, check_real
+from hcizz.checks import check_int, check_real
 from .data import make_facts, p_from_load, load_of, DEFAULT_MAX_BYTES
 from .train import train, MODELS
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hcizz._checks import check_int, check_real, check_rng
+from hcizz.checks import check_int, check_real, check_rng
 
 __all__ = ["Facts", "make_facts", "make_op", "make_dp", "dp_nbytes",
            "DEFAULT_MAX_BYTES", "p_from_load", "load_of"]

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from hcizz._checks import check_int, check_real, check_rng
+from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import xent_overwrite
 
 __all__ = ["scores", "xent_and_grad", "xent_overwrite", "hebbian_W", "lowrank_m", "init_lowrank",

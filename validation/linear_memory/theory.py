@@ -18,8 +18,8 @@ import math
 import numpy as np
 from scipy.special import lambertw
 
-from hcizz._checks import check_int, check_real
-from hcizz._estimate import Estimate
+from hcizz.checks import check_int, check_real
+from hcizz.estimate import Estimate
 from replica import alpha_c, alpha_c_finite
 from replica import hebbian_threshold as _hebbian_threshold
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from hcizz._checks import check_int, check_real, check_rng
+from hcizz.checks import check_int, check_real, check_rng
 from validation.optim import Adam, warmup_cosine
 from .models import xent_and_grad, init_lowrank, lowrank_W, lowrank_grads, scores, hebbian_W
 from validation.losses import recalled

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hcizz._checks import check_int, check_real
+from hcizz.checks import check_int, check_real
 from validation.optim import Adam, warmup_cosine
 
 from .model import forward, loss_and_grads, margins

@@ -20,7 +20,7 @@ from collections import defaultdict
 import numpy as np
 from scipy import stats
 
-from hcizz._checks import check_int, check_real, check_rng
+from hcizz.checks import check_int, check_real, check_rng
 
 from .early_phase import early_phase, evaluate, train_gd
 from .model import make_mlp

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hcizz._checks import check_int, check_rng
+from hcizz.checks import check_int, check_rng
 from validation.losses import softmax_xent
 
 __all__ = ["make_mlp", "forward", "loss_and_grads", "margins"]

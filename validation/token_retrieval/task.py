@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hcizz._checks import check_int, check_real, check_rng
+from hcizz.checks import check_int, check_real, check_rng
 
 __all__ = ["Embeddings", "Batch", "make_embeddings", "sample_sequences", "check_sizes"]
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-__all__ = ["run_cli", "ArgumentParser"]
+__all__ = ["run_cli", "dispatch", "ArgumentParser"]
 
 
 class ArgumentParser(argparse.ArgumentParser):
     """argparse parser whose usage errors are one line on stderr, exit 2."""
 
     def error(self, message):
+        """Print ``prog: error: message`` as one line on stderr and exit with status 2."""
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         raise SystemExit(2)
 

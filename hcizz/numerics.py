@@ -1,13 +1,20 @@
-"""Shared machinery for the spectral laws: a ``scipy.stats.rv_continuous`` base
-class whose instances carry a fixed parameter (``kappa`` or ``ratio``), an
-``atom`` attribute (mass at zero of the full law) and ``rvs(rng=...)``.
+"""Numerical building blocks shared by the package (public, documented).
+
+* :class:`SpectralLaw`: the ``scipy.stats.rv_continuous`` base class of the
+  spectral laws, whose instances carry a fixed parameter (``kappa`` or ``ratio``),
+  an ``atom`` attribute (mass at zero of the full law) and ``rvs(rng=...)``;
+* :func:`gauss_legendre`: the one cache of Gauss-Legendre rules on ``[0, 1]``
+  (used by the laws, the spherical integrals and ``replica``'s quadratures);
+* :func:`chunked`, :func:`x_minus_sin`, :func:`invert_monotone`,
+  :class:`TailInverter`: vectorised helpers for monotone inversion and
+  cancellation-free ``x - sin x``.
 """
 from __future__ import annotations
 
 import numpy as np
 from scipy import stats
 
-from ._checks import check_real, check_rng
+from .checks import check_real, check_rng
 
 __all__ = ["SpectralLaw", "x_minus_sin", "gauss_legendre", "chunked", "invert_monotone", "TailInverter"]
 

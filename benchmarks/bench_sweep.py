@@ -43,7 +43,8 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from validation.engine import run_sweep  # noqa: E402
-from validation.engine._demo_trials import lstsq_trial, square, train_trial  # noqa: E402
+from validation.engine._demo_trials import lstsq_trial, square  # noqa: E402
+from validation.token_retrieval.trials import train_trial  # noqa: E402
 
 
 def _wall(fn, params, **kw):

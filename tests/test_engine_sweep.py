@@ -13,6 +13,7 @@ import pytest
 from validation.engine import read_store, run_sweep, trial_key
 from validation.engine import _demo_trials as demo
 from validation.engine.progress import Progress, format_seconds
+from validation.token_retrieval.trials import train_trial
 
 
 def _run(fn, params, **kw):
@@ -288,7 +289,7 @@ def test_non_finite_results_are_kept(tmp_path):
 def test_train_trial_is_deterministic():
     # the benchmark's real training trial: same params, same bits
     p = {"seed": 3, "N": 4, "d": 8, "L": 3, "steps": 5}
-    a, b = demo.train_trial(dict(p)), demo.train_trial(dict(p))
+    a, b = train_trial(dict(p)), train_trial(dict(p))
     a.pop("import_seconds"), b.pop("import_seconds")
     assert json.dumps(a) == json.dumps(b) and 0 <= a["train_acc"] <= 1
 

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-__all__ = ["square", "lstsq_trial", "train_trial", "counted", "flaky", "env_probe", "die", "bad_result",
+__all__ = ["square", "lstsq_trial", "counted", "flaky", "env_probe", "die", "bad_result",
            "read_log"]
 
 
@@ -55,34 +55,6 @@ def lstsq_trial(params):
         out["gd_loss"].append(float(np.mean((A @ v - b) ** 2)))
     out["seed"] = params["seed"]
     return out
-
-
-def train_trial(params):
-    """A real training trial: the token-retrieval attention model of
-    :mod:`validation.token_retrieval` trained from zero by full-batch Adam.
-
-    ``params``: ``seed``, ``N`` (sequences), ``d``, ``L``, ``steps``,
-    optional ``lr`` (default 0.05).  Vocabulary ``V = 4 N``, random
-    embeddings, everything drawn from ``default_rng(seed)``.  Returns the
-    final loss, training accuracy and ``||W||_F`` (floats that depend on
-    every bit of the run) and ``import_seconds``, the time this call spent
-    importing ``validation.token_retrieval`` (seconds on the first call in a
-    fresh worker process, ~0 afterwards; timing metadata, not a result).  The
-    import is done inside the function so that importing this module stays
-    light.
-    """
-    t0 = time.perf_counter()
-    from validation.token_retrieval.early_phase import train_gd
-    from validation.token_retrieval.task import make_embeddings, sample_sequences
-    imp = time.perf_counter() - t0
-
-    rng = np.random.default_rng(params["seed"])
-    N, d, L = int(params["N"]), int(params["d"]), int(params["L"])
-    emb = make_embeddings(4 * N, d, rng=rng)
-    batch = sample_sequences(emb, N, L, rng=rng)
-    W, Wv, hist = train_gd(emb, batch, steps=int(params["steps"]), lr=params.get("lr", 0.05))
-    return {"loss": hist[-1][1], "train_acc": hist[-1][2], "w_norm": float(np.linalg.norm(W)),
-            "seed": params["seed"], "import_seconds": imp}
 
 
 def _log(params, **fields):

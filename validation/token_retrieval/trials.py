@@ -1,0 +1,50 @@
+"""Token-retrieval training as a sweep-engine trial (``params -> dict``).
+
+It lives here, with its experiment, so that the engine (``validation.engine``)
+knows no experiment; ``benchmarks/bench_sweep.py`` times the engine on it.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+__all__ = ["train_trial"]
+
+
+def train_trial(params):
+    """A real training trial for the sweep engine's benchmarks and tests: the
+    token-retrieval attention model trained from zero by full-batch Adam.
+
+    ``params``: ``seed``, ``N`` (sequences), ``d``, ``L``, ``steps``,
+    optional ``lr`` (default 0.05).  Vocabulary ``V = 4 N``, random
+    embeddings, everything drawn from ``default_rng(seed)``.  Returns the
+    final loss, training accuracy and ``||W||_F`` (floats that depend on
+    every bit of the run) and ``import_seconds``, the time this call spent
+    importing ``validation.token_retrieval`` (seconds on the first call in a
+    fresh worker process, ~0 afterwards; timing metadata, not a result).  The
+    import is done inside the function so that importing this module stays
+    light.
+
+    Parameters
+    ----------
+    params : dict
+        ``seed``, ``N``, ``d``, ``L``, ``steps`` and optionally ``lr``.
+
+    Returns
+    -------
+    dict
+        ``loss``, ``train_acc``, ``w_norm``, ``seed``, ``import_seconds``.
+    """
+    t0 = time.perf_counter()
+    from validation.token_retrieval.early_phase import train_gd
+    from validation.token_retrieval.task import make_embeddings, sample_sequences
+    imp = time.perf_counter() - t0
+
+    rng = np.random.default_rng(params["seed"])
+    N, d, L = int(params["N"]), int(params["d"]), int(params["L"])
+    emb = make_embeddings(4 * N, d, rng=rng)
+    batch = sample_sequences(emb, N, L, rng=rng)
+    W, Wv, hist = train_gd(emb, batch, steps=int(params["steps"]), lr=params.get("lr", 0.05))
+    return {"loss": hist[-1][1], "train_acc": hist[-1][2], "w_norm": float(np.linalg.norm(W)),
+            "seed": params["seed"], "import_seconds": imp}

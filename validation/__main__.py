@@ -13,6 +13,7 @@ CLI_MODULES = [
     "validation.token_retrieval.cli",
     "validation.engine.cli",
     "validation.linear_memory.cli",
+    "validation.linear_memory.budget",
 ]
 
 

@@ -14,7 +14,6 @@ Run (the numbers in ``docs/linear_memory.md``)::
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -84,22 +83,61 @@ def budget_study(ds=(20, 30), *, model="op", configs=None, seeds=6, centers=None
     return out
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m validation.linear_memory.budget")
-    ap.add_argument("--d", default="20,30")
-    ap.add_argument("--model", default="op")
-    ap.add_argument("--seeds", type=int, default=6)
-    ap.add_argument("--max-budget", type=int, default=8192)
-    ap.add_argument("--configs", default=",".join(CONFIGS))
-    ap.add_argument("--store", default=None)
-    ap.add_argument("--workers", type=int, default=1)
-    a = ap.parse_args(argv)
-    cfgs = {k: CONFIGS[k] for k in a.configs.split(",")}
-    res = budget_study([int(x) for x in a.d.split(",")], model=a.model, configs=cfgs,
+def _int_list(text):
+    try:
+        vals = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ValueError(f"d must be comma-separated integers >= 2, got {text!r}") from None
+    if not vals or min(vals) < 2:
+        raise ValueError(f"d must be comma-separated integers >= 2, got {text!r}")
+    return vals
+
+
+def _add_arguments(ap):
+    ap.add_argument("--d", default="20,30", help="comma-separated dimensions (default 20,30)")
+    ap.add_argument("--model", default="op", choices=["op", "dp"])
+    ap.add_argument("--seeds", type=int, default=6, help="trials per load (default 6)")
+    ap.add_argument("--max-budget", type=int, default=8192, help="largest step budget (default 8192)")
+    ap.add_argument("--configs", default=",".join(CONFIGS),
+                    help="comma-separated subset of: " + ",".join(CONFIGS))
+    ap.add_argument("--store", default=None, help="JSONL sweep store (reruns reuse finished trials)")
+    ap.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    ap.set_defaults(func=_run)
+
+
+def register(sub):
+    """Add ``python -m validation capacity-budget`` to the subparsers ``sub``."""
+    ap = sub.add_parser("capacity-budget", help="linear-memory threshold against the step budget")
+    _add_arguments(ap)
+
+
+def _run(a):
+    ds = _int_list(a.d)
+    names = [k for k in a.configs.split(",") if k]
+    unknown = [k for k in names if k not in CONFIGS]
+    if unknown or not names:
+        raise ValueError(f"configs must be a comma-separated subset of {list(CONFIGS)}, got {a.configs!r}")
+    for name, v in (("seeds", a.seeds), ("max-budget", a.max_budget), ("workers", a.workers)):
+        if v < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {v}")
+    res = budget_study(ds, model=a.model, configs={k: CONFIGS[k] for k in names},
                        seeds=a.seeds, max_budget=a.max_budget, store=a.store, workers=a.workers)
     print(json.dumps(res, default=float, indent=1))
     return 0
 
 
+def main(argv=None):
+    """``python -m validation.linear_memory.budget`` (same as ``python -m validation
+    capacity-budget``): one-line errors with exit status 2, JSON on stdout."""
+    from hcizz.cli import ArgumentParser
+
+    ap = ArgumentParser(prog="python -m validation.linear_memory.budget")
+    _add_arguments(ap)
+    a = ap.parse_args(argv)
+    return a.func(a)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    from hcizz.cli import run_cli
+
+    sys.exit(run_cli(main, prog="python -m validation.linear_memory.budget"))

@@ -154,22 +154,33 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
     per_occ = (kz * t2 + ks * 2 * ER) / L ** 2                # centring of one noise occurrence
     occ_var = occ * (ks ** 2 * sr2 / L ** 2 + per_occ ** 2)
     dbl_mu, dbl_var = ks * 2.0 * dbl / L, ks ** 2 * 4.0 * dbl / L ** 2
+    # the o ~ N L / V occurrences of a vocabulary token see the *same* V fixed overlaps
+    # e_k . e_j about N L^2 / V^2 times each: their Gram-row fluctuations add coherently
+    coh = rep * ks ** 2 * n_other ** 2 * (L - 1) ** 4 / ((V - 1) ** 3 * L ** 2) * ed
+    # overlap of a token coefficient with another token's direction: collision parts of the
+    # V vocabulary coefficients seen through e_k . e_j (variance 1/d each)
+    coll_var = q_inf * (1 - q_inf) * spike ** 2 + occ_var + dbl_var
+    cross_coll = rep * V * coll_var * ed
+    # second order: each occurrence of a token contributes (1/L) sum_i (e_k . x_i)^2 ~ lam / d
+    occ_bulk = ks * lam * ed
     # informative token (its own training sequence, or its twin for fresh)
     o_y = rep * (N - 1) * (L - 1) / (V - 1)
-    mu_inf = t2 * _zeta * A + spike - o_y * per_occ - ks * 2 * ER / L ** 2 \
+    mu_inf = t2 * _zeta * A + spike - o_y * per_occ - ks * 2 * ER / L ** 2 + (o_y + 1) * occ_bulk \
         + ks * 2.0 * rep * (N - 1) * (L - 1) * (L - 2) / (2.0 * (V - 1) ** 2) / L
     var_inf = (tx + (t2 * lam * (1 + t2) / L) ** 2 * var_kappa * (1.0 if m is None else _CM ** 2)
                + ks ** 2 * lam ** 2 * sr2 / L ** 2
-               + o_y * (ks ** 2 * sr2 / L ** 2 + per_occ ** 2) + dbl_var + cross_rand)
+               + o_y * (ks ** 2 * sr2 / L ** 2 + per_occ ** 2) + dbl_var + cross_rand + coh
+               + cross_coll)
     # a noise token
-    mu_noise = q_inf * spike - occ * per_occ + dbl_mu
-    var_noise = tx + q_inf * (1 - q_inf) * spike ** 2 + occ_var + dbl_var + cross_rand
+    mu_noise = q_inf * spike - occ * (per_occ - occ_bulk) + dbl_mu
+    var_noise = tx + coll_var + cross_rand + coh + cross_coll
     parts = {"signal": {"trigger": t2 * A, "own_spike": spike},
              "var_noise": {"trigger_crosstalk": tx, "cross": cross_rand,
-                           "collisions": q_inf * (1 - q_inf) * spike ** 2 + occ_var + dbl_var}}
+                           "collisions": coll_var, "coherent_gram": coh,
+                           "collision_crosstalk": cross_coll}}
     if not fresh:
         p2 = rep * (L - 2) / (V - 1)                       # own sequence holds a second copy
-        own_mu = -kz * t2 / L ** 2 + ks * (2.0 * p2 / L - 2 * ER / L ** 2)
+        own_mu = -kz * t2 / L ** 2 + ks * (2.0 * p2 / L - 2 * ER / L ** 2) + occ_bulk
         own_var = ks ** 2 * (lam ** 2 * sr2 / L ** 2 + 4.0 * p2 * (1 - p2) / L ** 2) \
             + (1 + t2) * spike ** 2 * ed
         mu_noise += own_mu

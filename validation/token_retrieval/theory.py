@@ -43,7 +43,7 @@ __all__ = ["score_moments", "weight_norm2", "attention_weight", "margin_moments"
 _CM = 0.5 + 1.0 / math.pi      # MLP: E[J_n^T f_m] along h_m and h_n (m != n), see docs
 _GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(48)
 _GH_W = _GH_W / _GH_W.sum()
-_GQ_X, _GQ_W = np.polynomial.hermite_e.hermegauss(10)
+_GQ_X, _GQ_W = np.polynomial.hermite_e.hermegauss(8)
 _GQ_W = _GQ_W / _GQ_W.sum()
 
 
@@ -348,20 +348,26 @@ def margin_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=
                          gamma=gamma) if alpha is None else float(alpha)
     af = attention_weight(N, d, L, V=V, tau=tau, kind=kind, noise=noise, m=m, eta=eta,
                           beta=beta, gamma=gamma, fresh=True) if fresh else a
-    res = (1 - a) ** 2 / (L - 1)
+    rep = 1.0 if noise == "vocab" else 0.0
+    pc = rep / (V - 1)                                      # collision probability of two slots
+    # residual (1 - alpha) attention on the noise tokens: self overlap 1/(L-1) (plus collisions
+    # inside the sequence); two different sequences share ~(L-1)^2/(V-1) noise tokens
+    res = (1 - a) ** 2 / (L - 1) * (1 + (L - 2) * pc)
     if fresh:
-        n_self = a * af * (1 + t2)
-        n_cross = a * af * t2
+        n_self = a * af * (1 + t2) + (1 - a) * (1 - af) * pc
+        n_cross = a * af * t2 + (1 - a) * (1 - af) * pc
         res = 0.0
+        var_res = rep * ((1 - a) * (1 - af)) ** 2 / ((L - 1) ** 2 * (V - 1))
     else:
         n_self = a * a * (1 + t2) + res
-        n_cross = a * a * t2
+        n_cross = a * a * t2 + (1 - a) ** 2 * pc + 2 * a * (1 - a) * pc
+        var_res = rep * (1 - a) ** 4 / ((L - 1) ** 2 * (V - 1))
     # Gram fluctuations measured from the common alpha^2 ||z||^2: the target keeps
     # ||e_y||^2 - 1 + e_y.z (shared by all its competitors), a trained competitor m adds
     # e_{y_m}.z + e_y.e_{y_m}
     aa2 = (a * (af if fresh else a)) ** 2
     var_self_fluct = aa2 * (2 + t2) * ed
-    var_cross_fluct = aa2 * (1 + t2) * ed
+    var_cross_fluct = aa2 * (1 + t2) * ed + var_res
     if m is None:
         Gs, Gc = n_self, n_cross
         vm_s = vm_c = 0.0
@@ -392,18 +398,21 @@ def margin_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=
 
 def _p_beat(mu_c, sd_c, groups):
     """P(N(mu_c, sd_c^2) beats every competitor of ``groups``), vectorised over
-    a leading axis of ``mu_c`` (Gauss-Hermite in the correct score)."""
+    arrays of ``mu_c``, ``sd_c`` and the groups' ``mu``, ``sd`` (broadcast;
+    Gauss-Hermite in the correct score)."""
     mu_c = np.atleast_1d(np.asarray(mu_c, float))
-    x = mu_c[:, None] + sd_c * _GH_X[None, :]
+    sd_c = np.asarray(sd_c, float)
+    x = (mu_c + sd_c * np.zeros_like(mu_c))[..., None] + np.asarray(sd_c)[..., None] * _GH_X
     lp = np.zeros_like(x)
     for mu, sd, cnt in groups:
         if cnt <= 0:
             continue
-        if sd <= 0:
-            lp += np.where(x > mu, 0.0, np.where(x == mu, math.log(0.5), -np.inf))
-        else:
-            lp += cnt * special.log_ndtr((x - mu) / sd)
-    return np.sum(_GH_W[None, :] * np.exp(lp), axis=1)
+        mu = np.asarray(mu, float)[..., None]
+        sd = np.asarray(sd, float)[..., None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            zz = np.where(sd > 0, (x - mu) / np.where(sd > 0, sd, 1.0), np.sign(x - mu) * np.inf)
+        lp = lp + cnt * special.log_ndtr(zz)
+    return np.sum(_GH_W * np.exp(lp), axis=-1)
 
 
 def success_probs(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, eta=0.1,
@@ -448,15 +457,14 @@ def success_probs(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
         Lm1 = mo["L"] - 1
         # seed-level factors ||z||^2 / tau^2 and sum_n kappa_n / E: relative std sqrt(2/d) each
         r = math.sqrt(2.0 * (0.0 if kind == "orthogonal" else 1.0 / mo["d"]))
-        p, w = [], []
-        for x1, w1 in zip(_GQ_X, _GQ_W):
-            for x2, w2 in zip(_GQ_X, _GQ_W):
-                mg = score_moments(N, d, L, V=V, tau=tau, kind=kind, noise=noise, m=m, fresh=fresh,
-                                   _zeta=max(1e-3, 1 + r * x1), _skap=max(1e-3, 1 + r * x2))
-                p.append(_p_beat(mg["mu_inf"], math.sqrt(mg["var_inf"]),
-                                 [(mg["mu_noise"], math.sqrt(mg["var_noise"]), Lm1)])[0])
-                w.append(w1 * w2)
-        p, w = np.clip(np.array(p), 0.0, 1.0), np.array(w)
+        zeta = np.maximum(1e-3, 1 + r * _GQ_X)[:, None]
+        skap = np.maximum(1e-3, 1 + r * _GQ_X)[None, :]
+        mg = score_moments(N, d, L, V=V, tau=tau, kind=kind, noise=noise, m=m, fresh=fresh,
+                           _zeta=zeta, _skap=skap)
+        p = _p_beat(mg["mu_inf"], np.sqrt(mg["var_inf"]),
+                    [(mg["mu_noise"], np.sqrt(mg["var_noise"]), Lm1)])
+        p = np.clip(p, 0.0, 1.0).ravel()
+        w = (_GQ_W[:, None] * _GQ_W[None, :]).ravel()
         key = "p_retrieval_fresh_seq" if fresh else "p_retrieval_seq"
         out[key] = float(np.sum(w * p))
         if not fresh:
@@ -466,7 +474,7 @@ def success_probs(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
         mm = margin_moments(N, d, L, V=V, tau=tau, kind=kind, noise=noise, m=m, eta=eta, beta=beta,
                             gamma=gamma, fresh=fresh)
         pm = float(_p_beat(mm["mu_c"], mm["sd_c"],
-                           [(mm["mu_1"], mm["sd_1"], Nn - 1), (mm["mu_0"], mm["sd_0"], Vv - Nn)])[0])
+                           [(mm["mu_1"], mm["sd_1"], Nn - 1), (mm["mu_0"], mm["sd_0"], Vv - Nn)]).ravel()[0])
         if fresh:
             out["test_acc"] = out["p_retrieval_fresh_seq"] * pm
         else:
@@ -546,7 +554,7 @@ def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     >>> 4 < retrieval_boundary(128, 16) < 64
     True
     """
-    Ns = Ns if Ns is not None else np.unique(np.round(2 ** np.arange(1, 11.01, 0.25)).astype(int))
+    Ns = Ns if Ns is not None else np.unique(np.round(2 ** np.arange(1, 11.01, 0.5)).astype(int))
     f = lambda N: success_probs(int(N), d, L, V=max(2, int(round(vocab_ratio * N))), **kw)["p_retrieval"]
     return _crossing(f, Ns, level, "up")
 
@@ -560,7 +568,7 @@ def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     >>> 4 < recall_boundary(256, 4) < 128
     True
     """
-    Ns = Ns if Ns is not None else np.unique(np.round(2 ** np.arange(1, 11.01, 0.25)).astype(int))
+    Ns = Ns if Ns is not None else np.unique(np.round(2 ** np.arange(1, 11.01, 0.5)).astype(int))
     f = lambda N: success_probs(int(N), d, L, V=max(2, int(round(vocab_ratio * N))), **kw)["p_recall"]
     return _crossing(f, Ns, level, "down")
 

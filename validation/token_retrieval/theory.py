@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from hcizz._checks import check_int, check_real
 

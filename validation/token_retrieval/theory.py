@@ -29,6 +29,7 @@ set to zero (``kind="orthogonal"``).
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -153,7 +154,9 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
     cross_rand = N * spike ** 2 * ed + N * ks ** 2 * sr2 * ed / L      # overlaps with other seqs
     per_occ = (kz * t2 + ks * 2 * ER) / L ** 2                # centring of one noise occurrence
     occ_var = occ * (ks ** 2 * sr2 / L ** 2 + per_occ ** 2)
-    dbl_mu, dbl_var = ks * 2.0 * dbl / L, ks ** 2 * 4.0 * dbl / L ** 2
+    # a doubled token in a sequence scores (1/L)(n(n-1) - 2 R n / L) = (2/L)(1 - 2/L) (R >= 1 then)
+    dv = 2.0 / L * (1.0 - 2.0 / L)
+    dbl_mu, dbl_var = ks * dv * dbl, ks ** 2 * dv ** 2 * dbl
     # the o ~ N L / V occurrences of a vocabulary token see the *same* V fixed overlaps
     # e_k . e_j about N L^2 / V^2 times each: their Gram-row fluctuations add coherently
     coh = rep * ks ** 2 * n_other ** 2 * (L - 1) ** 4 / ((V - 1) ** 3 * L ** 2) * ed
@@ -166,7 +169,7 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
     # informative token (its own training sequence, or its twin for fresh)
     o_y = rep * (N - 1) * (L - 1) / (V - 1)
     mu_inf = t2 * _zeta * A + spike - o_y * per_occ - ks * 2 * ER / L ** 2 + (o_y + 1) * occ_bulk \
-        + ks * 2.0 * rep * (N - 1) * (L - 1) * (L - 2) / (2.0 * (V - 1) ** 2) / L
+        + ks * dv * rep * (N - 1) * (L - 1) * (L - 2) / (2.0 * (V - 1) ** 2)
     var_inf = (tx + (t2 * lam * (1 + t2) / L) ** 2 * var_kappa * (1.0 if m is None else _CM ** 2)
                + ks ** 2 * lam ** 2 * sr2 / L ** 2
                + o_y * (ks ** 2 * sr2 / L ** 2 + per_occ ** 2) + dbl_var + cross_rand + coh
@@ -180,8 +183,8 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
                            "collision_crosstalk": cross_coll}}
     if not fresh:
         p2 = rep * (L - 2) / (V - 1)                       # own sequence holds a second copy
-        own_mu = -kz * t2 / L ** 2 + ks * (2.0 * p2 / L - 2 * ER / L ** 2) + occ_bulk
-        own_var = ks ** 2 * (lam ** 2 * sr2 / L ** 2 + 4.0 * p2 * (1 - p2) / L ** 2) \
+        own_mu = -kz * t2 / L ** 2 + ks * (dv * p2 - 2 * ER / L ** 2) + occ_bulk
+        own_var = ks ** 2 * (lam ** 2 * sr2 / L ** 2 + dv ** 2 * p2 * (1 - p2)) \
             + (1 + t2) * spike ** 2 * ed
         mu_noise += own_mu
         var_noise += own_var
@@ -430,17 +433,20 @@ def success_probs(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
         ``p_retrieval_seq`` (one training sequence: argmax attention on the
         informative position), ``p_retrieval`` (all ``N``), ``p_recall_seq``,
         ``p_recall`` (all ``N`` mapped to their label), ``test_acc``
-        (fresh-sequence accuracy), ``p_retrieval_fresh_seq``, ``alpha``.
+        (fresh-sequence accuracy), ``p_retrieval_fresh_seq``, ``p_margin_seq``
+        (positive margin of one training sample given retrieval), ``alpha``.
 
     Notes
     -----
     One sequence: the informative score ``N(mu_inf, var_inf)`` must beat
     ``L - 1`` independent ``N(mu_0, var_0)`` noise scores,
     ``p = E_g prod Phi(...)``.  All ``N``: ``E_G[p(G)^N]`` where ``G`` is the
-    seed-level factor ``1 + rel_global g`` multiplying the signal (the
-    sequences are otherwise treated as independent).  Recall of one training
-    sample: its correct logit beats ``N - 1`` trained and ``V - N`` untrained
-    competitors (:func:`margin_moments`); all ``N``: ``p^N``.  Fresh
+    seed-level factors ``||z||^2 / tau^2`` and ``sum_n kappa_n / E[...]``
+    (relative std ``sqrt(2/d)`` each; 8 x 8 Gauss-Hermite nodes); the
+    sequences are otherwise treated as independent.  Recall of one training
+    sample: retrieval and a correct logit above the ``N - 1`` trained and
+    ``V - N`` untrained competitors (:func:`margin_moments`); all ``N``:
+    ``E_G[(p_ret(G) p_margin)^N]``.  Fresh
     accuracy: ``P(retrieval on a fresh sequence) * P(margin > 0 | fresh)``
     (a fresh sequence whose attention misses the informative token is
     counted as an error).
@@ -451,6 +457,16 @@ def success_probs(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
     >>> p["p_retrieval"] > 0.9
     True
     """
+    N, d, L, V, tau, m = _check(N, d, L, V, tau, kind, noise, m)
+    eta = check_real("eta", eta, low=0, low_open=True, allow_array=False)
+    beta = None if beta is None else check_real("beta", beta, low=0, low_open=True, allow_array=False)
+    gamma = None if gamma is None else check_real("gamma", gamma, low=0, low_open=True,
+                                                  allow_array=False)
+    return dict(_success_probs(N, d, L, V, tau, kind, noise, m, eta, beta, gamma))
+
+
+@functools.lru_cache(maxsize=8192)
+def _success_probs(N, d, L, V, tau, kind, noise, m, eta, beta, gamma):
     out = {}
     for fresh in (False, True):
         mo = score_moments(N, d, L, V=V, tau=tau, kind=kind, noise=noise, m=m, fresh=fresh)
@@ -469,6 +485,7 @@ def success_probs(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
         out[key] = float(np.sum(w * p))
         if not fresh:
             out["p_retrieval"] = float(np.sum(w * p ** mo["N"]))
+            p_nodes, w_nodes = p, w
     Nn, Vv = mo["N"], mo["V"]
     for fresh in (False, True):
         mm = margin_moments(N, d, L, V=V, tau=tau, kind=kind, noise=noise, m=m, eta=eta, beta=beta,
@@ -478,8 +495,12 @@ def success_probs(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
         if fresh:
             out["test_acc"] = out["p_retrieval_fresh_seq"] * pm
         else:
-            out["p_recall_seq"] = pm
-            out["p_recall"] = pm ** Nn
+            # a training sample is recalled when its attention finds the informative token and
+            # its margin is positive (where retrieval fails the attention output is a noise
+            # token shared with other sequences, and recall fails: docs)
+            out["p_margin_seq"] = pm
+            out["p_recall_seq"] = out["p_retrieval_seq"] * pm
+            out["p_recall"] = float(np.sum(w_nodes * (p_nodes * pm) ** Nn))
             out["alpha"] = mm["alpha"]
     return out
 

@@ -130,7 +130,7 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
     --------
     >>> mo = score_moments(64, 128, 16)
     >>> mo["gap"] > 0, round(mo["A"], 3)
-    (True, 2.907)
+    (True, 2.959)
     """
     N, d, L, V, tau, m = _check(N, d, L, V, tau, kind, noise, m)
     t2 = tau * tau

@@ -104,7 +104,8 @@ def _moments(quick, seed):
             if q in ("var_0", "var_1", "var_c"):
                 p = p * p
             s = sim[q]
-            z = (p - s["mean"]) / s["stderr"] if s["stderr"] > 0 else None
+            # a z-score needs a stderr above float64 round-off of the quantity's scale
+            z = (p - s["mean"]) / s["stderr"] if s["stderr"] > 1e-12 * max(1.0, abs(p)) else None
             rows.append({"N": N, "d": d, "L": L, "kind": kind, "quantity": q, "predicted": p,
                          "simulated": s["mean"], "stderr": s["stderr"], "seeds": seeds,
                          "z": z, "rel_err": (p - s["mean"]) / abs(s["mean"]) if s["mean"] else None})

@@ -164,6 +164,12 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
     # V vocabulary coefficients seen through e_k . e_j (variance 1/d each)
     coll_var = q_inf * (1 - q_inf) * spike ** 2 + occ_var + dbl_var
     cross_coll = rep * V * coll_var * ed
+    # cross-talk of the off-diagonal label kernel: r_n = sum_{m != n} K_mn h_m^(e) (K_mn second
+    # moment kvar) seen through P_n; a slot overlaps an unrelated direction with second moment eps
+    kvar = ed + 1.0 / V ** 2
+    eps = ed + rep / (V - 1)
+    off_fresh = ks ** 2 * N ** 2 * kvar * eps ** 2
+    off_occ = ks ** 2 * N * kvar * eps / L
     # second order: each occurrence of a token contributes (1/L) sum_i (e_k . x_i)^2 ~ lam / d
     occ_bulk = ks * lam * ed
     # informative token (its own training sequence, or its twin for fresh)
@@ -173,19 +179,20 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
     var_inf = (tx + (t2 * lam * (1 + t2) / L) ** 2 * var_kappa * (1.0 if m is None else _CM ** 2)
                + ks ** 2 * lam ** 2 * sr2 / L ** 2
                + o_y * (ks ** 2 * sr2 / L ** 2 + per_occ ** 2) + dbl_var + cross_rand + coh
-               + cross_coll)
+               + cross_coll + off_fresh + (o_y + 1) * off_occ)
     # a noise token
     mu_noise = q_inf * spike - occ * (per_occ - occ_bulk) + dbl_mu
-    var_noise = tx + coll_var + cross_rand + coh + cross_coll
+    var_noise = tx + coll_var + cross_rand + coh + cross_coll + off_fresh + occ * off_occ
     parts = {"signal": {"trigger": t2 * A, "own_spike": spike},
              "var_noise": {"trigger_crosstalk": tx, "cross": cross_rand,
                            "collisions": coll_var, "coherent_gram": coh,
-                           "collision_crosstalk": cross_coll}}
+                           "collision_crosstalk": cross_coll,
+                           "label_kernel_crosstalk": off_fresh + occ * off_occ}}
     if not fresh:
         p2 = rep * (L - 2) / (V - 1)                       # own sequence holds a second copy
         own_mu = -kz * t2 / L ** 2 + ks * (dv * p2 - 2 * ER / L ** 2) + occ_bulk
         own_var = ks ** 2 * (lam ** 2 * sr2 / L ** 2 + dv ** 2 * p2 * (1 - p2)) \
-            + (1 + t2) * spike ** 2 * ed
+            + (1 + t2) * spike ** 2 * ed + off_occ
         mu_noise += own_mu
         var_noise += own_var
         parts["var_noise"]["self"] = own_var

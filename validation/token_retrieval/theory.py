@@ -168,8 +168,8 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
     # moment kvar) seen through P_n; a slot overlaps an unrelated direction with second moment eps
     kvar = ed + 1.0 / V ** 2
     eps = ed + rep / (V - 1)
-    off_fresh = ks ** 2 * N ** 2 * kvar * eps ** 2
-    off_occ = ks ** 2 * N * kvar * eps / L
+    off_fresh = ks ** 2 * N * (N - 1) * kvar * eps ** 2
+    off_occ = ks ** 2 * (N - 1) * kvar * eps / L
     # second order: each occurrence of a token contributes (1/L) sum_i (e_k . x_i)^2 ~ lam / d
     occ_bulk = ks * lam * ed
     # informative token (its own training sequence, or its twin for fresh)

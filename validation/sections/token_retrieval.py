@@ -341,9 +341,7 @@ def build(ctx):
         pts = [(float(th.boundary_combination(N, d, L)), f) for (N, dd, L), (f, _) in fr_ret.items() if dd == d]
         pts.sort()
         ax.semilogx([p[0] for p in pts], [p[1] for p in pts], "o", ms=3, label=f"sim. d={d}")
-    xx = np.geomspace(1e-2, 1e3, 200)
-    ax.semilogx(xx, np.exp(-1.0 / xx), "k-", lw=0.8, label="Gumbel guide exp(-1/x)")
-    ax.axvline(1.0, color="0.5", ls=":", lw=0.8)
+    ax.axvline(1.0, color="k", ls=":", lw=0.8, label="x = 1")
     ax.set_xlabel("predicted x = gap^2 / ((var_inf + var_noise) 2 log(L-1))")
     ax.set_ylabel("simulated P(retrieval, all N)")
     ax.legend(fontsize=6)
@@ -437,37 +435,55 @@ def build(ctx):
           r["p_recall_sim"], r["retrieval_seq_pred"], r["retrieval_seq_sim"]] for r in worst],
         {i: ".2f" for i in range(3, 9)}))
     md.append("#### Where the theory fails, and why\n")
+    mae_L = {L: float(np.mean([abs(r["p_retrieval_pred"] - r["p_retrieval_sim"]) for r in tvs if r["L"] == L]))
+             for L in Ls}
+    seq_L = {L: float(np.mean([abs(r["retrieval_seq_pred"] - r["retrieval_seq_sim"]) for r in tvs
+                               if r["L"] == L])) for L in Ls}
+    bad = [r for r in mom if r["z"] is not None and abs(r["z"]) > 5]
     md.append(
-        "* *All-N success is a tail event.* P(all N) = p^N turns a per-sequence error of 1e-3 into a "
-        "large error on the all-N probability at N >= 256; the per-sequence columns (`ret/seq`) "
-        "agree much better than the all-N ones. Sequences are treated as independent; they share "
-        "the trigger cross-talk e_k.z of every repeated token.\n"
-        "* *Gaussian maximum.* The noise scores are not Gaussian when vocabulary collisions dominate "
-        "(L comparable to V = 4N: a token that appears twice in several training sequences gains "
-        "2/L per doubled occurrence); the Gaussian extreme-value step then under-predicts failures "
-        "at small N and large L (e.g. N = 16, d = 128, L = 16). The variances of the noise scores "
-        "are also under-predicted there (moment table) because the leading order drops products "
-        "of collisions and 1/d overlaps beyond the coherent Gram sums it keeps.\n"
-        "* *Small d.* At d = 32 the relative fluctuation sqrt(2/d) = 0.25 of ||z||^2 and of "
-        "sum_n kappa_n is not small; the theory integrates over them but keeps only their first "
-        "order. A residual term of order N^2/d^2 in the noise-score variance (visible in the "
-        "N = 64, d = 128 rows) is not in the leading order.\n"
-        "* *Recall where retrieval fails.* The margin model uses one mean attention weight alpha "
-        "for every sequence; where retrieval fails the attention outputs differ wildly between "
-        "sequences and the training-recall prediction is too optimistic (N = 32, d = 256, L = 64).\n")
+        "Mean |error| of P(retrieval, all N) by L: " + ", ".join(f"L={L}: {v:.3f}" for L, v in mae_L.items())
+        + "; of the per-sequence retrieval fraction: " + ", ".join(f"L={L}: {v:.3f}" for L, v in seq_L.items())
+        + ". Moments more than 5 stderr off: " + (", ".join(
+            f"{r['quantity']} at (N, d, L) = ({r['N']}, {r['d']}, {r['L']}, {r['kind']}) "
+            f"[{r['predicted']:.3g} vs {r['simulated']:.3g}]" for r in bad) or "none") + ".\n")
+    md.append(
+        "* *All-N success is a tail event.* P(all N) = E[p^N] turns a per-sequence error of 1e-2 "
+        "into a large error of the all-N probability at large N (in the largest disagreements "
+        f"above the per-sequence error is at most {max(abs(r['retrieval_seq_pred'] - r['retrieval_seq_sim']) for r in worst):.2f}, "
+        f"the all-N error up to {max(abs(r['p_retrieval_pred'] - r['p_retrieval_sim']) for r in worst):.2f}). "
+        "The sequences are treated as independent, although they share the trigger "
+        "cross-talk e_k.z of every repeated token.\n"
+        "* *Long sequences (L comparable to V = 4N).* Vocabulary collisions dominate there; their "
+        "counts are Poisson-like, not Gaussian, and the leading order keeps only the coherent Gram "
+        "sums of collisions and 1/d overlaps, not all their products: the noise-score variance is "
+        "under-predicted (moment rows at L = 64) and the theory is optimistic about retrieval.\n"
+        "* *Small d.* At d = 32 the seed-level factors ||z||^2 and sum_n kappa_n fluctuate by "
+        "sqrt(2/d) = 25%; the theory integrates over them to first order only, and the trigger "
+        "cross-talk (relative size 1/(tau^2 d)) makes retrieval non-monotone in N, which the theory "
+        "reproduces only qualitatively (U-shaped white contour in tr_phase_Nd).\n"
+        "* *Attention beyond the argmax.* The margins use one mean attention weight alpha; where "
+        "retrieval fails the attention outputs differ between sequences. Training recall is then "
+        "counted as failed and a fresh sequence whose attention misses the informative token as "
+        "an error, while in simulation a weakly attended informative token still wins the readout "
+        "now and then (orthonormal, L = 16, N <= 8: fresh accuracy 0.3-0.6 simulated, ~0 predicted); "
+        "alpha itself is off by up to 0.3 in that regime.\n"
+        "* *Small N.* Terms of relative order 1/V that the leading order drops make the trigger "
+        "coefficient A about 20% low at N = 2 (V = 8).\n")
 
     md.append("### Boundary law read off the theory\n")
     md.append(
         f"Predicted retrieval boundary N_c(d, L) (P(all N) = 1/2, V = 4N) fitted as a power law over "
         f"d in {list(bd_ds)}, L in {list(bd_Ls)}: N_c ~ d^{c_ret[1]:+.2f} L^{c_ret[2]:+.2f}. Local "
         "L-exponent: " + ", ".join(f"{v:.2f} at d = {k}" for k, v in loc.items()) + ". "
-        "Leading order: the gap is ~ N kappa tau^4 / L, the noise variance collects the trigger "
-        "cross-talk (~ gap^2 / (tau^2 d), N-independent in relative terms), the Gram-row and "
-        "collision terms (~ 1/(L d) + 1/(8 N L^2) ...) and the cross-talk with other sequences; "
-        "the boundary is where gap^2 / var = 2 log(L - 1), i.e. the combination "
-        "N^2 d / (L^2 log L) when the Gram-row fluctuations dominate, and N^3 / (L^2 log L) "
-        "(d-independent) when collisions dominate (large d): a multiplicative law whose exponents "
-        "drift between these regimes, which is why fitted exponents move with the grid.\n")
+        "Leading order (V = 4N, kappa = 3/4): gap ~ (tau^4 / L)(N kappa - L/4) (collisions between "
+        "noise tokens cancel the trigger signal unless N > L/3), noise variance ~ "
+        "gap^2 / (tau^2 d) (trigger cross-talk) + 1/(8N) + L/(64 N^2) (collisions) + 1/(4d) + "
+        "1/(dL) (Gram rows) + N(N-1)/d^3 (label-kernel cross-talk); the boundary sits at "
+        "x = gap^2 / (var 2 log(L-1)) of about 1.5. N, d and L enter multiplicatively through x "
+        "(the data collapse below), but x is not a single power law: at large d the collision "
+        "terms give N_c ~ L (d-independent), at small d the cross-talk terms raise the "
+        "L-exponent and add a d-dependence. A power-law fit therefore returns exponents that "
+        "depend on the grid and the method (table below).\n")
     if c_rec:
         md.append(f"Predicted recall boundary N_max ~ d^{c_rec[1]:+.2f} L^{c_rec[2]:+.2f} "
                   "(trigger value pollution alpha^2 tau^2 against the cross-talk N alpha^4 tau^4 / d: "

@@ -1,6 +1,6 @@
 """Token retrieval with random (non-orthogonal) embeddings: a one-layer
 attention model trained by a three-step early phase of gradient descent
-(THEORY.md section 4; the formulation is ours, see docs/token_retrieval.md)."""
+(the formulation is ours, see docs/token_retrieval.md)."""
 from .task import Embeddings, Batch, make_embeddings, sample_sequences
 from .model import make_mlp, forward, loss_and_grads, margins
 from .early_phase import EarlyPhase, early_phase, evaluate, train_gd

@@ -1,6 +1,6 @@
 """Three-step early phase of gradient descent from zero, and full training.
 
-Early phase (THEORY.md section 4)::
+Early phase (docs/token_retrieval.md#early-phase-and-full-training)::
 
     V1 = -eta   grad_V L(W=0,  V=0)
     W1 = -gamma grad_W L(W=0,  V=V1)

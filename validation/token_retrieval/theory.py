@@ -117,9 +117,13 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
     -----
     ``A = N kz lam (tau^2/L + 1/d) - N ks 2 E[R] tau^2 / L^2`` with
     ``lam = 1 - 1/L``, ``E[R] = (L-1)(L-2) / (2 (V-1))`` the expected number
-    of colliding noise pairs in a sequence; informative score
-    ``tau^2 A + kz tau^2 lam / L - o kz tau^2 / L^2 + ks D2`` and so on (see
-    the docs page for every term).
+    of colliding noise pairs in a sequence, ``kz``, ``ks`` the mean label-kernel
+    weights (``1 - N/V`` and ``1 - 1/V`` without MLP).  The informative score is
+    ``tau^2 A`` plus its own spike ``kz tau^2 lam / L`` and collision terms;
+    the variances add the trigger cross-talk ``A^2 tau^2 / d``, collisions,
+    own-sequence Gram fluctuations, cross-talk with the other sequences,
+    coherent Gram sums and the label-kernel cross-talk (each term, its
+    origin and its size in the docs page).
 
     References
     ----------
@@ -619,12 +623,12 @@ def boundary_combination(N, d, L, *, vocab_ratio=4.0, tau=1.0):
 
     Notes
     -----
-    Dominant terms for ``V = 4N`` (docs): ``gap ~ N kz tau^4 / L``;
-    ``var ~ N^2 kz^2 tau^6 / (L^2 d)`` (trigger cross-talk, N-independent
-    relative to the gap) ``+ (L + 1)/(d L)`` (Gram-row fluctuations of the
-    ``~L/4`` occurrences of a token) ``+ 1 / (8N)`` (collisions), so
-    ``snr2 ~ N^2 d / L^2`` once the trigger cross-talk is small: the
-    multiplicative law ``N sqrt(d) / L``.
+    For ``V = 4N`` (docs): ``gap ~ (tau^4 / L)(N kz - L/4)`` and
+    ``var ~ gap^2 / (tau^2 d) + 1/(8N) + L/(64 N^2) + 1/(4d) + 1/(dL)
+    + N(N-1)/d^3``; the retrieval boundary of all ``N`` sequences sits at
+    ``x ~ 1.5``.  ``N``, ``d`` and ``L`` enter multiplicatively through ``x``,
+    which is not a single power law (collision-dominated ``N_c ~ L`` at large
+    ``d``; cross-talk-dominated at small ``d``).
 
     Examples
     --------

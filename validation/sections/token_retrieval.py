@@ -1,24 +1,39 @@
-"""Report section: token retrieval with random embeddings (docs/token_retrieval.md).
+"""Report section: token retrieval with random embeddings.
 
 Early-phase GD (three steps from zero) of a one-layer attention model on the
-token-retrieval task; phase diagrams over (N, d, L), power-law boundary fits
-with uncertainties, a test of multiplicative dependence, random vs
-orthogonal embeddings, a Gaussian signal-to-noise prediction of success and
-a comparison with full training.  The formulation is ours
-(docs/token_retrieval.md).
+token-retrieval task, against the closed-form leading-order theory of
+``validation.token_retrieval.theory`` (docs/token_retrieval.md#theory-of-the-early-phase):
+moment-by-moment checks, predicted vs simulated success over the (N, d, L)
+grid, phase diagrams with the predicted boundary, the fitted boundary and the
+counting bound, a data collapse, power-law fits kept as a check, random vs
+orthogonal embeddings, the MLP width, the step-size convention and full
+training.  The formulation is ours (docs/token_retrieval.md).
 """
 from __future__ import annotations
+
+import math
+import time
 
 import numpy as np
 
 from validation.report import SectionResult, md_table
 from validation.token_retrieval import experiments as ex
-from validation.token_retrieval.cli import (beta_scan, fits, grid_records, mlp_scan,
-                                           orthogonal_contrast, snr_comparison)
+from validation.token_retrieval import theory as th
 
 KEY = "token_retrieval"
-TITLE = "Token retrieval with random embeddings: early-phase GD and its phase boundary"
+TITLE = "Token retrieval with random embeddings: early-phase GD, its theory and its phase boundary"
 DOCS = "docs/token_retrieval.md"  # model and derivations; linked under the section heading
+
+#: (N, d, L, kind) of the moment checks and their seeds (quick, full)
+MOMENT_CFGS = {True: ([(16, 256, 4, "random"), (32, 64, 8, "random")], 3),
+               False: ([(16, 256, 4, "random"), (8, 64, 4, "random"), (64, 128, 16, "random"),
+                        (128, 32, 8, "random"), (32, 256, 64, "random"), (32, 256, 16, "orthogonal")],
+                       16)}
+_MOMENT_PRED = {"A": ("s", "A"), "mu_inf": ("s", "mu_inf"), "var_inf": ("s", "var_inf"),
+                "mu_noise": ("s", "mu_noise"), "var_noise": ("s", "var_noise"),
+                "mu_noise_fresh": ("f", "mu_noise"), "var_noise_fresh": ("f", "var_noise"),
+                "alpha": ("m", "alpha"), "Gs": ("m", "Gs"), "Gc": ("m", "Gc"),
+                "var_0": ("m", "sd_0"), "var_1": ("m", "sd_1"), "var_c": ("m", "sd_c")}
 
 
 def _table(header, rows, fmt=None):
@@ -39,6 +54,15 @@ def _exp_rows(name, f):
     return rows
 
 
+def _edges(vals):
+    """Log-scale cell edges around grid values."""
+    v = np.log(np.asarray(vals, float))
+    if len(v) == 1:
+        return np.exp([v[0] - 0.35, v[0] + 0.35])
+    mid = (v[1:] + v[:-1]) / 2
+    return np.exp(np.concatenate([[v[0] - (mid[0] - v[0])], mid, [v[-1] + (v[-1] - mid[-1])]]))
+
+
 def _heat(ax, frac, xs, ys, xkey, ykey, fixed, title):
     M = np.full((len(ys), len(xs)), np.nan)
     for i, y in enumerate(ys):
@@ -47,77 +71,322 @@ def _heat(ax, frac, xs, ys, xkey, ykey, fixed, title):
             v = frac.get((k["N"], k["d"], k["L"]))
             if v is not None:
                 M[i, j] = v[0]
-    im = ax.imshow(M, origin="lower", vmin=0, vmax=1, cmap="viridis", aspect="auto")
-    ax.set_xticks(range(len(xs)), [str(x) for x in xs], fontsize=7)
-    ax.set_yticks(range(len(ys)), [str(y) for y in ys], fontsize=7)
-    ax.set_xlabel(xkey)
-    ax.set_ylabel(ykey)
+    im = ax.pcolormesh(_edges(xs), _edges(ys), np.ma.masked_invalid(M), vmin=0, vmax=1,
+                       cmap="viridis", shading="flat")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(xs, [str(x) for x in xs], fontsize=7)
+    ax.set_yticks(ys, [str(y) for y in ys], fontsize=7)
+    ax.minorticks_off()
     ax.set_title(title, fontsize=8)
     return im
 
 
+def _pred_grid(key, Ns, ds, Ls):
+    """Predicted probability ``key`` on a product grid, shape (len(Ls), len(ds), len(Ns))."""
+    out = np.zeros((len(Ls), len(ds), len(Ns)))
+    for a, L in enumerate(Ls):
+        for b, d in enumerate(ds):
+            for c, N in enumerate(Ns):
+                out[a, b, c] = th.success_probs(int(N), int(d), int(L), V=max(2, 4 * int(N)))[key]
+    return out
+
+
+def _moments(quick, seed):
+    cfgs, seeds = MOMENT_CFGS[quick]
+    rows = []
+    for (N, d, L, kind) in cfgs:
+        sim = ex.measure_moments(N, d, L, seeds=seeds, seed=seed, kind=kind)
+        src = {"s": th.score_moments(N, d, L, kind=kind), "f": th.score_moments(N, d, L, kind=kind, fresh=True),
+               "m": th.margin_moments(N, d, L, kind=kind)}
+        for q in ex.MOMENT_KEYS:
+            which, name = _MOMENT_PRED[q]
+            p = float(src[which][name])
+            if q in ("var_0", "var_1", "var_c"):
+                p = p * p
+            s = sim[q]
+            # a z-score needs a stderr above float64 round-off of the quantity's scale
+            z = (p - s["mean"]) / s["stderr"] if s["stderr"] > 1e-12 * max(1.0, abs(p)) else None
+            rows.append({"N": N, "d": d, "L": L, "kind": kind, "quantity": q, "predicted": p,
+                         "simulated": s["mean"], "stderr": s["stderr"], "seeds": seeds,
+                         "z": z, "rel_err": (p - s["mean"]) / abs(s["mean"]) if s["mean"] else None})
+    return rows, seeds
+
+
+def _fit_pl(pts, along="N"):
+    """Least squares of log along on log d, log L; returns (c, a, b)."""
+    P = np.array([[math.log(p["d"]), math.log(p["L"]), math.log(p[along])] for p in pts])
+    X = np.column_stack([np.ones(len(P)), P[:, 0], P[:, 1]])
+    c, *_ = np.linalg.lstsq(X, P[:, 2], rcond=None)
+    return [float(x) for x in c]
+
+
+def _mlp_beta_md(mlp, mlp_pred, bscan):
+    md = []
+    mb = {(b["d"], b["m"]): b["N"] for b in mlp["boundary"]}
+    rows = [[d] + [f"{mb[(d, m)]:.1f}" if mb.get((d, m)) else "-" for m in [0] + mlp["ms"]]
+            + [f"{mlp_pred[f'{d},{m}']:.1f}" if mlp_pred[f"{d},{m}"] else "-" for m in [0] + mlp["ms"]]
+            for d in mlp["ds"]]
+    md.append(f"Recall boundary N_max at L = {mlp['L']} with the fixed random MLP of width m "
+              f"({mlp['seeds']} seeds; m = 0: no MLP), simulated and theory. '-': no crossing in "
+              f"N in {mlp['Ns']}.\n\n" +
+              _table(["d"] + [f"sim m={m}" for m in [0] + mlp["ms"]] + [f"theory m={m}" for m in [0] + mlp["ms"]],
+                     rows))
+    if mlp["fit"]["exponents"]:
+        e = mlp["fit"]["exponents"]
+        md.append(f"Fit with MLP: N_max ~ d^({e['d']['value']:.2f} ± {e['d']['stderr']:.2f}) "
+                  f"m^({e['m']['value']:.2f} ± {e['m']['stderr']:.2f}) "
+                  f"({mlp['fit']['n_points']} points).\n")
+    rows = [[r["beta"], r["key"], r["L"], r["N_c"], r["N_c_pred"], r["attn_inf"]] for r in bscan["rows"]]
+    md.append(f"Step-size convention (d = {bscan['d']}): boundaries for beta = ||W1||_F in 3, 10, 30 "
+              "(argmax attention does not depend on beta in the theory; beta sets the attention "
+              "sharpness alpha that enters the margins).\n\n" +
+              _table(["beta", "criterion", "L", "N_c sim", "N_c theory", "mean attention"], rows,
+                     {3: ".1f", 4: ".1f", 5: ".3f"}))
+    return md
+
+
 def build(ctx):
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
 
+    t0 = time.perf_counter()
     quick = ctx.quick
-    recs, g = grid_records(quick, seed=ctx.seed, progress=ctx.progress)
+    kw = {} if quick else {"executor": "inprocess", "store": ctx.out / "token_retrieval_grid.jsonl"}
+    recs, g = ex.grid_records(quick, seed=ctx.seed, progress=ctx.progress, **kw)
     Ns, ds, Ls = list(g["Ns"]), list(g["ds"]), list(g["Ls"])
-    ctx.progress("token_retrieval: fitting boundaries")
-    F = fits(recs, seed=ctx.seed)
-    snr = snr_comparison(recs)
-    ctx.progress("token_retrieval: random vs orthogonal")
-    orth = orthogonal_contrast(quick, seed=ctx.seed, progress=None)
-    ctx.progress("token_retrieval: MLP width and step-size scans")
-    mlp = mlp_scan(quick, seed=ctx.seed, progress=None)
-    bscan = beta_scan(quick, seed=ctx.seed, progress=None)
-    ctx.progress("token_retrieval: early phase vs full training")
-    gd_cfg = [(8, 64, 4), (32, 64, 4), (32, 128, 16)] if quick else \
-        [(8, 64, 4), (32, 64, 4), (32, 128, 16), (128, 256, 8)]
-    gd = [ex.compare_gd(N, d, L, seed=ctx.seed, steps=150 if quick else 400, lr=0.05)
-          for (N, d, L) in gd_cfg]
-
+    ctx.progress("token_retrieval: theory vs simulation")
     fr_rec = ex.aggregate(recs, "recall")
     fr_ret = ex.aggregate(recs, "retrieval")
     fr_test = ex.aggregate(recs, "test_acc")
+    fr_rseq = ex.aggregate(recs, "retrieval_acc")
+    fr_cseq = ex.aggregate(recs, "recall_acc")
 
-    # figures: (N, d) at each L; (d, L) at several N
+    # ---------------- theory vs simulation over the grid
+    tvs = []
+    for (N, d, L), (f, n) in fr_ret.items():
+        p = th.success_probs(N, d, L, V=max(2, 4 * N))
+        se = lambda x: math.sqrt(max(x * (1 - x), 0.25 / n) / n)   # MC stderr of a fraction
+        tvs.append({"N": N, "d": d, "L": L, "seeds": n,
+                    "p_retrieval_pred": p["p_retrieval"], "p_retrieval_sim": f,
+                    "p_retrieval_stderr": se(f),
+                    "p_recall_pred": p["p_recall"], "p_recall_sim": fr_rec[(N, d, L)][0],
+                    "p_recall_stderr": se(fr_rec[(N, d, L)][0]),
+                    "retrieval_seq_pred": p["p_retrieval_seq"], "retrieval_seq_sim": fr_rseq[(N, d, L)][0],
+                    "recall_seq_pred": p["p_recall_seq"], "recall_seq_sim": fr_cseq[(N, d, L)][0],
+                    "test_acc_pred": p["test_acc"], "test_acc_sim": fr_test[(N, d, L)][0]})
+    err = {}
+    for k in ("p_retrieval", "p_recall", "retrieval_seq", "recall_seq", "test_acc"):
+        e = np.array([abs(r[f"{k}_pred"] - r[f"{k}_sim"]) for r in tvs])
+        err[k] = {"mean_abs_error": float(e.mean()), "max_abs_error": float(e.max()),
+                  "n": int(e.size)}
+    both = np.array([abs(r["p_retrieval_pred"] - r["p_retrieval_sim"]) for r in tvs]
+                    + [abs(r["p_recall_pred"] - r["p_recall_sim"]) for r in tvs])
+    worst = sorted(tvs, key=lambda r: -max(abs(r["p_retrieval_pred"] - r["p_retrieval_sim"]),
+                                           abs(r["p_recall_pred"] - r["p_recall_sim"])))[:8]
+    by_d = {}
+    for d in ds:
+        e = [abs(r["p_retrieval_pred"] - r["p_retrieval_sim"]) for r in tvs if r["d"] == d]
+        e2 = [abs(r["p_recall_pred"] - r["p_recall_sim"]) for r in tvs if r["d"] == d]
+        by_d[str(d)] = {"retrieval_mae": float(np.mean(e)), "recall_mae": float(np.mean(e2))}
+
+    ctx.progress("token_retrieval: moments")
+    mom, mom_seeds = _moments(quick, ctx.seed)
+
+    # ---------------- predicted boundaries and counting bound
+    ctx.progress("token_retrieval: predicted boundaries")
+    bd_ds = (32, 64, 128, 256)
+    bd_Ls = (4, 16, 64) if quick else (4, 8, 16, 32, 64)
+    pred_ret, pred_rec, lower = [], [], []
+    for d in bd_ds:
+        for L in bd_Ls:
+            nc = th.retrieval_boundary(d, L)
+            if nc is not None:
+                pred_ret.append({"d": d, "L": L, "N": nc})
+            nm = th.recall_boundary(d, L)
+            if nm is not None:
+                pred_rec.append({"d": d, "L": L, "N": nm})
+            lower.append({"d": d, "L": L, "N_counting": th.counting_boundary(d, L)})
+    c_ret = _fit_pl(pred_ret)
+    c_rec = _fit_pl(pred_rec) if len(pred_rec) >= 4 else None
+    # local exponents of the predicted retrieval boundary (d=256 and d=32 rows)
+    loc = {}
+    for d in (32, 256):
+        pts = sorted((p["L"], p["N"]) for p in pred_ret if p["d"] == d)
+        if len(pts) >= 2:
+            loc[str(d)] = float(np.polyfit(np.log([p[0] for p in pts]), np.log([p[1] for p in pts]), 1)[0])
+    lb_fit = _fit_pl([{"d": r["d"], "L": r["L"], "N": r["N_counting"]} for r in lower])
+
+    ctx.progress("token_retrieval: fits (check)")
+    F = ex.fits(recs, seed=ctx.seed)
+    snr = ex.snr_comparison(recs)
+    ctx.progress("token_retrieval: random vs orthogonal, MLP, step size")
+    orth = ex.orthogonal_contrast(quick, seed=ctx.seed)
+    for r in orth["rows"]:
+        if r["key"] in ("recall", "retrieval", "test_acc"):
+            p = th.success_probs(r["N"], orth["d"], r["L"], V=4 * r["N"], kind=r["kind"])
+            r["predicted"] = p[{"recall": "p_recall", "retrieval": "p_retrieval", "test_acc": "test_acc"}[r["key"]]]
+    mlp = bscan = None
+    mlp_pred = {}
+    if not quick:                       # the MLP and step-size scans run in full mode only
+        mlp = ex.mlp_scan(quick, seed=ctx.seed)
+        for d in mlp["ds"]:
+            for m in [None] + list(mlp["ms"]):
+                mlp_pred[f"{d},{0 if m is None else m}"] = th.recall_boundary(d, mlp["L"], m=m)
+        bscan = ex.beta_scan(quick, seed=ctx.seed)
+        for r in bscan["rows"]:
+            f = th.retrieval_boundary if r["key"] == "retrieval" else th.recall_boundary
+            r["N_c_pred"] = f(bscan["d"], r["L"], beta=r["beta"])
+    ctx.progress("token_retrieval: early phase vs full training")
+    gd_cfg = [(8, 64, 4)] if quick else [(8, 64, 4), (32, 64, 4), (32, 128, 16), (128, 256, 8)]
+    gd_steps = 100 if quick else 400
+    gd = [ex.compare_gd(N, d, L, seed=ctx.seed, steps=gd_steps, lr=0.05) for (N, d, L) in gd_cfg]
+
+    # ---------------- figures
     figs = []
-    fig, axes = plt.subplots(2, len(Ls), figsize=(3.0 * len(Ls), 5.6), squeeze=False)
-    for j, L in enumerate(Ls):
-        _heat(axes[0, j], fr_ret, Ns, ds, "N", "d", {"L": L}, f"retrieval, L={L}")
-        im = _heat(axes[1, j], fr_rec, Ns, ds, "N", "d", {"L": L}, f"recall (all N), L={L}")
-    fig.subplots_adjust(hspace=0.4)
-    fig.colorbar(im, ax=axes, shrink=0.6, label="success fraction")
-    figs.append(ctx.savefig(fig, "tr_phase_Nd.png"))
-    Nsel = [n for n in (8, 32, 128, 512) if n in Ns]
-    fig, axes = plt.subplots(2, len(Nsel), figsize=(3.0 * len(Nsel), 5.6), squeeze=False)
-    for j, N in enumerate(Nsel):
-        _heat(axes[0, j], fr_ret, ds, Ls, "d", "L", {"N": N}, f"retrieval, N={N}")
-        im = _heat(axes[1, j], fr_test, ds, Ls, "d", "L", {"N": N}, f"fresh-sequence acc., N={N}")
-    fig.subplots_adjust(hspace=0.4)
-    fig.colorbar(im, ax=axes, shrink=0.6, label="fraction")
-    figs.append(ctx.savefig(fig, "tr_phase_dL.png"))
     ex_ret = F["retrieval_boundary"]["exponents"]
-    if ex_ret:
-        fig, ax = plt.subplots(figsize=(5, 3.4))
-        a, b = ex_ret["d"]["value"], ex_ret["L"]["value"]
-        for L in Ls:
-            xs, ys = [], []
-            for (N, d, LL), (f, _) in fr_ret.items():
-                if LL == L:
-                    xs.append(N / (d ** a * L ** b))
-                    ys.append(f)
-            o = np.argsort(xs)
-            ax.semilogx(np.array(xs)[o], np.array(ys)[o], "o", ms=3, label=f"L={L}")
-        ax.set_xlabel(f"N / (d^{a:.2f} L^{b:.2f})")
-        ax.set_ylabel("retrieval success fraction")
-        ax.legend(fontsize=7)
-        figs.append(ctx.savefig(fig, "tr_collapse.png"))
+    ex_rec = F["recall_boundary"]["exponents"]
+    res = 3 if quick else 1                 # coarser theory contours in quick mode
+    fN = np.unique(np.round(np.geomspace(min(Ns), max(Ns), 25 // res)).astype(int))
+    fd = np.unique(np.round(np.geomspace(min(ds), max(ds), 13 // res)).astype(int))
+    fL = np.unique(np.round(np.geomspace(min(Ls), max(Ls), 13 // res)).astype(int))
+    P_ret_NdL = _pred_grid("p_retrieval", fN, fd, Ls)
+    P_rec_NdL = _pred_grid("p_recall", fN, fd, Ls)
+    fig, axes = plt.subplots(2, len(Ls), figsize=(2.9 * len(Ls) + 1.2, 5.8), squeeze=False,
+                             sharex=True, sharey=True, constrained_layout=True)
+    for j, L in enumerate(Ls):
+        for row, (fr, P, fit, name) in enumerate(((fr_ret, P_ret_NdL, ex_ret, "retrieval"),
+                                                  (fr_rec, P_rec_NdL, ex_rec, "recall (all N)"))):
+            ax = axes[row, j]
+            im = _heat(ax, fr, Ns, ds, "N", "d", {"L": L}, f"{name}, L={L}")
+            cs = ax.contour(fN, fd, P[j], levels=[0.5], colors="w", linewidths=1.6)
+            if fit:
+                key = "retrieval_boundary" if row == 0 else "recall_boundary"
+                c0 = F[key].get("log_prefactor")
+                if c0 is not None:
+                    dd = np.geomspace(min(ds), max(ds), 20)
+                    nn = np.exp(c0) * dd ** fit["d"]["value"] * L ** fit["L"]["value"]
+                    ax.plot(nn, dd, "r--", lw=1.2)
+            if row == 1:
+                nit = [r["N_counting"] for r in lower if r["L"] == L]
+                ax.annotate(f"counting bound:\nN > {min(nit):.0f} fails", (0.03, 0.97),
+                            xycoords="axes fraction", fontsize=6, va="top", color="w")
+            ax.set_xlim(_edges(Ns)[0], _edges(Ns)[-1])
+            ax.set_ylim(_edges(ds)[0], _edges(ds)[-1])
+            if j == 0:
+                ax.set_ylabel("d (embedding dim.)")
+            if row == 1:
+                ax.set_xlabel("N (training sequences)")
+    from matplotlib.lines import Line2D
+    handles = [Line2D([], [], color="w", lw=1.6, label="theory P = 1/2"),
+               Line2D([], [], color="r", ls="--", lw=1.2, label="fitted power law (sim.)")]
+    leg = fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=7,
+                     facecolor="0.6")
+    fig.colorbar(im, ax=axes, shrink=0.7, label="simulated success fraction")
+    figs.append(ctx.savefig(fig, "tr_phase_Nd.png"))
+    del leg
 
-    # ---------------- markdown + data
+    Nsel = [n for n in (4, 16, 64, 256) if n in Ns] if quick else [n for n in (8, 32, 128, 512) if n in Ns]
+    fig, axes = plt.subplots(2, len(Nsel), figsize=(2.9 * len(Nsel) + 1.2, 5.8), squeeze=False,
+                             sharex=True, sharey=True, constrained_layout=True)
+    for j, N in enumerate(Nsel):
+        Pr = np.array([[th.success_probs(N, int(d), int(L), V=4 * N)["p_retrieval"] for d in fd] for L in fL])
+        Pt = np.array([[th.success_probs(N, int(d), int(L), V=4 * N)["test_acc"] for d in fd] for L in fL])
+        for row, (fr, P, name) in enumerate(((fr_ret, Pr, "retrieval"), (fr_test, Pt, "fresh-seq. acc."))):
+            ax = axes[row, j]
+            im = _heat(ax, fr, ds, Ls, "d", "L", {"N": N}, f"{name}, N={N}")
+            ax.contour(fd, fL, P, levels=[0.5], colors="w", linewidths=1.6)
+            if row == 0 and ex_ret and F["retrieval_boundary"].get("log_prefactor") is not None:
+                # fitted N_c = C d^a L^b  ->  L_c(d) = (N / (C d^a))^(1/b)
+                a, b = ex_ret["d"]["value"], ex_ret["L"]["value"]
+                dd = np.geomspace(min(ds), max(ds), 20)
+                ax.plot(dd, (N / (np.exp(F["retrieval_boundary"]["log_prefactor"]) * dd ** a)) ** (1 / b),
+                        "r--", lw=1.2)
+            ax.set_xlim(_edges(ds)[0], _edges(ds)[-1])
+            ax.set_ylim(_edges(Ls)[0], _edges(Ls)[-1])
+            if j == 0:
+                ax.set_ylabel("L (sequence length)")
+            if row == 1:
+                ax.set_xlabel("d (embedding dim.)")
+    handles = [Line2D([], [], color="w", lw=1.6, label="theory P = 1/2"),
+               Line2D([], [], color="r", ls="--", lw=1.2, label="fitted retrieval boundary (sim.)")]
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=7, facecolor="0.6")
+    fig.colorbar(im, ax=axes, shrink=0.7, label="simulated fraction")
+    figs.append(ctx.savefig(fig, "tr_phase_dL.png"))
+
+    # theory vs simulation scatter
+    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.4), constrained_layout=True)
+    for ax, (k, lab) in zip(axes, (("p_retrieval", "P(retrieval, all N)"), ("p_recall", "P(recall, all N)"),
+                                   ("test_acc", "fresh-sequence accuracy"))):
+        x = np.array([r[f"{k}_pred"] for r in tvs])
+        y = np.array([r[f"{k}_sim"] for r in tvs])
+        dcol = np.array([r["d"] for r in tvs])
+        if k in ("p_retrieval", "p_recall"):
+            yerr = np.array([r[f"{k}_stderr"] for r in tvs])
+            ax.errorbar(x, y, yerr=yerr, fmt="none", ecolor="0.7", lw=0.6, zorder=1)
+        sc = ax.scatter(x, y, c=np.log2(dcol), s=12, cmap="plasma", zorder=2)
+        ax.plot([0, 1], [0, 1], "k-", lw=0.8, label="y = x")
+        ax.set_xlabel(f"theory {lab}")
+        ax.set_ylabel(f"simulated {lab}")
+        ax.set_title(f"mean |err| {err[k]['mean_abs_error']:.3f}, max {err[k]['max_abs_error']:.2f}",
+                     fontsize=8)
+        ax.legend(fontsize=7, loc="upper left")
+    cb = fig.colorbar(sc, ax=axes, shrink=0.8, label="log2 d")
+    del cb
+    figs.append(ctx.savefig(fig, "tr_theory_vs_sim.png"))
+
+    # data collapse against the predicted combination
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4), constrained_layout=True)
+    ax = axes[0]
+    for d in ds:
+        pts = [(float(th.boundary_combination(N, d, L)), f) for (N, dd, L), (f, _) in fr_ret.items() if dd == d]
+        pts.sort()
+        ax.semilogx([p[0] for p in pts], [p[1] for p in pts], "o", ms=3, label=f"sim. d={d}")
+    ax.axvline(1.0, color="k", ls=":", lw=0.8, label="x = 1")
+    ax.set_xlabel("predicted x = gap^2 / ((var_inf + var_noise) 2 log(L-1))")
+    ax.set_ylabel("simulated P(retrieval, all N)")
+    ax.legend(fontsize=6)
+    ax = axes[1]
+    a_p, b_p = c_ret[1], c_ret[2]
+    for L in Ls:
+        pts = sorted((N / (d ** a_p * L ** b_p), f) for (N, d, LL), (f, _) in fr_ret.items() if LL == L)
+        ax.semilogx([p[0] for p in pts], [p[1] for p in pts], "o", ms=3, label=f"sim. L={L}")
+    ax.axvline(math.exp(c_ret[0]), color="k", ls="--", lw=0.8, label="predicted boundary")
+    ax.set_xlabel(f"N / (d^{a_p:.2f} L^{b_p:.2f})  (exponents from the theory)")
+    ax.set_ylabel("simulated P(retrieval, all N)")
+    ax.legend(fontsize=6)
+    figs.append(ctx.savefig(fig, "tr_collapse.png"))
+
+    # boundaries vs d with the counting bound
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4), constrained_layout=True)
+    sim_ret_b = ex.boundary_points(fr_ret, direction="up")
+    sim_rec_b = ex.boundary_points(fr_rec, direction="down")
+    for ax, pred, simb, name in ((axes[0], pred_ret, sim_ret_b, "retrieval N_c"),
+                                 (axes[1], pred_rec, sim_rec_b, "recall N_max")):
+        for i, L in enumerate(bd_Ls):
+            col = f"C{i}"
+            pp = sorted((p["d"], p["N"]) for p in pred if p["L"] == L)
+            if pp:
+                ax.loglog([p[0] for p in pp], [p[1] for p in pp], "-", color=col, lw=1, label=f"theory L={L}")
+            sp = sorted((p["d"], p["N"]) for p in simb if p["L"] == L)
+            if sp:
+                ax.loglog([p[0] for p in sp], [p[1] for p in sp], "o", color=col, ms=4)
+        if name.startswith("recall"):
+            lb = sorted((r["d"], r["N_counting"]) for r in lower if r["L"] == 4)
+            ax.loglog([p[0] for p in lb], [p[1] for p in lb], "k:", lw=1.2, label="counting bound (L=4)")
+        ax.set_xticks(list(bd_ds), [str(d) for d in bd_ds])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("d (embedding dim.)")
+        ax.set_ylabel(f"{name} (training sequences)")
+        ax.set_title("lines: theory, dots: simulation (P = 1/2 crossing)", fontsize=8)
+        ax.legend(fontsize=6, ncol=2)
+    figs.append(ctx.savefig(fig, "tr_boundaries.png"))
+
+    # ---------------- markdown
     md = []
     md.append(
-        "Formulation (ours; only the abstract of the paper is available, see "
+        "Formulation (ours; only the abstract of arXiv:2603.15923 is available, see "
         "`docs/token_retrieval.md`): V = 4N tokens with i.i.d. N(0, I/d) embeddings, label "
         "unembeddings, trigger and EOS; one informative token (embedding e_y + z_trig) among L; "
         "scores x_i^T W q, output logits U Wv h; three GD steps from zero on the mean cross-entropy "
@@ -125,31 +394,117 @@ def build(ctx):
         f"{g['seeds']} seeds per point ({len(recs)} runs). *retrieval*: argmax attention on the "
         "informative token for all N training sequences; *recall*: all N training sequences mapped "
         "to their label.\n")
-    md.append("### Phase diagrams\n")
-    md.append("![success over (N, d) at each L: retrieval (top) and recall (bottom)](tr_phase_Nd.png)\n")
-    md.append("![retrieval and fresh-sequence accuracy over (d, L) at several N](tr_phase_dL.png)\n")
-    rows = []
-    for L in Ls:
-        for d in ds:
-            rows.append([L, d] + [f"{fr_ret[(N, d, L)][0]:.2f}/{fr_rec[(N, d, L)][0]:.2f}"
-                                  if (N, d, L) in fr_ret else "-" for N in Ns])
-    md.append("Success fractions retrieval/recall:\n\n" +
-              _table(["L", "d"] + [f"N={N}" for N in Ns], rows))
-    md.append("### Fitted boundaries\n")
+    md.append("### Theory\n")
     md.append(
-        "Boundary points: where the success fraction crosses 1/2 along N (retrieval: upward, "
-        "success needs *enough* samples; recall: downward, the value memory saturates), "
-        "geometric interpolation; least squares of log N_c on log d, log L; standard errors from "
-        "least squares and from 200 bootstrap resamplings of seeds. Logistic: P(retrieval) = "
-        "sigmoid(b0 + bN log N + bd log d + bL log L), exponents -b_v/b_N with delta-method "
-        "(Fisher) errors.\n")
-    rows = _exp_rows("retrieval N_c (boundary LS)", F["retrieval_boundary"]) + \
-        _exp_rows("recall N_max (boundary LS)", F["recall_boundary"])
+        "The closed-form leading-order theory (`validation/token_retrieval/theory.py`, derivation in "
+        "`docs/token_retrieval.md#theory-of-the-early-phase`) writes the key vector after step 2 as "
+        "w~ = sum_{n,m} K_mn P_n h_m and gives the mean and variance of every attention score "
+        "(trigger signal, self-interference of a sequence's own Gram fluctuations, cross-talk with "
+        "the other sequences, trigger cross-talk e.z, vocabulary collisions) and of every logit after "
+        "step 3 (self Gram signal, trigger value pollution alpha^2 tau^2 on every trained label, "
+        "cross-talk through the overlaps u_k.u_j of the label unembeddings). Success probabilities "
+        "follow from a Gaussian model of the maximum of the L - 1 noise scores (resp. the V - 1 "
+        "competing logits), with the seed-level factors ||z||^2 and sum_n kappa_n integrated out. "
+        "No parameter is fitted; the orthonormal case is the same formulas with every 1/d term "
+        "set to zero.\n")
+    md.append(f"#### Moments: theory vs simulation ({mom_seeds} tasks per configuration)\n")
+    md.append("Scores in units of w~ (W1 = gamma eta / (L N^2) w~ q^T), logits in units of gamma / N "
+              "measured from the mean untrained logit; stderr = standard deviation over tasks / "
+              "sqrt(tasks); z = (theory - simulation) / stderr.\n")
+    md.append(_table(["N", "d", "L", "kind", "quantity", "theory", "simulation", "stderr", "z"],
+                     [[r["N"], r["d"], r["L"], r["kind"], r["quantity"], r["predicted"], r["simulated"],
+                       r["stderr"], r["z"]] for r in mom],
+                     {5: ".4g", 6: ".4g", 7: ".2g", 8: "+.1f"}))
+    nz = [abs(r["z"]) for r in mom if r["z"] is not None]
+    md.append(f"{sum(z <= 3 for z in nz)} of {len(nz)} quantities within 3 stderr, "
+              f"{sum(z <= 5 for z in nz)} within 5. The misses are listed under *Where the theory "
+              "fails* below.\n")
+    md.append("#### Success probabilities over the grid\n")
+    md.append("![theory vs simulation](tr_theory_vs_sim.png)\n")
+    md.append(_table(["quantity", "mean abs. error", "max abs. error", "grid points"],
+                     [[k, v["mean_abs_error"], v["max_abs_error"], v["n"]] for k, v in err.items()],
+                     {1: ".3f", 2: ".3f"}))
+    md.append(f"Over P(retrieval) and P(recall) together: mean |error| {both.mean():.3f}, max "
+              f"{both.max():.3f}. By d (mean |error| retrieval / recall): " + ", ".join(
+                  f"d={d}: {v['retrieval_mae']:.3f} / {v['recall_mae']:.3f}" for d, v in by_d.items())
+              + ". The simulated values are fractions over "
+              f"{g['seeds']} seeds (binomial stderr up to {0.5 / math.sqrt(g['seeds']):.2f}).\n")
+    md.append("Largest disagreements:\n\n" + _table(
+        ["N", "d", "L", "P(ret) theory", "P(ret) sim", "P(rec) theory", "P(rec) sim",
+         "ret/seq theory", "ret/seq sim"],
+        [[r["N"], r["d"], r["L"], r["p_retrieval_pred"], r["p_retrieval_sim"], r["p_recall_pred"],
+          r["p_recall_sim"], r["retrieval_seq_pred"], r["retrieval_seq_sim"]] for r in worst],
+        {i: ".2f" for i in range(3, 9)}))
+    md.append("#### Where the theory fails, and why\n")
+    mae_L = {L: float(np.mean([abs(r["p_retrieval_pred"] - r["p_retrieval_sim"]) for r in tvs if r["L"] == L]))
+             for L in Ls}
+    seq_L = {L: float(np.mean([abs(r["retrieval_seq_pred"] - r["retrieval_seq_sim"]) for r in tvs
+                               if r["L"] == L])) for L in Ls}
+    bad = [r for r in mom if r["z"] is not None and abs(r["z"]) > 5]
+    md.append(
+        "Mean |error| of P(retrieval, all N) by L: " + ", ".join(f"L={L}: {v:.3f}" for L, v in mae_L.items())
+        + "; of the per-sequence retrieval fraction: " + ", ".join(f"L={L}: {v:.3f}" for L, v in seq_L.items())
+        + ". Moments more than 5 stderr off: " + (", ".join(
+            f"{r['quantity']} at (N, d, L) = ({r['N']}, {r['d']}, {r['L']}, {r['kind']}) "
+            f"[{r['predicted']:.3g} vs {r['simulated']:.3g}]" for r in bad) or "none") + ".\n")
+    md.append(
+        "* *All-N success is a tail event.* P(all N) = E[p^N] turns a per-sequence error of 1e-2 "
+        "into a large error of the all-N probability at large N (in the largest disagreements "
+        f"above the per-sequence error is at most {max(abs(r['retrieval_seq_pred'] - r['retrieval_seq_sim']) for r in worst):.2f}, "
+        f"the all-N error up to {max(abs(r['p_retrieval_pred'] - r['p_retrieval_sim']) for r in worst):.2f}). "
+        "The sequences are treated as independent, although they share the trigger "
+        "cross-talk e_k.z of every repeated token.\n"
+        "* *Long sequences (L comparable to V = 4N).* Vocabulary collisions dominate there; their "
+        "counts are Poisson-like, not Gaussian, and the leading order keeps only the coherent Gram "
+        "sums of collisions and 1/d overlaps, not all their products: the noise-score variance is "
+        "under-predicted (moment rows at L = 64) and the theory is optimistic about retrieval.\n"
+        "* *Small d.* At d = 32 the seed-level factors ||z||^2 and sum_n kappa_n fluctuate by "
+        "sqrt(2/d) = 25%; the theory integrates over them to first order only, and the trigger "
+        "cross-talk (relative size 1/(tau^2 d)) makes retrieval non-monotone in N, which the theory "
+        "reproduces only qualitatively (U-shaped white contour in tr_phase_Nd).\n"
+        "* *Attention beyond the argmax.* The margins use one mean attention weight alpha; where "
+        "retrieval fails the attention outputs differ between sequences. Training recall is then "
+        "counted as failed and a fresh sequence whose attention misses the informative token as "
+        "an error, while in simulation a weakly attended informative token still wins the readout "
+        "now and then (orthonormal, L = 16, N <= 8: fresh accuracy 0.3-0.6 simulated, ~0 predicted); "
+        "alpha itself is off by up to 0.3 in that regime.\n"
+        "* *Small N.* Terms of relative order 1/V that the leading order drops make the trigger "
+        "coefficient A about 20% low at N = 2 (V = 8).\n")
+
+    md.append("### Boundary law read off the theory\n")
+    md.append(
+        f"Predicted retrieval boundary N_c(d, L) (P(all N) = 1/2, V = 4N) fitted as a power law over "
+        f"d in {list(bd_ds)}, L in {list(bd_Ls)}: N_c ~ d^{c_ret[1]:+.2f} L^{c_ret[2]:+.2f}. Local "
+        "L-exponent: " + ", ".join(f"{v:.2f} at d = {k}" for k, v in loc.items()) + ". "
+        "Leading order (V = 4N, kappa = 3/4): gap ~ (tau^4 / L)(N kappa - L/4) (collisions between "
+        "noise tokens cancel the trigger signal unless N > L/3), noise variance ~ "
+        "gap^2 / (tau^2 d) (trigger cross-talk) + 1/(8N) + L/(64 N^2) (collisions) + 1/(4d) + "
+        "1/(dL) (Gram rows) + N(N-1)/d^3 (label-kernel cross-talk); the boundary sits at "
+        "x = gap^2 / (var 2 log(L-1)) of about 1.5. N, d and L enter multiplicatively through x "
+        "(the data collapse below), but x is not a single power law: at large d the collision "
+        "terms give N_c ~ L (d-independent), at small d the cross-talk terms raise the "
+        "L-exponent and add a d-dependence. A power-law fit therefore returns exponents that "
+        "depend on the grid and the method (table below).\n")
+    if c_rec:
+        md.append(f"Predicted recall boundary N_max ~ d^{c_rec[1]:+.2f} L^{c_rec[2]:+.2f} "
+                  "(trigger value pollution alpha^2 tau^2 against the cross-talk N alpha^4 tau^4 / d: "
+                  "N_max ~ d / log V at L = 4).\n")
+    md.append("![boundaries: theory (lines) vs simulation (dots), with the counting bound](tr_boundaries.png)\n")
+    rows = _exp_rows("retrieval N_c (boundary LS, sim.)", F["retrieval_boundary"]) + \
+        _exp_rows("recall N_max (boundary LS, sim.)", F["recall_boundary"])
     lg = F["retrieval_logistic"]
     for v, e in lg["exponents"].items():
-        rows.append(["retrieval N_c (logistic)", v, e["value"], e["stderr"], None, "-"])
-    md.append(_table(["boundary", "variable", "exponent", "stderr", "stderr (boot)", "95% CI"],
-                       rows, {2: ".3f", 3: ".3f", 4: ".3f"}))
+        rows.append(["retrieval N_c (logistic, sim.)", v, e["value"], e["stderr"], None, "-"])
+    rows.append(["retrieval N_c (theory)", "d", c_ret[1], None, None, "-"])
+    rows.append(["retrieval N_c (theory)", "L", c_ret[2], None, None, "-"])
+    if c_rec:
+        rows.append(["recall N_max (theory)", "d", c_rec[1], None, None, "-"])
+        rows.append(["recall N_max (theory)", "L", c_rec[2], None, None, "-"])
+    md.append("Fitted exponents, kept as a check on the theory (boundary points: where the simulated "
+              "success fraction crosses 1/2 along N; least squares of log N_c on log d, log L with "
+              "least-squares and bootstrap errors; logistic regression with Fisher errors):\n\n" +
+              _table(["boundary", "variable", "exponent", "stderr", "stderr (boot)", "95% CI"],
+                     rows, {2: ".3f", 3: ".3f", 4: ".3f"}))
     md.append(f"Boundary points: retrieval {F['retrieval_boundary']['n_points']}, recall "
               f"{F['recall_boundary']['n_points']}.\n")
     ints = []
@@ -159,75 +514,80 @@ def build(ctx):
             ints.append([name.split("_")[0], gi["value"], gi["stderr"], gi.get("stderr_boot"),
                          gi["p_value"]])
     if ints:
-        md.append("Product-form test on the boundary points: coefficient g of log d * log L added to "
-                  "the least-squares fit (g = 0 iff log N_c is additive in log d and log L, i.e. the "
-                  "boundary is N_c = C d^a L^b):\n\n" +
+        md.append("Product-form test on the boundary points (coefficient g of log d * log L):\n\n" +
                   _table(["boundary", "g", "stderr", "stderr (boot)", "p (t-test)"], ints,
-                           {1: ".3f", 2: ".3f", 3: ".3f", 4: ".2g"}))
+                         {1: ".3f", 2: ".3f", 3: ".3f", 4: ".2g"}))
     mt = F["retrieval_multiplicative"]
     md.append(
-        f"Multiplicative dependence (retrieval): likelihood-ratio test of the logistic model linear in "
-        f"(log N, log d, log L) against adding all pairwise products: LR = {mt['lr']:.1f}, "
-        f"df = {mt['df']}, p = {mt['p_value']:.2g} "
-        f"({'rejected' if mt['p_value'] < 0.01 else 'not rejected'} at 1%).\n")
-    if ex_ret:
-        md.append("![retrieval success against the fitted combination](tr_collapse.png)\n")
+        f"Logistic likelihood-ratio test of the linear-in-logs model against all pairwise products "
+        f"(retrieval): LR = {mt['lr']:.1f}, df = {mt['df']}, p = {mt['p_value']:.2g}.\n")
+    md.append("### Information-theoretic (counting) bound\n")
+    md.append(
+        "Any predictor of our form with hard attention (any w in R^d, any readout Wv in R^{d x d}) "
+        "realises at most S_attn S_read label assignments of the N training facts (Cover's "
+        "function counting for the N L (L-1)/2 attention comparisons and the N (V-1) label margins), "
+        "while the targets are one of V!/(V-N)! equally likely assignments; recall of all N "
+        "therefore has probability at most S_attn S_read (V-N)!/V! (`theory.counting_bound`). "
+        f"It drops below 1/2 at N_IT ~ d^{lb_fit[1]:.2f} L^{lb_fit[2]:.2f} (fitted over the table "
+        "below): N_IT is about d^2 / log V, L enters only logarithmically, and N_IT lies far above "
+        "the early-phase recall boundary and the whole simulated grid, so on our grid the "
+        "early-phase limits are algorithmic, not information-theoretic.\n")
+    md.append(_table(["d"] + [f"N_IT (L={L})" for L in bd_Ls],
+                     [[d] + [next(r["N_counting"] for r in lower if r["d"] == d and r["L"] == L)
+                             for L in bd_Ls] for d in bd_ds], {i: ".0f" for i in range(1, 6)}))
+    md.append("### Phase diagrams\n")
+    md.append("White: theory P = 1/2; red dashed: power law fitted to the simulated boundary points; "
+              "cells: simulated success fraction.\n")
+    md.append("![success over (N, d) at each L: retrieval (top) and recall (bottom)](tr_phase_Nd.png)\n")
+    md.append("![retrieval and fresh-sequence accuracy over (d, L) at several N](tr_phase_dL.png)\n")
+    md.append("![data collapse against the predicted combination](tr_collapse.png)\n")
+    md.append("Left: simulated P(retrieval) of every grid point against the predicted signal-to-noise "
+              "combination x (theory: success for x >~ 1); right: against N / (d^a L^b) with the "
+              "exponents of the predicted boundary.\n")
+    rows = []
+    for L in Ls:
+        for d in ds:
+            rows.append([L, d] + [f"{fr_ret[(N, d, L)][0]:.2f}/{fr_rec[(N, d, L)][0]:.2f}"
+                                  if (N, d, L) in fr_ret else "-" for N in Ns])
+    md.append("Simulated success fractions retrieval/recall:\n\n" +
+              _table(["L", "d"] + [f"N={N}" for N in Ns], rows))
+
     md.append("### Random vs orthogonal embeddings\n")
-    md.append(f"d = {orth['d']}, V = 4N (orthogonal needs d >= V + 2), {orth['seeds']} seeds.\n")
-    idx = {(r["kind"], r["key"], r["N"], r["L"]): r["value"] for r in orth["rows"]}
+    md.append(f"d = {orth['d']}, V = 4N (orthogonal needs d >= V + 2), {orth['seeds']} seeds; "
+              "simulated (theory).\n")
+    idx = {(r["kind"], r["key"], r["N"], r["L"]): r for r in orth["rows"]}
+    fmt2 = lambda r: "-" if r is None else f"{r['value']:.2f} ({r['predicted']:.2f})"
     rows = []
     for L in orth["Ls"]:
         for N in orth["Ns"]:
-            rows.append([L, N] + [idx.get((k, key, N, L)) for k in ("random", "orthogonal")
-                                  for key in ("recall", "recall_acc", "test_acc")])
-    md.append(_table(["L", "N", "rand recall", "rand acc", "rand fresh", "orth recall",
-                        "orth acc", "orth fresh"], rows,
-                       {i: ".2f" for i in range(2, 8)}))
+            rows.append([L, N] + [fmt2(idx.get((k, key, N, L))) for k in ("random", "orthogonal")
+                                  for key in ("retrieval", "recall", "test_acc")])
+    md.append(_table(["L", "N", "rand retrieval", "rand recall", "rand fresh", "orth retrieval",
+                      "orth recall", "orth fresh"], rows))
     md.append("### MLP width and step-size convention\n")
-    mb = {(b["d"], b["m"]): b["N"] for b in mlp["boundary"]}
-    rows = [[d] + [mb.get((d, m)) for m in [0] + mlp["ms"]] for d in mlp["ds"]]
-    md.append(f"Recall boundary N_max (success fraction crossing 1/2 downward along N) at L = {mlp['L']} "
-              f"with the fixed random MLP of width m ({mlp['seeds']} seeds; m = 0: no MLP). "
-              "A blank cell: no crossing in the N grid.\n\n" +
-              _table(["d", "no MLP"] + [f"m={m}" for m in mlp["ms"]], rows,
-                       {i: ".1f" for i in range(1, 2 + len(mlp["ms"]))}))
-    if mlp["fit"]["exponents"]:
-        e = mlp["fit"]["exponents"]
-        md.append(f"Fit with MLP: N_max ~ d^({e['d']['value']:.2f} ± {e['d']['stderr']:.2f}) "
-                  f"m^({e['m']['value']:.2f} ± {e['m']['stderr']:.2f}) "
-                  f"({mlp['fit']['n_points']} points).\n")
-    rows = [[r["beta"], r["key"], r["L"], r["N_c"], r["attn_inf"]] for r in bscan["rows"]]
-    md.append(f"Step-size convention (d = {bscan['d']}): boundaries for beta = ||W1||_F in 3, 10, 30 "
-              "(mean attention on the informative token in the last column).\n\n" +
-              _table(["beta", "criterion", "L", "N_c", "mean attention"], rows, {3: ".1f", 4: ".3f"}))
-    md.append("### Signal-to-noise prediction\n")
+    if quick:
+        md.append("The MLP-width and step-size scans run in full mode only (quick mode stays under "
+                  "~20 s). Theory, recall boundary N_max at L = 4 without / with the MLP (m = 256): " +
+                  ", ".join(f"d={d}: {th.recall_boundary(d, 4) or float('nan'):.1f} / "
+                            f"{th.recall_boundary(d, 4, m=256) or float('nan'):.1f}" for d in (64, 256))
+                  + ".\n")
+    else:
+        md.extend(_mlp_beta_md(mlp, mlp_pred, bscan))
+    md.append("### Bulk signal-to-noise model (per-run statistics)\n")
     md.append(
-        "From each run's three-step result we take *bulk* statistics: mean/std over samples of "
-        "the correct logit, of the logits of the other trained labels and of the untrained labels "
-        "(recall), and of the informative and noise attention scores (retrieval). A Gaussian "
-        "extreme-value model turns them into P(all N succeed) = (E_g prod_groups "
-        "Phi((mu_c + sd_c g - mu)/sd)^count)^N (column *SNR*). Column *margin*: Gaussian model of "
-        "the per-sample margins, Phi(mean/std)^N. Boundaries of the predicted and measured "
-        "success fractions:\n")
-    rows = []
-    for r in snr:
-        for p in r["boundary"]:
-            rows.append([r["key"], p["d"], p["L"], p["N_measured"], p["N_snr"], p["N_margin"]])
-    md.append(_table(["criterion", "d", "L", "N_c measured", "N_c SNR", "N_c margin"], rows,
-                       {3: ".1f", 4: ".1f", 5: ".1f"}))
-    md.append("Mean |measured - predicted| success fraction over configurations: " + ", ".join(
-        f"{r['key']} {r['mean_abs_diff_snr']:.3f} (SNR) / {r['mean_abs_diff_margin']:.3f} (margin) "
-        f"({r['n_configs']} configs)" for r in snr) + "; mean log(N_c SNR / N_c measured): " + ", ".join(
-        f"{r['key']} {r['mean_log_ratio_snr']:.3f} ± {r['sd_log_ratio_snr'] or 0:.3f} (sd, "
-        f"{r['n_matched_snr']} points)" if r["mean_log_ratio_snr"] is not None else f"{r['key']} -"
-        for r in snr) + ".\n")
+        "The older check: each run's *own* bulk logit/score statistics fed to the Gaussian "
+        "extreme-value model (not a prediction: it uses the simulated statistics). Mean |measured - "
+        "model| success fraction: " + ", ".join(
+            f"{r['key']} {r['mean_abs_diff_snr']:.3f} (SNR) / {r['mean_abs_diff_margin']:.3f} (margin)"
+            for r in snr) + ".\n")
     md.append("### Early phase vs full training\n")
     rows = [[r["N"], r["d"], r["L"], r["early"]["train_acc"], r["early"]["test_acc"],
              r["gd"]["train_acc"], r["gd"]["test_acc"], r["gd"]["final_loss"]] for r in gd]
     md.append(_table(["N", "d", "L", "early train", "early fresh", "GD train", "GD fresh",
-                        "GD loss"], rows, {i: ".3f" for i in range(3, 8)}))
-    md.append(f"Full training: Adam from zero, {150 if quick else 400} steps, lr 0.05 (warm-up + "
-              "cosine), same task.\n")
+                      "GD loss"], rows, {i: ".3f" for i in range(3, 8)}))
+    md.append(f"Full training: Adam from zero, {gd_steps} steps, lr 0.05 (warm-up + cosine), same task.\n")
+    seconds = time.perf_counter() - t0
+    md.append(f"Section built in {seconds:.1f} s.\n")
 
     exponents = {}
     for name, f in (("retrieval", F["retrieval_boundary"]), ("recall", F["recall_boundary"])):
@@ -235,7 +595,7 @@ def build(ctx):
                                "stderr_boot": e.get("stderr_boot"), "ci95": e.get("ci95_boot")}
                            for v, e in f["exponents"].items()}
     exponents["retrieval_logistic"] = lg["exponents"]
-    if mlp["fit"]["exponents"]:
+    if mlp and mlp["fit"]["exponents"]:
         exponents["recall_mlp"] = {v: {"value": e["value"], "stderr": e["stderr"],
                                        "stderr_boot": e.get("stderr_boot"), "ci95": e.get("ci95_boot")}
                                    for v, e in mlp["fit"]["exponents"].items()}
@@ -244,7 +604,25 @@ def build(ctx):
     data = {
         "grid": {"Ns": Ns, "ds": ds, "Ls": Ls, "seeds": g["seeds"], "runs": len(recs)},
         "settings": {"vocab_ratio": 4.0, "eta": 0.1, "beta": 10.0, "kind": "random",
-                     "noise": "vocab", "trig_scale": 1.0},
+                     "noise": "vocab", "trig_scale": 1.0, "m": None},
+        "theory": {
+            "inputs": {"V": "4N", "eta": 0.1, "beta": 10.0, "gamma": None, "tau": 1.0, "m": None,
+                       "kind": "random", "noise": "vocab"},
+            "module": "validation.token_retrieval.theory",
+            "retrieval_boundary": {"points": pred_ret, "log_prefactor": c_ret[0],
+                                   "exponents": {"d": c_ret[1], "L": c_ret[2]},
+                                   "local_L_exponent": loc},
+            "recall_boundary": ({"points": pred_rec, "log_prefactor": c_rec[0],
+                                 "exponents": {"d": c_rec[1], "L": c_rec[2]}} if c_rec else
+                                {"points": pred_rec}),
+            "mlp_recall_boundary": mlp_pred,
+        },
+        "theory_vs_sim": {"points": tvs, "mean_abs_error": float(both.mean()),
+                          "max_abs_error": float(both.max()), "by_quantity": err, "by_d": by_d},
+        "moments_check": mom,
+        "lower_bound": {"kind": "counting (Cover function counting), hard attention, readout d x d",
+                        "points": lower,
+                        "exponents": {"d": lb_fit[1], "L": lb_fit[2]}, "log_prefactor": lb_fit[0]},
         "exponents": exponents,
         "boundaries": {k: F[k] for k in ("retrieval_boundary", "recall_boundary")},
         "logistic": lg, "multiplicative_test": mt,
@@ -252,6 +630,7 @@ def build(ctx):
                     "recall": {str(k): v[0] for k, v in fr_rec.items()},
                     "test_acc": {str(k): v[0] for k, v in fr_test.items()}},
         "orthogonal": orth, "snr": snr, "gd": gd, "mlp": mlp, "beta_scan": bscan,
+        "seconds": seconds,
         "command": "python -m validation reproduce" + (" --quick" if quick else "")
                    + " --sections token_retrieval",
     }

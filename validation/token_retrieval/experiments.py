@@ -28,7 +28,8 @@ from .task import check_sizes, make_embeddings, sample_sequences
 
 __all__ = ["run_config", "run_grid", "grid_trial", "aggregate", "boundary_points", "fit_boundary",
            "logistic_fit", "multiplicative_test", "gaussian_success_prob", "extreme_success_prob",
-           "compare_gd"]
+           "compare_gd", "measure_moments", "MOMENT_KEYS", "GRIDS", "grid_records", "fits",
+           "orthogonal_contrast", "mlp_scan", "beta_scan", "snr_comparison"]
 
 
 def gaussian_success_prob(mean, std, n):
@@ -768,3 +769,216 @@ def compare_gd(N, d, L, *, seed=0, steps=300, lr=0.05, **kw):
                      "attn_inf": float(tr["attn_inf"].mean())}
     out["gd"]["final_loss"] = hist[-1][1]
     return out
+
+
+#: Quantities of :func:`measure_moments`, in the units of
+#: :mod:`validation.token_retrieval.theory` (scores ``x . w~``, logits ``(N / gamma) u_k^T V2 f``).
+MOMENT_KEYS = ("A", "mu_inf", "var_inf", "mu_noise", "var_noise", "mu_noise_fresh",
+               "var_noise_fresh", "alpha", "Gs", "Gc", "var_0", "var_1", "var_c")
+
+
+def _moments_one(N, d, L, rng, V, kind, m, eta, beta, gamma, trig_scale, noise):
+    emb, train, test, A, V = _setup(N, d, L, rng, V, 4.0, kind, m, trig_scale, noise, np.float64)
+    ep = early_phase(emb, train, eta=eta, beta=None if gamma is not None else beta, gamma=gamma, A=A)
+    q2 = float(emb.q @ emb.q)
+    c = ep.gamma * eta / (L * N ** 2)
+    wt = ep.W1 @ emb.q / q2 / c if c > 0 else np.zeros(d)
+    out = {"A": float(emb.z_trig @ wt / (emb.z_trig @ emb.z_trig))}
+    for tag, b in (("", train), ("_fresh", test)):
+        s = b.X @ wt
+        rows = np.arange(N)
+        inf = s[rows, b.pos]
+        mask = np.ones(s.shape, bool)
+        mask[rows, b.pos] = False
+        nz = s[mask].reshape(N, L - 1)
+        if tag == "":
+            out["mu_inf"] = float(inf.mean())
+            out["var_inf"] = float(inf.var(ddof=1)) if N > 1 else np.nan
+        out["mu_noise" + tag] = float(nz.mean())
+        out["var_noise" + tag] = float(nz.var(ddof=1))
+    ev = evaluate(ep.W1, ep.V2, emb, train, A)
+    out["alpha"] = float(ev["attn_inf"].mean())
+    lg = ev["logits"] * N / ep.gamma
+    rows = np.arange(N)
+    trained = np.zeros(V, bool)
+    trained[train.targets] = True
+    un = lg[:, ~trained]
+    base = un.mean(axis=1)
+    tgt = lg[rows, train.targets] - base
+    oth = np.broadcast_to(trained, lg.shape).copy()
+    oth[rows, train.targets] = False
+    tr = (lg - base[:, None])[oth].reshape(N, max(N - 1, 0))
+    out["Gs"] = float(tgt.mean())
+    out["Gc"] = float(tr.mean()) if N > 1 else np.nan
+    out["var_0"] = float(un.var(axis=1, ddof=1).mean()) if un.shape[1] > 1 else np.nan
+    out["var_1"] = float(tr.var(axis=1, ddof=1).mean()) if N > 2 else np.nan
+    out["var_c"] = float(tgt.var(ddof=1)) if N > 1 else np.nan
+    return out
+
+
+def measure_moments(N, d, L, *, seeds=8, seed=0, V=None, kind="random", m=None, eta=0.1,
+                    beta=10.0, gamma=None, trig_scale=1.0, noise="vocab"):
+    """Simulated counterparts of the theory's moments, with standard errors.
+
+    Parameters
+    ----------
+    N, d, L : int
+    seeds : int
+        Independent tasks (>= 2); the standard error of each quantity is the
+        standard deviation of its per-seed value over ``sqrt(seeds)``.
+    seed : int
+        Root seed.
+    V, kind, m, eta, beta, gamma, trig_scale, noise
+        As in :func:`run_config`.
+
+    Returns
+    -------
+    dict
+        ``{key: {"mean", "stderr", "values"}}`` for each key of
+        :data:`MOMENT_KEYS`: ``A`` (``z . w~ / ||z||^2``), ``mu_inf`` /
+        ``var_inf`` (informative score: mean, variance over the ``N``
+        sequences of one task), ``mu_noise`` / ``var_noise`` (noise scores,
+        training sequences), the same on fresh sequences, ``alpha`` (mean
+        attention on the informative position), ``Gs`` / ``Gc`` (target and
+        other-trained logits minus the mean untrained logit), ``var_0`` /
+        ``var_1`` (variance of the untrained / other-trained logits within a
+        sample), ``var_c`` (variance of the target margin over samples).
+        Scores in units of ``w~`` (``W1 = gamma eta / (L N^2) w~ q^T``),
+        logits in units of ``gamma / N``.
+
+    Examples
+    --------
+    >>> mm = measure_moments(16, 64, 4, seeds=2)
+    >>> sorted(mm) == sorted(MOMENT_KEYS)
+    True
+    """
+    seeds = check_int("seeds", seeds, low=2)
+    root = np.random.SeedSequence(check_int("seed", seed, low=0))
+    per = [_moments_one(N, d, L, np.random.default_rng(ss), V, kind, m, eta, beta, gamma,
+                        trig_scale, noise) for ss in root.spawn(seeds)]
+    out = {}
+    for k in MOMENT_KEYS:
+        v = np.array([p[k] for p in per], float)
+        v = v[np.isfinite(v)]
+        out[k] = {"mean": float(v.mean()) if v.size else float("nan"),
+                  "stderr": float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan"),
+                  "values": v.tolist()}
+    return out
+
+
+#: Grids (N, d, L, seeds) of the quick and full modes; shared with the report.
+GRIDS = {
+    True: dict(Ns=(4, 16, 64), ds=(32, 128), Ls=(4, 16), seeds=2),
+    False: dict(Ns=(4, 8, 16, 32, 64, 128, 256, 512), ds=(32, 64, 128, 256), Ls=(4, 8, 16, 32, 64),
+                seeds=8),
+}
+
+
+def grid_records(quick, *, seed=0, Ns=None, ds=None, Ls=None, seeds=None, progress=None, **kw):
+    """:func:`run_grid` on the grid of :data:`GRIDS` (``quick`` or full), with
+    any of ``Ns``, ``ds``, ``Ls``, ``seeds`` overridden; returns ``(records, grid)``."""
+    g = dict(GRIDS[bool(quick)])
+    for k, v in (("Ns", Ns), ("ds", ds), ("Ls", Ls), ("seeds", seeds)):
+        if v is not None:
+            g[k] = v
+    if all(isinstance(x, int) and x > 0 for k in ("Ns", "ds", "Ls") for x in g[k]):
+        # the largest run of the grid must fit before any run starts
+        vr = kw.get("vocab_ratio") or 4.0
+        if isinstance(vr, (int, float)) and vr > 0:
+            check_memory_config(max(g["Ns"]), max(g["ds"]), max(g["Ls"]),
+                                max(2, round(vr * max(g["Ns"]))), kw.get("m"))
+    return run_grid(g["Ns"], g["ds"], g["Ls"], seeds=g["seeds"], seed=seed, progress=progress,
+                    **kw), g
+
+
+def fits(records, *, seed=0):
+    """Boundary fits and multiplicative tests used by the CLI and report."""
+    return {
+        "retrieval_boundary": fit_boundary(records, "retrieval", direction="up", rng=seed),
+        "recall_boundary": fit_boundary(records, "recall", direction="down", rng=seed),
+        "retrieval_logistic": logistic_fit(records, "retrieval"),
+        "retrieval_multiplicative": multiplicative_test(records, "retrieval"),
+    }
+
+
+def orthogonal_contrast(quick, *, seed=0, progress=None):
+    """Random vs orthogonal (one-hot) embeddings at equal d and V = 4N."""
+    d = 64 if quick else 256
+    Ns = (2, 4, 8, 15) if quick else (2, 4, 8, 16, 32, 63)
+    Ls = (4, 16)
+    seeds = 2 if quick else 8
+    out = {"d": d, "Ns": list(Ns), "Ls": list(Ls), "seeds": seeds, "rows": []}
+    for kind in ("random", "orthogonal"):
+        recs = run_grid(Ns, (d,), Ls, seeds=seeds, seed=seed, kind=kind, progress=progress)
+        for key in ("recall", "retrieval", "test_acc", "recall_acc"):
+            for (N, dd, L), (f, n) in aggregate(recs, key).items():
+                out["rows"].append({"kind": kind, "key": key, "N": N, "L": L, "value": f, "n": n})
+    return out
+
+
+def mlp_scan(quick, *, seed=0, progress=None):
+    """Recall boundary ``N_max`` with the fixed random MLP of width ``m``
+    (L = 4), fitted as ``N_max ~ d^a m^b``; ``m = None`` rows as reference."""
+    ds, ms, L = ((64,) if quick else (64, 128, 256)), ((64, 256) if quick else (64, 256, 1024)), 4
+    Ns = (2, 4, 8, 16, 32) if quick else (2, 4, 8, 16, 32, 64)
+    seeds = 2 if quick else 8
+    recs = []
+    for m in (None,) + ms:
+        if progress:
+            progress(f"token_retrieval mlp scan: m={m}")
+        for r in run_grid(Ns, ds, (L,), seeds=seeds, seed=seed, m=m):
+            r["m"] = 0 if m is None else m
+            recs.append(r)
+    frac = aggregate(recs, "recall", by=("N", "d", "m"))
+    pts = boundary_points(frac, by=("N", "d", "m"), direction="down")
+    fit = fit_boundary([r for r in recs if r["m"] > 0], "recall", covars=("d", "m"),
+                       direction="down", rng=seed)
+    return {"L": L, "Ns": list(Ns), "ds": list(ds), "ms": list(ms), "seeds": seeds,
+            "boundary": pts, "fit": fit,
+            "recall": {str(k): v[0] for k, v in frac.items()}}
+
+
+def beta_scan(quick, *, seed=0, progress=None):
+    """Sensitivity of the boundaries to the step-size convention: ``beta``
+    (= ||W1||_F) in {3, 10, 30} at d = 128."""
+    Ns, d, Ls = ((4, 16, 64), 64, (4, 16)) if quick else ((4, 8, 16, 32, 64, 128), 128, (4, 16))
+    seeds = 2 if quick else 8
+    rows = []
+    for beta in (3.0, 10.0, 30.0):
+        if progress:
+            progress(f"token_retrieval beta scan: beta={beta}")
+        recs = run_grid(Ns, (d,), Ls, seeds=seeds, seed=seed, beta=beta)
+        for key, direction in (("retrieval", "up"), ("recall", "down")):
+            fr = aggregate(recs, key)
+            bp = {b["L"]: b["N"] for b in boundary_points(fr, direction=direction)}
+            for L in Ls:
+                rows.append({"beta": beta, "key": key, "L": L, "N_c": bp.get(L),
+                             "attn_inf": float(np.mean([r["attn_inf"] for r in recs if r["L"] == L]))})
+    return {"d": d, "Ns": list(Ns), "Ls": list(Ls), "seeds": seeds, "rows": rows}
+
+
+def snr_comparison(records):
+    """SNR predictions vs measured success, per configuration and at the
+    boundary: ``snr`` = extreme-value Gaussian model of the bulk score
+    statistics (:func:`~validation.token_retrieval.experiments.extreme_success_prob`),
+    ``margin`` = Gaussian model of the per-sample margins."""
+    rows = []
+    for key, direction in (("recall", "down"), ("retrieval", "up")):
+        meas = aggregate(records, key)
+        row = {"key": key, "n_configs": len(meas), "boundary": []}
+        preds = {}
+        for model in ("snr", "margin"):
+            pred = aggregate(records, f"p_{key}_{model}")
+            preds[model] = {(b["d"], b["L"]): b["N"]
+                            for b in boundary_points(pred, direction=direction)}
+            row[f"mean_abs_diff_{model}"] = float(np.mean([abs(meas[k][0] - pred[k][0]) for k in meas]))
+        for b in boundary_points(meas, direction=direction):
+            row["boundary"].append({"d": b["d"], "L": b["L"], "N_measured": b["N"],
+                                    "N_snr": preds["snr"].get((b["d"], b["L"])),
+                                    "N_margin": preds["margin"].get((b["d"], b["L"]))})
+        lr = [np.log(p["N_snr"] / p["N_measured"]) for p in row["boundary"] if p["N_snr"]]
+        row["mean_log_ratio_snr"] = float(np.mean(lr)) if lr else None
+        row["sd_log_ratio_snr"] = float(np.std(lr, ddof=1)) if len(lr) > 1 else None
+        row["n_matched_snr"] = len(lr)
+        rows.append(row)
+    return rows

@@ -1,0 +1,772 @@
+"""Closed-form leading-order theory of the three-step early phase.
+
+Everything here is derived in ``docs/token_retrieval.md#theory-of-the-early-phase``
+for *our* formulation (``validation.token_retrieval.task`` / ``model`` /
+``early_phase``): Gaussian (``kind="random"``) or one-hot (``"orthogonal"``)
+embeddings, vocabulary (``noise="vocab"``) or Gaussian noise tokens, ``V``
+labels given by a permutation, the step-size conventions ``beta`` (fixed
+``||W1||_F``) or a literal ``gamma``, trigger scale ``tau`` and the optional
+fixed random ReLU MLP of width ``m``.
+
+Units.  After step 2 the key-query matrix is ``W1 = c w~ q^T`` with a positive
+scalar ``c`` (``c = gamma eta / (L N^2)``) and
+
+    w~ = sum_{n,m} K_{mn} P_n h_m,   K_{mn} = (u_{t_m} - u_bar).(u_{t_n} - u_bar),
+    P_n = sum_i (x_{n,i} - h_n)(x_{n,i} - h_n)^T,
+
+(``h_n`` the uniform-attention average of sequence ``n``).  Every attention
+*score* moment below is a moment of ``x . w~``; argmax attention does not depend
+on ``c``.  Every *logit* moment is one of ``(N / gamma) u_k^T V2 f``, i.e. of
+``sum_n K'_{kn} Gamma_n`` with the Gram ``Gamma_n = f_n' . f``.
+
+The leading order keeps, for every random inner product between independent
+vectors, its first non-vanishing moment (``1/d`` for Gaussian embeddings, the
+collision probability ``1/(V-1)`` for repeated vocabulary tokens) and drops
+products of two such small factors unless they are summed ``N`` or ``L``
+times; the neglected terms and their size are listed in the docs.  The one-hot
+(orthonormal) case is the same formulas with every ``1/d`` interference term
+set to zero (``kind="orthogonal"``).
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy import special
+
+from hcizz._checks import check_int, check_real
+
+__all__ = ["score_moments", "weight_norm2", "attention_weight", "margin_moments",
+           "success_probs", "predict", "retrieval_boundary", "recall_boundary",
+           "counting_bound", "counting_boundary", "counting_capacity", "boundary_combination"]
+
+_CM = 0.5 + 1.0 / math.pi      # MLP: E[J_n^T f_m] along h_m and h_n (m != n), see docs
+_GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(48)
+_GH_W = _GH_W / _GH_W.sum()
+_GQ_X, _GQ_W = np.polynomial.hermite_e.hermegauss(8)
+_GQ_W = _GQ_W / _GQ_W.sum()
+
+
+def _check(N, d, L, V, tau, kind, noise, m):
+    N = check_int("N", N, low=1)
+    d = check_int("d", d, low=1)
+    L = check_int("L", L, low=2)
+    V = check_int("V", V if V is not None else max(2, 4 * N), low=2)
+    if V < N:
+        raise ValueError(f"V must be >= N = {N} (distinct informative tokens), got {V}")
+    tau = check_real("tau", tau, low=0, low_open=True, allow_array=False)
+    if kind not in ("random", "orthogonal"):
+        raise ValueError(f"kind must be 'random' or 'orthogonal', got {kind!r}")
+    if noise not in ("vocab", "gaussian"):
+        raise ValueError(f"noise must be 'vocab' or 'gaussian', got {noise!r}")
+    if kind == "orthogonal" and noise != "vocab":
+        raise ValueError("noise must be 'vocab' when kind='orthogonal' (Gaussian noise vectors are "
+                         f"not orthonormal), got {noise!r}")
+    if kind == "orthogonal" and d < V + 2:
+        raise ValueError(f"d must be >= V + 2 = {V + 2} for kind='orthogonal', got {d}")
+    if m is not None:
+        m = check_int("m", m, low=1)
+    return N, d, L, V, float(tau), m
+
+
+def _kappas(N, V, m):
+    """Mean z-weight ``kappa_z`` and own-sequence weight ``kappa_s`` of
+    ``v_n = sum_m K_mn J_n^T f_m`` (no MLP: ``1 - N/V`` and ``1 - 1/V``)."""
+    k_nn = 1.0 - 1.0 / V
+    k_off = -(N - 1.0) / V                 # sum_{m != n} E K_mn
+    if m is None:
+        return k_nn + k_off, k_nn
+    return k_nn + _CM * k_off, k_nn + k_off / math.pi
+
+
+def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, fresh=False,
+                  _zeta=1.0, _skap=1.0):
+    """Leading-order moments of the attention scores ``x . w~`` after step 2.
+
+    Parameters
+    ----------
+    N, d, L : int
+        Training sequences (>= 1), dimension (>= 1), length (>= 2).
+    V : int, optional
+        Vocabulary (>= N); default ``4 N``.
+    tau : float
+        Trigger scale (``trig_scale``, > 0).
+    kind : {"random", "orthogonal"}
+        Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.
+    noise : {"vocab", "gaussian"}
+        Noise tokens from the vocabulary (collisions) or fresh Gaussian vectors.
+    m : int, optional
+        Width of the fixed random MLP (None: no MLP).
+    fresh : bool
+        Moments on fresh sequences (same facts, new noise and positions)
+        instead of the training sequences.
+
+    Returns
+    -------
+    dict
+        ``A`` (mean trigger coefficient ``z . w~ / ||z||^2``), ``mu_inf``,
+        ``var_inf`` (informative score, per-sequence variance), ``mu_noise``,
+        ``var_noise`` (a noise-token score), ``gap`` (``mu_inf - mu_noise``),
+        ``rel_global`` (relative std of the seed-level factor shared by all
+        signals), and ``parts``: the named contributions (``signal``,
+        ``self``, ``cross``, ``trigger_crosstalk``, ``collisions``) to the
+        means and variances.
+
+    Notes
+    -----
+    ``A = N kz lam (tau^2/L + 1/d) - N ks 2 E[R] tau^2 / L^2`` with
+    ``lam = 1 - 1/L``, ``E[R] = (L-1)(L-2) / (2 (V-1))`` the expected number
+    of colliding noise pairs in a sequence, ``kz``, ``ks`` the mean label-kernel
+    weights (``1 - N/V`` and ``1 - 1/V`` without MLP).  The informative score is
+    ``tau^2 A`` plus its own spike ``kz tau^2 lam / L`` and collision terms;
+    the variances add the trigger cross-talk ``A^2 tau^2 / d``, collisions,
+    own-sequence Gram fluctuations, cross-talk with the other sequences,
+    coherent Gram sums and the label-kernel cross-talk (each term, its
+    origin and its size in the docs page).
+
+    References
+    ----------
+    Vural, Bietti, Soltanolkotabi, Wu, arXiv:2603.15923 (setting);
+    docs/token_retrieval.md#theory-of-the-early-phase (derivation).
+
+    Examples
+    --------
+    >>> mo = score_moments(64, 128, 16)
+    >>> mo["gap"] > 0, round(mo["A"], 3)
+    (True, 2.959)
+    """
+    N, d, L, V, tau, m = _check(N, d, L, V, tau, kind, noise, m)
+    t2 = tau * tau
+    lam = 1.0 - 1.0 / L
+    ed = 0.0 if kind == "orthogonal" else 1.0 / d          # Gaussian interference switch
+    rep = 1.0 if noise == "vocab" else 0.0                 # vocabulary collisions
+    kz, ks = _kappas(N, V, m)
+    ER = rep * (L - 1) * (L - 2) / (2.0 * (V - 1))         # colliding pairs per sequence
+    # _zeta = ||z||^2 / tau^2 and _skap = sum_n kappa_n / E[...]: seed-level factors (quadrature
+    # nodes of success_probs); both are 1 for the mean moments
+    A = (N * kz * lam * (t2 / L + ed) - N * ks * 2 * ER * t2 / L ** 2) * _zeta * _skap
+    sr2 = (L + 1 + t2) * ed                                # Gram-row fluctuation of one slot
+    spike = kz * t2 * lam / L                              # coefficient of e_{y_n} in w~
+    var_kappa = (N + 1) * ed                               # Var kappa_n (random unembeddings)
+    # occurrences of a given token as noise in the *other* training sequences
+    n_other = N if fresh else N - 1
+    occ = rep * n_other * (L - 1) / (V - 1)
+    q_inf = rep * (N - 1) / (V - 1)                        # noise token = another informative
+    dbl = rep * n_other * (L - 1) * (L - 2) / (2.0 * (V - 1) ** 2)  # doubled occurrences
+    tx = A * A * t2 * _zeta * ed                                   # trigger cross-talk (e . z) A
+    cross_rand = N * spike ** 2 * ed + N * ks ** 2 * sr2 * ed / L      # overlaps with other seqs
+    per_occ = (kz * t2 + ks * 2 * ER) / L ** 2                # centring of one noise occurrence
+    occ_var = occ * (ks ** 2 * sr2 / L ** 2 + per_occ ** 2)
+    # a doubled token in a sequence scores (1/L)(n(n-1) - 2 R n / L) = (2/L)(1 - 2/L) (R >= 1 then)
+    dv = 2.0 / L * (1.0 - 2.0 / L)
+    dbl_mu, dbl_var = ks * dv * dbl, ks ** 2 * dv ** 2 * dbl
+    # the o ~ N L / V occurrences of a vocabulary token see the *same* V fixed overlaps
+    # e_k . e_j about N L^2 / V^2 times each: their Gram-row fluctuations add coherently
+    coh = rep * ks ** 2 * n_other ** 2 * (L - 1) ** 4 / ((V - 1) ** 3 * L ** 2) * ed
+    # overlap of a token coefficient with another token's direction: collision parts of the
+    # V vocabulary coefficients seen through e_k . e_j (variance 1/d each)
+    coll_var = q_inf * (1 - q_inf) * spike ** 2 + occ_var + dbl_var
+    cross_coll = rep * V * coll_var * ed
+    # cross-talk of the off-diagonal label kernel: r_n = sum_{m != n} K_mn h_m^(e) (K_mn second
+    # moment kvar) seen through P_n; a slot overlaps an unrelated direction with second moment eps
+    kvar = ed + 1.0 / V ** 2
+    eps = ed + rep / (V - 1)
+    off_fresh = ks ** 2 * N * (N - 1) * kvar * eps ** 2
+    off_occ = ks ** 2 * (N - 1) * kvar * eps / L
+    # second order: each occurrence of a token contributes (1/L) sum_i (e_k . x_i)^2 ~ lam / d
+    occ_bulk = ks * lam * ed
+    # informative token (its own training sequence, or its twin for fresh)
+    o_y = rep * (N - 1) * (L - 1) / (V - 1)
+    mu_inf = t2 * _zeta * A + spike - o_y * per_occ - ks * 2 * ER / L ** 2 + (o_y + 1) * occ_bulk \
+        + ks * dv * rep * (N - 1) * (L - 1) * (L - 2) / (2.0 * (V - 1) ** 2)
+    var_inf = (tx + (t2 * lam * (1 + t2) / L) ** 2 * var_kappa * (1.0 if m is None else _CM ** 2)
+               + ks ** 2 * lam ** 2 * sr2 / L ** 2
+               + o_y * (ks ** 2 * sr2 / L ** 2 + per_occ ** 2) + dbl_var + cross_rand + coh
+               + cross_coll + off_fresh + (o_y + 1) * off_occ)
+    # a noise token
+    mu_noise = q_inf * spike - occ * (per_occ - occ_bulk) + dbl_mu
+    var_noise = tx + coll_var + cross_rand + coh + cross_coll + off_fresh + occ * off_occ
+    parts = {"signal": {"trigger": t2 * A, "own_spike": spike},
+             "var_noise": {"trigger_crosstalk": tx, "cross": cross_rand,
+                           "collisions": coll_var, "coherent_gram": coh,
+                           "collision_crosstalk": cross_coll,
+                           "label_kernel_crosstalk": off_fresh + occ * off_occ}}
+    if not fresh:
+        p2 = rep * (L - 2) / (V - 1)                       # own sequence holds a second copy
+        own_mu = -kz * t2 / L ** 2 + ks * (dv * p2 - 2 * ER / L ** 2) + occ_bulk
+        own_var = ks ** 2 * (lam ** 2 * sr2 / L ** 2 + dv ** 2 * p2 * (1 - p2)) \
+            + (1 + t2) * spike ** 2 * ed + off_occ
+        mu_noise += own_mu
+        var_noise += own_var
+        parts["var_noise"]["self"] = own_var
+    rel_global = math.sqrt(10.0 * ed)                      # ||z||^4 and sum kappa, seed level
+    return {"A": A, "mu_inf": mu_inf, "var_inf": var_inf, "mu_noise": mu_noise,
+            "var_noise": var_noise, "gap": mu_inf - mu_noise, "rel_global": rel_global,
+            "parts": parts, "N": N, "d": d, "L": L, "V": V, "tau": tau, "kind": kind,
+            "noise": noise, "m": m, "fresh": bool(fresh)}
+
+
+def weight_norm2(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None):
+    """Leading-order ``E ||w~||^2`` (sets the attention sharpness under the
+    ``beta`` convention, ``scores = beta ||q|| x . w~ / ||w~||``).
+
+    Parameters
+    ----------
+    N, d, L, V, tau, kind, noise, m
+        As in :func:`score_moments`.
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    ``||w~||^2 = tau^2 A^2 + N spike^2 + N ks^2 sr2 / L + 4 N ks^2 E[R] / L^2
+    + (collision-coherent token coefficients)``: trigger direction, the ``N``
+    informative directions, the Gram-row fluctuation vectors and the
+    collision vectors, treated as orthogonal (their overlaps are one order
+    higher).
+
+    Examples
+    --------
+    >>> weight_norm2(64, 128, 16) > 0
+    True
+    """
+    mo = score_moments(N, d, L, V=V, tau=tau, kind=kind, noise=noise, m=m)
+    N, d, L, V, t2 = mo["N"], mo["d"], mo["L"], mo["V"], mo["tau"] ** 2
+    lam = 1.0 - 1.0 / L
+    ed = 0.0 if kind == "orthogonal" else 1.0 / d
+    rep = 1.0 if noise == "vocab" else 0.0
+    kz, ks = _kappas(N, V, m)
+    ER = rep * (L - 1) * (L - 2) / (2.0 * (V - 1))
+    spike = kz * t2 * lam / L
+    sr2 = (L + 1 + t2) * ed
+    occ = rep * N * (L - 1) / V
+    return float(t2 * mo["A"] ** 2 + N * spike ** 2 + N * ks ** 2 * sr2 / L
+                 + 4.0 * N * ks ** 2 * ER / L ** 2
+                 + rep * V * (occ * kz * t2 / L ** 2) ** 2 + N * (L - 1) / L ** 3 * kz ** 2 * t2 ** 2)
+
+
+def _scale(N, L, mo, wn2, eta, beta, gamma):
+    if gamma is not None:
+        return gamma * eta / (L * N ** 2)
+    return beta / math.sqrt(wn2)
+
+
+def attention_weight(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None,
+                     eta=0.1, beta=10.0, gamma=None, fresh=False):
+    """Mean attention weight on the informative position after step 2.
+
+    Parameters
+    ----------
+    N, d, L, V, tau, kind, noise, m, fresh
+        As in :func:`score_moments`.
+    eta : float
+        First step size (> 0).
+    beta, gamma : float
+        Step-size convention: ``beta = ||W1||_F`` (default) or a literal
+        ``gamma`` (overrides ``beta``).
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    Scores are ``t x . w~`` with ``t = beta / ||w~||`` (``beta`` convention,
+    ``||q|| ~ 1``) or ``t = gamma eta / (L N^2)``.  With the informative
+    score ``mu_inf + sd_inf g`` and independent Gaussian noise scores,
+    ``E sum_j exp(t s_j) = (L - 1) exp(t mu_0 + t^2 var_0 / 2)`` (log-normal
+    mean) and ``alpha = E_g [1 / (1 + (L-1) exp(t (mu_0 - mu_inf - sd_inf g) + t^2 var_0/2))]``
+    (Gauss-Hermite in ``g``).
+
+    Examples
+    --------
+    >>> 0.9 < attention_weight(256, 256, 4) <= 1.0
+    True
+    """
+    eta = check_real("eta", eta, low=0, low_open=True, allow_array=False)
+    if gamma is None:
+        beta = check_real("beta", beta, low=0, low_open=True, allow_array=False)
+    else:
+        gamma = check_real("gamma", gamma, low=0, low_open=True, allow_array=False)
+    mo = score_moments(N, d, L, V=V, tau=tau, kind=kind, noise=noise, m=m, fresh=fresh)
+    wn2 = weight_norm2(N, d, L, V=V, tau=tau, kind=kind, noise=noise, m=m)
+    t = _scale(mo["N"], mo["L"], mo, wn2, eta, beta, gamma)
+    ex = t * (mo["mu_noise"] - mo["mu_inf"] - math.sqrt(mo["var_inf"]) * _GH_X) \
+        + 0.5 * t * t * mo["var_noise"]
+    ex = np.minimum(ex, 700.0)
+    return float(np.sum(_GH_W / (1.0 + (mo["L"] - 1) * np.exp(ex))))
+
+
+def _relu_moments(c):
+    """For unit-variance Gaussians X, Y with correlation c:
+    ``k = 2 E[relu X relu Y]`` and ``v = 4 Var(relu X relu Y)`` (Gauss-Hermite)."""
+    th = math.acos(max(-1.0, min(1.0, c)))
+    k = (math.sin(th) + (math.pi - th) * c) / math.pi
+    x, w = np.polynomial.hermite_e.hermegauss(60)
+    w = w / w.sum()
+    X = x[:, None]
+    Y = c * x[:, None] + math.sqrt(max(0.0, 1 - c * c)) * x[None, :]
+    W = w[:, None] * w[None, :]
+    e22 = float(np.sum(W * (np.maximum(X, 0) * np.maximum(Y, 0)) ** 2))
+    return k, 4.0 * e22 - k * k
+
+
+def margin_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None,
+                   eta=0.1, beta=10.0, gamma=None, fresh=False, alpha=None):
+    """Leading-order moments of the (normalised) logits after step 3.
+
+    Parameters
+    ----------
+    N, d, L, V, tau, kind, noise, m, eta, beta, gamma, fresh
+        As in :func:`attention_weight`.
+    alpha : float, optional
+        Attention weight on the informative position (default: the
+        prediction of :func:`attention_weight`).
+
+    Returns
+    -------
+    dict
+        ``Gs``, ``Gc`` (self and cross Gram), ``mu_c``, ``sd_c`` (correct
+        logit), ``mu_1``, ``sd_1`` (the ``N - 1`` other trained labels),
+        ``mu_0``, ``sd_0`` (the ``V - N`` untrained labels); all logits are
+        measured from the common ``-(1/V) sum_n Gamma_n`` and in units of
+        ``gamma / N``; ``alpha``, ``alpha_f`` (fresh) and ``parts``.
+
+    Notes
+    -----
+    ``V2 = (1/N) sum_n (u_{t_n} - u_bar)(eta h_n + gamma h_n')^T`` to leading
+    order in ``eta``, so ``l_k = sum_n K'_{kn} Gamma_n`` with
+    ``K'_{kn} = u_k . (u_{t_n} - u_bar)``.  With
+    ``h_n' = alpha x_{n,p} + (1 - alpha) (mean of the noise tokens)``:
+    ``Gamma_self = alpha^2 (1 + tau^2) + (1 - alpha)^2 / (L - 1)`` (signal),
+    ``Gamma_cross = alpha^2 tau^2`` (trigger value pollution: every trained
+    label gains it); the random overlaps ``u_k . u_{t_n}`` (variance ``1/d``)
+    add ``sum_n Gamma_n^2 / d`` to each logit's variance (cross-talk).  With
+    the MLP the Gram is the arc-cosine kernel plus its ``O(1/m)``
+    fluctuation.
+
+    Examples
+    --------
+    >>> mm = margin_moments(16, 256, 4)
+    >>> mm["mu_c"] > mm["mu_1"] > mm["mu_0"]
+    True
+    """
+    eta = check_real("eta", eta, low=0, low_open=True, allow_array=False)
+    N, d, L, V, tau, m = _check(N, d, L, V, tau, kind, noise, m)
+    t2 = tau * tau
+    ed = 0.0 if kind == "orthogonal" else 1.0 / d
+    a = attention_weight(N, d, L, V=V, tau=tau, kind=kind, noise=noise, m=m, eta=eta, beta=beta,
+                         gamma=gamma) if alpha is None else float(alpha)
+    af = attention_weight(N, d, L, V=V, tau=tau, kind=kind, noise=noise, m=m, eta=eta,
+                          beta=beta, gamma=gamma, fresh=True) if fresh else a
+    rep = 1.0 if noise == "vocab" else 0.0
+    pc = rep / (V - 1)                                      # collision probability of two slots
+    # residual (1 - alpha) attention on the noise tokens: self overlap 1/(L-1) (plus collisions
+    # inside the sequence); two different sequences share ~(L-1)^2/(V-1) noise tokens
+    res = (1 - a) ** 2 / (L - 1) * (1 + (L - 2) * pc)
+    if fresh:
+        n_self = a * af * (1 + t2) + (1 - a) * (1 - af) * pc
+        n_cross = a * af * t2 + (1 - a) * (1 - af) * pc
+        res = 0.0
+        var_res = rep * ((1 - a) * (1 - af)) ** 2 / ((L - 1) ** 2 * (V - 1))
+    else:
+        n_self = a * a * (1 + t2) + res
+        n_cross = a * a * t2 + (1 - a) ** 2 * pc + 2 * a * (1 - a) * pc
+        var_res = rep * (1 - a) ** 4 / ((L - 1) ** 2 * (V - 1))
+    # Gram fluctuations measured from the common alpha^2 ||z||^2: the target keeps
+    # ||e_y||^2 - 1 + e_y.z (shared by all its competitors), a trained competitor m adds
+    # e_{y_m}.z + e_y.e_{y_m}
+    aa2 = (a * (af if fresh else a)) ** 2
+    var_self_fluct = aa2 * (2 + t2) * ed
+    var_cross_fluct = aa2 * (1 + t2) * ed + var_res
+    if m is None:
+        Gs, Gc = n_self, n_cross
+        vm_s = vm_c = 0.0
+    else:
+        ns = math.sqrt(a * a * (1 + t2) + res)              # ||h_n'||
+        nf = math.sqrt(af * af * (1 + t2)) if fresh else ns
+        ks, vs = _relu_moments(min(1.0, n_self / (ns * nf)))
+        kc, vc = _relu_moments(min(1.0, n_cross / (ns * nf)))
+        Gs, Gc = ns * nf * ks, ns * nf * kc
+        vm_s, vm_c = (ns * nf) ** 2 * vs / m, (ns * nf) ** 2 * vc / m
+    if gamma is not None:                                   # the V1 part (eta h_n . f')
+        g_eta = eta * (a if not fresh else af) / L
+        Gs, Gc = gamma * Gs + g_eta * (1 + t2), gamma * Gc + g_eta * t2
+        sc = 1.0 / gamma
+        Gs, Gc = Gs * sc, Gc * sc
+    # u_k . (u_{t_n} - u_bar) = sum_j u_k . u_j (1[j = t_n] - 1/V): the centring by u_bar removes
+    # the fraction N/V of the cross-talk variance
+    xr = 1.0 - N / V
+    var_T = (N - 1) * xr * Gc ** 2 * ed + 2 * Gs ** 2 * ed + var_self_fluct + vm_s
+    var_1 = (N - 2) * xr * Gc ** 2 * ed + (Gs - Gc) ** 2 * ed + 2 * Gc ** 2 * ed + var_cross_fluct + vm_c
+    var_0 = ((N - 1) * xr * Gc ** 2 + Gs ** 2) * ed
+    return {"Gs": Gs, "Gc": Gc, "mu_c": Gs, "sd_c": math.sqrt(var_T), "mu_1": Gc,
+            "sd_1": math.sqrt(max(var_1, 0.0)), "mu_0": 0.0, "sd_0": math.sqrt(var_0),
+            "alpha": a, "alpha_f": af, "N": N, "V": V,
+            "parts": {"signal": Gs - Gc, "trigger_pollution": Gc,
+                      "cross_talk_var": (N - 1) * xr * Gc ** 2 * ed, "mlp_var": vm_s + vm_c}}
+
+
+def _p_beat(mu_c, sd_c, groups):
+    """P(N(mu_c, sd_c^2) beats every competitor of ``groups``), vectorised over
+    arrays of ``mu_c``, ``sd_c`` and the groups' ``mu``, ``sd`` (broadcast;
+    Gauss-Hermite in the correct score)."""
+    mu_c = np.atleast_1d(np.asarray(mu_c, float))
+    sd_c = np.asarray(sd_c, float)
+    x = (mu_c + sd_c * np.zeros_like(mu_c))[..., None] + np.asarray(sd_c)[..., None] * _GH_X
+    lp = np.zeros_like(x)
+    for mu, sd, cnt in groups:
+        if cnt <= 0:
+            continue
+        mu = np.asarray(mu, float)[..., None]
+        sd = np.asarray(sd, float)[..., None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            zz = np.where(sd > 0, (x - mu) / np.where(sd > 0, sd, 1.0), np.sign(x - mu) * np.inf)
+        lp = lp + cnt * special.log_ndtr(zz)
+    return np.sum(_GH_W * np.exp(lp), axis=-1)
+
+
+def success_probs(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, eta=0.1,
+                  beta=10.0, gamma=None):
+    """Parameter-free predictions of P(retrieval), P(recall) and fresh accuracy.
+
+    Parameters
+    ----------
+    N, d, L, V, tau, kind, noise, m, eta, beta, gamma
+        As in :func:`attention_weight`.
+
+    Returns
+    -------
+    dict
+        ``p_retrieval_seq`` (one training sequence: argmax attention on the
+        informative position), ``p_retrieval`` (all ``N``), ``p_recall_seq``,
+        ``p_recall`` (all ``N`` mapped to their label), ``test_acc``
+        (fresh-sequence accuracy), ``p_retrieval_fresh_seq``, ``p_margin_seq``
+        (positive margin of one training sample given retrieval), ``alpha``.
+
+    Notes
+    -----
+    One sequence: the informative score ``N(mu_inf, var_inf)`` must beat
+    ``L - 1`` independent ``N(mu_0, var_0)`` noise scores,
+    ``p = E_g prod Phi(...)``.  All ``N``: ``E_G[p(G)^N]`` where ``G`` is the
+    seed-level factors ``||z||^2 / tau^2`` and ``sum_n kappa_n / E[...]``
+    (relative std ``sqrt(2/d)`` each; 8 x 8 Gauss-Hermite nodes); the
+    sequences are otherwise treated as independent.  Recall of one training
+    sample: retrieval and a correct logit above the ``N - 1`` trained and
+    ``V - N`` untrained competitors (:func:`margin_moments`); all ``N``:
+    ``E_G[(p_ret(G) p_margin)^N]``.  Fresh
+    accuracy: ``P(retrieval on a fresh sequence) * P(margin > 0 | fresh)``
+    (a fresh sequence whose attention misses the informative token is
+    counted as an error).
+
+    Examples
+    --------
+    >>> p = success_probs(128, 256, 4)
+    >>> p["p_retrieval"] > 0.9
+    True
+    """
+    N, d, L, V, tau, m = _check(N, d, L, V, tau, kind, noise, m)
+    eta = check_real("eta", eta, low=0, low_open=True, allow_array=False)
+    beta = None if beta is None else check_real("beta", beta, low=0, low_open=True, allow_array=False)
+    gamma = None if gamma is None else check_real("gamma", gamma, low=0, low_open=True,
+                                                  allow_array=False)
+    return dict(_success_probs(N, d, L, V, tau, kind, noise, m, eta, beta, gamma))
+
+
+@functools.lru_cache(maxsize=8192)
+def _success_probs(N, d, L, V, tau, kind, noise, m, eta, beta, gamma):
+    out = {}
+    for fresh in (False, True):
+        mo = score_moments(N, d, L, V=V, tau=tau, kind=kind, noise=noise, m=m, fresh=fresh)
+        Lm1 = mo["L"] - 1
+        # seed-level factors ||z||^2 / tau^2 and sum_n kappa_n / E: relative std sqrt(2/d) each
+        r = math.sqrt(2.0 * (0.0 if kind == "orthogonal" else 1.0 / mo["d"]))
+        zeta = np.maximum(1e-3, 1 + r * _GQ_X)[:, None]
+        skap = np.maximum(1e-3, 1 + r * _GQ_X)[None, :]
+        mg = score_moments(N, d, L, V=V, tau=tau, kind=kind, noise=noise, m=m, fresh=fresh,
+                           _zeta=zeta, _skap=skap)
+        p = _p_beat(mg["mu_inf"], np.sqrt(mg["var_inf"]),
+                    [(mg["mu_noise"], np.sqrt(mg["var_noise"]), Lm1)])
+        p = np.clip(p, 0.0, 1.0).ravel()
+        w = (_GQ_W[:, None] * _GQ_W[None, :]).ravel()
+        key = "p_retrieval_fresh_seq" if fresh else "p_retrieval_seq"
+        out[key] = float(np.sum(w * p))
+        if not fresh:
+            out["p_retrieval"] = float(np.sum(w * p ** mo["N"]))
+            p_nodes, w_nodes = p, w
+    Nn, Vv = mo["N"], mo["V"]
+    for fresh in (False, True):
+        mm = margin_moments(N, d, L, V=V, tau=tau, kind=kind, noise=noise, m=m, eta=eta, beta=beta,
+                            gamma=gamma, fresh=fresh)
+        pm = float(_p_beat(mm["mu_c"], mm["sd_c"],
+                           [(mm["mu_1"], mm["sd_1"], Nn - 1), (mm["mu_0"], mm["sd_0"], Vv - Nn)]).ravel()[0])
+        if fresh:
+            out["test_acc"] = out["p_retrieval_fresh_seq"] * pm
+        else:
+            # a training sample is recalled when its attention finds the informative token and
+            # its margin is positive (where retrieval fails the attention output is a noise
+            # token shared with other sequences, and recall fails: docs)
+            out["p_margin_seq"] = pm
+            out["p_recall_seq"] = out["p_retrieval_seq"] * pm
+            out["p_recall"] = float(np.sum(w_nodes * (p_nodes * pm) ** Nn))
+            out["alpha"] = mm["alpha"]
+    return out
+
+
+def predict(N, d, L, **kw):
+    """:func:`success_probs` together with the moments it uses (one dict,
+    JSON-friendly).
+
+    Parameters
+    ----------
+    N, d, L : int
+    **kw
+        Options of :func:`success_probs`.
+
+    Returns
+    -------
+    dict
+        ``probs``, ``scores`` (training), ``scores_fresh``, ``margins``,
+        ``weight_norm2``.
+
+    Examples
+    --------
+    >>> sorted(predict(16, 64, 4))
+    ['margins', 'probs', 'scores', 'scores_fresh', 'weight_norm2']
+    """
+    sk = {k: kw[k] for k in ("V", "tau", "kind", "noise", "m") if k in kw}
+    strip = lambda dct: {k: v for k, v in dct.items() if k != "parts"}
+    return {"probs": success_probs(N, d, L, **kw),
+            "scores": strip(score_moments(N, d, L, **sk)),
+            "scores_fresh": strip(score_moments(N, d, L, fresh=True, **sk)),
+            "margins": strip(margin_moments(N, d, L, **kw)),
+            "weight_norm2": weight_norm2(N, d, L, **sk)}
+
+
+def _crossing(f, Ns, level=0.5, direction="up"):
+    """Geometric-interpolated crossing of ``level`` by ``f(N)`` on the grid
+    ``Ns`` (first upward / last downward crossing), or None."""
+    vals = [f(N) for N in Ns]
+    xs = np.log(np.asarray(Ns, float))
+    fs = np.asarray(vals)
+    if direction == "down":
+        xs, fs = xs[::-1], fs[::-1]
+    for t in range(len(fs) - 1):
+        if fs[t] < level <= fs[t + 1]:
+            w = (level - fs[t]) / (fs[t + 1] - fs[t])
+            return float(np.exp(xs[t] + w * (xs[t + 1] - xs[t])))
+    return None
+
+
+def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
+    """Predicted ``N_c(d, L)``: smallest ``N`` with P(retrieval of all N) >= level.
+
+    Parameters
+    ----------
+    d, L : int
+    Ns : sequence of int, optional
+        ``N`` values scanned (default ``2^(1..11)`` on a fine geometric grid).
+    vocab_ratio : float
+        ``V = round(vocab_ratio N)``.
+    level : float
+        Crossing level.
+    **kw
+        Options of :func:`success_probs` (not ``V``).
+
+    Returns
+    -------
+    float or None
+        Crossing (geometric interpolation), None if none in ``Ns``.
+
+    Examples
+    --------
+    >>> 4 < retrieval_boundary(128, 16) < 64
+    True
+    """
+    Ns = Ns if Ns is not None else np.unique(np.round(2 ** np.arange(1, 11.01, 0.5)).astype(int))
+    f = lambda N: success_probs(int(N), d, L, V=max(2, int(round(vocab_ratio * N))), **kw)["p_retrieval"]
+    return _crossing(f, Ns, level, "up")
+
+
+def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
+    """Predicted ``N_max(d, L)``: last ``N`` with P(recall of all N) >= level
+    (see :func:`retrieval_boundary` for the arguments).
+
+    Examples
+    --------
+    >>> 4 < recall_boundary(256, 4) < 128
+    True
+    """
+    Ns = Ns if Ns is not None else np.unique(np.round(2 ** np.arange(1, 11.01, 0.5)).astype(int))
+    f = lambda N: success_probs(int(N), d, L, V=max(2, int(round(vocab_ratio * N))), **kw)["p_recall"]
+    return _crossing(f, Ns, level, "down")
+
+
+def boundary_combination(N, d, L, *, vocab_ratio=4.0, tau=1.0):
+    """The combination of ``(N, d, L)`` that sets the retrieval boundary at
+    leading order: the squared signal-to-noise ratio of one score gap,
+    ``snr2 = gap^2 / (var_inf + var_noise)``, divided by the ``2 log(L - 1)``
+    it must exceed for the maximum of ``L - 1`` noise scores.
+
+    Parameters
+    ----------
+    N, d, L : int or array of int
+    vocab_ratio, tau : float
+
+    Returns
+    -------
+    ndarray
+        ``snr2 / (2 log(L-1))`` (> 1: retrieval of one sequence succeeds).
+
+    Notes
+    -----
+    For ``V = 4N`` (docs): ``gap ~ (tau^4 / L)(N kz - L/4)`` and
+    ``var ~ gap^2 / (tau^2 d) + 1/(8N) + L/(64 N^2) + 1/(4d) + 1/(dL)
+    + N(N-1)/d^3``; the retrieval boundary of all ``N`` sequences sits at
+    ``x ~ 1.5``.  ``N``, ``d`` and ``L`` enter multiplicatively through ``x``,
+    which is not a single power law (collision-dominated ``N_c ~ L`` at large
+    ``d``; cross-talk-dominated at small ``d``).
+
+    Examples
+    --------
+    >>> float(boundary_combination(64, 128, 16)) > 1
+    True
+    """
+    f = np.vectorize(lambda n, dd, ll: _comb(int(n), int(dd), int(ll), vocab_ratio, tau))
+    return f(N, d, L)
+
+
+def _comb(N, d, L, vr, tau):
+    mo = score_moments(N, d, L, V=max(2, int(round(vr * N))), tau=tau)
+    return mo["gap"] ** 2 / (mo["var_inf"] + mo["var_noise"]) / (2 * math.log(max(L - 1, 2)))
+
+
+def counting_capacity(d, k, N, V):
+    """``log`` of the number of label assignments of ``N`` fixed inputs that a
+    readout ``argmax_k u_k^T Wv f`` with ``Wv`` in ``R^{d x k}`` can realise
+    (upper bound).
+
+    Parameters
+    ----------
+    d, k : int
+        Rows and columns of ``Wv`` (``k = d`` without MLP, ``m`` with it).
+    N, V : int
+        Inputs and labels.
+
+    Returns
+    -------
+    float
+        ``log S`` with ``S = 2 sum_{i < D} C(M - 1, i)``, ``M = N (V - 1)``
+        pairwise margin functions, ``D = d k`` (Cover's function counting for
+        sign patterns of ``M`` linear functions of ``D`` parameters through the
+        origin); every realised assignment is a distinct sign pattern.
+
+    Examples
+    --------
+    >>> round(counting_capacity(2, 2, 3, 2), 6) == round(math.log(2 * (1 + 2 + 1)), 6)
+    True
+    """
+    d = check_int("d", d, low=1)
+    k = check_int("k", k, low=1)
+    N = check_int("N", N, low=1)
+    V = check_int("V", V, low=2)
+    D = d * k
+    M = N * (V - 1)
+    if D >= M:
+        return M * math.log(2.0)
+    i = np.arange(D)
+    lt = special.gammaln(M) - special.gammaln(i + 1) - special.gammaln(M - i)
+    return float(math.log(2.0) + special.logsumexp(lt))
+
+
+def counting_bound(N, d, L, V, *, m=None):
+    """Information-theoretic upper bound on P(recall of all N) for *any*
+    predictor of our form with hard attention: any ``w`` in ``R^d``
+    (attention = argmax of ``x_i . w``) and any readout ``Wv``.
+
+    Parameters
+    ----------
+    N, d, L, V : int
+        Training facts, dimension, sequence length, vocabulary (``V >= N``).
+    m : int, optional
+        MLP width (the readout then has ``d m`` parameters).
+
+    Returns
+    -------
+    float
+        ``min(1, S_attn S_read (V - N)! / V!)``.
+
+    Notes
+    -----
+    The ``N`` targets ``perm[y_n]`` are distinct and uniformly random given
+    the inputs: one of ``V! / (V - N)!`` equally likely assignments.  The
+    attention pattern (which position each of the ``N`` sequences selects) is
+    a sign pattern of the ``N L (L - 1) / 2`` linear functions
+    ``(x_i - x_j) . w`` of ``d`` parameters, so at most
+    ``S_attn = 2 sum_{i<d} C(M' - 1, i)`` patterns occur; for each, the
+    attention outputs are fixed and the readout realises at most
+    ``S_read`` assignments (:func:`counting_capacity`).  A predictor
+    therefore recalls all ``N`` with probability at most
+    ``S_attn S_read (V - N)! / V!``.  It drops below 1/2 roughly when
+    ``N log V > d k log(e N V / (d k)) + d log(e N L^2 / (2 d))``: ``N`` is
+    limited by ``d k / log V``, and ``L`` enters only through a logarithm.
+    (Softmax attention with ``||W|| <= beta`` is the limit of hard attention
+    only as ``beta -> infinity``; the bound is stated for hard attention.)
+
+    Examples
+    --------
+    >>> counting_bound(4, 8, 4, 16)
+    1.0
+    >>> counting_bound(4000, 8, 4, 16000) < 1e-6
+    True
+    """
+    k = d if m is None else check_int("m", m, low=1)
+    N = check_int("N", N, low=1)
+    L = check_int("L", L, low=2)
+    V = check_int("V", V, low=2)
+    if V < N:
+        raise ValueError(f"V must be >= N = {N}, got {V}")
+    lS = counting_capacity(d, k, N, V)
+    Mp = N * L * (L - 1) // 2
+    lS += counting_capacity(d, 1, Mp, 2) if d < Mp else Mp * math.log(2.0)
+    lA = float(special.gammaln(V + 1) - special.gammaln(V - N + 1))
+    return float(math.exp(min(0.0, lS - lA)))
+
+
+def counting_boundary(d, L, *, vocab_ratio=4.0, m=None, level=0.5):
+    """Smallest ``N`` (with ``V = vocab_ratio N``) at which
+    :func:`counting_bound` drops below ``level``: no predictor of the form
+    recalls all ``N`` facts with probability ``>= level`` beyond it.
+
+    Parameters
+    ----------
+    d, L : int
+    vocab_ratio : float
+    m : int, optional
+    level : float
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> counting_boundary(32, 4) > 1000
+    True
+    """
+    lo, hi = 1, 2
+    V = lambda n: max(2, int(round(vocab_ratio * n)))
+    while counting_bound(hi, d, L, V(hi), m=m) >= level:
+        lo, hi = hi, hi * 2
+        if hi > 2 ** 40:
+            raise ValueError("no crossing below N = 2^40")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if counting_bound(mid, d, L, V(mid), m=m) >= level:
+            lo = mid
+        else:
+            hi = mid
+    return float(hi)

@@ -35,7 +35,7 @@ import math
 import numpy as np
 from scipy import special
 
-from hcizz._checks import check_int, check_real
+from hcizz.checks import check_int, check_real
 
 __all__ = ["score_moments", "weight_norm2", "attention_weight", "margin_moments",
            "success_probs", "predict", "retrieval_boundary", "recall_boundary",

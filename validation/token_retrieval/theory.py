@@ -82,7 +82,7 @@ def _kappas(N, V, m):
 
 def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, fresh=False,
                   _zeta=1.0, _skap=1.0):
-    """Leading-order moments of the attention scores ``x . w~`` after step 2.
+    """Leading-order moments of the attention scores ``x·w~`` after step 2.
 
     Parameters
     ----------
@@ -208,8 +208,8 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
 
 
 def weight_norm2(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None):
-    """Leading-order ``E ||w~||^2`` (sets the attention sharpness under the
-    ``beta`` convention, ``scores = beta ||q|| x . w~ / ||w~||``).
+    """Leading-order ``E ||w~||^2``, which sets the attention sharpness under the
+    ``beta`` convention (``scores = beta ||q|| x·w~ / ||w~||``).
 
     Parameters
     ----------
@@ -685,7 +685,7 @@ def counting_capacity(d, k, N, V):
 def counting_bound(N, d, L, V, *, m=None):
     """Information-theoretic upper bound on P(recall of all N) for *any*
     predictor of our form with hard attention: any ``w`` in ``R^d``
-    (attention = argmax of ``x_i . w``) and any readout ``Wv``.
+    (attention = argmax of ``x_i·w``) and any readout ``Wv``.
 
     Parameters
     ----------

@@ -12,16 +12,23 @@ __all__ = ["Estimate"]
 class Estimate:
     """A Monte Carlo estimate with its standard error.
 
-    Attributes
+    Iterating gives ``(value, stderr)``, so ``value, stderr = estimate`` works;
+    :meth:`to_dict` gives a JSON-friendly dict.
+
+    Parameters
     ----------
     value : float or ndarray
         The estimate.
     stderr : float or ndarray
         One standard error of ``value`` (0 for exact results).
-    n : int
+    n : int, optional
         Number of independent samples behind the estimate (0 if exact).
-    info : dict
+    info : dict, optional
         Method details (e.g. quadrature tolerances, number of order statistics).
+
+    References
+    ----------
+    docs/reliability.md#how-this-is-tested
     """
 
     value: float

@@ -52,6 +52,10 @@ def mp_moment(k, ratio):
         ``E x^k = sum_{j=0}^{k-1} ratio^j binom(k, j) binom(k, j+1) / k`` for
         ``k >= 1`` (the atom at zero contributes nothing), 1 for ``k = 0``.
 
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
+
     Examples
     --------
     >>> mp_moment(2, 0.5), mp_moment(3, 1.0)
@@ -88,6 +92,10 @@ class MarchenkoPastur(SpectralLaw):
     The nonzero part has density ``max(1, ratio) * rho(x)``.  Its moments are
     ``max(1, ratio) * sum_j ratio^j N(k, j)`` (Narayana numbers).  ``ppf`` is a
     safeguarded Newton inversion in the angle ``t``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
 
     Examples
     --------
@@ -252,6 +260,10 @@ def marchenko_pastur(ratio):
     ------
     ValueError
         If ``ratio`` is not a finite real number ``> 0``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
 
     Examples
     --------

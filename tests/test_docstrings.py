@@ -88,10 +88,12 @@ def _public_objects():
             obj = getattr(mod, name)
             if not (inspect.isfunction(obj) or inspect.isclass(obj)):
                 continue            # constants, submodules, the version string
-            if id(obj) in seen:
-                continue            # re-exported by a package __init__
-            seen.add(id(obj))
-            out.append(f"{modname}.{name}")
+            # named where it is defined: ``hcizz.mp_product`` is a module, the function
+            # is ``hcizz.mp_product.mp_product``; re-exports are checked once
+            qualified = f"{obj.__module__}.{obj.__qualname__}"
+            if qualified not in seen:
+                seen.add(qualified)
+                out.append(qualified)
     return out
 
 
@@ -103,17 +105,50 @@ def test_the_inventory_is_not_empty():
     assert len(PUBLIC) > 100
 
 
+def _object(name):
+    modname, _, attr = name.rpartition(".")
+    return getattr(importlib.import_module(modname), attr)
+
+
+def _spectral_law_parameter_errors(obj):
+    """PR01/PR02 for a ``SpectralLaw`` subclass, against its ``_param_names``.
+
+    Their constructor is ``SpectralLaw.__init__(*args, **kw)``, which numpydoc would
+    compare the Parameters section against; the real parameters are ``_param_names``.
+    """
+    documented = [n.strip() for p in get_doc_object(obj)["Parameters"] for n in p.name.split(",")]
+    wanted = list(obj._param_names)
+    errors = [f"PR01: parameter {n!r} not documented" for n in wanted if n not in documented]
+    errors += [f"PR02: unknown parameter {n!r}" for n in documented if n not in wanted]
+    return errors
+
+
+def _constructor_outside_the_project(obj):
+    """A class whose ``__init__`` comes from the standard library (``argparse``, an
+    exception): its parameter list is documented there and differs between Python
+    versions, so PR01/PR02 are not checked against it."""
+    init = getattr(obj, "__init__", None)
+    module = getattr(init, "__module__", None) or "builtins"
+    return module.split(".")[0] not in ("hcizz", "replica", "validation")
+
+
 @pytest.mark.parametrize("name", PUBLIC)
 def test_numpydoc(name):
+    from hcizz.numerics import SpectralLaw
+
+    obj = _object(name)
     result = numpydoc_validate.validate(name)
-    errors = [f"{code}: {msg}" for code, msg in result["errors"] if code in ENFORCED]
+    law = inspect.isclass(obj) and issubclass(obj, SpectralLaw) and obj is not SpectralLaw
+    foreign = inspect.isclass(obj) and _constructor_outside_the_project(obj)
+    errors = [f"{code}: {msg}" for code, msg in result["errors"]
+              if code in ENFORCED and not ((law or foreign) and code in ("PR01", "PR02"))]
+    if law:
+        errors += _spectral_law_parameter_errors(obj)
     assert not errors, f"{name}:\n" + "\n".join(errors)
 
 
 @pytest.mark.parametrize("name", PUBLIC)
 def test_has_references(name):
-    modname, _, attr = name.rpartition(".")
-    obj = getattr(importlib.import_module(modname), attr)
-    refs = "\n".join(get_doc_object(obj)["References"]).strip()
+    refs = "\n".join(get_doc_object(_object(name))["References"]).strip()
     assert refs, f"{name}: no References section"
     assert "arXiv:" in refs or "docs/" in refs, f"{name}: References cite no paper or docs page"

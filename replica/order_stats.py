@@ -25,6 +25,11 @@ class TopNormals:
     samples : int
         Number of independent sequences.
     rng : numpy.random.Generator
+        Generator used for every draw.
+
+    References
+    ----------
+    docs/theory_full_rank.md#order-statistics-method
 
     Examples
     --------

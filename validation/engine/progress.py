@@ -8,7 +8,22 @@ __all__ = ["Progress", "format_seconds"]
 
 
 def format_seconds(s):
-    """``75.2 -> '1m15s'``; short and human."""
+    """Format a duration short and human, e.g. ``75.2 -> '1m15s'``.
+
+    Parameters
+    ----------
+    s : float
+        Seconds (NaN or infinity give ``"?"``).
+
+    Returns
+    -------
+    str
+        ``"4.2s"`` below 10 s, then ``"37s"``, ``"1m15s"``, ``"2h05m"``.
+
+    References
+    ----------
+    docs/sweeps.md#running-a-sweep-locally
+    """
     if s != s or s == float("inf"):
         return "?"
     s = max(0.0, s)
@@ -41,6 +56,14 @@ class Progress:
         Minimum seconds between two updates: 0.5 on a terminal (the line is
         rewritten in place), 5 otherwise (one full line per update, so logs
         of long sweeps stay short).
+    skipped : int, optional
+        Trials found in the store, reported in the final summary.
+    clock : callable, optional
+        Time source in seconds (default ``time.monotonic``; tests pass a fake).
+
+    References
+    ----------
+    docs/sweeps.md#running-a-sweep-locally
     """
 
     def __init__(self, total, *, label="sweep", enabled=True, stream=None, interval=None,

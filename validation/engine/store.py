@@ -97,16 +97,44 @@ _MAX_REPORTED = 20
 
 
 class NotAStoreError(ValueError):
-    """The file exists, is not empty and is not a trial store."""
+    """The file exists, is not empty and is not a trial store.
+
+    References
+    ----------
+    docs/reliability.md#stores
+    """
 
 
 class StoreLockedError(ValueError):
-    """Another process is writing the store."""
+    """Another process is writing the store.
+
+    References
+    ----------
+    docs/reliability.md#stores
+    """
 
 
 def decode_record(rec):
-    """A store record with its result's ``"nan"``/``"inf"``/``"-inf"`` strings
-    turned back into floats (:func:`hcizz.jsonout.from_json_value`)."""
+    """Return a store record with its result's non-finite strings turned back into floats.
+
+    The strings ``"nan"``/``"inf"``/``"-inf"`` of ``rec["result"]`` become
+    floats (:func:`hcizz.jsonout.from_json_value`); other fields are unchanged.
+
+    Parameters
+    ----------
+    rec : dict
+        A record as parsed from a store line.
+
+    Returns
+    -------
+    dict
+        A shallow copy with the decoded result (``rec`` itself if it has no
+        dict result).
+
+    References
+    ----------
+    docs/reliability.md#json
+    """
     if isinstance(rec, dict) and isinstance(rec.get("result"), dict):
         from hcizz.jsonout import from_json_value
 
@@ -171,7 +199,25 @@ def check_store_file(path):
 
 @dataclasses.dataclass(frozen=True)
 class DamagedLine:
-    """A line of the store that is not a complete trial record."""
+    """A line of the store that is not a complete trial record.
+
+    Parameters
+    ----------
+    lineno : int
+        1-based line number.
+    offset : int
+        Byte offset of the line's start.
+    reason : str
+        Why it was rejected.
+    text : str
+        The first 80 characters of the line.
+    trailing : bool
+        True for the file's last line (a cut-short write).
+
+    References
+    ----------
+    docs/reliability.md#stores
+    """
 
     lineno: int       #: 1-based line number
     offset: int       #: byte offset of the line's start
@@ -184,9 +230,10 @@ class DamagedLine:
 class StoreScan:
     """What :func:`read_store` found in a store file.
 
-    Attributes
+    Parameters
     ----------
     path : str
+        The store file.
     records : list of dict
         Every complete record, in file order.
     ok : dict
@@ -203,6 +250,10 @@ class StoreScan:
     unterminated : bool
         The file ends without ``\\n`` (its last line, complete or not, is
         followed by a ``\\n`` before the next append).
+
+    References
+    ----------
+    docs/reliability.md#stores; docs/sweeps.md#resuming
     """
 
     path: str
@@ -268,6 +319,7 @@ def read_store(path, *, warn=True):
     Returns
     -------
     StoreScan
+        Records, the ok and failed trials by key, and the damaged lines.
 
     Raises
     ------
@@ -276,6 +328,10 @@ def read_store(path, *, warn=True):
     NotAStoreError
         The file is not empty and is not a trial store (see the module notes);
         at most its first line was read.
+
+    References
+    ----------
+    docs/reliability.md#stores; docs/sweeps.md#resuming
 
     Examples
     --------
@@ -353,6 +409,15 @@ class TrialStore:
     not a store (:class:`~validation.engine.store.NotAStoreError`, nothing written), takes the
     exclusive writer lock (:class:`~validation.engine.store.StoreLockedError` if another process holds
     it) and writes the header record into a new or empty store.
+
+    Parameters
+    ----------
+    path : str or Path
+        The store file (created with its folder on :meth:`open`).
+
+    References
+    ----------
+    docs/reliability.md#stores
     """
 
     def __init__(self, path):

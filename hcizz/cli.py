@@ -11,7 +11,7 @@ __all__ = ["run_cli", "dispatch", "ArgumentParser"]
 class ArgumentParser(argparse.ArgumentParser):
     """An ``argparse`` parser whose usage errors are one line on stderr, exit 2.
 
-    Its constructor is :class:`argparse.ArgumentParser`'s (same arguments).
+    Its constructor is ``argparse.ArgumentParser``'s (same arguments).
 
     References
     ----------

@@ -156,7 +156,7 @@ def dumps(obj, **kw):
     obj : object
         Anything :func:`to_json_value` converts.
     **kw
-        Passed to :func:`json.dumps` (e.g. ``indent``, ``sort_keys``).
+        Passed to ``json.dumps`` (e.g. ``indent``, ``sort_keys``).
 
     Returns
     -------

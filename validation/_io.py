@@ -43,7 +43,7 @@ def dumps(obj, **kw):
     obj : object
         The value.
     **kw
-        Passed to :func:`json.dumps` (e.g. ``indent``).
+        Passed to ``json.dumps`` (e.g. ``indent``).
 
     Returns
     -------

@@ -413,7 +413,7 @@ class TrialStore:
     Parameters
     ----------
     path : str or Path
-        The store file (created with its folder on :meth:`open`).
+        The store file (created with its folder by ``open()``).
 
     References
     ----------

@@ -846,7 +846,7 @@ def compare_gd(N, d, L, *, seed=0, steps=300, lr=0.05, **kw):
 
 
 #: Quantities of :func:`measure_moments`, in the units of
-#: :mod:`validation.token_retrieval.theory` (scores ``x . w~``, logits ``(N / gamma) u_k^T V2 f``).
+#: :mod:`validation.token_retrieval.theory` (scores ``x·w~``, logits ``(N / gamma) u_k^T V2 f``).
 MOMENT_KEYS = ("A", "mu_inf", "var_inf", "mu_noise", "var_noise", "mu_noise_fresh",
                "var_noise_fresh", "alpha", "Gs", "Gc", "var_0", "var_1", "var_c")
 

@@ -19,7 +19,18 @@ class ArgumentParser(argparse.ArgumentParser):
     """
 
     def error(self, message):
-        """Print ``prog: error: message`` as one line on stderr and exit with status 2."""
+        """Print ``prog: error: message`` as one line on stderr and exit with status 2.
+
+        Parameters
+        ----------
+        message : str
+            The usage error.
+
+        Raises
+        ------
+        SystemExit
+            Always, with status 2.
+        """
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         raise SystemExit(2)
 

@@ -47,7 +47,13 @@ class Estimate:
         return np.abs(self.stderr) / np.abs(self.value)
 
     def to_dict(self):
-        """JSON-friendly dict (numpy scalars/arrays converted to lists/floats)."""
+        """Return a JSON-friendly dict (numpy scalars/arrays converted to lists/floats).
+
+        Returns
+        -------
+        dict
+            ``value``, ``stderr``, ``n`` and ``info``.
+        """
         d = asdict(self)
         for k in ("value", "stderr"):
             v = d[k]

@@ -71,7 +71,22 @@ class SpectralLaw(stats.rv_continuous):
         return dct
 
     def rvs(self, *args, rng=None, **kwds):
-        """Random variates; ``rng`` (seed or Generator) is an alias of ``random_state``."""
+        """Draw random variates; ``rng`` (seed or Generator) is an alias of ``random_state``.
+
+        Parameters
+        ----------
+        *args
+            Shape parameters, as for ``scipy.stats.rv_continuous.rvs``.
+        rng : None, int or Generator, optional
+            Seed or generator; give it or ``random_state``, not both.
+        **kwds
+            ``size``, ``loc``, ``scale``, ``random_state``.
+
+        Returns
+        -------
+        float or ndarray
+            The variates.
+        """
         if rng is not None:
             if kwds.get("random_state") is not None:
                 raise ValueError("give only one of rng and random_state")
@@ -79,13 +94,41 @@ class SpectralLaw(stats.rv_continuous):
         return super().rvs(*args, **kwds)
 
     def ppf(self, q, *args, **kwds):
-        """Quantile function; ``q`` outside ``[0, 1]`` (or NaN) is a ``ValueError``
-        naming ``q`` (scipy would return NaN), ``ppf(0)``/``ppf(1)`` the support's edges."""
+        """Evaluate the quantile function, refusing ``q`` outside ``[0, 1]``.
+
+        ``q`` outside ``[0, 1]`` (or NaN) is a ``ValueError`` naming ``q``
+        (scipy would return NaN); ``ppf(0)``/``ppf(1)`` are the support's edges.
+
+        Parameters
+        ----------
+        q : float or array_like
+            Probabilities in ``[0, 1]``.
+        *args, **kwds
+            As for ``scipy.stats.rv_continuous.ppf`` (``loc``, ``scale``).
+
+        Returns
+        -------
+        float or ndarray
+            The quantiles.
+        """
         check_real("q", q, low=0, high=1)
         return super().ppf(q, *args, **kwds)
 
     def isf(self, q, *args, **kwds):
-        """Inverse survival function; ``q`` outside ``[0, 1]`` is a ``ValueError``."""
+        """Evaluate the inverse survival function; ``q`` outside ``[0, 1]`` is a ``ValueError``.
+
+        Parameters
+        ----------
+        q : float or array_like
+            Upper-tail probabilities in ``[0, 1]``.
+        *args, **kwds
+            As for ``scipy.stats.rv_continuous.isf`` (``loc``, ``scale``).
+
+        Returns
+        -------
+        float or ndarray
+            The points ``x`` with ``sf(x) = q``.
+        """
         check_real("q", q, low=0, high=1)
         return super().isf(q, *args, **kwds)
 

@@ -5,6 +5,8 @@ module's ``__all__``, or, for a module without ``__all__``, the functions and cl
 defines without a leading underscore) is checked with ``numpydoc.validate.validate``
 against :data:`ENFORCED`, and must have a ``References`` section (an arXiv id and/or a
 ``docs/<page>.md#anchor``; those anchors are checked by ``tests/test_docs_links.py``).
+The public methods and properties those classes define are checked against the same
+codes (their References are the class's).
 
 numpydoc is an optional test dependency (the ``test`` and ``docs`` extras); without it
 this module is skipped.
@@ -75,6 +77,15 @@ ENFORCED = {
 #   GL01, GL02, GL03  placement of quotes and blank lines: style only.
 
 
+def _object(name):
+    """The object named ``module.attr`` or ``module.Class.attr``."""
+    modname, _, attr = name.rpartition(".")
+    try:
+        return getattr(importlib.import_module(modname), attr)
+    except ModuleNotFoundError:                     # a method: module.Class.attr
+        return getattr(_object(modname), attr)
+
+
 def _public_objects():
     seen, out = set(), []
     for modname in IN_SCOPE:
@@ -98,6 +109,19 @@ def _public_objects():
 
 
 PUBLIC = _public_objects()
+
+
+def _public_methods():
+    """Public methods and properties defined by the public classes (inherited ones,
+    e.g. scipy's ``pdf``, are documented where they are defined)."""
+    out = []
+    for name in PUBLIC:
+        obj = _object(name)
+        if inspect.isclass(obj):
+            out += [f"{name}.{attr}" for attr, member in vars(obj).items()
+                    if not attr.startswith("_")
+                    and (inspect.isfunction(member) or isinstance(member, property))]
+    return out
 
 
 def test_the_inventory_is_not_empty():
@@ -135,11 +159,6 @@ def test_the_check_sees_a_bad_docstring():
     assert not "\n".join(get_doc_object(_bad)["References"]).strip()
 
 
-def _object(name):
-    modname, _, attr = name.rpartition(".")
-    return getattr(importlib.import_module(modname), attr)
-
-
 def _spectral_law_parameter_errors(obj):
     """PR01/PR02 for a ``SpectralLaw`` subclass, against its ``_param_names``.
 
@@ -174,6 +193,17 @@ def test_numpydoc(name):
               if code in ENFORCED and not ((law or foreign) and code in ("PR01", "PR02"))]
     if law:
         errors += _spectral_law_parameter_errors(obj)
+    assert not errors, f"{name}:\n" + "\n".join(errors)
+
+
+PUBLIC_METHODS = _public_methods()
+
+
+@pytest.mark.parametrize("name", PUBLIC_METHODS)
+def test_numpydoc_methods(name):
+    # the same codes as for functions; References are the class's (not repeated per method)
+    result = numpydoc_validate.validate(name)
+    errors = [f"{code}: {msg}" for code, msg in result["errors"] if code in ENFORCED]
     assert not errors, f"{name}:\n" + "\n".join(errors)
 
 

@@ -98,7 +98,15 @@ class Adam:
         self.t = 0
 
     def step(self, grads, *, lr):
-        """One Adam update with learning rate ``lr`` (grads in params order)."""
+        """Apply one Adam update with learning rate ``lr``, in place.
+
+        Parameters
+        ----------
+        grads : list of ndarray
+            Gradients, in the order of the parameters.
+        lr : float
+            Learning rate of this step.
+        """
         self.t += 1
         b1, b2 = self.b1, self.b2
         c1 = 1.0 - b1 ** self.t

@@ -81,12 +81,30 @@ class Context:
     seed: int = 0
 
     def progress(self, msg):
-        """One progress line on stderr."""
+        """Print one progress line on stderr.
+
+        Parameters
+        ----------
+        msg : str
+            The message (prefixed with ``[reproduce]``).
+        """
         print(f"[reproduce] {msg}", file=sys.stderr, flush=True)
 
     def savefig(self, fig, name):
-        """Save a matplotlib figure atomically as ``out/name`` (PNG), close it,
-        and return the file name relative to ``out`` for use in markdown."""
+        """Save a matplotlib figure atomically as ``out/name`` (PNG) and close it.
+
+        Parameters
+        ----------
+        fig : matplotlib.figure.Figure
+            The figure.
+        name : str
+            File name inside the report folder.
+
+        Returns
+        -------
+        str
+            ``name``, the path relative to ``out`` for use in markdown.
+        """
         import matplotlib.pyplot as plt
 
         path = self.out / name

@@ -84,6 +84,13 @@ class Progress:
         self._dirty = False  # a \r line is on screen
 
     def line(self):
+        """Return the progress line ``label: done/total (pct) rate, elapsed, ETA``.
+
+        Returns
+        -------
+        str
+            The line (with the number of failed trials, if any).
+        """
         elapsed = self.clock() - self.start
         rate = self.done / elapsed if elapsed > 0 else float("nan")
         left = self.total - self.done
@@ -96,7 +103,13 @@ class Progress:
         return txt
 
     def update(self, failed=False):
-        """Count one finished trial; print if the throttle interval passed."""
+        """Count one finished trial; print if the throttle interval passed.
+
+        Parameters
+        ----------
+        failed : bool, optional
+            Whether the trial failed.
+        """
         self.done += 1
         self.failed += bool(failed)
         if not self.enabled:
@@ -115,6 +128,20 @@ class Progress:
         self.stream.flush()
 
     def summary_line(self, *, n_params, n_unique):
+        """Return the final summary line of the sweep.
+
+        Parameters
+        ----------
+        n_params : int
+            Trials requested (duplicates included).
+        n_unique : int
+            Distinct trials.
+
+        Returns
+        -------
+        str
+            Counts of computed, stored and failed trials, wall time and rate.
+        """
         wall = self.clock() - self.start
         rate = self.done / wall if wall > 0 else float("nan")
         dup = n_params - n_unique
@@ -126,7 +153,17 @@ class Progress:
         return txt
 
     def finish(self, *, n_params, n_unique, extra=""):
-        """Print the summary line (always, when enabled)."""
+        """Print the summary line (always, when enabled).
+
+        Parameters
+        ----------
+        n_params : int
+            Trials requested (duplicates included).
+        n_unique : int
+            Distinct trials.
+        extra : str, optional
+            Text appended to the line.
+        """
         if not self.enabled:
             return
         if self._dirty:

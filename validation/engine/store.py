@@ -267,21 +267,39 @@ class StoreScan:
 
     @property
     def n_ok_lines(self):
+        """Number of complete records with status ``"ok"`` (repeats included)."""
         return sum(r["status"] == "ok" for r in self.records)
 
     @property
     def n_error_lines(self):
+        """Number of complete records with status ``"error"`` (repeats included)."""
         return sum(r["status"] != "ok" for r in self.records)
 
     def summary(self):
-        """One line: counts of lines, ok/failed keys and damaged lines."""
+        """Return one line with the counts of lines, ok/failed keys and damaged lines.
+
+        Returns
+        -------
+        str
+            The summary line.
+        """
         txt = (f"{self.path}: {self.n_lines} lines, {len(self.ok)} trials ok, "
                f"{len(self.failed)} failed (no ok record), {len(self.damaged)} damaged line(s)")
         return txt
 
     def damage_report(self, limit=None):
-        """Human-readable lines describing each damaged line ('' if none);
-        with ``limit``, the first ``limit`` of them and a count of the rest."""
+        """Describe each damaged line in human-readable text ('' if none).
+
+        Parameters
+        ----------
+        limit : int, optional
+            Describe only the first ``limit`` damaged lines and count the rest.
+
+        Returns
+        -------
+        str
+            One line per damaged line, joined by newlines.
+        """
         out = []
         shown = self.damaged if limit is None else self.damaged[:limit]
         for d in shown:
@@ -425,6 +443,20 @@ class TrialStore:
         self._fd = None
 
     def open(self):
+        """Open the store for appending, take its lock and write the header if it is new.
+
+        Returns
+        -------
+        TrialStore
+            ``self``.
+
+        Raises
+        ------
+        NotAStoreError
+            If the file is not empty and not a store (nothing is written).
+        StoreLockedError
+            If another process holds the store's lock.
+        """
         check_store_file(self.path)  # before creating or touching anything
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -467,7 +499,13 @@ class TrialStore:
             view = view[n:]
 
     def append_line(self, line):
-        """Append one already-serialised record (``line`` without ``\\n``)."""
+        """Append one already-serialised record (``line`` without ``\\n``).
+
+        Parameters
+        ----------
+        line : str
+            One record as JSON text, without a newline.
+        """
         if self._fd is None:
             raise RuntimeError("store is not open")
         if "\n" in line:
@@ -476,6 +514,7 @@ class TrialStore:
         os.fsync(self._fd)
 
     def close(self):
+        """Release the lock and close the file (no-op if not open)."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

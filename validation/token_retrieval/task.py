@@ -115,10 +115,12 @@ class Embeddings:
 
     @property
     def V(self):
+        """Vocabulary size (rows of ``E``)."""
         return self.E.shape[0]
 
     @property
     def d(self):
+        """Embedding dimension."""
         return self.E.shape[1]
 
 
@@ -152,10 +154,12 @@ class Batch:
 
     @property
     def N(self):
+        """Number of sequences."""
         return self.X.shape[0]
 
     @property
     def L(self):
+        """Sequence length."""
         return self.X.shape[1]
 
 

@@ -115,7 +115,7 @@ def r_transform_semicircle(g):
 
 
 def stieltjes_mp(z, ratio):
-    r"""Stieltjes transform of the full Marchenko-Pastur law (atom included).
+    r"""Evaluate the Stieltjes transform of the full Marchenko-Pastur law (atom included).
 
     ``G = (z + lam - 1 - sqrt(z - l_-) sqrt(z - l_+)) / (2 lam z)``; the product of
     principal square roots has its cut exactly on ``[l_-, l_+]`` and behaves
@@ -146,7 +146,7 @@ def stieltjes_mp(z, ratio):
 
 
 def stieltjes_mp_product(z, kappa):
-    r"""Stieltjes transform of ``mp_product(kappa)`` (nonzero part, mass 1) off the real axis.
+    r"""Evaluate the Stieltjes transform of ``mp_product(kappa)`` (nonzero part, mass 1) off the real axis.
 
     The three roots of the cubic are computed as companion-matrix eigenvalues;
     the physical one is the root with ``Im G Im z < 0`` closest to the
@@ -190,7 +190,7 @@ def stieltjes_mp_product(z, kappa):
 
 
 def moments_from_s_transform(s_coeffs, n):
-    r"""Moments ``m_1..m_n`` from the Taylor coefficients of an S-transform.
+    r"""Compute the moments ``m_1..m_n`` from the Taylor coefficients of an S-transform.
 
     Parameters
     ----------

@@ -37,7 +37,7 @@ __all__ = ["marchenko_pastur", "MarchenkoPastur", "mp_moment"]
 
 
 def mp_moment(k, ratio):
-    r"""Moments of the full Marchenko-Pastur law (Narayana polynomials).
+    r"""Compute the moments of the full Marchenko-Pastur law (Narayana polynomials).
 
     Parameters
     ----------

@@ -245,11 +245,11 @@ class StoreScan:
         Lines that were skipped (reported, never dropped silently).
     n_lines : int
         Number of lines in the file, header and damaged ones included.
-    header : dict or None
-        The header record (None for an empty or a legacy headerless store).
     unterminated : bool
         The file ends without ``\\n`` (its last line, complete or not, is
         followed by a ``\\n`` before the next append).
+    header : dict or None
+        The header record (None for an empty or a legacy headerless store).
 
     References
     ----------

@@ -36,6 +36,30 @@ def check_int(name, value, *, low=None, high=None):
     Accepts Python/numpy integers and floats with an exact integer value
     (``1e15`` is a valid ``p``); rejects bools, NaN, non-integral floats,
     strings and everything else with a ``ValueError`` naming ``name``.
+
+    Parameters
+    ----------
+    name : str
+        Argument name used in the error message.
+    value : object
+        Value to check.
+    low, high : int, optional
+        Inclusive bounds; ``None`` means unbounded on that side.
+
+    Returns
+    -------
+    int
+        ``value`` as a Python int.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not an integer in ``[low, high]``; the message names
+        the argument, the value and the valid range.
+
+    References
+    ----------
+    docs/reliability.md#bad-input-classes-and-what-each-gives
     """
     rng_txt = _range_txt(low, high, integer=True)
     if isinstance(value, (bool, np.bool_)) or value is None:
@@ -72,6 +96,33 @@ def check_real(name, value, *, low=None, high=None, low_open=False,
 
     NaN, infinities outside the range, complex numbers, strings and objects are
     rejected with a ``ValueError`` naming ``name``, the value and the range.
+
+    Parameters
+    ----------
+    name : str
+        Argument name used in the error message.
+    value : float or array_like
+        Value to check.
+    low, high : float, optional
+        Bounds of the valid range; ``None`` means unbounded on that side.
+    low_open, high_open : bool, optional
+        Whether the corresponding bound is excluded (default: included).
+    allow_array : bool, optional
+        Whether a non-scalar array is accepted (default True).
+
+    Returns
+    -------
+    float or ndarray
+        A Python float for scalar input, a float ndarray otherwise.
+
+    Raises
+    ------
+    ValueError
+        If any element is NaN, non-real or outside the range.
+
+    References
+    ----------
+    docs/reliability.md#bad-input-classes-and-what-each-gives
     """
     rng_txt = _range_txt(low, high, low_open=low_open, high_open=high_open)
     if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
@@ -98,7 +149,34 @@ def check_real(name, value, *, low=None, high=None, low_open=False,
 
 
 def check_array(name, value, *, ndim=None, finite=True):
-    """Return ``value`` as a float ndarray with the given ``ndim``."""
+    """Return ``value`` as a float ndarray with the given ``ndim``.
+
+    Parameters
+    ----------
+    name : str
+        Argument name used in the error message.
+    value : array_like
+        Value to convert.
+    ndim : int, optional
+        Required number of dimensions; ``None`` accepts any.
+    finite : bool, optional
+        Whether every element must be finite (default True).
+
+    Returns
+    -------
+    ndarray
+        ``value`` as a float array.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not convertible to floats, has the wrong ``ndim`` or
+        holds a non-finite value while ``finite`` is set.
+
+    References
+    ----------
+    docs/reliability.md#bad-input-classes-and-what-each-gives
+    """
     try:
         arr = np.asarray(value, dtype=float)
     except Exception:
@@ -111,7 +189,28 @@ def check_array(name, value, *, ndim=None, finite=True):
 
 
 def check_rng(rng):
-    """Return ``np.random.default_rng(rng)``; ``ValueError`` on a bad seed."""
+    """Return ``np.random.default_rng(rng)``; ``ValueError`` on a bad seed.
+
+    Parameters
+    ----------
+    rng : None, int, SeedSequence or Generator
+        Seed or generator; a ``Generator`` is returned unchanged.  Bools,
+        floats and strings are refused.
+
+    Returns
+    -------
+    numpy.random.Generator
+        The generator.
+
+    Raises
+    ------
+    ValueError
+        If ``rng`` is not an accepted seed.
+
+    References
+    ----------
+    docs/reliability.md#bad-input-classes-and-what-each-gives
+    """
     if isinstance(rng, np.random.Generator):
         return rng
     if isinstance(rng, (bool, np.bool_, float, str)):
@@ -123,9 +222,9 @@ def check_rng(rng):
 
 
 def check_real_mp(name, value, *, low=None, high=None, low_open=False, high_open=False):
-    """Validate a real scalar for a high-precision (``dps``) code path and
-    return it as an ``mpmath.mpf`` at the *current* mpmath precision.
+    """Validate a real scalar for a high-precision (``dps``) code path.
 
+    The value is returned as an ``mpmath.mpf`` at the *current* mpmath precision.
     Accepts ``mpmath.mpf``, ``fractions.Fraction``, ``decimal.Decimal``,
     decimal strings (``"0.1"``, ``"1e-400"``), Python/numpy integers and
     floats. Nothing is rounded through a float first: ``"0.1"`` and
@@ -134,6 +233,31 @@ def check_real_mp(name, value, *, low=None, high=None, low_open=False, high_open
     the range, bools, complex numbers and other strings are rejected with a
     ``ValueError`` naming ``name``, the value and the range.
     Call it inside ``mpmath.workdps(...)``.
+
+    Parameters
+    ----------
+    name : str
+        Argument name used in the error message.
+    value : mpf, Fraction, Decimal, str, int or float
+        Value to check.
+    low, high : float, optional
+        Bounds of the valid range; ``None`` means unbounded on that side.
+    low_open, high_open : bool, optional
+        Whether the corresponding bound is excluded (default: included).
+
+    Returns
+    -------
+    mpmath.mpf
+        The value at the working precision.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not a real number in the range.
+
+    References
+    ----------
+    docs/reliability.md#numerics-at-the-edges-of-the-domain
     """
     import decimal
     import fractions

@@ -12,16 +12,23 @@ __all__ = ["Estimate"]
 class Estimate:
     """A Monte Carlo estimate with its standard error.
 
-    Attributes
+    Iterating gives ``(value, stderr)``, so ``value, stderr = estimate`` works;
+    :meth:`to_dict` gives a JSON-friendly dict.
+
+    Parameters
     ----------
     value : float or ndarray
         The estimate.
     stderr : float or ndarray
         One standard error of ``value`` (0 for exact results).
-    n : int
+    n : int, optional
         Number of independent samples behind the estimate (0 if exact).
-    info : dict
+    info : dict, optional
         Method details (e.g. quadrature tolerances, number of order statistics).
+
+    References
+    ----------
+    docs/reliability.md#how-this-is-tested
     """
 
     value: float
@@ -40,7 +47,13 @@ class Estimate:
         return np.abs(self.stderr) / np.abs(self.value)
 
     def to_dict(self):
-        """JSON-friendly dict (numpy scalars/arrays converted to lists/floats)."""
+        """Return a JSON-friendly dict (numpy scalars/arrays converted to lists/floats).
+
+        Returns
+        -------
+        dict
+            ``value``, ``stderr``, ``n`` and ``info``.
+        """
         d = asdict(self)
         for k in ("value", "stderr"):
             v = d[k]

@@ -23,34 +23,119 @@ __all__ = ["s_transform_mp", "r_transform_mp", "s_transform_mp_product", "r_tran
 
 
 def s_transform_mp(w, ratio):
-    """S-transform ``1 / (1 + ratio w)`` of the Marchenko-Pastur law (mean 1)."""
+    """Evaluate the S-transform ``1 / (1 + ratio w)`` of the Marchenko-Pastur law (mean 1).
+
+    Parameters
+    ----------
+    w : float or array_like
+        Argument.
+    ratio : float
+        Aspect ratio ``lambda > 0``.
+
+    Returns
+    -------
+    ndarray
+        ``S(w)``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
+    """
     ratio = check_real("ratio", ratio, low=0, low_open=True, allow_array=False)
     return 1.0 / (1.0 + ratio * np.asarray(w))
 
 
 def r_transform_mp(g, ratio):
-    """R-transform ``1 / (1 - ratio g)`` of the Marchenko-Pastur law (free Poisson)."""
+    """Evaluate the R-transform ``1 / (1 - ratio g)`` of the Marchenko-Pastur law (free Poisson).
+
+    Parameters
+    ----------
+    g : float or array_like
+        Argument.
+    ratio : float
+        Aspect ratio ``lambda > 0``.
+
+    Returns
+    -------
+    ndarray
+        ``R(g)``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
+    """
     ratio = check_real("ratio", ratio, low=0, low_open=True, allow_array=False)
     return 1.0 / (1.0 - ratio * np.asarray(g))
 
 
 def s_transform_mp_product(w, kappa):
-    """S-transform ``kappa / (1 + kappa w)^2`` of ``mp_product(kappa)``."""
+    """Evaluate the S-transform ``kappa / (1 + kappa w)^2`` of ``mp_product(kappa)``.
+
+    It is the product of two Marchenko-Pastur S-transforms divided by the
+    scale ``1/kappa``.
+
+    Parameters
+    ----------
+    w : float or array_like
+        Argument.
+    kappa : float
+        Rank fraction in ``(0, 1]``.
+
+    Returns
+    -------
+    ndarray
+        ``S(w)``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
+    """
     kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
     return kappa / (1.0 + kappa * np.asarray(w)) ** 2
 
 
 def r_transform_semicircle(g):
-    """R-transform ``g`` of the unit semicircle (symmetrised quarter circle)."""
+    """Evaluate the R-transform ``R(g) = g`` of the unit semicircle (symmetrised quarter circle).
+
+    Parameters
+    ----------
+    g : float or array_like
+        Argument.
+
+    Returns
+    -------
+    ndarray
+        ``g`` as an array.
+
+    References
+    ----------
+    docs/rank_constrained.md#spherical-integrals-hcizzspherical
+    """
     return np.asarray(g)
 
 
 def stieltjes_mp(z, ratio):
-    r"""Stieltjes transform of the full Marchenko-Pastur law (atom included).
+    r"""Evaluate the Stieltjes transform of the full Marchenko-Pastur law (atom included).
 
     ``G = (z + lam - 1 - sqrt(z - l_-) sqrt(z - l_+)) / (2 lam z)``; the product of
     principal square roots has its cut exactly on ``[l_-, l_+]`` and behaves
     like ``z`` at infinity, so this is the physical branch off the support.
+
+    Parameters
+    ----------
+    z : complex or array_like
+        Points off the support.
+    ratio : float
+        Aspect ratio ``lambda > 0``.
+
+    Returns
+    -------
+    ndarray of complex
+        ``G(z) = E 1/(z - x)`` over the full law (atom at 0 included).
+
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
     """
     ratio = check_real("ratio", ratio, low=0, low_open=True, allow_array=False)
     z = np.asarray(z, dtype=complex)
@@ -61,11 +146,27 @@ def stieltjes_mp(z, ratio):
 
 
 def stieltjes_mp_product(z, kappa):
-    r"""Stieltjes transform of ``mp_product(kappa)`` (nonzero part, mass 1) off the real axis.
+    r"""Evaluate the Stieltjes transform of ``mp_product(kappa)`` (nonzero part, mass 1) off the real axis.
 
     The three roots of the cubic are computed as companion-matrix eigenvalues;
     the physical one is the root with ``Im G Im z < 0`` closest to the
     large-``|z|`` behaviour ``G ~ 1/z + m_1/z^2``.
+
+    Parameters
+    ----------
+    z : complex or array_like
+        Points off the real axis.
+    kappa : float
+        Rank fraction in ``(0, 1]``.
+
+    Returns
+    -------
+    ndarray of complex
+        ``G(z)``, shape of ``z``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
     """
     kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
     z = np.asarray(z, dtype=complex)
@@ -89,7 +190,7 @@ def stieltjes_mp_product(z, kappa):
 
 
 def moments_from_s_transform(s_coeffs, n):
-    r"""Moments ``m_1..m_n`` from the Taylor coefficients of an S-transform.
+    r"""Compute the moments ``m_1..m_n`` from the Taylor coefficients of an S-transform.
 
     Parameters
     ----------
@@ -98,11 +199,25 @@ def moments_from_s_transform(s_coeffs, n):
     n : int
         Number of moments.
 
+    Returns
+    -------
+    ndarray
+        ``m_1, ..., m_n``.
+
+    Raises
+    ------
+    ValueError
+        If ``s_0 = 0``.
+
     Notes
     -----
     ``chi(w) = S(w) w / (1 + w)`` and ``psi = chi^{-1}`` by power-series
     reversion (fixed-point iteration ``psi <- (z - (chi(psi) - c_1 psi)) / c_1``
     truncated at order ``n``).  Independent of the closed-form moment sums.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
     """
     n = check_int("n", n, low=1)
     s = np.zeros(n + 1)

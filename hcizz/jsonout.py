@@ -46,7 +46,7 @@ def to_json_value(obj, *, nonfinite="string", where="value", strict_types=False)
     Parameters
     ----------
     obj : object
-        dicts, lists, tuples, str, int, float, bool, None, numpy scalars and
+        Dicts, lists, tuples, str, int, float, bool, None, numpy scalars and
         arrays, paths, objects with ``to_dict()``.
     nonfinite : {"string", "raise"}
         ``"string"``: NaN/inf become ``"nan"``, ``"inf"``, ``"-inf"``.
@@ -61,6 +61,10 @@ def to_json_value(obj, *, nonfinite="string", where="value", strict_types=False)
     -------
     object
         Plain JSON value.
+
+    References
+    ----------
+    docs/reliability.md#json
 
     Examples
     --------
@@ -109,8 +113,24 @@ def to_json_value(obj, *, nonfinite="string", where="value", strict_types=False)
 
 
 def from_json_value(obj):
-    """Inverse of the non-finite encoding: the strings ``"nan"``, ``"inf"``,
-    ``"-inf"`` (anywhere in ``obj``) become floats again.
+    """Undo the non-finite encoding of :func:`to_json_value`.
+
+    The strings ``"nan"``, ``"inf"``, ``"-inf"`` (anywhere in ``obj``) become
+    floats again.
+
+    Parameters
+    ----------
+    obj : object
+        A decoded JSON value (dicts, lists, scalars).
+
+    Returns
+    -------
+    object
+        ``obj`` with the three strings replaced by floats.
+
+    References
+    ----------
+    docs/reliability.md#json
 
     Examples
     --------
@@ -127,7 +147,26 @@ def from_json_value(obj):
 
 
 def dumps(obj, **kw):
-    """``json.dumps(to_json_value(obj), allow_nan=False, **kw)``: strict JSON text."""
+    """Serialise ``obj`` to strict JSON text under the project policy.
+
+    Same as ``json.dumps(to_json_value(obj), allow_nan=False, **kw)``.
+
+    Parameters
+    ----------
+    obj : object
+        Anything :func:`to_json_value` converts.
+    **kw
+        Passed to ``json.dumps`` (e.g. ``indent``, ``sort_keys``).
+
+    Returns
+    -------
+    str
+        The JSON text.
+
+    References
+    ----------
+    docs/reliability.md#json
+    """
     return json.dumps(to_json_value(obj), allow_nan=False, **kw)
 
 
@@ -136,5 +175,20 @@ def _refuse_constant(token):
 
 
 def loads_strict(text):
-    """``json.loads`` that refuses ``NaN``/``Infinity`` tokens (``ValueError``)."""
+    """Parse JSON text, refusing the ``NaN``/``Infinity`` tokens with ``ValueError``.
+
+    Parameters
+    ----------
+    text : str
+        JSON text.
+
+    Returns
+    -------
+    object
+        The decoded value (non-finite strings are left as strings).
+
+    References
+    ----------
+    docs/reliability.md#json
+    """
     return json.loads(text, parse_constant=_refuse_constant)

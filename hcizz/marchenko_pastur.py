@@ -37,7 +37,7 @@ __all__ = ["marchenko_pastur", "MarchenkoPastur", "mp_moment"]
 
 
 def mp_moment(k, ratio):
-    r"""Moments of the full Marchenko-Pastur law (Narayana polynomials).
+    r"""Compute the moments of the full Marchenko-Pastur law (Narayana polynomials).
 
     Parameters
     ----------
@@ -51,6 +51,10 @@ def mp_moment(k, ratio):
     float
         ``E x^k = sum_{j=0}^{k-1} ratio^j binom(k, j) binom(k, j+1) / k`` for
         ``k >= 1`` (the atom at zero contributes nothing), 1 for ``k = 0``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
 
     Examples
     --------
@@ -88,6 +92,10 @@ class MarchenkoPastur(SpectralLaw):
     The nonzero part has density ``max(1, ratio) * rho(x)``.  Its moments are
     ``max(1, ratio) * sum_j ratio^j N(k, j)`` (Narayana numbers).  ``ppf`` is a
     safeguarded Newton inversion in the angle ``t``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
 
     Examples
     --------
@@ -252,6 +260,10 @@ def marchenko_pastur(ratio):
     ------
     ValueError
         If ``ratio`` is not a finite real number ``> 0``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
 
     Examples
     --------

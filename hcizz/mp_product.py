@@ -62,7 +62,7 @@ _DEG = 24
 
 
 def mp_product_edges(kappa):
-    """Support ``(x_-, x_+)`` of ``nu_kappa`` (see module notes).
+    """Return the support ``(x_-, x_+)`` of ``nu_kappa`` (see module notes).
 
     Parameters
     ----------
@@ -71,7 +71,12 @@ def mp_product_edges(kappa):
 
     Returns
     -------
-    (float, float)
+    x_minus, x_plus : float
+        Lower and upper edge; ``x_- = 0`` only at ``kappa = 1``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
 
     Examples
     --------
@@ -99,6 +104,10 @@ def mp_product_moment(n, kappa):
     float
         ``m_n = (1 / (n kappa^n)) sum_{j<n} binom(n, j+1) binom(2n, j) kappa^j``.
 
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
+
     Examples
     --------
     >>> mp_product_moment(2, 1.0), mp_product_moment(2, 0.5)   # (1 + 2 kappa) / kappa^2
@@ -112,7 +121,30 @@ def mp_product_moment(n, kappa):
 
 
 def mp_product_psi_imag(x, kappa, edges=None):
-    """``Im psi(x - i0) >= 0`` (0 outside the support), vectorised in ``x``."""
+    """Compute ``Im psi(x - i0) >= 0`` of ``nu_kappa`` (0 outside the support), vectorised in ``x``.
+
+    ``psi = x G(x) - 1`` solves the cubic of the module notes; inside the
+    support its complex pair has imaginary part ``sqrt(3 Delta) / (u^2 + u v + v^2)``
+    (Cardano, no cancellation).  The density is ``Im psi / (pi x)``.
+
+    Parameters
+    ----------
+    x : float or array_like
+        Points.
+    kappa : float
+        Rank fraction in ``(0, 1]`` (not validated here).
+    edges : tuple of float, optional
+        ``mp_product_edges(kappa)``, if already known.
+
+    Returns
+    -------
+    ndarray
+        ``Im psi(x - i0)``, shape of ``x``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
+    """
     k = float(kappa)
     xm, xp = edges if edges is not None else mp_product_edges(k)
     x = np.asarray(x, dtype=float)
@@ -155,6 +187,10 @@ class MPProduct(SpectralLaw):
     ``nu_kappa = (1/kappa) MP_kappa [x] MP_kappa``; mean ``1 / kappa`` (the full law,
     with the atom, has mean 1), second moment ``(1 + 2 kappa) / kappa^2``.  See the
     module docstring for the cubic, the root choice, the edges and the CDF.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
 
     Examples
     --------
@@ -343,6 +379,10 @@ def mp_product(kappa):
     ------
     ValueError
         If ``kappa`` is not a real number in ``(0, 1]``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
 
     Examples
     --------

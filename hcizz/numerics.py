@@ -27,6 +27,19 @@ class SpectralLaw(stats.rv_continuous):
     needs on ``self`` and returns the support.  ``atom`` is the mass at zero of the
     full law (0 when the law has no atom); the distribution itself describes the
     nonzero part renormalised to total mass 1.
+
+    Parameters
+    ----------
+    *args
+        The law's parameters in the order of ``_param_names``.
+    **kw
+        The same parameters by name, and keyword arguments of
+        ``scipy.stats.rv_continuous`` (``a`` and ``b`` are ignored: the support
+        comes from ``_setup``).
+
+    References
+    ----------
+    docs/rank_constrained.md#spectral-laws-hcizz
     """
 
     _param_names: tuple = ()
@@ -58,7 +71,22 @@ class SpectralLaw(stats.rv_continuous):
         return dct
 
     def rvs(self, *args, rng=None, **kwds):
-        """Random variates; ``rng`` (seed or Generator) is an alias of ``random_state``."""
+        """Draw random variates; ``rng`` (seed or Generator) is an alias of ``random_state``.
+
+        Parameters
+        ----------
+        *args
+            Shape parameters, as for ``scipy.stats.rv_continuous.rvs``.
+        rng : None, int or Generator, optional
+            Seed or generator; give it or ``random_state``, not both.
+        **kwds
+            ``size``, ``loc``, ``scale``, ``random_state``.
+
+        Returns
+        -------
+        float or ndarray
+            The variates.
+        """
         if rng is not None:
             if kwds.get("random_state") is not None:
                 raise ValueError("give only one of rng and random_state")
@@ -66,13 +94,41 @@ class SpectralLaw(stats.rv_continuous):
         return super().rvs(*args, **kwds)
 
     def ppf(self, q, *args, **kwds):
-        """Quantile function; ``q`` outside ``[0, 1]`` (or NaN) is a ``ValueError``
-        naming ``q`` (scipy would return NaN), ``ppf(0)``/``ppf(1)`` the support's edges."""
+        """Evaluate the quantile function, refusing ``q`` outside ``[0, 1]``.
+
+        ``q`` outside ``[0, 1]`` (or NaN) is a ``ValueError`` naming ``q``
+        (scipy would return NaN); ``ppf(0)``/``ppf(1)`` are the support's edges.
+
+        Parameters
+        ----------
+        q : float or array_like
+            Probabilities in ``[0, 1]``.
+        *args, **kwds
+            As for ``scipy.stats.rv_continuous.ppf`` (``loc``, ``scale``).
+
+        Returns
+        -------
+        float or ndarray
+            The quantiles.
+        """
         check_real("q", q, low=0, high=1)
         return super().ppf(q, *args, **kwds)
 
     def isf(self, q, *args, **kwds):
-        """Inverse survival function; ``q`` outside ``[0, 1]`` is a ``ValueError``."""
+        """Evaluate the inverse survival function; ``q`` outside ``[0, 1]`` is a ``ValueError``.
+
+        Parameters
+        ----------
+        q : float or array_like
+            Upper-tail probabilities in ``[0, 1]``.
+        *args, **kwds
+            As for ``scipy.stats.rv_continuous.isf`` (``loc``, ``scale``).
+
+        Returns
+        -------
+        float or ndarray
+            The points ``x`` with ``sf(x) = q``.
+        """
         check_real("q", q, low=0, high=1)
         return super().isf(q, *args, **kwds)
 
@@ -87,7 +143,25 @@ _XMS_COEF = None
 
 
 def x_minus_sin(x):
-    """``x - sin(x)`` without cancellation for small ``|x|`` (float ndarray in/out)."""
+    """Compute ``x - sin(x)`` without cancellation for small ``|x|``.
+
+    For ``|x| < 1.5`` the Taylor series ``sum_{k>=1} (-1)^(k+1) x^(2k+1)/(2k+1)!``
+    (ten terms, Horner form) is used; elsewhere the direct difference.
+
+    Parameters
+    ----------
+    x : float or array_like
+        Argument.
+
+    Returns
+    -------
+    float or ndarray
+        ``x - sin(x)``, a float for scalar input.
+
+    References
+    ----------
+    docs/rank_constrained.md#numerics-and-oracles
+    """
     global _XMS_COEF
     x = np.asarray(x, dtype=float)
     if _XMS_COEF is None:
@@ -110,7 +184,23 @@ _GL_CACHE = {}
 
 
 def gauss_legendre(n):
-    """Gauss-Legendre nodes and weights on [0, 1] (cached)."""
+    """Return Gauss-Legendre nodes and weights on [0, 1] (cached).
+
+    Parameters
+    ----------
+    n : int
+        Number of nodes.
+
+    Returns
+    -------
+    nodes, weights : ndarray
+        ``n`` nodes in ``(0, 1)`` and their weights (summing to 1); the arrays
+        are shared by all callers and must not be modified.
+
+    References
+    ----------
+    docs/rank_constrained.md#numerics-and-oracles
+    """
     if n not in _GL_CACHE:
         t, w = np.polynomial.legendre.leggauss(n)
         _GL_CACHE[n] = ((t + 1) / 2, w / 2)
@@ -118,7 +208,26 @@ def gauss_legendre(n):
 
 
 def chunked(func, x, chunk=1 << 14):
-    """Apply an elementwise ``func`` to a float array in cache-sized chunks."""
+    """Apply an elementwise ``func`` to a float array in cache-sized chunks.
+
+    Parameters
+    ----------
+    func : callable
+        Elementwise function of a 1-d float array.
+    x : array_like
+        Input, converted to float.
+    chunk : int, optional
+        Number of elements per call of ``func`` (default 16384).
+
+    Returns
+    -------
+    ndarray
+        ``func(x)`` with the shape of ``x``.
+
+    References
+    ----------
+    docs/rank_constrained.md#numerics-and-oracles
+    """
     x = np.asarray(x, dtype=float)
     if x.size <= chunk:
         return func(x)
@@ -136,6 +245,32 @@ def invert_monotone(F, dF, u, lo, hi, x0, *, tol=0.0, rtol=1e-11, maxiter=100):
     by bisection; brackets are updated from the sign of ``F(x) - u``.  Stops when
     a Newton step is below ``tol + rtol |x|``; that step is still applied, and
     since Newton converges quadratically the result is exact to rounding.
+
+    Parameters
+    ----------
+    F : callable
+        Increasing function, evaluated elementwise on float arrays.
+    dF : callable
+        Its derivative.
+    u : array_like
+        Target values.
+    lo, hi : float or array_like
+        Bracket ``[lo, hi]`` containing the solution (broadcast against ``u``).
+    x0 : float or array_like
+        Starting point (clipped into the bracket).
+    tol, rtol : float, optional
+        Absolute and relative step tolerance.
+    maxiter : int, optional
+        Maximum number of iterations (default 100).
+
+    Returns
+    -------
+    ndarray
+        The solutions ``x`` with ``F(x) = u``, shape of ``u``.
+
+    References
+    ----------
+    docs/rank_constrained.md#numerics-and-oracles
     """
     u = np.asarray(u, dtype=float)
     lo = np.broadcast_to(np.asarray(lo, dtype=float), u.shape).copy()
@@ -168,9 +303,25 @@ def invert_monotone(F, dF, u, lo, hi, x0, *, tol=0.0, rtol=1e-11, maxiter=100):
 
 
 class TailInverter:
-    """Initial guesses for inverting a tail function ``G`` (increasing on
-    ``[0, T]``, ``G(0) = 0``, ``G ~ c t^3`` near 0): linear interpolation of ``t``
-    against ``G^(1/3)`` on a fixed grid (exactly linear in the cubic regime)."""
+    """Initial guesses for inverting a tail function ``G``.
+
+    ``G`` is increasing on ``[0, T]`` with ``G(0) = 0`` and ``G ~ c t^3`` near 0.
+    Calling the instance on ``u`` interpolates ``t`` linearly against
+    ``G^(1/3)`` on a fixed grid (exactly linear in the cubic regime).
+
+    Parameters
+    ----------
+    G : callable
+        The tail function, evaluated on a float array.
+    T : float
+        Right end of the grid.
+    n : int, optional
+        Number of grid points (default 2049).
+
+    References
+    ----------
+    docs/rank_constrained.md#numerics-and-oracles
+    """
 
     def __init__(self, G, T, n=2049):
         t = np.linspace(0.0, T, n)

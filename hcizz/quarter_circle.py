@@ -106,6 +106,10 @@ def qc_upper_angle(c):
     ``y - sin y`` by its Taylor series for ``y < 1.5``) finish it.  Used for the
     quarter-circle upper tail (``c = pi (1 - u)``) and for ``theta_kappa``
     (``c = pi kappa``, ``theta_kappa = (pi - y) / 2``).
+
+    References
+    ----------
+    docs/rank_constrained.md#numerics-and-oracles
     """
     return chunked(_upper_angle_fast, c)
 
@@ -162,6 +166,10 @@ def qc_quantile(u):
     ndarray
         ``X_qc(u) = 2 sin(theta)`` with ``2 theta + sin 2 theta = pi u``.
 
+    References
+    ----------
+    docs/rank_constrained.md#quarter-circle-law
+
     Examples
     --------
     >>> float(qc_quantile(1.0)), float(qc_quantile(0.0))
@@ -174,15 +182,28 @@ def qc_quantile(u):
 
 
 def qc_quantile_mp(u, dps=50):
-    r"""``X_qc(u)`` in mpmath at ``dps`` decimal digits (scalar ``u``).
-
-    ``u`` may be an ``mpmath.mpf``, ``fractions.Fraction``, ``decimal.Decimal``
-    or decimal string (never rounded through a float) as well as a float;
-    ``dps`` is an integer in ``[1, 100000]``.
+    r"""Compute the quarter-circle quantile ``X_qc(u)`` in mpmath at ``dps`` digits.
 
     Solves ``2 theta + sin 2 theta = pi u`` with ``mpmath.findroot`` (Newton,
     started from the float solution), independently of the float code path's
-    series and cube-root reformulation.  Returns an ``mpmath.mpf``.
+    series and cube-root reformulation.
+
+    Parameters
+    ----------
+    u : mpf, Fraction, Decimal, str or float
+        Probability in ``[0, 1]``, a scalar; exact types and decimal strings
+        are never rounded through a float.
+    dps : int, optional
+        Decimal digits, in ``[1, 100000]`` (default 50).
+
+    Returns
+    -------
+    mpmath.mpf
+        ``X_qc(u) = 2 sin(theta)``.
+
+    References
+    ----------
+    docs/rank_constrained.md#quarter-circle-law
     """
     import mpmath as mp
 
@@ -207,7 +228,7 @@ def qc_quantile_mp(u, dps=50):
 
 
 def qc_moment(n, lower=0.0):
-    r"""``Int_lower^2 s^n rho_qc(s) ds`` (partial moment of the quarter circle).
+    r"""Compute the partial moment ``Int_lower^2 s^n rho_qc(s) ds`` of the quarter circle.
 
     Parameters
     ----------
@@ -219,6 +240,7 @@ def qc_moment(n, lower=0.0):
     Returns
     -------
     float or ndarray
+        The partial moment, shape of ``n``.
 
     Notes
     -----
@@ -226,6 +248,10 @@ def qc_moment(n, lower=0.0):
     ``Int = 2^(n+1)/pi * B((n+1)/2, 3/2) * I^c_{(lower/2)^2}((n+1)/2, 3/2)``
     with ``I^c`` the complementary regularised incomplete beta function.  For
     ``lower = 0`` and even ``n = 2k`` this is the Catalan number ``C_k``.
+
+    References
+    ----------
+    docs/rank_constrained.md#quarter-circle-law
 
     Examples
     --------
@@ -262,6 +288,10 @@ class QuarterCircle(SpectralLaw):
     Singular values of ``G / sqrt(d)`` for ``G`` square with i.i.d. ``N(0,1)``
     entries; the squared singular values follow Marchenko-Pastur with ratio 1.
     Moments: ``E s^n = 2^(n+1) B((n+1)/2, 3/2) / pi`` (even ones Catalan).
+
+    References
+    ----------
+    docs/rank_constrained.md#quarter-circle-law
 
     Examples
     --------
@@ -300,8 +330,10 @@ class QuarterCircle(SpectralLaw):
 
 
 class TruncatedQuarterCircle(SpectralLaw):
-    r"""Nonzero part of the capacity spectrum: the quarter circle restricted to its
-    top ``kappa`` quantiles ``[X_qc(1 - kappa), 2]``, renormalised to mass 1.
+    r"""Nonzero part of the capacity spectrum (a truncated quarter circle).
+
+    The quarter circle restricted to its top ``kappa`` quantiles
+    ``[X_qc(1 - kappa), 2]``, renormalised to mass 1.
 
     Parameters
     ----------
@@ -325,6 +357,11 @@ class TruncatedQuarterCircle(SpectralLaw):
     ``cdf`` near the lower edge uses ``F(s) - F(a) = (2 D + 2 cos(th_s + th_a)
     sin D) / pi`` with ``sin D = (s - a)(s + a) / (s c_a + a c_s)``, ``c = sqrt(4 - .^2)``,
     so it has no cancellation.
+
+    References
+    ----------
+    arXiv:2605.10795 (singular values of the memory at capacity);
+    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
 
     Examples
     --------
@@ -391,7 +428,7 @@ quarter_circle = QuarterCircle(name="quarter_circle")
 
 
 def truncated_quarter_circle(kappa):
-    """The capacity spectrum's nonzero part for rank fraction ``kappa``.
+    """Return the capacity spectrum's nonzero part for rank fraction ``kappa``.
 
     Parameters
     ----------
@@ -409,6 +446,11 @@ def truncated_quarter_circle(kappa):
     ------
     ValueError
         If ``kappa`` is not a real number in ``(0, 1]``.
+
+    References
+    ----------
+    arXiv:2605.10795 (singular values of the memory at capacity);
+    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
 
     Examples
     --------

@@ -112,15 +112,29 @@ def _m2(name, p):
 
 
 def quantile_coupling_value(a, b, *, n=400):
-    r"""``Int_0^1 X_A(u) X_B(u) du`` for two singular-value profiles.
+    r"""Compute the quantile coupling ``Int_0^1 X_A(u) X_B(u) du`` of two singular-value profiles.
+
+    By von Neumann's trace inequality this is the maximum of
+    ``Tr(A O B O'^T) / d`` over orthogonal ``O, O'`` (sorted singular values
+    aligned), hence the large-``theta`` slope of the spherical integral.
 
     Parameters
     ----------
     a, b : array_like or law
         Singular values (empirical quantile functions; different lengths are
         allowed) or distributions with ``ppf`` and optional ``atom`` (mass at 0).
-    n : int
-        Gauss-Legendre nodes when a law is involved.
+    n : int, optional
+        Gauss-Legendre nodes when a law is involved (default 400).
+
+    Returns
+    -------
+    float
+        The integral; exact (a sum over the common refinement of the two step
+        functions) when both profiles are arrays.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/rank_constrained.md#reduction-to-a-quantile-coupling
     """
     if not _is_law(a) and not _is_law(b):
         sa = np.sort(_svals("a", a))
@@ -144,14 +158,52 @@ def quantile_coupling_value(a, b, *, n=400):
 
 
 def hciz_large_theta(a, b, **kw):
-    r"""Large-``theta`` limit ``lim J(theta)/theta = Int_0^1 X_A X_B du``
-    (see :func:`quantile_coupling_value`)."""
+    r"""Return the large-``theta`` slope ``lim J(theta)/theta = Int_0^1 X_A X_B du``.
+
+    Same as :func:`quantile_coupling_value`.
+
+    Parameters
+    ----------
+    a, b : array_like or law
+        Singular-value profiles (arrays or laws with ``ppf``/``atom``).
+    **kw
+        Passed to :func:`quantile_coupling_value` (``n``).
+
+    Returns
+    -------
+    float
+        The limit of ``J(theta) / theta``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spherical-integrals-hcizzspherical
+    """
     return quantile_coupling_value(a, b, **kw)
 
 
 def hciz_small_theta(theta, a, b):
-    r"""Small-``theta`` expansion ``theta^2 m2(A) m2(B) / 2`` (exact ``theta^2``
-    coefficient at every ``d``; error ``O(theta^4)``)."""
+    r"""Return the small-``theta`` expansion ``theta^2 m2(A) m2(B) / 2`` of ``J(theta)``.
+
+    The ``theta^2`` coefficient is exact at every ``d`` (``E T^2 = m2(A) m2(B)``
+    under Haar ``O, O'``); the error is ``O(theta^4)``.
+
+    Parameters
+    ----------
+    theta : float or array_like
+        Field(s).
+    a, b : array_like or law
+        Singular-value profiles; ``m2`` is the mean square singular value
+        (for a law, the second moment times ``1 - atom``).
+
+    Returns
+    -------
+    ndarray
+        ``theta^2 m2(A) m2(B) / 2``, shape of ``theta``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spherical-integrals-hcizzspherical
+    """
     th = check_real("theta", theta)
     return np.asarray(th) ** 2 * _m2("a", a) * _m2("b", b) / 2
 
@@ -165,8 +217,11 @@ def _log_i0(r):
 
 
 def hciz_exact_d2(theta, a, b, *, n_angle=512):
-    r"""``J_2(theta)`` for ``2 x 2`` matrices, exact up to the trapezoidal rule in
-    the rotation angle (exponentially convergent; ``n_angle`` points).
+    r"""Compute ``J_2(theta)`` for ``2 x 2`` matrices, exact up to the trapezoidal rule.
+
+    The ``O'`` average is a Bessel function in closed form; the remaining
+    average over the rotation angle of ``O`` (with and without reflection) is
+    periodic and analytic, so the trapezoidal rule converges exponentially.
 
     Parameters
     ----------
@@ -174,11 +229,17 @@ def hciz_exact_d2(theta, a, b, *, n_angle=512):
         Field(s) ``>= 0``.
     a, b : array_like, length 2
         Singular values.
+    n_angle : int, optional
+        Trapezoid points in the angle, ``>= 8`` (default 512).
 
     Returns
     -------
     float or ndarray
         ``J_2(theta) = ln E exp(2 theta Tr(A O B O'^T)) / 4``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spherical-integrals-hcizzspherical
     """
     th = np.atleast_1d(check_real("theta", theta, low=0))
     a = _svals("a", a)
@@ -232,9 +293,28 @@ def hciz_mc(theta, a, b, *, n=20000, rng=None, batch=2000):
     the relative spread of ``w`` is moderate (``theta d^2`` of order a few);
     ``info["ess"]`` reports the effective sample size.
 
+    Parameters
+    ----------
+    theta : float
+        Field ``>= 0``.
+    a, b : array_like
+        Singular values of ``A`` and ``B`` (same length ``d``).
+    n : int, optional
+        Number of Haar samples, ``>= 2`` (default 20000).
+    rng : None, int or Generator, optional
+        Seed or generator.
+    batch : int, optional
+        Samples drawn per batch (memory bound; default 2000).
+
     Returns
     -------
     Estimate
+        ``J_d(theta)`` with its delta-method standard error; ``info`` holds
+        ``method``, ``d`` and ``ess``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spherical-integrals-hcizzspherical
     """
     th, a, b = _theta_pair(theta, a, b)
     n = check_int("n", n, low=2)
@@ -323,7 +403,8 @@ def hciz_ais(theta, a, b, *, chains=1000, levels=100, sweeps=None, power=4.0, rn
     power : float
         Schedule exponent (``beta_k = (k/K)^power``; large powers spend levels near
         ``beta = 0`` where the weight increments are largest relative to ``beta``).
-    rng : seed or Generator
+    rng : None, int or Generator
+        Seed or generator.
 
     Returns
     -------
@@ -357,7 +438,8 @@ def hciz_ais(theta, a, b, *, chains=1000, levels=100, sweeps=None, power=4.0, rn
 
     References
     ----------
-    R. M. Neal, "Annealed importance sampling", Statistics and Computing 11 (2001) 125.
+    R. M. Neal, "Annealed importance sampling", Statistics and Computing 11 (2001) 125;
+    docs/rank_constrained.md#annealed-importance-sampling-at-large-theta-d2
 
     Examples
     --------
@@ -444,7 +526,7 @@ def _saddle(theta, x, w, smax=None):
 
 
 def rank_one_spherical_integral(theta, a, *, n=400):
-    r"""Large-``d`` limit of ``J^(1)(theta) = d^-1 ln E exp(theta d u^T A v)``.
+    r"""Compute the large-``d`` limit of ``J^(1)(theta) = d^-1 ln E exp(theta d u^T A v)``.
 
     Parameters
     ----------
@@ -453,6 +535,8 @@ def rank_one_spherical_integral(theta, a, *, n=400):
     a : array_like or law
         Singular values of ``A`` (the saddle point is then evaluated with their
         empirical law) or a distribution such as :data:`hcizz.quarter_circle`.
+    n : int, optional
+        Gauss-Legendre nodes for the expectation over a law (default 400).
 
     Returns
     -------
@@ -469,6 +553,10 @@ def rank_one_spherical_integral(theta, a, *, n=400):
     ``2 theta - ln theta - 3/2`` above (``E ln(4 - s^2) = 1``: the logarithmic
     potential of the semicircle at its edge); checked against an independent
     mpmath evaluation for ``theta`` up to 10 (``tests/test_spherical.py``).
+
+    References
+    ----------
+    docs/rank_constrained.md#spherical-integrals-hcizzspherical
 
     Examples
     --------
@@ -494,9 +582,31 @@ def rank_one_spherical_integral(theta, a, *, n=400):
 
 
 def rectangular_r_transform(z, a, *, n=400):
-    r"""Rectangular R-transform at ratio 1, ``C(z) = gamma(sqrt z) - 1 = sqrt(z) R_sym(sqrt z)``,
-    with ``gamma`` the saddle of :func:`rank_one_spherical_integral`.
-    Quarter circle: ``C(z) = z``."""
+    r"""Compute the rectangular R-transform at ratio 1, ``C(z) = gamma(sqrt z) - 1``.
+
+    ``gamma(theta)`` is the saddle of :func:`rank_one_spherical_integral`, so
+    ``C(z) = sqrt(z) R_sym(sqrt z)`` with ``R_sym`` the R-transform of the
+    symmetrised singular-value law, and ``J^(1)(theta) = Int_0^{theta^2} C(t)/(2t) dt``.
+    Quarter circle: ``C(z) = z`` below the transition.
+
+    Parameters
+    ----------
+    z : float or array_like
+        Argument(s) ``>= 0`` (``z = theta^2``).
+    a : array_like or law
+        Singular values of ``A`` or a distribution.
+    n : int, optional
+        Gauss-Legendre nodes for the expectation over a law (default 400).
+
+    Returns
+    -------
+    float or ndarray
+        ``C(z)``, shape of ``z``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spherical-integrals-hcizzspherical
+    """
     zz = np.atleast_1d(check_real("z", z, low=0))
     x, w, smax = _sym_expect(a, n)
     out = np.array([_saddle(math.sqrt(t), x, w, smax)[0] - 1 for t in zz])
@@ -515,7 +625,7 @@ def _debye_poly(t):
 
 
 def log_bessel_i(nu, k):
-    r"""``ln I_nu(k)`` for ``nu >= 0`` and ``k > 0`` without under/overflow.
+    r"""Compute ``ln I_nu(k)`` for ``nu >= 0`` and ``k > 0`` without under/overflow.
 
     ``nu < 50``: ``ln ive(nu, k) + k`` (scipy), with the leading term of the
     power series ``nu ln(k/2) - ln Gamma(nu+1) + ln1p(k^2 / (4 (nu+1)))``
@@ -532,9 +642,22 @@ def log_bessel_i(nu, k):
     (below 1e-11 at ``nu = 50``), checked against mpmath in
     ``tests/test_spherical.py``.
 
+    Parameters
+    ----------
+    nu : float
+        Order ``>= 0`` (a scalar; it selects the method).
+    k : float or array_like
+        Argument(s) ``> 0``.
+
+    Returns
+    -------
+    ndarray
+        ``ln I_nu(k)``, shape of ``k``.
+
     References
     ----------
-    DLMF 10.41 (https://dlmf.nist.gov/10.41).
+    DLMF 10.41 (https://dlmf.nist.gov/10.41);
+    docs/rank_constrained.md#spherical-integrals-hcizzspherical
     """
     k = np.asarray(k, dtype=float)
     if nu >= 50:
@@ -562,10 +685,29 @@ def rank_one_mc(theta, a, *, n=20000, rng=None, importance=True):
     with respect to the uniform law is ``prod(1 - c s^2)^(1/2) (v^T S^-1 v)^(-d/2)``;
     otherwise ``v`` is uniform.  Standard error by the delta method.
 
+    Parameters
+    ----------
+    theta : float
+        Field ``>= 0``.
+    a : array_like
+        Singular values of ``A`` (length ``d``).
+    n : int, optional
+        Number of samples of ``v``, ``>= 2`` (default 20000).
+    rng : None, int or Generator, optional
+        Seed or generator.
+    importance : bool, optional
+        Sample ``v`` from the saddle-tilted angular central Gaussian (default
+        True) instead of uniformly.
+
     Returns
     -------
     Estimate
-        ``info["ess"]``: effective sample size of the weights.
+        ``J^(1)_d(theta)`` with its standard error; ``info["ess"]``: effective
+        sample size of the weights, ``info["tilt"]``: the tilt ``c``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spherical-integrals-hcizzspherical
     """
     th = check_real("theta", theta, low=0, allow_array=False)
     s = _svals("a", a)
@@ -602,7 +744,7 @@ def rank_one_mc(theta, a, *, n=20000, rng=None, importance=True):
 
 
 def spherical_integral(theta, a, b=None, *, method="auto", n=None, rng=None, levels=100):
-    r"""Spherical integral ``J(theta)`` of two singular-value profiles.
+    r"""Compute the spherical integral ``J(theta)`` of two singular-value profiles.
 
     Parameters
     ----------
@@ -623,12 +765,20 @@ def spherical_integral(theta, a, b=None, *, method="auto", n=None, rng=None, lev
         ``b=None``.
     n : int, optional
         Monte Carlo samples (default 20000) or, for ``"ais"``, chains (default 1000).
-    levels : int
-        AIS temperatures (``"ais"`` only).
+    rng : None, int or Generator, optional
+        Seed or generator (``"mc"`` and ``"ais"`` only).
+    levels : int, optional
+        AIS temperatures (``"ais"`` only; default 100).
 
     Returns
     -------
     float, ndarray or Estimate
+        A number or array for the deterministic methods, an :class:`Estimate`
+        for ``"mc"`` and ``"ais"``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/rank_constrained.md#spherical-integrals-hcizzspherical
 
     Examples
     --------

@@ -18,6 +18,22 @@ CLI_MODULES = [
 
 
 def main(argv=None):
+    """Run ``python -m replica SUBCOMMAND ...``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Command-line arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        Exit status of the subcommand.
+
+    References
+    ----------
+    docs/api_replica.md#cli-python--m-replica-subcommand----json
+    """
     return dispatch(argv, prog="python -m replica", description="Replica theory of linear associative memories.", modules=CLI_MODULES)
 
 

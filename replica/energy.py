@@ -23,7 +23,22 @@ _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def energy_G_limit(t):
-    """The large-``p`` limit ``G(t) = -1/(1-t)`` (docs/theory_full_rank.md#large-p-limit)."""
+    """Return the large-``p`` limit ``G(t) = -1/(1-t)`` of the energetic term.
+
+    Parameters
+    ----------
+    t : float or array_like
+        Overlap, ``0 <= t < 1``.
+
+    Returns
+    -------
+    float or ndarray
+        ``-1 / (1 - t)``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#large-p-limit
+    """
     t = check_real("t", t, low=0, high=1, high_open=True)
     return -1.0 / (1.0 - t)
 
@@ -32,7 +47,10 @@ def energy_G_limit(t):
 class EtaSample:
     """A draw of the disorder ``eta`` in compressed form.
 
-    Attributes
+    Produced by :func:`sample_eta`: the competitors above the level ``c0`` are
+    stored exactly, the others only by their count.
+
+    Parameters
     ----------
     m : int
         Number of competitors, ``p - 1``.
@@ -46,6 +64,10 @@ class EtaSample:
         Number of remaining competitors, i.i.d. N(0,1) conditioned on ``< c0``.
     c0 : float
         Bulk level (``+inf`` when every competitor is in ``top``).
+
+    References
+    ----------
+    docs/theory_full_rank.md#computing-the-energy-term
     """
 
     m: int
@@ -65,6 +87,26 @@ def sample_eta(p, samples, rng, n_top=N_TOP):
     normals conditioned on ``> c0``, drawn exactly through their tail
     probability ``U n_top/(p-1)``; the others (the bulk) are i.i.d. conditioned
     on ``< c0`` and are integrated out (see :func:`log_f_p`).
+
+    Parameters
+    ----------
+    p : int
+        Number of candidates (``p - 1`` competitors); not validated here.
+    samples : int
+        Number of disorder vectors.
+    rng : numpy.random.Generator
+        Generator (already constructed).
+    n_top : int, optional
+        Mean number of competitors drawn exactly above ``c0`` (default 48).
+
+    Returns
+    -------
+    EtaSample
+        The compressed draws.
+
+    References
+    ----------
+    docs/theory_full_rank.md#computing-the-energy-term
     """
     m = p - 1
     eta1 = rng.standard_normal(samples)
@@ -143,11 +185,30 @@ class _Bulk:
 
 
 def cv_features(eta, p):
-    """Zero-mean control variates of a disorder sample: ``He_1..He_4(eta_1)``,
-    ``M - E M``, ``M^2 - E M^2`` and ``eta_1 (M - E M)``, with ``M`` the largest
-    competitor (moments from :func:`replica.gaussian_max_moments`).  With a bulk,
-    ``M`` lies in ``eta.top`` unless no competitor exceeds ``c0`` (probability
-    about ``e^-n_top``, then ``c0`` is used: a negligible bias)."""
+    """Return the zero-mean control variates of a disorder sample.
+
+    The columns are ``He_1..He_4(eta_1)``, ``M - E M``, ``M^2 - E M^2`` and
+    ``eta_1 (M - E M)``, with ``M`` the largest competitor (moments from
+    :func:`replica.gaussian_max_moments`).  With a bulk, ``M`` lies in
+    ``eta.top`` unless no competitor exceeds ``c0`` (probability about
+    ``e^-n_top``, then ``c0`` is used: a negligible bias).
+
+    Parameters
+    ----------
+    eta : EtaSample
+        Disorder samples.
+    p : int
+        Number of candidates.
+
+    Returns
+    -------
+    ndarray, shape (S, 7)
+        One row of features per sample.
+
+    References
+    ----------
+    docs/theory_full_rank.md#control-variates
+    """
     from .gaussian_max import gaussian_max_moments
 
     M = np.max(np.where(eta.mask, eta.top, -np.inf), axis=1, initial=-np.inf)
@@ -158,20 +219,34 @@ def cv_features(eta, p):
 
 
 def log_f_p(t, eta, *, bulk_error=False):
-    """``ln f_p(t; eta)`` for each disorder sample in ``eta`` (an :class:`EtaSample`).
+    """Compute ``ln f_p(t; eta)`` for each disorder sample in ``eta``.
 
     ``f_p(t; eta) = int Dxi prod_{rho>=2} Phi(xi + beta_t (eta_1 - eta_rho))``,
     ``beta_t = sqrt(t/(1-t))``.  Competitors in ``eta.top`` enter exactly; the
     ``n_bulk`` competitors below ``c0`` enter through their conditional mean
     ``n_bulk h(xi + beta eta_1)`` (see :func:`energy_G`, Notes).
 
+    Parameters
+    ----------
+    t : float
+        Overlap, ``0 <= t < 1`` (not validated here).
+    eta : EtaSample
+        Disorder samples.
+    bulk_error : bool, optional
+        Also return the bound on the error of the bulk treatment.
+
     Returns
     -------
     logf : ndarray, shape (S,)
+        ``ln f_p(t; eta_i)`` per sample.
     bias_bound : ndarray, shape (S,)
         Only with ``bulk_error=True``: posterior mean over ``xi`` of
         ``n_bulk Var[ln Phi(xi + beta(eta_1 - Z)) | Z < c0]``, the leading-order
         bound on the error of ``logf`` caused by the bulk treatment.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#computing-the-energy-term
     """
     beta = math.sqrt(t / (1.0 - t))
     S = eta.eta1.shape[0]
@@ -231,7 +306,7 @@ def log_f_p(t, eta, *, bulk_error=False):
 
 
 def energy_G(t, p=None, *, samples=400, rng=None, n_top=N_TOP, control_variates=True):
-    """Energetic term ``G_p(t) = E_eta[ln f_p(t; eta)] / ln p`` of the RS free entropy.
+    """Estimate the energetic term ``G_p(t) = E_eta[ln f_p(t; eta)] / ln p`` of the RS free entropy.
 
     Parameters
     ----------
@@ -297,6 +372,11 @@ def energy_G(t, p=None, *, samples=400, rng=None, n_top=N_TOP, control_variates=
     ``He_1..He_4(eta_1)``, ``M - E M``, ``M^2 - E M^2``, ``eta_1 (M - E M)``
     (all exactly mean 0; :func:`cv_features`,
     :func:`replica._control_variates.cv_mean`).
+
+    References
+    ----------
+    arXiv:2605.10795 (the replica-symmetric free entropy);
+    docs/theory_full_rank.md#computing-the-energy-term
 
     Examples
     --------

@@ -20,7 +20,7 @@ _BLOCK = 1 << 15
 
 
 def v_p_from_gaps(gaps, *, complete=True):
-    """``V = min_{x>=0} x^2/2 + 1/2 sum_j (g_j - x)_+^2`` for sorted gaps.
+    """Compute ``V = min_{x>=0} x^2/2 + 1/2 sum_j (g_j - x)_+^2`` for sorted gaps.
 
     Parameters
     ----------
@@ -33,6 +33,7 @@ def v_p_from_gaps(gaps, *, complete=True):
     Returns
     -------
     V : ndarray, shape (S,)
+        The minimum, per row.
     k_active : ndarray of int, shape (S,)
         Size of the active set ``{j : g_j > x*}``.
     ok : ndarray of bool, shape (S,)
@@ -48,6 +49,10 @@ def v_p_from_gaps(gaps, *, complete=True):
     ``x (1 + k) = sum of the k active gaps`` with active set ``{g > x}`` is
     satisfied by ``x* = x_{k*}``, the unique minimiser of the strictly convex
     objective.
+
+    References
+    ----------
+    docs/theory_full_rank.md#computing-v-for-one-sample
     """
     g = np.asarray(gaps, dtype=float)
     S, K = g.shape
@@ -66,8 +71,27 @@ def v_p_from_gaps(gaps, *, complete=True):
 def sample_v_p(p, samples, rng, k0=None):
     """Draw ``samples`` values of ``V_p(eta)`` exactly (top order statistics only).
 
-    Returns ``(V, k_active, K_used, eta1, top1)`` arrays of shape ``(samples,)``
-    (``top1`` is the largest competitor).
+    Parameters
+    ----------
+    p : int
+        Number of candidates (``p - 1`` competitors); not validated here.
+    samples : int
+        Number of disorder samples.
+    rng : numpy.random.Generator
+        Generator (already constructed).
+    k0 : int, optional
+        Number of order statistics drawn first (default
+        ``min(p - 1, 8 + 2 ceil(ln p))``); doubled where the active set fills them.
+
+    Returns
+    -------
+    V, k_active, K_used, eta1, top1 : ndarray, shape (samples,)
+        ``V_p``, size of the active set, number of order statistics drawn, the
+        correct candidate's level ``eta_1`` and the largest competitor.
+
+    References
+    ----------
+    docs/theory_full_rank.md#order-statistics-method
     """
     m = p - 1
     if k0 is None:
@@ -104,7 +128,27 @@ def sample_v_p(p, samples, rng, k0=None):
 
 
 def v_p(p, *, samples=20_000, rng=None):
-    """Monte Carlo estimate of ``E[V_p]``; see :func:`alpha_c_finite`."""
+    """Estimate ``E[V_p]`` by Monte Carlo with control variates; see :func:`alpha_c_finite`.
+
+    Parameters
+    ----------
+    p : int
+        Number of candidates, ``2 <= p <= 1e15``.
+    samples : int, optional
+        Monte Carlo samples of ``eta`` (default 20000).
+    rng : None, int, SeedSequence or Generator, optional
+        Randomness.
+
+    Returns
+    -------
+    Estimate
+        ``E[V_p]`` with its standard error; ``info`` holds the active-set sizes
+        and the control-variate variance ratio.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#finite-p-capacity
+    """
     p = check_int("p", p, low=2, high=10**15)
     samples = check_int("samples", samples, low=2)
     rng = check_rng(rng)
@@ -127,7 +171,7 @@ def _mean_v(p, samples, rng, control_variates):
 
 
 def alpha_c_finite(p, *, samples=20_000, rng=None, control_variates=True):
-    """Finite-``p`` replica-symmetric capacity ``alpha_c(p) = ln p / (2 E[V_p])``.
+    """Estimate the finite-``p`` replica-symmetric capacity ``alpha_c(p) = ln p / (2 E[V_p])``.
 
     Parameters
     ----------
@@ -137,6 +181,7 @@ def alpha_c_finite(p, *, samples=20_000, rng=None, control_variates=True):
     samples : int
         Monte Carlo samples of ``eta``.
     rng : None, int, SeedSequence or Generator
+        Randomness.
     control_variates : bool
         Use the zero-mean control variates below (default); ``False`` gives the
         plain sample mean (used by tests and the benchmark as a reference).
@@ -169,6 +214,11 @@ def alpha_c_finite(p, *, samples=20_000, rng=None, control_variates=True):
     300 to 2000-fold saving in samples; the regression coefficients add a bias
     of order ``1/n``.  The ratio estimator has a bias of relative order ``Var(V)/(n E[V]^2)``, far below
     the reported standard error.
+
+    References
+    ----------
+    arXiv:2605.10795 (capacity of linear associative memories);
+    docs/theory_full_rank.md#finite-p-capacity
 
     Examples
     --------

@@ -19,13 +19,28 @@ __all__ = ["free_entropy", "saddle", "Saddle", "entropic_term"]
 
 
 def entropic_term(q):
-    """Spherical Gardner entropy ``1/2 ln(1-q) + q/(2(1-q))``."""
+    """Compute the spherical Gardner entropy ``1/2 ln(1-q) + q/(2(1-q))``.
+
+    Parameters
+    ----------
+    q : float or array_like
+        Overlap, ``0 <= q < 1`` (not validated here).
+
+    Returns
+    -------
+    ndarray
+        The entropic term, shape of ``q``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#replica-symmetric-free-entropy
+    """
     q = np.asarray(q, dtype=float)
     return 0.5 * np.log1p(-q) + q / (2.0 * (1.0 - q))
 
 
 def free_entropy(q, alpha, p=None, *, samples=400, rng=None):
-    """RS free entropy ``Phi_p(q; alpha) = 1/2 ln(1-q) + q/(2(1-q)) + alpha G_p(q)``.
+    """Compute the RS free entropy ``Phi_p(q; alpha) = 1/2 ln(1-q) + q/(2(1-q)) + alpha G_p(q)``.
 
     Parameters
     ----------
@@ -37,12 +52,20 @@ def free_entropy(q, alpha, p=None, *, samples=400, rng=None):
         ``None``: the large-``p`` limit ``G = -1/(1-q)`` (exact float result).
         Otherwise ``G_p`` by :func:`replica.energy_G` (an :class:`Estimate`;
         arrays of ``q`` share the disorder samples).
-    samples, rng :
-        Passed to :func:`replica.energy_G` for finite ``p``.
+    samples : int, optional
+        Disorder samples, passed to :func:`replica.energy_G` for finite ``p``.
+    rng : None, int, SeedSequence or Generator, optional
+        Randomness, passed to :func:`replica.energy_G` for finite ``p``.
 
     Returns
     -------
-    float or ndarray (``p=None``) or Estimate
+    float, ndarray or Estimate
+        A float or array (shape of ``q``) for ``p=None``, else an
+        :class:`Estimate`.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#replica-symmetric-free-entropy
 
     Examples
     --------
@@ -62,11 +85,12 @@ def free_entropy(q, alpha, p=None, *, samples=400, rng=None):
 
 @dataclass(frozen=True)
 class Saddle:
-    """Minimiser of the RS free entropy.
+    """Minimiser of the RS free entropy, as returned by :func:`saddle`.
 
-    Attributes
+    Parameters
     ----------
     alpha : float or ndarray
+        Load(s).
     q : float or ndarray
         ``q* = argmin_q Phi_p(q; alpha)`` (1 beyond capacity).
     phi : float or ndarray
@@ -77,6 +101,11 @@ class Saddle:
         Capacity of the functional used (1/2 in the limit; for finite ``p``
         ``ln p / (2 mean V_p)`` on the same disorder samples).
     info : dict
+        Method details (``p``, ``samples``, ``E_V`` and its standard error, ...).
+
+    References
+    ----------
+    docs/theory_full_rank.md#finite-p-saddle-point
     """
 
     alpha: object
@@ -139,7 +168,7 @@ class _CRNTable:
 
 
 def saddle(alpha, p=None, *, samples=200, rng=0, n_grid=16):
-    """Minimiser ``q*`` and value ``phi(alpha) = min_{0<=q<1} Phi_p(q; alpha)``.
+    """Find the minimiser ``q*`` and value ``phi(alpha) = min_{0<=q<1} Phi_p(q; alpha)``.
 
     Parameters
     ----------
@@ -159,6 +188,8 @@ def saddle(alpha, p=None, *, samples=200, rng=0, n_grid=16):
     Returns
     -------
     Saddle
+        ``q*``, ``phi`` and their standard errors, the capacity ``alpha_c`` of the
+        functional used and method details.
 
     Notes
     -----
@@ -181,6 +212,10 @@ def saddle(alpha, p=None, *, samples=200, rng=0, n_grid=16):
     ``phi_stderr = alpha se(u(r*))/(1-q*)`` (envelope theorem), and
     ``q_stderr = alpha se(G'(q*))/Phi''(q*)`` from the shift of the stationarity
     condition.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#finite-p-saddle-point
 
     Examples
     --------

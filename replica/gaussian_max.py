@@ -19,7 +19,7 @@ _W /= _W.sum()                     # exact normalisation (removes a 6e-14 roundi
 
 
 def gaussian_max_moments(n):
-    """First two moments of ``M_n = max(X_1..X_n)``, ``X_i`` i.i.d. N(0, 1).
+    """Compute the first two moments of ``M_n = max(X_1..X_n)``, ``X_i`` i.i.d. N(0, 1).
 
     Parameters
     ----------
@@ -47,6 +47,10 @@ def gaussian_max_moments(n):
     analytic in the strip ``|Im u| < pi/2``, so the trapezoid rule with step
     ``h = 0.05`` on ``u in [-60, 4.5]`` has discretisation error of order
     ``exp(-pi^2 / h)`` (negligible) and truncation error below ``1e-24``.
+
+    References
+    ----------
+    docs/theory_full_rank.md#maximum-of-n-gaussians
 
     Examples
     --------

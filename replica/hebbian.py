@@ -25,7 +25,7 @@ _PHIZ = np.exp(-0.5 * _Z ** 2) / math.sqrt(2.0 * math.pi) * _DZ
 
 
 def hebbian_score_moments(d, p, *, exact=False):
-    """Normalised Gaussian-model parameters ``(m, s)`` of the correct score.
+    """Return the normalised Gaussian-model parameters ``(m, s)`` of the correct score.
 
     Competitor scores divided by their standard deviation are ~N(0,1); the
     correct score is ~N(m, s^2).  ``exact=False``: the independent-Gaussian model,
@@ -33,6 +33,25 @@ def hebbian_score_moments(d, p, *, exact=False):
     exact moments of ``W_H`` with shared candidates (derived in the Notes of
     :func:`hebbian_recall_probability`): competitor variance
     ``d^2 (p + 2 + 2d)``, correct mean ``d^2`` and variance ``d^2 (p + 3 + 4d)``.
+
+    Parameters
+    ----------
+    d : float or array_like
+        Dimension.
+    p : float or array_like
+        Number of facts.
+    exact : bool, optional
+        Use the exact moments instead of the independent-Gaussian model's.
+
+    Returns
+    -------
+    m, s : ndarray
+        Mean and standard deviation of the correct score in units of the
+        competitors' standard deviation.
+
+    References
+    ----------
+    docs/theory_full_rank.md#exact-score-moments
     """
     d = np.asarray(d, dtype=float)
     p = np.asarray(p, dtype=float)
@@ -134,7 +153,7 @@ def _conditional_fail(d, p, problem, nodes=None):
 
 def hebbian_recall_probability(d, p, *, all_facts=True, exact_moments=False, model="conditional",
                                problem="op"):
-    """Model probability that a Hebbian memory ``W_H = sum_nu u_nu e_nu^T`` recalls its facts.
+    """Compute the model probability that a Hebbian memory ``W_H = sum_nu u_nu e_nu^T`` recalls its facts.
 
     Parameters
     ----------
@@ -159,6 +178,7 @@ def hebbian_recall_probability(d, p, *, all_facts=True, exact_moments=False, mod
     Returns
     -------
     float or ndarray
+        The probability, broadcast shape of ``d`` and ``p``.
 
     Notes
     -----
@@ -214,6 +234,11 @@ def hebbian_recall_probability(d, p, *, all_facts=True, exact_moments=False, mod
     between facts and between the competitors of one input beyond the shared
     ``(r, B_0, V)``.
 
+    References
+    ----------
+    docs/theory_full_rank.md#independent-gaussian-model;
+    docs/theory_full_rank.md#conditional-model
+
     Examples
     --------
     >>> round(float(hebbian_recall_probability(1000, 100, model="theory")), 6)
@@ -262,7 +287,7 @@ def _threshold_p(d, level, all_facts, exact_moments, model="theory", problem="op
 
 def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, model="conditional",
                       problem="op"):
-    """Load ``alpha = p ln p / d^2`` at which the model recall probability is ``level``.
+    """Find the load ``alpha = p ln p / d^2`` at which the model recall probability is ``level``.
 
     Parameters
     ----------
@@ -292,6 +317,10 @@ def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, mode
     model) and refined by Brent's method (``ln p`` to ``1e-12``, conditional
     ``1e-7``).  Convergence to 1/8 is slow (the extreme-value corrections are
     of relative order ``ln ln p / ln p``).
+
+    References
+    ----------
+    docs/theory_full_rank.md#hebbian-rule
     """
     d = check_real("d", d, low=2, high=1e15)
     level = check_real("level", level, low=0, high=1, low_open=True, high_open=True,
@@ -309,9 +338,9 @@ def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, mode
 
 @dataclass(frozen=True)
 class HebbianPrediction:
-    """Gaussian-model predictions for a Hebbian memory at dimension ``d``.
+    """Gaussian-model predictions for a Hebbian memory at dimension ``d``, as returned by :func:`hebbian`.
 
-    Attributes
+    Parameters
     ----------
     d, p, alpha : float
         Dimension, number of facts and load ``p ln p / d^2`` (``nan`` if not given).
@@ -323,8 +352,14 @@ class HebbianPrediction:
         Load at which ``p_all = 1/2`` at this ``d``.
     alpha_single : float
         Load at which ``p_single = 1/2`` at this ``d``.
-    limit : float
+    limit : float, optional
         ``1/8``, the large-``d`` limit of ``alpha_threshold``.
+    info : dict, optional
+        The model options used (``exact_moments``, ``model``, ``problem``).
+
+    References
+    ----------
+    docs/theory_full_rank.md#hebbian-rule
     """
 
     d: float
@@ -341,7 +376,7 @@ class HebbianPrediction:
 
 
 def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", problem="op"):
-    """Hebbian-rule predictions (conditional model by default, or the independent-Gaussian model) (entry point).
+    """Predict recall and capacity of the Hebbian rule (conditional or independent-Gaussian model).
 
     Parameters
     ----------
@@ -364,6 +399,7 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", 
     Returns
     -------
     HebbianPrediction
+        Score parameters, recall probabilities and thresholds at this ``d``.
 
     Notes
     -----
@@ -374,6 +410,10 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", 
     four times below the optimal capacity 1/2; a typical single fact needs
     ``m > sqrt(2 ln p)``, i.e. ``alpha < 1/2``.  At finite ``d`` the thresholds
     are computed from :func:`hebbian_recall_probability`.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#hebbian-rule
 
     Examples
     --------
@@ -408,7 +448,7 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", 
 
 
 def hebbian_simulate(d, p, *, trials=20, rng=None, problem="OP"):
-    """Direct simulation of the Hebbian memory ``W_H = sum_nu u_nu e_nu^T``.
+    """Simulate the Hebbian memory ``W_H = sum_nu u_nu e_nu^T`` directly.
 
     Parameters
     ----------
@@ -418,6 +458,7 @@ def hebbian_simulate(d, p, *, trials=20, rng=None, problem="OP"):
     trials : int
         Independent instances (processed as one batched matmul).
     rng : None, int, SeedSequence or Generator
+        Randomness.
     problem : {"OP", "DP"} (case-insensitive)
         ``"OP"``: the candidates are the stored ``u_rho``.  ``"DP"``: each input
         has its own fresh competitors; given ``w = W_H e_mu`` their scores are
@@ -430,6 +471,10 @@ def hebbian_simulate(d, p, *, trials=20, rng=None, problem="OP"):
         trials); ``"all"``: Estimate of P(all recalled) (binomial stderr);
         ``"competitor_var"``, ``"correct_mean"``, ``"correct_var"``: Estimates of
         the raw score moments (``OP`` only; stderr over trials).
+
+    References
+    ----------
+    docs/theory_full_rank.md#validation-of-the-hebbian-models
     """
     d = check_int("d", d, low=1)
     p = check_int("p", p, low=2)

@@ -25,6 +25,11 @@ class TopNormals:
     samples : int
         Number of independent sequences.
     rng : numpy.random.Generator
+        Generator used for every draw.
+
+    References
+    ----------
+    docs/theory_full_rank.md#order-statistics-method
 
     Examples
     --------
@@ -44,7 +49,18 @@ class TopNormals:
         """Draw the next ``K`` order statistics for the sequences ``rows``.
 
         All rows must have drawn the same number ``k`` so far and ``k + K <= m``.
-        Returns an array of shape ``(len(rows), K)``, descending along axis 1.
+
+        Parameters
+        ----------
+        rows : array_like of int
+            Indices of the sequences to extend.
+        K : int
+            Number of further order statistics.
+
+        Returns
+        -------
+        ndarray, shape (len(rows), K)
+            The values ``X_(k+1) >= ... >= X_(k+K)``, descending along axis 1.
         """
         rows = np.asarray(rows)
         k0 = int(self.k[rows[0]]) if rows.size else 0

@@ -43,7 +43,7 @@ def _check_kappa(kappa, allow_array=True):
 
 
 def theta_kappa(kappa):
-    r"""Root ``theta`` in ``[0, pi/2)`` of ``2 theta + sin 2 theta = pi (1 - kappa)``.
+    r"""Solve ``2 theta + sin 2 theta = pi (1 - kappa)`` for ``theta`` in ``[0, pi/2)``.
 
     Parameters
     ----------
@@ -55,6 +55,10 @@ def theta_kappa(kappa):
     ndarray or float
         ``theta_kappa = (pi - y) / 2`` with ``y - sin y = pi kappa``.  For small
         ``kappa`` prefer ``pi/2 - theta = y/2`` (see :func:`qc_upper_angle`).
+
+    References
+    ----------
+    docs/rank_constrained.md#closed-form
     """
     k = _check_kappa(kappa)
     th = (np.pi - qc_upper_angle(np.pi * np.asarray(k, dtype=float))) / 2
@@ -97,7 +101,7 @@ def _alpha_chunk(k):
 
 
 def alpha_c(kappa, *, dps=None):
-    r"""Rank-constrained capacity ``alpha_c(kappa)`` (closed form, vectorised).
+    r"""Compute the rank-constrained capacity ``alpha_c(kappa)`` (closed form, vectorised).
 
     Parameters
     ----------
@@ -131,6 +135,11 @@ def alpha_c(kappa, *, dps=None):
     20 digits with two independent evaluations (``alpha_c_quad`` and the mpmath path);
     see ``docs/rank_constrained.md#where-we-differ-from-the-papers``.
 
+    References
+    ----------
+    arXiv:2605.10795 (capacity of the rank-constrained memory);
+    docs/rank_constrained.md#closed-form
+
     Examples
     --------
     >>> round(alpha_c(1.0), 15)
@@ -158,8 +167,27 @@ def alpha_c(kappa, *, dps=None):
 
 
 def alpha_c_small_kappa(kappa, order=2):
-    r"""Small-``kappa`` expansion of ``alpha_c``: ``2 kappa`` (order 1) and
-    ``- (6 pi kappa)^(5/3) / (20 pi)`` (order 2); the error is ``O(kappa^(7/3))``."""
+    r"""Evaluate the small-``kappa`` expansion of ``alpha_c``.
+
+    Order 1 is ``2 kappa``; order 2 adds ``- (6 pi kappa)^(5/3) / (20 pi)``; the
+    error of the order-2 expansion is ``O(kappa^(7/3))``.
+
+    Parameters
+    ----------
+    kappa : float or array_like
+        Rank fraction(s) in ``(0, 1]``.
+    order : int, optional
+        1 or 2 (default 2; larger values give order 2).
+
+    Returns
+    -------
+    float or ndarray
+        The truncated expansion, shape of ``kappa``.
+
+    References
+    ----------
+    docs/rank_constrained.md#small-kappa-expansion
+    """
     k = np.asarray(_check_kappa(kappa), dtype=float)
     out = 2 * k
     if order >= 2:
@@ -168,13 +196,29 @@ def alpha_c_small_kappa(kappa, order=2):
 
 
 def alpha_c_quad(kappa, *, epsabs=0.0, epsrel=1e-13):
-    r"""``alpha_c`` by direct quadrature (test oracle, one ``kappa`` at a time).
+    r"""Compute ``alpha_c`` by direct quadrature (test oracle, one ``kappa`` at a time).
 
     ``a = X_qc(1 - kappa)`` by ``scipy.optimize.brentq`` on the quarter-circle
     CDF ``(2 arcsin(s/2) + sin(2 arcsin(s/2))) / pi``, then
     ``alpha_c = 1/2 Int_a^2 s^2 sqrt(4 - s^2) / pi ds`` with ``scipy.integrate.quad``.
     Shares no code with :func:`alpha_c`.  Relative accuracy about
     ``1e-16 / kappa`` (the edge is found from ``F(a) = 1 - kappa``).
+
+    Parameters
+    ----------
+    kappa : float
+        Rank fraction in ``(0, 1]``.
+    epsabs, epsrel : float, optional
+        Tolerances passed to ``scipy.integrate.quad``.
+
+    Returns
+    -------
+    float
+        ``alpha_c(kappa)``.
+
+    References
+    ----------
+    docs/rank_constrained.md#numerics-and-oracles
     """
     from scipy import integrate, optimize
 
@@ -203,7 +247,7 @@ def _qc_first_moment_between(x1, x2):
 
 
 def quantile_coupling(profile, kappa, *, n=256):
-    r"""Quantile coupling of a rank-``kappa`` spectrum with the quarter circle.
+    r"""Compute the quantile coupling of a rank-``kappa`` spectrum with the quarter circle.
 
     For ``W`` whose singular values are zero on a fraction ``1 - kappa`` and
     have quantile profile ``q(v)``, ``v in (0, 1)``, on the nonzero part,
@@ -238,6 +282,10 @@ def quantile_coupling(profile, kappa, *, n=256):
     -----
     docs/rank_constrained.md#reduction-to-a-quantile-coupling: the large-conjugate-field limit of the rectangular HCIZ
     integral is this coupling; the capacity is ``alpha_c = max_q C[q]^2 / 2``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/rank_constrained.md#reduction-to-a-quantile-coupling
     """
     k = _check_kappa(kappa, allow_array=False)
     if callable(profile):
@@ -264,8 +312,29 @@ def quantile_coupling(profile, kappa, *, n=256):
 
 
 def capacity_from_profile(profile, kappa, **kw):
-    r"""``C[q]^2 / 2``: the capacity a rank-``kappa`` memory with nonzero
-    spectrum profile ``q`` would reach (``<= alpha_c(kappa)``)."""
+    r"""Return ``C[q]^2 / 2``, the capacity reached with nonzero spectrum profile ``q``.
+
+    It is at most ``alpha_c(kappa)``, with equality for the truncated quarter
+    circle (see :func:`quantile_coupling`).
+
+    Parameters
+    ----------
+    profile : callable or array_like
+        Quantile profile ``q(v)`` or nonzero singular values.
+    kappa : float
+        Rank fraction in ``(0, 1]``.
+    **kw
+        Passed to :func:`quantile_coupling` (``n``).
+
+    Returns
+    -------
+    float
+        ``C[q]^2 / 2``.
+
+    References
+    ----------
+    docs/rank_constrained.md#reduction-to-a-quantile-coupling
+    """
     return quantile_coupling(profile, kappa, **kw) ** 2 / 2
 
 
@@ -276,10 +345,23 @@ def coupling_maximiser_check(kappa, *, rng=None, n_trials=20):
     ``alpha_c(kappa)``), for random monotone perturbations of it and for a few
     other shapes (flat, linear, Marchenko-Pastur-like); all must be smaller.
 
+    Parameters
+    ----------
+    kappa : float
+        Rank fraction in ``(0, 1]``.
+    rng : None, int or Generator, optional
+        Randomness of the perturbations.
+    n_trials : int, optional
+        Number of random perturbations (default 20).
+
     Returns
     -------
     dict
         ``{"optimum": ..., "alpha_c": ..., "others": [...], "ok": bool}``.
+
+    References
+    ----------
+    docs/rank_constrained.md#reduction-to-a-quantile-coupling
     """
     from hcizz.checks import check_rng
     from hcizz.quarter_circle import truncated_quarter_circle

@@ -44,7 +44,22 @@ def _decimal_text(text):
 
 
 def register(sub):
-    """Add the ``alpha-c`` subcommand."""
+    """Add the ``alpha-c`` subcommand.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers object of ``python -m replica``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The new subcommand's parser.
+
+    References
+    ----------
+    docs/rank_constrained.md#commands
+    """
     p = sub.add_parser("alpha-c", help="rank-constrained capacity alpha_c(kappa)",
                        description="alpha_c(kappa) = 1/2 - (theta_k - sin(4 theta_k)/4)/pi, "
                                    "2 theta_k + sin 2 theta_k = pi (1 - kappa)")

@@ -18,11 +18,30 @@ def _jsonable(x):
 
 
 def number(text):
-    """``argparse`` type: an ``int`` when ``text`` is an integer literal, else a ``float``.
+    """Parse a number for ``argparse``: an ``int`` for an integer literal, else a ``float``.
 
     Keeps ``p = 1`` an int so that error messages echo the value as typed
     (``got 1``, not ``got 1.0``); ``1e15`` stays a float (accepted by
     :func:`hcizz.checks.check_int` since it is integral).
+
+    Parameters
+    ----------
+    text : str
+        The command-line text.
+
+    Returns
+    -------
+    int or float
+        The number.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        If ``text`` is not a number.
+
+    References
+    ----------
+    docs/reliability.md#bad-input-classes-and-what-each-gives
     """
     try:
         return int(text)
@@ -35,8 +54,24 @@ def number(text):
 
 
 def emit(args, record, text):
-    """Print ``record`` as strict JSON (``--json``; non-finite floats become the
-    strings ``"inf"``, ``"-inf"``, ``"nan"``: :mod:`hcizz.jsonout`) or ``text``."""
+    """Print ``record`` as strict JSON (with ``--json``) or ``text``.
+
+    Non-finite floats become the strings ``"inf"``, ``"-inf"``, ``"nan"``
+    (:mod:`hcizz.jsonout`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments; JSON is printed when ``args.json`` is true.
+    record : dict
+        The machine-readable result.
+    text : str
+        The human-readable result.
+
+    References
+    ----------
+    docs/reliability.md#json
+    """
     if getattr(args, "json", False):
         print(json.dumps(_jsonable(record), sort_keys=True, allow_nan=False))
     else:
@@ -155,7 +190,20 @@ def _check(args):
 
 
 def register(sub):
-    """Add the full-rank theory subcommands to ``sub``."""
+    """Add the full-rank theory subcommands to ``sub``.
+
+    The subcommands are ``gaussian-max``, ``energy-G``, ``free-entropy``,
+    ``saddle``, ``alpha-c-finite``, ``hebbian`` and ``check``.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers object of ``python -m replica``.
+
+    References
+    ----------
+    docs/api_replica.md#cli-python--m-replica-subcommand----json
+    """
     p = _add(sub, "gaussian-max", "moments of the maximum of n i.i.d. N(0,1)", _gaussian_max)
     p.add_argument("n", type=number, nargs="+", help="n (2 <= n <= 1e15)")
 

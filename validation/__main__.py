@@ -18,6 +18,23 @@ CLI_MODULES = [
 
 
 def main(argv=None):
+    """Run ``python -m validation SUBCOMMAND ...``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Command-line arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        Exit status of the subcommand.
+
+    References
+    ----------
+    docs/index.md#assocmem-documentation;
+    docs/reliability.md#bad-input-classes-and-what-each-gives
+    """
     return dispatch(argv, prog="python -m validation",
                     description="Train associative memories in numpy and compare with theory.",
                     modules=CLI_MODULES)

@@ -12,15 +12,48 @@ __all__ = ["to_jsonable", "atomic_write_text", "atomic_write_json", "dumps"]
 
 
 def to_jsonable(obj):
-    """Recursively convert numpy scalars/arrays, dataclass-like results, paths
-    and non-finite floats into plain JSON values: the project's one JSON
-    policy, :func:`hcizz.jsonout.to_json_value` (NaN/inf become the strings
-    ``"nan"``, ``"inf"``, ``"-inf"``; ``docs/reliability.md#json``)."""
+    """Convert ``obj`` recursively into plain JSON values under the project's JSON policy.
+
+    Numpy scalars/arrays, results with ``to_dict()``, paths and non-finite
+    floats are converted by :func:`hcizz.jsonout.to_json_value` (NaN/inf become
+    the strings ``"nan"``, ``"inf"``, ``"-inf"``).
+
+    Parameters
+    ----------
+    obj : object
+        The value to convert.
+
+    Returns
+    -------
+    object
+        Plain JSON value.
+
+    References
+    ----------
+    docs/reliability.md#json
+    """
     return to_json_value(obj)
 
 
 def dumps(obj, **kw):
-    """Strict JSON text of ``obj`` (:func:`hcizz.jsonout.dumps`)."""
+    """Serialise ``obj`` to strict JSON text (:func:`hcizz.jsonout.dumps`).
+
+    Parameters
+    ----------
+    obj : object
+        The value.
+    **kw
+        Passed to ``json.dumps`` (e.g. ``indent``).
+
+    Returns
+    -------
+    str
+        The JSON text.
+
+    References
+    ----------
+    docs/reliability.md#json
+    """
     return _dumps(obj, **kw)
 
 
@@ -39,10 +72,24 @@ def _umask():
 
 
 def atomic_write_text(path, text):
-    """Write ``text`` to ``path`` atomically (temp file in the same folder,
-    fsync, ``os.replace``): readers see the old file or the new one, never a
-    partial one.  The file gets the permissions of a plain ``open(path, "w")``
-    (``0o666`` less the user's umask)."""
+    """Write ``text`` to ``path`` atomically.
+
+    A temporary file in the same folder is written, fsynced and moved over
+    ``path`` with ``os.replace``: readers see the old file or the new one, never
+    a partial one.  The file gets the permissions of a plain ``open(path, "w")``
+    (``0o666`` less the user's umask); missing parent folders are created.
+
+    Parameters
+    ----------
+    path : str or Path
+        Destination file.
+    text : str
+        Content, written as UTF-8.
+
+    References
+    ----------
+    docs/reliability.md#bad-input-classes-and-what-each-gives
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -63,5 +110,17 @@ def atomic_write_text(path, text):
 
 
 def atomic_write_json(path, obj):
-    """Atomically write ``obj`` as indented strict JSON."""
+    """Atomically write ``obj`` as indented strict JSON.
+
+    Parameters
+    ----------
+    path : str or Path
+        Destination file.
+    obj : object
+        The value (converted by :func:`dumps`).
+
+    References
+    ----------
+    docs/reliability.md#json
+    """
     atomic_write_text(path, dumps(obj, indent=2) + "\n")

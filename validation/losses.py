@@ -35,6 +35,10 @@ def softmax_xent(logits, targets, *, grad=True):
     Computed with the max subtracted (no overflow); ``correct`` uses a strict
     comparison so that ties (e.g. all-zero scores at initialisation) count as
     failures.
+
+    References
+    ----------
+    docs/linear_memory.md#training-objective
     """
     logits = np.asarray(logits)
     n = logits.shape[0]
@@ -55,8 +59,25 @@ def softmax_xent(logits, targets, *, grad=True):
 
 
 def recalled(scores, targets):
-    """Boolean array: row ``i`` is recalled iff ``scores[i, targets[i]]`` is
-    strictly larger than every other entry of the row."""
+    """Flag the rows whose target score is strictly larger than every other entry.
+
+    Parameters
+    ----------
+    scores : ndarray, shape (n, k)
+        Scores of the ``k`` candidates of each row.
+    targets : ndarray of int, shape (n,)
+        Index of the correct candidate of each row.
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+        Row ``i`` is recalled iff ``scores[i, targets[i]]`` beats every other
+        entry of the row strictly (a tie is a failure).
+
+    References
+    ----------
+    docs/theory_full_rank.md#facts-scores-and-recall
+    """
     scores = np.asarray(scores)
     rows = np.arange(scores.shape[0])
     tgt = scores[rows, targets]
@@ -76,15 +97,28 @@ def xent_overwrite(Z, targets):
     ``p^2``.  Only four passes over the ``(p, p)`` logits remain (max, subtract,
     exp, sum), with no ``p^2`` allocation.
 
+    Parameters
+    ----------
+    Z : ndarray, shape (n, k)
+        Logits (float); overwritten.
+    targets : ndarray of int, shape (n,)
+        Index of the correct candidate of each row.
+
     Returns
     -------
     loss : float
+        Mean cross-entropy over rows.
     Z : ndarray
         The overwritten buffer ``exp(Z - rowmax)``.
     rowscale : ndarray (n,)
+        ``1 / (n * rowsum)``, in the dtype of ``Z``.
     correct : ndarray of bool
         Strict argmax recall (a tie with the target is a failure): the target
         is compared with the maximum of the other entries.
+
+    References
+    ----------
+    docs/linear_memory.md#training-objective
     """
     n = Z.shape[0]
     rows = np.arange(n)

@@ -15,8 +15,10 @@ __all__ = ["Adam", "warmup_cosine"]
 
 
 def warmup_cosine(step, total, *, lr, warmup=0.0, final=0.0):
-    """Learning rate at ``step`` (0-based) of ``total``: linear warm-up over the
-    first ``warmup`` fraction of steps, then cosine decay to ``final * lr``.
+    """Return the learning rate at ``step`` (0-based) of a warm-up + cosine schedule.
+
+    Linear warm-up over the first ``warmup`` fraction of the ``total`` steps,
+    then cosine decay to ``final * lr``.
 
     Parameters
     ----------
@@ -31,12 +33,21 @@ def warmup_cosine(step, total, *, lr, warmup=0.0, final=0.0):
     final : float
         Final learning rate as a fraction of ``lr`` in [0, 1].
 
+    Returns
+    -------
+    float
+        The learning rate.
+
     Notes
     -----
     With ``w = max(1, round(warmup * total))`` warm-up steps (none if
     ``warmup == 0``): ``lr (step + 1) / w`` for ``step < w``, then
     ``lr [final + (1 - final) (1 + cos(pi s)) / 2]`` with
     ``s = (step - w) / max(1, total - w)``.
+
+    References
+    ----------
+    docs/linear_memory.md#protocol
 
     Examples
     --------
@@ -62,6 +73,11 @@ class Adam:
     eps : float
         Denominator offset.
 
+    References
+    ----------
+    D. P. Kingma and J. Ba, "Adam: a method for stochastic optimization",
+    arXiv:1412.6980.
+
     Examples
     --------
     >>> w = np.array([1.0, -2.0])
@@ -82,7 +98,15 @@ class Adam:
         self.t = 0
 
     def step(self, grads, *, lr):
-        """One Adam update with learning rate ``lr`` (grads in params order)."""
+        """Apply one Adam update with learning rate ``lr``, in place.
+
+        Parameters
+        ----------
+        grads : list of ndarray
+            Gradients, in the order of the parameters.
+        lr : float
+            Learning rate of this step.
+        """
         self.t += 1
         b1, b2 = self.b1, self.b2
         c1 = 1.0 - b1 ** self.t

@@ -37,7 +37,21 @@ SECTIONS = [
 
 @dataclass
 class SectionResult:
-    """What a section contributes: markdown body, JSON data and figure files."""
+    """What a section contributes: markdown body, JSON data and figure files.
+
+    Parameters
+    ----------
+    markdown : str
+        The section's body in ``report.md``.
+    data : dict
+        The section's entry in ``report.json`` (JSON-able).
+    figures : list of str, optional
+        Figure files written into the report folder.
+
+    References
+    ----------
+    docs/index.md#assocmem-documentation
+    """
 
     markdown: str
     data: dict
@@ -48,14 +62,18 @@ class SectionResult:
 class Context:
     """Passed to every section's ``build``.
 
-    Attributes
+    Parameters
     ----------
     out : Path
         Report folder; figures go to ``out / name``.
     quick : bool
         Quick mode (small sizes, a few minutes in total on 2 cores).
-    seed : int
+    seed : int, optional
         Root seed; sections derive their own streams from it.
+
+    References
+    ----------
+    docs/index.md#assocmem-documentation
     """
 
     out: Path
@@ -63,12 +81,30 @@ class Context:
     seed: int = 0
 
     def progress(self, msg):
-        """One progress line on stderr."""
+        """Print one progress line on stderr.
+
+        Parameters
+        ----------
+        msg : str
+            The message (prefixed with ``[reproduce]``).
+        """
         print(f"[reproduce] {msg}", file=sys.stderr, flush=True)
 
     def savefig(self, fig, name):
-        """Save a matplotlib figure atomically as ``out/name`` (PNG), close it,
-        and return the file name relative to ``out`` for use in markdown."""
+        """Save a matplotlib figure atomically as ``out/name`` (PNG) and close it.
+
+        Parameters
+        ----------
+        fig : matplotlib.figure.Figure
+            The figure.
+        name : str
+            File name inside the report folder.
+
+        Returns
+        -------
+        str
+            ``name``, the path relative to ``out`` for use in markdown.
+        """
         import matplotlib.pyplot as plt
 
         path = self.out / name
@@ -84,8 +120,31 @@ def _load(module):
 
 
 def reproduce_command(out="report", *, quick=False, sections=None, fresh=False, seed=0):
-    """The full ``python -m validation reproduce`` command line equivalent to a call of
-    :func:`reproduce` with these arguments (recorded as ``report.json`` ``meta.command``).
+    """Return the ``python -m validation reproduce`` command line equivalent to a :func:`reproduce` call.
+
+    It is recorded as ``meta.command`` in ``report.json``.
+
+    Parameters
+    ----------
+    out : str or Path, optional
+        Output folder.
+    quick : bool, optional
+        Quick mode.
+    sections : list of str, optional
+        Section keys (``None``: all).
+    fresh : bool, optional
+        Ignore cached sections.
+    seed : int, optional
+        Root seed (omitted from the command when 0).
+
+    Returns
+    -------
+    str
+        The shell-quoted command line.
+
+    References
+    ----------
+    docs/index.md#assocmem-documentation
 
     Examples
     --------
@@ -111,7 +170,7 @@ _DOCS_DIR = Path(__file__).resolve().parent.parent / "docs"
 
 
 def docs_href(target, out):
-    """Link to a docs target from the report folder.
+    """Return a link to a docs target from the report folder.
 
     Parameters
     ----------
@@ -127,6 +186,10 @@ def docs_href(target, out):
         repository and its ``docs/`` page exists, so that the link works in a checkout
         and on GitHub; else ``target`` itself, the path from the repository root (a
         report written elsewhere, or a non-editable install, which ships no docs).
+
+    References
+    ----------
+    docs/index.md#assocmem-documentation
 
     Examples
     --------
@@ -170,6 +233,17 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0):
     -------
     dict
         The content of ``report.json``.
+
+    Raises
+    ------
+    ValueError
+        On an unknown section, a negative seed or an output folder that is a
+        file or cannot be created; nothing is written then.
+
+    References
+    ----------
+    docs/index.md#assocmem-documentation;
+    docs/reliability.md#bad-input-classes-and-what-each-gives
     """
     import matplotlib
 

@@ -5,6 +5,17 @@ from .report import SECTIONS, reproduce
 
 
 def register(sub):
+    """Add the ``reproduce`` subcommand to ``python -m validation``.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers object of ``python -m validation``.
+
+    References
+    ----------
+    docs/index.md#assocmem-documentation
+    """
     p = sub.add_parser("reproduce", help="build report.md, report.json and figures")
     p.add_argument("--quick", action="store_true", help="small sizes (a few minutes on 2 cores)")
     p.add_argument("--out", default="report", help="output folder (default: ./report)")

@@ -18,7 +18,21 @@ CHECK_MODULES = [
 
 
 def iter_checks():
-    """Yield ``(module, name, callable)`` for every registered check."""
+    """Yield ``(module, name, callable)`` for every registered check.
+
+    Yields
+    ------
+    module : str
+        Import name of the module in :data:`CHECK_MODULES`.
+    name : str
+        Name of the check.
+    check : callable
+        ``check() -> (ok, detail)``.
+
+    References
+    ----------
+    docs/api_replica.md#symbolic-checks
+    """
     for modname in CHECK_MODULES:
         mod = importlib.import_module(modname)
         for name, fn in mod.CHECKS:
@@ -29,6 +43,15 @@ def run_checks():
     """Run every check; return a list of dicts ``module, name, ok, detail``.
 
     An exception inside a check counts as a failure (its message is the detail).
+
+    Returns
+    -------
+    list of dict
+        One record per check with keys ``module``, ``name``, ``ok`` and ``detail``.
+
+    References
+    ----------
+    docs/api_replica.md#symbolic-checks
     """
     out = []
     for modname, name, fn in iter_checks():

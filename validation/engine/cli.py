@@ -9,6 +9,17 @@ from .store import read_store
 
 
 def register(sub):
+    """Add the ``sweep-status`` subcommand to ``python -m validation``.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers object of ``python -m validation``.
+
+    References
+    ----------
+    docs/sweeps.md#resuming
+    """
     p = sub.add_parser("sweep-status",
                        help="count ok / failed trials and damaged lines in a sweep store")
     p.add_argument("--store", required=True, help="JSONL store written by run_sweep")
@@ -17,7 +28,28 @@ def register(sub):
 
 
 def status(path):
-    """Counts of a store as a JSON-able dict (overall and per trial function)."""
+    """Count what a store holds, overall and per trial function.
+
+    Parameters
+    ----------
+    path : str or Path
+        An existing store file.
+
+    Returns
+    -------
+    dict
+        JSON-able counts: lines, ok/error/damaged lines, ok and failed trials,
+        counts per trial function, the damaged lines and the failures.
+
+    Raises
+    ------
+    ValueError
+        If ``path`` is not an existing file or not a store.
+
+    References
+    ----------
+    docs/sweeps.md#resuming; docs/reliability.md#stores
+    """
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"--store must be an existing store file, got {str(path)!r}")

@@ -76,6 +76,13 @@ def _plain_result(obj, where="result"):
 def run_trial(fn, params):
     """Run one trial; never raises for an ``Exception`` in ``fn``.
 
+    Parameters
+    ----------
+    fn : callable
+        Trial function ``fn(params) -> dict``.
+    params : dict
+        Its parameter record.
+
     Returns
     -------
     dict
@@ -83,6 +90,10 @@ def run_trial(fn, params):
         ``{"status": "error", "error": {"type", "message", "traceback"},
         "seconds": float}``. A result that is not a dict of JSON values is an
         error (``TypeError``).
+
+    References
+    ----------
+    docs/sweeps.md#writing-a-trial
     """
     t0 = time.perf_counter()
     try:
@@ -113,7 +124,26 @@ def _infra_error(exc):
 
 # --------------------------------------------------------------------- inprocess
 def iter_inprocess(fn, tasks):
-    """Run the trials one after the other in this process."""
+    """Run the trials one after the other in this process.
+
+    Parameters
+    ----------
+    fn : callable
+        Trial function.
+    tasks : list of (int, dict)
+        ``(index, params)`` pairs.
+
+    Yields
+    ------
+    index : int
+        Index of the finished trial.
+    outcome : dict
+        Its outcome, as returned by :func:`run_trial`.
+
+    References
+    ----------
+    docs/sweeps.md#running-a-sweep-locally
+    """
     for idx, params in tasks:
         yield idx, run_trial(fn, params)
 
@@ -121,9 +151,20 @@ def iter_inprocess(fn, tasks):
 # --------------------------------------------------------------------- processes
 @contextlib.contextmanager
 def pinned_blas_env():
-    """Set the BLAS thread variables to ``"1"`` in ``os.environ`` for the
-    duration of the block (restored after): processes spawned meanwhile
-    inherit them before they import numpy."""
+    """Set the BLAS thread variables to ``"1"`` in ``os.environ`` within the block.
+
+    The previous values are restored afterwards; processes spawned meanwhile
+    inherit them before they import numpy.
+
+    Yields
+    ------
+    None
+        Control returns to the ``with`` block.
+
+    References
+    ----------
+    docs/sweeps.md#costs
+    """
     old = {k: os.environ.get(k) for k in BLAS_ENV_VARS}
     os.environ.update({k: "1" for k in BLAS_ENV_VARS})
     try:
@@ -169,6 +210,26 @@ def iter_processes(fn, tasks, workers):
     ``os._exit``, an out-of-memory kill), the pool breaks: the trials in it at
     that moment are reported as failed (``BrokenProcessPool``, retried by the
     next sweep) and a fresh pool carries on with the rest.
+
+    Parameters
+    ----------
+    fn : callable
+        Trial function (importable and picklable).
+    tasks : list of (int, dict)
+        ``(index, params)`` pairs.
+    workers : int
+        Maximum number of worker processes.
+
+    Yields
+    ------
+    index : int
+        Index of the finished trial, in order of completion.
+    outcome : dict
+        Its outcome, as returned by :func:`run_trial`.
+
+    References
+    ----------
+    docs/sweeps.md#running-a-sweep-locally
     """
     import collections
     import multiprocessing
@@ -248,6 +309,28 @@ def iter_dask(fn, tasks, workers, scheduler=None):
     ``distributed.Client`` or cluster object (used, not closed), or None: a
     ``LocalCluster`` of ``workers`` single-threaded worker processes is
     started for this sweep and closed after it.
+
+    Parameters
+    ----------
+    fn : callable
+        Trial function (importable and picklable).
+    tasks : list of (int, dict)
+        ``(index, params)`` pairs.
+    workers : int
+        Workers of the LocalCluster (when ``scheduler`` is None).
+    scheduler : str, distributed.Client or cluster, optional
+        Where to run.
+
+    Yields
+    ------
+    index : int
+        Index of the finished trial, in order of completion.
+    outcome : dict
+        Its outcome, as returned by :func:`run_trial`.
+
+    References
+    ----------
+    docs/sweeps.md#running-on-a-dask-cluster
     """
     Client, LocalCluster, as_completed = import_distributed()
     stack = contextlib.ExitStack()

@@ -70,6 +70,10 @@ def normalize_params(params, name="params"):
         Naming ``name`` (and the offending entry) when ``params`` is not a
         dict or holds a value that is not plain JSON.
 
+    References
+    ----------
+    docs/sweeps.md#writing-a-trial; docs/reliability.md#json
+
     Examples
     --------
     >>> normalize_params({"t": (1, 2), "x": np.float64(0.5)})
@@ -85,16 +89,24 @@ def normalize_params(params, name="params"):
 
 
 def canonical_json(obj):
-    """The canonical JSON text of a plain JSON value (sorted keys, no spaces,
-    floats as their shortest round-trip ``repr``, NaN rejected).
+    """Return the canonical JSON text of a plain JSON value.
+
+    Keys are sorted, there are no spaces, floats are written as their shortest
+    round-trip ``repr`` and NaN/infinity are rejected.
 
     Parameters
     ----------
-    obj : plain JSON value
+    obj : object
+        A plain JSON value (dicts with str keys, lists, str, int, float, bool, None).
 
     Returns
     -------
     str
+        The canonical text.
+
+    References
+    ----------
+    docs/sweeps.md#records
 
     Examples
     --------
@@ -106,7 +118,27 @@ def canonical_json(obj):
 
 
 def fn_name(fn):
-    """``"module:qualname"`` of a callable, or ``fn`` itself if it is a str."""
+    """Return ``"module:qualname"`` of a callable, or ``fn`` itself if it is a str.
+
+    Parameters
+    ----------
+    fn : callable or str
+        The trial function or its name.
+
+    Returns
+    -------
+    str
+        ``"module:qualname"``.
+
+    Raises
+    ------
+    ValueError
+        If ``fn`` has no module or qualified name.
+
+    References
+    ----------
+    docs/sweeps.md#writing-a-trial
+    """
     if isinstance(fn, str):
         return fn
     module = getattr(fn, "__module__", None)
@@ -117,7 +149,7 @@ def fn_name(fn):
 
 
 def trial_key(params, fn=None):
-    """Stable key of one trial: SHA-256 hex digest of its canonical JSON.
+    """Return the stable key of one trial: SHA-256 hex digest of its canonical JSON.
 
     Parameters
     ----------
@@ -142,6 +174,10 @@ def trial_key(params, fn=None):
     machine or Python version, and two float values share a key exactly when
     they are the same double.
 
+    References
+    ----------
+    docs/sweeps.md#records
+
     Examples
     --------
     >>> from validation.engine import trial_key
@@ -155,7 +191,24 @@ def trial_key(params, fn=None):
 
 
 def key_of(name, params):
-    """Key of already-normalised ``params`` under function name ``name``."""
+    """Return the key of already-normalised ``params`` under function name ``name``.
+
+    Parameters
+    ----------
+    name : str or None
+        ``"module:qualname"`` of the trial function (``None``: parameters only).
+    params : dict
+        Normalised parameter record (see :func:`normalize_params`).
+
+    Returns
+    -------
+    str
+        SHA-256 hex digest of ``canonical_json({"fn": name, "params": params})``.
+
+    References
+    ----------
+    docs/sweeps.md#records
+    """
     text = canonical_json({"fn": name, "params": params})
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -166,6 +219,28 @@ def check_fn(fn, *, picklable=True):
     Worker processes receive the function by reference (module + name), so
     lambdas, closures, bound methods of local objects and ``functools.partial``
     are rejected with a ``ValueError`` naming ``fn``.
+
+    Parameters
+    ----------
+    fn : callable
+        The trial function.
+    picklable : bool, optional
+        Also require that ``fn`` pickles (default True; not needed in-process).
+
+    Returns
+    -------
+    str
+        ``"module:qualname"`` of ``fn``.
+
+    Raises
+    ------
+    ValueError
+        If ``fn`` is not callable, not importable as the same object, or not
+        picklable when required.
+
+    References
+    ----------
+    docs/sweeps.md#writing-a-trial
     """
     if not callable(fn):
         raise ValueError(f"fn must be an importable module-level function, got {fn!r:.80}")

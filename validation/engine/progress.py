@@ -8,7 +8,22 @@ __all__ = ["Progress", "format_seconds"]
 
 
 def format_seconds(s):
-    """``75.2 -> '1m15s'``; short and human."""
+    """Format a duration short and human, e.g. ``75.2 -> '1m15s'``.
+
+    Parameters
+    ----------
+    s : float
+        Seconds (NaN or infinity give ``"?"``).
+
+    Returns
+    -------
+    str
+        ``"4.2s"`` below 10 s, then ``"37s"``, ``"1m15s"``, ``"2h05m"``.
+
+    References
+    ----------
+    docs/sweeps.md#running-a-sweep-locally
+    """
     if s != s or s == float("inf"):
         return "?"
     s = max(0.0, s)
@@ -41,6 +56,14 @@ class Progress:
         Minimum seconds between two updates: 0.5 on a terminal (the line is
         rewritten in place), 5 otherwise (one full line per update, so logs
         of long sweeps stay short).
+    skipped : int, optional
+        Trials found in the store, reported in the final summary.
+    clock : callable, optional
+        Time source in seconds (default ``time.monotonic``; tests pass a fake).
+
+    References
+    ----------
+    docs/sweeps.md#running-a-sweep-locally
     """
 
     def __init__(self, total, *, label="sweep", enabled=True, stream=None, interval=None,
@@ -61,6 +84,13 @@ class Progress:
         self._dirty = False  # a \r line is on screen
 
     def line(self):
+        """Return the progress line ``label: done/total (pct) rate, elapsed, ETA``.
+
+        Returns
+        -------
+        str
+            The line (with the number of failed trials, if any).
+        """
         elapsed = self.clock() - self.start
         rate = self.done / elapsed if elapsed > 0 else float("nan")
         left = self.total - self.done
@@ -73,7 +103,13 @@ class Progress:
         return txt
 
     def update(self, failed=False):
-        """Count one finished trial; print if the throttle interval passed."""
+        """Count one finished trial; print if the throttle interval passed.
+
+        Parameters
+        ----------
+        failed : bool, optional
+            Whether the trial failed.
+        """
         self.done += 1
         self.failed += bool(failed)
         if not self.enabled:
@@ -92,6 +128,20 @@ class Progress:
         self.stream.flush()
 
     def summary_line(self, *, n_params, n_unique):
+        """Return the final summary line of the sweep.
+
+        Parameters
+        ----------
+        n_params : int
+            Trials requested (duplicates included).
+        n_unique : int
+            Distinct trials.
+
+        Returns
+        -------
+        str
+            Counts of computed, stored and failed trials, wall time and rate.
+        """
         wall = self.clock() - self.start
         rate = self.done / wall if wall > 0 else float("nan")
         dup = n_params - n_unique
@@ -103,7 +153,17 @@ class Progress:
         return txt
 
     def finish(self, *, n_params, n_unique, extra=""):
-        """Print the summary line (always, when enabled)."""
+        """Print the summary line (always, when enabled).
+
+        Parameters
+        ----------
+        n_params : int
+            Trials requested (duplicates included).
+        n_unique : int
+            Distinct trials.
+        extra : str, optional
+            Text appended to the line.
+        """
         if not self.enabled:
             return
         if self._dirty:

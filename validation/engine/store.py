@@ -97,16 +97,44 @@ _MAX_REPORTED = 20
 
 
 class NotAStoreError(ValueError):
-    """The file exists, is not empty and is not a trial store."""
+    """The file exists, is not empty and is not a trial store.
+
+    References
+    ----------
+    docs/reliability.md#stores
+    """
 
 
 class StoreLockedError(ValueError):
-    """Another process is writing the store."""
+    """Another process is writing the store.
+
+    References
+    ----------
+    docs/reliability.md#stores
+    """
 
 
 def decode_record(rec):
-    """A store record with its result's ``"nan"``/``"inf"``/``"-inf"`` strings
-    turned back into floats (:func:`hcizz.jsonout.from_json_value`)."""
+    """Return a store record with its result's non-finite strings turned back into floats.
+
+    The strings ``"nan"``/``"inf"``/``"-inf"`` of ``rec["result"]`` become
+    floats (:func:`hcizz.jsonout.from_json_value`); other fields are unchanged.
+
+    Parameters
+    ----------
+    rec : dict
+        A record as parsed from a store line.
+
+    Returns
+    -------
+    dict
+        A shallow copy with the decoded result (``rec`` itself if it has no
+        dict result).
+
+    References
+    ----------
+    docs/reliability.md#json
+    """
     if isinstance(rec, dict) and isinstance(rec.get("result"), dict):
         from hcizz.jsonout import from_json_value
 
@@ -171,7 +199,25 @@ def check_store_file(path):
 
 @dataclasses.dataclass(frozen=True)
 class DamagedLine:
-    """A line of the store that is not a complete trial record."""
+    """A line of the store that is not a complete trial record.
+
+    Parameters
+    ----------
+    lineno : int
+        1-based line number.
+    offset : int
+        Byte offset of the line's start.
+    reason : str
+        Why it was rejected.
+    text : str
+        The first 80 characters of the line.
+    trailing : bool
+        True for the file's last line (a cut-short write).
+
+    References
+    ----------
+    docs/reliability.md#stores
+    """
 
     lineno: int       #: 1-based line number
     offset: int       #: byte offset of the line's start
@@ -184,9 +230,10 @@ class DamagedLine:
 class StoreScan:
     """What :func:`read_store` found in a store file.
 
-    Attributes
+    Parameters
     ----------
     path : str
+        The store file.
     records : list of dict
         Every complete record, in file order.
     ok : dict
@@ -198,11 +245,15 @@ class StoreScan:
         Lines that were skipped (reported, never dropped silently).
     n_lines : int
         Number of lines in the file, header and damaged ones included.
-    header : dict or None
-        The header record (None for an empty or a legacy headerless store).
     unterminated : bool
         The file ends without ``\\n`` (its last line, complete or not, is
         followed by a ``\\n`` before the next append).
+    header : dict or None
+        The header record (None for an empty or a legacy headerless store).
+
+    References
+    ----------
+    docs/reliability.md#stores; docs/sweeps.md#resuming
     """
 
     path: str
@@ -216,21 +267,39 @@ class StoreScan:
 
     @property
     def n_ok_lines(self):
+        """Number of complete records with status ``"ok"`` (repeats included)."""
         return sum(r["status"] == "ok" for r in self.records)
 
     @property
     def n_error_lines(self):
+        """Number of complete records with status ``"error"`` (repeats included)."""
         return sum(r["status"] != "ok" for r in self.records)
 
     def summary(self):
-        """One line: counts of lines, ok/failed keys and damaged lines."""
+        """Return one line with the counts of lines, ok/failed keys and damaged lines.
+
+        Returns
+        -------
+        str
+            The summary line.
+        """
         txt = (f"{self.path}: {self.n_lines} lines, {len(self.ok)} trials ok, "
                f"{len(self.failed)} failed (no ok record), {len(self.damaged)} damaged line(s)")
         return txt
 
     def damage_report(self, limit=None):
-        """Human-readable lines describing each damaged line ('' if none);
-        with ``limit``, the first ``limit`` of them and a count of the rest."""
+        """Describe each damaged line in human-readable text ('' if none).
+
+        Parameters
+        ----------
+        limit : int, optional
+            Describe only the first ``limit`` damaged lines and count the rest.
+
+        Returns
+        -------
+        str
+            One line per damaged line, joined by newlines.
+        """
         out = []
         shown = self.damaged if limit is None else self.damaged[:limit]
         for d in shown:
@@ -268,6 +337,7 @@ def read_store(path, *, warn=True):
     Returns
     -------
     StoreScan
+        Records, the ok and failed trials by key, and the damaged lines.
 
     Raises
     ------
@@ -276,6 +346,10 @@ def read_store(path, *, warn=True):
     NotAStoreError
         The file is not empty and is not a trial store (see the module notes);
         at most its first line was read.
+
+    References
+    ----------
+    docs/reliability.md#stores; docs/sweeps.md#resuming
 
     Examples
     --------
@@ -353,6 +427,15 @@ class TrialStore:
     not a store (:class:`~validation.engine.store.NotAStoreError`, nothing written), takes the
     exclusive writer lock (:class:`~validation.engine.store.StoreLockedError` if another process holds
     it) and writes the header record into a new or empty store.
+
+    Parameters
+    ----------
+    path : str or Path
+        The store file (created with its folder by ``open()``).
+
+    References
+    ----------
+    docs/reliability.md#stores
     """
 
     def __init__(self, path):
@@ -360,6 +443,20 @@ class TrialStore:
         self._fd = None
 
     def open(self):
+        """Open the store for appending, take its lock and write the header if it is new.
+
+        Returns
+        -------
+        TrialStore
+            ``self``.
+
+        Raises
+        ------
+        NotAStoreError
+            If the file is not empty and not a store (nothing is written).
+        StoreLockedError
+            If another process holds the store's lock.
+        """
         check_store_file(self.path)  # before creating or touching anything
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -402,7 +499,13 @@ class TrialStore:
             view = view[n:]
 
     def append_line(self, line):
-        """Append one already-serialised record (``line`` without ``\\n``)."""
+        """Append one already-serialised record (``line`` without ``\\n``).
+
+        Parameters
+        ----------
+        line : str
+            One record as JSON text, without a newline.
+        """
         if self._fd is None:
             raise RuntimeError("store is not open")
         if "\n" in line:
@@ -411,6 +514,7 @@ class TrialStore:
         os.fsync(self._fd)
 
     def close(self):
+        """Release the lock and close the file (no-op if not open)."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

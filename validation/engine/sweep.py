@@ -22,7 +22,7 @@ __all__ = ["run_sweep", "SweepStats", "SweepRecords"]
 class SweepStats:
     """Counts of one :func:`run_sweep` call (``records.stats``).
 
-    Attributes
+    Parameters
     ----------
     n_params : int
         Length of ``params``.
@@ -37,11 +37,18 @@ class SweepStats:
     n_retried : int
         Trials that had only failed records in the store and were rerun.
     wall_seconds : float
+        Wall-clock duration of the call.
     executor : str
+        The executor used.
     store : str or None
+        Path of the store, if any.
     store_damaged : list of DamagedLine
         Damaged store lines found when the sweep started (also warned about
         on stderr).
+
+    References
+    ----------
+    docs/sweeps.md#running-a-sweep-locally
     """
 
     n_params: int = 0
@@ -57,8 +64,14 @@ class SweepStats:
 
 
 class SweepRecords(list):
-    """The list of records returned by :func:`run_sweep`, aligned with
-    ``params``, with the sweep's :class:`SweepStats` as ``.stats``."""
+    """The list of records returned by :func:`run_sweep`, with its ``.stats``.
+
+    It is aligned with ``params``; ``.stats`` is the sweep's :class:`SweepStats`.
+
+    References
+    ----------
+    docs/sweeps.md#records
+    """
 
     stats: SweepStats
 
@@ -165,6 +178,11 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
     BLAS reductions are deterministic (one BLAS thread, as in the workers;
     ``"inprocess"`` uses the caller's BLAS settings).
     ``seconds`` and ``finished`` are timing metadata, not results.
+
+    References
+    ----------
+    docs/sweeps.md#running-a-sweep-locally; docs/sweeps.md#resuming;
+    docs/sweeps.md#running-on-a-dask-cluster
 
     Examples
     --------

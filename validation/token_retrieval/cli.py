@@ -20,11 +20,43 @@ def _progress(msg):
 
 
 def grid_records(quick, *, seed=0, progress=_progress, **kw):
-    """:func:`~validation.token_retrieval.experiments.grid_records` with progress on stderr."""
+    """Run :func:`~validation.token_retrieval.experiments.grid_records` with progress on stderr.
+
+    Parameters
+    ----------
+    quick : bool
+        Quick grid.
+    seed : int, optional
+        Root seed.
+    progress : callable, optional
+        ``progress(message)``; default prints to stderr.
+    **kw
+        Passed to :func:`~validation.token_retrieval.experiments.grid_records`.
+
+    Returns
+    -------
+    records, grid : list of dict, dict
+        As returned by :func:`~validation.token_retrieval.experiments.grid_records`.
+
+    References
+    ----------
+    docs/token_retrieval.md#experiments-python--m-validation-token-retrieval-phasefitorthogonalsnrmlpbeta---quick---json
+    """
     return ex.grid_records(quick, seed=seed, progress=progress, **kw)
 
 
 def register(sub):
+    """Add the ``token-retrieval`` subcommand to ``python -m validation``.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers object of ``python -m validation``.
+
+    References
+    ----------
+    docs/token_retrieval.md#experiments-python--m-validation-token-retrieval-phasefitorthogonalsnrmlpbeta---quick---json
+    """
     p = sub.add_parser("token-retrieval", help="token retrieval with random embeddings (early-phase GD)")
     p.add_argument("what", choices=["phase", "fit", "orthogonal", "snr", "mlp", "beta"])
     p.add_argument("--quick", action="store_true", help="small grid")

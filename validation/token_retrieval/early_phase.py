@@ -29,7 +29,25 @@ __all__ = ["EarlyPhase", "early_phase", "evaluate", "train_gd"]
 
 @dataclass
 class EarlyPhase:
-    """Result of :func:`early_phase` (``V1``, ``W1``, ``V2`` and ``gamma``)."""
+    """Result of :func:`early_phase` (``V1``, ``W1``, ``V2`` and ``gamma``).
+
+    Parameters
+    ----------
+    V1 : ndarray, shape (d, k)
+        Value matrix after step 1.
+    W1 : ndarray, shape (d, d)
+        Key-query matrix after step 2.
+    V2 : ndarray, shape (d, k)
+        Value matrix after step 3; the predictor is ``(W1, V2)``.
+    gamma : float
+        Step size of steps 2 and 3.
+    eta : float
+        Step size of step 1.
+
+    References
+    ----------
+    docs/token_retrieval.md#early-phase-and-full-training
+    """
 
     V1: np.ndarray
     W1: np.ndarray
@@ -50,6 +68,7 @@ def early_phase(emb, batch, *, eta=0.1, gamma=None, beta=None, A=None):
     Parameters
     ----------
     emb : Embeddings
+        The task's fixed vectors.
     batch : Batch
         Training set (``N`` sequences).
     eta : float
@@ -65,6 +84,7 @@ def early_phase(emb, batch, *, eta=0.1, gamma=None, beta=None, A=None):
     Returns
     -------
     EarlyPhase
+        ``V1``, ``W1``, ``V2``, ``gamma`` and ``eta``.
 
     Notes
     -----
@@ -79,6 +99,11 @@ def early_phase(emb, batch, *, eta=0.1, gamma=None, beta=None, A=None):
     ``gamma = 0`` and ``W1 = 0``.  A closed form of all three steps for one
     one-hot sequence of length 2 is derived by hand and tested in
     ``tests/test_tr_model.py::test_three_steps_by_hand``.
+
+    References
+    ----------
+    arXiv:2603.15923 (the early phase of gradient descent);
+    docs/token_retrieval.md#early-phase-and-full-training
 
     Examples
     --------
@@ -110,7 +135,7 @@ def early_phase(emb, batch, *, eta=0.1, gamma=None, beta=None, A=None):
 
 
 def evaluate(W, Wv, emb, batch, A=None):
-    """Recall statistics of the predictor ``(W, Wv)`` on ``batch``.
+    """Compute recall statistics of the predictor ``(W, Wv)`` on ``batch``.
 
     Parameters
     ----------
@@ -118,7 +143,9 @@ def evaluate(W, Wv, emb, batch, A=None):
         Key-query and value/output matrices (e.g. ``W1``, ``V2`` of
         :func:`early_phase`).
     emb : Embeddings
+        The task's fixed vectors.
     batch : Batch
+        Sequences to evaluate.
     A : ndarray (m, d), optional
         Fixed MLP layer.
 
@@ -129,6 +156,10 @@ def evaluate(W, Wv, emb, batch, A=None):
         ``margins`` (N,) target logit minus best other logit,
         ``attn_inf`` (N,) attention weight on the informative position,
         ``logits`` (N, V).
+
+    References
+    ----------
+    docs/token_retrieval.md#retrieval-probability
     """
     c = forward(W, Wv, emb, batch.X, A)
     mg = margins(c["logits"], batch.targets)
@@ -139,12 +170,14 @@ def evaluate(W, Wv, emb, batch, A=None):
 
 def train_gd(emb, batch, *, steps=300, lr=0.05, optimizer="adam", A=None, warmup=0.05,
              log_every=0):
-    """Full training from zero for comparison with the early phase.
+    """Train from zero with full-batch Adam or GD, for comparison with the early phase.
 
     Parameters
     ----------
-    emb, batch, A
-        As in :func:`early_phase`.
+    emb : Embeddings
+        The task's fixed vectors.
+    batch : Batch
+        Training set.
     steps : int
         Number of full-batch steps (>= 1).
     lr : float
@@ -152,6 +185,8 @@ def train_gd(emb, batch, *, steps=300, lr=0.05, optimizer="adam", A=None, warmup
         :func:`validation.optim.warmup_cosine`).
     optimizer : {"adam", "gd"}
         :class:`validation.optim.Adam` or plain gradient descent.
+    A : ndarray (m, d), optional
+        Fixed MLP layer.
     warmup : float
         Warm-up fraction.
     log_every : int
@@ -163,6 +198,12 @@ def train_gd(emb, batch, *, steps=300, lr=0.05, optimizer="adam", A=None, warmup
     W, Wv : ndarray
         Trained parameters.
     history : list of (int, float, float)
+        ``(step, loss, training accuracy)`` records; the last one is after
+        the final step.
+
+    References
+    ----------
+    docs/token_retrieval.md#early-phase-and-full-training
 
     Examples
     --------

@@ -33,8 +33,10 @@ __all__ = ["run_config", "run_grid", "grid_trial", "aggregate", "boundary_points
 
 
 def gaussian_success_prob(mean, std, n):
-    """``Phi(mean / std) ** n``: probability that ``n`` independent
-    ``N(mean, std^2)`` margins are all positive (the Gaussian SNR model).
+    """Compute ``Phi(mean / std) ** n``, the Gaussian-model probability that all margins are positive.
+
+    The ``n`` margins are taken independent ``N(mean, std^2)`` (the Gaussian
+    SNR model).
 
     Parameters
     ----------
@@ -48,6 +50,11 @@ def gaussian_success_prob(mean, std, n):
     Returns
     -------
     float
+        The probability.
+
+    References
+    ----------
+    docs/token_retrieval.md#retrieval-probability
 
     Examples
     --------
@@ -63,7 +70,7 @@ def gaussian_success_prob(mean, std, n):
 
 
 def extreme_success_prob(mu_c, sd_c, groups, n, *, nodes=80):
-    """Gaussian extreme-value model of "all ``n`` samples succeed".
+    """Compute the Gaussian extreme-value model of "all ``n`` samples succeed".
 
     A sample's correct score is ``N(mu_c, sd_c^2)``; its competitors form
     groups ``(mu, sd, count)`` of independent ``N(mu, sd^2)`` scores.  The
@@ -82,10 +89,13 @@ def extreme_success_prob(mu_c, sd_c, groups, n, *, nodes=80):
         Competitor groups.
     n : int
         Number of samples.
+    nodes : int, optional
+        Gauss-Hermite nodes (default 80).
 
     Returns
     -------
     float
+        ``P(all) = p ** n``.
 
     Notes
     -----
@@ -94,6 +104,10 @@ def extreme_success_prob(mu_c, sd_c, groups, n, *, nodes=80):
     ``n`` samples): this is the extrapolation the SNR prediction tests.
     Checked against a direct Monte Carlo simulation in
     ``tests/test_tr_experiments.py``.
+
+    References
+    ----------
+    docs/token_retrieval.md#retrieval-probability
 
     Examples
     --------
@@ -194,7 +208,7 @@ def _attention_gap(W, emb, batch):
 
 def run_config(N, d, L, *, seed=0, V=None, vocab_ratio=4.0, kind="random", m=None, eta=0.1,
                beta=10.0, gamma=None, trig_scale=1.0, noise="vocab", dtype=np.float64):
-    """One early-phase run and its success statistics.
+    """Run the early phase once on a fresh task and return its success statistics.
 
     Parameters
     ----------
@@ -206,14 +220,21 @@ def run_config(N, d, L, *, seed=0, V=None, vocab_ratio=4.0, kind="random", m=Non
         Vocabulary size (>= 2, >= N); default ``round(vocab_ratio * N)``.
     vocab_ratio : float
         ``V / N`` when ``V`` is not given.
-    kind, trig_scale, noise
-        See :func:`~validation.token_retrieval.task.make_embeddings` and
-        :func:`~validation.token_retrieval.task.sample_sequences`.
+    kind : {"random", "orthogonal"}
+        Embeddings, see :func:`~validation.token_retrieval.task.make_embeddings`.
     m : int, optional
         Width of the fixed random MLP (None: no MLP).
-    eta, beta, gamma
-        Early-phase steps (see :func:`~validation.token_retrieval.early_phase.early_phase`);
-        ``gamma`` overrides ``beta``.
+    eta, beta : float
+        Early-phase step size and ``||W1||_F`` (see
+        :func:`~validation.token_retrieval.early_phase.early_phase`).
+    gamma : float, optional
+        Step size of steps 2 and 3; overrides ``beta``.
+    trig_scale : float
+        Trigger norm, see :func:`~validation.token_retrieval.task.make_embeddings`.
+    noise : {"vocab", "gaussian"}
+        Noise tokens, see :func:`~validation.token_retrieval.task.sample_sequences`.
+    dtype : numpy dtype
+        Float type of the run.
 
     Returns
     -------
@@ -233,6 +254,10 @@ def run_config(N, d, L, *, seed=0, V=None, vocab_ratio=4.0, kind="random", m=Non
     ValueError
         Sizes out of range (``L < 2``, ``d < 1``, ``N < 1``, ``V < 2``,
         ``V < N``, ``m < 1``), ``vocab_ratio < 1``, a bad seed or step size.
+
+    References
+    ----------
+    arXiv:2603.15923; docs/token_retrieval.md#early-phase-and-full-training
 
     Examples
     --------
@@ -274,8 +299,9 @@ def _skippable(exc):
 
 
 def grid_trial(params):
-    """One :func:`run_grid` configuration as a trial of
-    :func:`validation.engine.run_sweep` (module level, JSON in and out).
+    """Run one :func:`run_grid` configuration as a trial of :func:`validation.engine.run_sweep`.
+
+    The function is module level, with JSON in and out.
 
     Parameters
     ----------
@@ -290,6 +316,10 @@ def grid_trial(params):
     dict
         The :func:`run_config` result with ``seed`` added, or
         ``{"skipped": message}`` for a configuration that cannot exist.
+
+    References
+    ----------
+    docs/sweeps.md#writing-a-trial
     """
     p = dict(params)
     entropy, s = p.pop("entropy"), p.pop("seed")
@@ -306,7 +336,7 @@ def grid_trial(params):
 
 def run_grid(Ns, ds, Ls, *, seeds=3, seed=0, progress=None, executor=None, store=None,
              workers=None, **kw):
-    """:func:`run_config` over the product grid ``Ns x ds x Ls``.
+    """Run :func:`run_config` over the product grid ``Ns x ds x Ls``.
 
     Parameters
     ----------
@@ -340,6 +370,10 @@ def run_grid(Ns, ds, Ls, *, seeds=3, seed=0, progress=None, executor=None, store
         The :func:`run_config` results, with ``seed`` (the seed index)
         added.  Configurations with ``N > V`` or an orthogonal
         ``d < V + 2`` are skipped.
+
+    References
+    ----------
+    docs/token_retrieval.md#experiments-python--m-validation-token-retrieval-phasefitorthogonalsnrmlpbeta---quick---json
 
     Examples
     --------
@@ -395,7 +429,7 @@ def _run_grid_engine(Ns, ds, Ls, seeds, root, progress, executor, store, workers
 
 
 def aggregate(records, key, by=("N", "d", "L")):
-    """Success fraction of ``key`` per configuration.
+    """Average the success flag ``key`` per configuration.
 
     Parameters
     ----------
@@ -410,6 +444,10 @@ def aggregate(records, key, by=("N", "d", "L")):
     -------
     dict
         ``{config tuple: (fraction, count)}``, sorted by configuration.
+
+    References
+    ----------
+    docs/token_retrieval.md#measured
 
     Examples
     --------
@@ -428,7 +466,7 @@ def aggregate(records, key, by=("N", "d", "L")):
 
 
 def boundary_points(frac, *, along="N", by=("N", "d", "L"), direction="up", level=0.5):
-    """Where the success fraction crosses ``level`` along one variable.
+    """Locate where the success fraction crosses ``level`` along one variable.
 
     Parameters
     ----------
@@ -436,6 +474,8 @@ def boundary_points(frac, *, along="N", by=("N", "d", "L"), direction="up", leve
         Output of :func:`aggregate` (values ``(fraction, count)``).
     along : str
         Variable scanned (one of ``by``).
+    by : tuple of str
+        Fields of the configuration tuples (the keys of ``frac``).
     direction : {"up", "down"}
         ``"up"``: first crossing from below (success grows with the
         variable); ``"down"``: last crossing from above.
@@ -453,6 +493,10 @@ def boundary_points(frac, *, along="N", by=("N", "d", "L"), direction="up", leve
     Between grid points ``x_t < x_{t+1}`` with fractions
     ``f_t < level <= f_{t+1}``: ``log x_c = log x_t + w (log x_{t+1} -
     log x_t)``, ``w = (level - f_t) / (f_{t+1} - f_t)``.
+
+    References
+    ----------
+    docs/token_retrieval.md#the-boundary-law
 
     Examples
     --------
@@ -504,7 +548,7 @@ def _ls(y, Xd):
 
 def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", n_boot=200,
                  rng=None, level=0.5):
-    """Power-law fit of the boundary ``along_c = C * prod_v v^{alpha_v}``.
+    """Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
 
     Boundary points from :func:`boundary_points`; least squares of
     ``log along_c`` on ``log covars``; uncertainties (a) from the least-squares
@@ -521,13 +565,15 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
         Variable along which the boundary is located.
     covars : tuple of str
         Regressors (their logs) of ``log along_c``.
-    direction, level
+    direction : {"up", "down"}
         See :func:`boundary_points`.
     n_boot : int
         Bootstrap resamples (>= 0; errors from the bootstrap need >= 20
         successful resamples).
     rng : None, int, SeedSequence or Generator
         Randomness of the bootstrap.
+    level : float
+        See :func:`boundary_points`.
 
     Returns
     -------
@@ -547,6 +593,10 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
     ``s^2 = RSS / (n - p - 1)`` and Student-t 95% intervals.  The product form
     is *assumed* by this fit; ``interaction`` and
     :func:`multiplicative_test` test it.
+
+    References
+    ----------
+    arXiv:2603.15923 (the scaling of the boundary); docs/token_retrieval.md#the-boundary-law
 
     Examples
     --------
@@ -645,7 +695,7 @@ def _irls(y, Xd, ridge=1e-3, iters=100):
 
 
 def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
-    """Logistic regression of per-run success on ``log`` of ``variables``.
+    """Fit a logistic regression of per-run success on the logs of ``variables``.
 
     ``P(success) = sigmoid(b_0 + sum_v b_v log v)``; the boundary
     ``P = 1/2`` is ``N_c = exp(-b_0/b_N) prod_{v != N} v^{-b_v/b_N}``.
@@ -669,6 +719,10 @@ def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
     dict
         ``coef``, ``stderr``, ``exponents`` ``{v: {"value", "stderr"}}``,
         ``loglik``, ``n``.
+
+    References
+    ----------
+    docs/token_retrieval.md#the-boundary-law
     """
     ridge = check_real("ridge", ridge, low=0, allow_array=False)
     if len(records) < len(variables) + 1:
@@ -692,14 +746,21 @@ def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
 
 
 def multiplicative_test(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
-    """Likelihood-ratio test of "the boundary depends on one product
-    ``prod v^{c_v}``": logistic model linear in the ``log v`` (null) vs the
-    model with all pairwise products ``log v log w`` (alternative).
+    """Test by likelihood ratio whether the boundary depends on one product ``prod v^{c_v}``.
+
+    The null is the logistic model linear in the ``log v``; the alternative
+    adds all pairwise products ``log v log w``.
 
     Parameters
     ----------
-    records, key, variables, ridge
-        As in :func:`logistic_fit`.
+    records : list of dict
+        Per-run results, as in :func:`logistic_fit`.
+    key : str
+        Success flag.
+    variables : tuple of str
+        Regressors (their logs).
+    ridge : float
+        Penalty on the slopes (>= 0).
 
     Returns
     -------
@@ -713,6 +774,10 @@ def multiplicative_test(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
     ``df = k (k - 1) / 2`` degrees of freedom (``k`` variables; Wilks).  The
     log-likelihoods are evaluated at the ridge-penalised estimates, so the
     chi-square reference is approximate when ``ridge > 0``.
+
+    References
+    ----------
+    docs/token_retrieval.md#the-boundary-law
     """
     ridge = check_real("ridge", ridge, low=0, allow_array=False)
     if len(records) < len(variables) * (len(variables) + 1) // 2 + 2:
@@ -732,16 +797,21 @@ def multiplicative_test(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
 
 
 def compare_gd(N, d, L, *, seed=0, steps=300, lr=0.05, **kw):
-    """Early phase vs full training (Adam from zero, ``steps`` steps) on the
-    same task: training recall accuracy and fresh-sequence accuracy of both.
+    """Compare the early phase with full training (Adam from zero) on the same task.
+
+    Both are scored by training recall accuracy and fresh-sequence accuracy.
 
     Parameters
     ----------
-    N, d, L, seed
-        As in :func:`run_config`.
-    steps, lr
-        Full-training steps and peak learning rate
+    N, d, L : int
+        Sizes, as in :func:`run_config`.
+    seed : int or Generator
+        Seed, as in :func:`run_config`.
+    steps : int
+        Full-training steps
         (:func:`~validation.token_retrieval.early_phase.train_gd`).
+    lr : float
+        Peak learning rate of the full training.
     **kw
         Task options of :func:`run_config` (``V``, ``vocab_ratio``, ``kind``,
         ``m``, ``trig_scale``, ``noise``) and early-phase step sizes (``eta``,
@@ -752,6 +822,10 @@ def compare_gd(N, d, L, *, seed=0, steps=300, lr=0.05, **kw):
     dict
         ``N, d, L, V`` and ``early`` / ``gd``: ``train_acc``, ``test_acc``,
         ``attn_inf`` (and ``final_loss`` for ``gd``).
+
+    References
+    ----------
+    docs/token_retrieval.md#early-phase-and-full-training
     """
     V, vocab_ratio = kw.pop("V", None), kw.pop("vocab_ratio", 4.0)
     kind, m = kw.pop("kind", "random"), kw.pop("m", None)
@@ -772,7 +846,7 @@ def compare_gd(N, d, L, *, seed=0, steps=300, lr=0.05, **kw):
 
 
 #: Quantities of :func:`measure_moments`, in the units of
-#: :mod:`validation.token_retrieval.theory` (scores ``x . w~``, logits ``(N / gamma) u_k^T V2 f``).
+#: :mod:`validation.token_retrieval.theory` (scores ``x·w~``, logits ``(N / gamma) u_k^T V2 f``).
 MOMENT_KEYS = ("A", "mu_inf", "var_inf", "mu_noise", "var_noise", "mu_noise_fresh",
                "var_noise_fresh", "alpha", "Gs", "Gc", "var_0", "var_1", "var_c")
 
@@ -818,18 +892,31 @@ def _moments_one(N, d, L, rng, V, kind, m, eta, beta, gamma, trig_scale, noise):
 
 def measure_moments(N, d, L, *, seeds=8, seed=0, V=None, kind="random", m=None, eta=0.1,
                     beta=10.0, gamma=None, trig_scale=1.0, noise="vocab"):
-    """Simulated counterparts of the theory's moments, with standard errors.
+    """Measure the simulated counterparts of the theory's moments, with standard errors.
 
     Parameters
     ----------
     N, d, L : int
+        Training sequences, dimension and length.
     seeds : int
         Independent tasks (>= 2); the standard error of each quantity is the
         standard deviation of its per-seed value over ``sqrt(seeds)``.
     seed : int
         Root seed.
-    V, kind, m, eta, beta, gamma, trig_scale, noise
+    V : int, optional
+        Vocabulary size (default ``4 N``).
+    kind : {"random", "orthogonal"}
         As in :func:`run_config`.
+    m : int, optional
+        MLP width, as in :func:`run_config`.
+    eta, beta : float
+        Early-phase step size and ``||W1||_F``, as in :func:`run_config`.
+    gamma : float, optional
+        Step size of steps 2 and 3 (overrides ``beta``).
+    trig_scale : float
+        Trigger norm.
+    noise : {"vocab", "gaussian"}
+        Noise tokens.
 
     Returns
     -------
@@ -845,6 +932,11 @@ def measure_moments(N, d, L, *, seeds=8, seed=0, V=None, kind="random", m=None, 
         sample), ``var_c`` (variance of the target margin over samples).
         Scores in units of ``w~`` (``W1 = gamma eta / (L N^2) w~ q^T``),
         logits in units of ``gamma / N``.
+
+    References
+    ----------
+    docs/token_retrieval.md#theory-of-the-early-phase;
+    docs/token_retrieval.md#how-the-code-is-checked
 
     Examples
     --------
@@ -875,8 +967,37 @@ GRIDS = {
 
 
 def grid_records(quick, *, seed=0, Ns=None, ds=None, Ls=None, seeds=None, progress=None, **kw):
-    """:func:`run_grid` on the grid of :data:`GRIDS` (``quick`` or full), with
-    any of ``Ns``, ``ds``, ``Ls``, ``seeds`` overridden; returns ``(records, grid)``."""
+    """Run :func:`run_grid` on the grid of :data:`GRIDS` (``quick`` or full).
+
+    Any of ``Ns``, ``ds``, ``Ls``, ``seeds`` may be overridden; the memory
+    need of the largest run is checked before any run starts.
+
+    Parameters
+    ----------
+    quick : bool
+        Quick grid (``GRIDS[True]``) or full grid.
+    seed : int, optional
+        Root seed.
+    Ns, ds, Ls : tuple of int, optional
+        Grid values replacing the preset's.
+    seeds : int, optional
+        Seeds per grid point replacing the preset's.
+    progress : callable, optional
+        Progress callback, as in :func:`run_grid`.
+    **kw
+        Passed to :func:`run_grid` (and on to :func:`run_config`).
+
+    Returns
+    -------
+    records : list of dict
+        The :func:`run_grid` results.
+    grid : dict
+        The grid used (``Ns``, ``ds``, ``Ls``, ``seeds``).
+
+    References
+    ----------
+    docs/token_retrieval.md#experiments-python--m-validation-token-retrieval-phasefitorthogonalsnrmlpbeta---quick---json
+    """
     g = dict(GRIDS[bool(quick)])
     for k, v in (("Ns", Ns), ("ds", ds), ("Ls", Ls), ("seeds", seeds)):
         if v is not None:
@@ -892,7 +1013,26 @@ def grid_records(quick, *, seed=0, Ns=None, ds=None, Ls=None, seeds=None, progre
 
 
 def fits(records, *, seed=0):
-    """Boundary fits and multiplicative tests used by the CLI and report."""
+    """Compute the boundary fits and multiplicative test used by the CLI and report.
+
+    Parameters
+    ----------
+    records : list of dict
+        Results of :func:`run_grid`.
+    seed : int, optional
+        Seed of the bootstraps.
+
+    Returns
+    -------
+    dict
+        ``retrieval_boundary`` and ``recall_boundary`` (:func:`fit_boundary`),
+        ``retrieval_logistic`` (:func:`logistic_fit`) and
+        ``retrieval_multiplicative`` (:func:`multiplicative_test`).
+
+    References
+    ----------
+    docs/token_retrieval.md#the-boundary-law
+    """
     return {
         "retrieval_boundary": fit_boundary(records, "retrieval", direction="up", rng=seed),
         "recall_boundary": fit_boundary(records, "recall", direction="down", rng=seed),
@@ -902,7 +1042,27 @@ def fits(records, *, seed=0):
 
 
 def orthogonal_contrast(quick, *, seed=0, progress=None):
-    """Random vs orthogonal (one-hot) embeddings at equal d and V = 4N."""
+    """Contrast random with orthogonal (one-hot) embeddings at equal d and V = 4N.
+
+    Parameters
+    ----------
+    quick : bool
+        Quick sizes (d = 64) or full (d = 256).
+    seed : int, optional
+        Root seed.
+    progress : callable, optional
+        Progress callback, as in :func:`run_grid`.
+
+    Returns
+    -------
+    dict
+        ``d``, ``Ns``, ``Ls``, ``seeds`` and ``rows``: success fractions per
+        embedding kind, success key, ``N`` and ``L``.
+
+    References
+    ----------
+    docs/token_retrieval.md#the-orthonormal-case
+    """
     d = 64 if quick else 256
     Ns = (2, 4, 8, 15) if quick else (2, 4, 8, 16, 32, 63)
     Ls = (4, 16)
@@ -917,8 +1077,30 @@ def orthogonal_contrast(quick, *, seed=0, progress=None):
 
 
 def mlp_scan(quick, *, seed=0, progress=None):
-    """Recall boundary ``N_max`` with the fixed random MLP of width ``m``
-    (L = 4), fitted as ``N_max ~ d^a m^b``; ``m = None`` rows as reference."""
+    """Locate the recall boundary ``N_max`` with a fixed random MLP of width ``m`` (L = 4).
+
+    The boundary is fitted as ``N_max ~ d^a m^b``; runs without MLP are the
+    reference (``m = 0`` in the records).
+
+    Parameters
+    ----------
+    quick : bool
+        Quick or full sizes.
+    seed : int, optional
+        Root seed.
+    progress : callable, optional
+        Progress callback.
+
+    Returns
+    -------
+    dict
+        The grid, the boundary points, the fit (:func:`fit_boundary`) and the
+        recall fractions.
+
+    References
+    ----------
+    docs/token_retrieval.md#experiments-python--m-validation-token-retrieval-phasefitorthogonalsnrmlpbeta---quick---json
+    """
     ds, ms, L = ((64,) if quick else (64, 128, 256)), ((64, 256) if quick else (64, 256, 1024)), 4
     Ns = (2, 4, 8, 16, 32) if quick else (2, 4, 8, 16, 32, 64)
     seeds = 2 if quick else 8
@@ -939,8 +1121,29 @@ def mlp_scan(quick, *, seed=0, progress=None):
 
 
 def beta_scan(quick, *, seed=0, progress=None):
-    """Sensitivity of the boundaries to the step-size convention: ``beta``
-    (= ||W1||_F) in {3, 10, 30} at d = 128."""
+    """Measure the sensitivity of the boundaries to the step size ``beta = ||W1||_F``.
+
+    ``beta`` takes the values 3, 10 and 30 at d = 128 (d = 64 in quick mode).
+
+    Parameters
+    ----------
+    quick : bool
+        Quick or full sizes.
+    seed : int, optional
+        Root seed.
+    progress : callable, optional
+        Progress callback.
+
+    Returns
+    -------
+    dict
+        The grid and ``rows``: boundary ``N_c`` and mean informative
+        attention per ``beta``, success key and ``L``.
+
+    References
+    ----------
+    docs/token_retrieval.md#early-phase-and-full-training
+    """
     Ns, d, Ls = ((4, 16, 64), 64, (4, 16)) if quick else ((4, 8, 16, 32, 64, 128), 128, (4, 16))
     seeds = 2 if quick else 8
     rows = []
@@ -958,10 +1161,28 @@ def beta_scan(quick, *, seed=0, progress=None):
 
 
 def snr_comparison(records):
-    """SNR predictions vs measured success, per configuration and at the
-    boundary: ``snr`` = extreme-value Gaussian model of the bulk score
-    statistics (:func:`~validation.token_retrieval.experiments.extreme_success_prob`),
-    ``margin`` = Gaussian model of the per-sample margins."""
+    """Compare SNR predictions with measured success, per configuration and at the boundary.
+
+    ``snr`` is the extreme-value Gaussian model of the bulk score statistics
+    (:func:`~validation.token_retrieval.experiments.extreme_success_prob`),
+    ``margin`` the Gaussian model of the per-sample margins.
+
+    Parameters
+    ----------
+    records : list of dict
+        Results of :func:`run_grid`.
+
+    Returns
+    -------
+    list of dict
+        One row per success key (``recall``, ``retrieval``): mean absolute
+        differences, matched boundary points and the log-ratio of predicted
+        to measured boundary.
+
+    References
+    ----------
+    docs/token_retrieval.md#retrieval-probability
+    """
     rows = []
     for key, direction in (("recall", "down"), ("retrieval", "up")):
         meas = aggregate(records, key)

@@ -30,8 +30,9 @@ __all__ = ["make_mlp", "forward", "loss_and_grads", "margins"]
 
 
 def make_mlp(m, d, *, rng=None, dtype=np.float64):
-    """Fixed random first layer ``A`` (m x d, i.i.d. ``N(0, 1)``) of the
-    feature map ``f(h) = sqrt(2/m) relu(A h)``.
+    """Draw the fixed random MLP layer ``A`` (m x d) of ``f(h) = sqrt(2/m) relu(A h)``.
+
+    The entries of ``A`` are i.i.d. ``N(0, 1)``.
 
     Parameters
     ----------
@@ -47,11 +48,16 @@ def make_mlp(m, d, *, rng=None, dtype=np.float64):
     Returns
     -------
     A : ndarray, shape (m, d)
+        The MLP layer.
 
     Notes
     -----
     With this scaling ``E ||f(h)||^2 = ||h||^2`` for any ``h`` (ReLU second
     moment is 1/2), so the MLP neither amplifies nor shrinks the signal.
+
+    References
+    ----------
+    docs/token_retrieval.md#model
 
     Examples
     --------
@@ -85,7 +91,7 @@ def _check_shapes(W, Wv, emb, X, A):
 
 
 def forward(W, Wv, emb, X, A=None):
-    """Forward pass on a batch.
+    """Run the forward pass on a batch.
 
     Parameters
     ----------
@@ -94,7 +100,9 @@ def forward(W, Wv, emb, X, A=None):
     Wv : ndarray, shape (d, k)
         Value/output matrix (``k = d`` without MLP, ``k = m`` with it).
     emb : Embeddings
+        The task's fixed vectors (query ``q``, unembeddings ``U``).
     X : ndarray, shape (N, L, d)
+        Embedded sequences.
     A : ndarray, shape (m, d), optional
         Fixed MLP layer (see :func:`make_mlp`).
 
@@ -115,6 +123,10 @@ def forward(W, Wv, emb, X, A=None):
     ``h_n = sum_i a_{n,i} x_{n,i}``, ``f_n = h_n`` or
     ``sqrt(2/m) relu(A h_n)``, ``logits_n = U Wv f_n``; every step is one
     matmul over the whole batch.
+
+    References
+    ----------
+    arXiv:2603.15923; docs/token_retrieval.md#model
 
     Examples
     --------
@@ -140,20 +152,27 @@ def forward(W, Wv, emb, X, A=None):
 
 
 def loss_and_grads(W, Wv, emb, batch, A=None, *, grad=True):
-    """Mean cross-entropy, its analytic gradients and recall flags.
+    """Compute the mean cross-entropy, its analytic gradients and recall flags.
 
     Parameters
     ----------
-    W, Wv, emb, A
-        As in :func:`forward`.
+    W : ndarray, shape (d, d)
+        Key-query matrix, as in :func:`forward`.
+    Wv : ndarray, shape (d, k)
+        Value/output matrix, as in :func:`forward`.
+    emb : Embeddings
+        The task's fixed vectors.
     batch : Batch
         Sequences ``X`` and ``targets``.
+    A : ndarray, shape (m, d), optional
+        Fixed MLP layer, as in :func:`forward`.
     grad : bool
         Compute the gradients.
 
     Returns
     -------
     loss : float
+        Mean cross-entropy.
     gW : ndarray (d, d) or None
         ``d loss / d W = (sum_{n,i} ds_{n,i} x_{n,i}) q^T``.
     gWv : ndarray (d, k) or None
@@ -167,6 +186,10 @@ def loss_and_grads(W, Wv, emb, batch, A=None, *, grad=True):
     ``A^T (df * sqrt(2/m) 1[A h > 0])``; ``da_{n,i} = x_{n,i}^T dh_n``;
     ``ds = a * (da - <a, da>)`` (softmax Jacobian).  Checked against central
     finite differences in ``tests/test_tr_model.py``.
+
+    References
+    ----------
+    docs/token_retrieval.md#model
 
     Examples
     --------
@@ -202,17 +225,25 @@ def loss_and_grads(W, Wv, emb, batch, A=None, *, grad=True):
 
 
 def margins(logits, targets):
-    """Per-sample margin ``logit_target - max_{k != target} logit_k``
-    (positive iff the sample is recalled).
+    """Compute the per-sample margin ``logit_target - max_{k != target} logit_k``.
+
+    The margin is positive iff the sample is recalled.
 
     Parameters
     ----------
     logits : ndarray, shape (N, V)
+        Logits of the labels.
     targets : ndarray of int, shape (N,)
+        Correct labels.
 
     Returns
     -------
     ndarray, shape (N,)
+        The margins.
+
+    References
+    ----------
+    docs/token_retrieval.md#retrieval-probability
 
     Examples
     --------

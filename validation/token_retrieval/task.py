@@ -55,6 +55,10 @@ def check_sizes(*, V=None, d=None, L=None, N=None, m=None):
     ValueError
         Naming the argument, its value and the valid range.
 
+    References
+    ----------
+    docs/token_retrieval.md#task
+
     Examples
     --------
     >>> check_sizes(V=10, L=3)
@@ -80,9 +84,9 @@ def check_sizes(*, V=None, d=None, L=None, N=None, m=None):
 
 @dataclass(frozen=True)
 class Embeddings:
-    """Fixed (untrained) vectors of the task.
+    """Fixed (untrained) vectors of the task, drawn by :func:`make_embeddings`.
 
-    Attributes
+    Parameters
     ----------
     E : ndarray, shape (V, d)
         Token embeddings ``e_v``.
@@ -96,6 +100,10 @@ class Embeddings:
         Labels: token ``v`` has label ``perm[v]`` (the permutation ``Pi*``).
     kind : str
         ``"random"`` or ``"orthogonal"``.
+
+    References
+    ----------
+    arXiv:2603.15923; docs/token_retrieval.md#task
     """
 
     E: np.ndarray
@@ -107,18 +115,20 @@ class Embeddings:
 
     @property
     def V(self):
+        """Vocabulary size (rows of ``E``)."""
         return self.E.shape[0]
 
     @property
     def d(self):
+        """Embedding dimension."""
         return self.E.shape[1]
 
 
 @dataclass(frozen=True)
 class Batch:
-    """``N`` sequences of length ``L``.
+    """Hold ``N`` sequences of length ``L``, drawn by :func:`sample_sequences`.
 
-    Attributes
+    Parameters
     ----------
     X : ndarray, shape (N, L, d)
         Embedded sequences (trigger already added at ``pos``).
@@ -130,6 +140,10 @@ class Batch:
         Informative token ``y_n``.
     targets : ndarray of int, shape (N,)
         ``perm[y_n]``.
+
+    References
+    ----------
+    docs/token_retrieval.md#task
     """
 
     X: np.ndarray
@@ -140,10 +154,12 @@ class Batch:
 
     @property
     def N(self):
+        """Number of sequences."""
         return self.X.shape[0]
 
     @property
     def L(self):
+        """Sequence length."""
         return self.X.shape[1]
 
 
@@ -169,6 +185,11 @@ def make_embeddings(V, d, *, kind="random", trig_scale=1.0, rng=None, dtype=np.f
     Returns
     -------
     Embeddings
+        ``E``, ``U``, ``z_trig``, ``q`` and the label permutation.
+
+    References
+    ----------
+    arXiv:2603.15923; docs/token_retrieval.md#task
 
     Examples
     --------
@@ -206,11 +227,13 @@ def sample_sequences(emb, N, L, *, rng=None, distinct=True, noise="vocab", infor
     Parameters
     ----------
     emb : Embeddings
+        The task's fixed vectors.
     N : int
         Number of sequences (>= 1; ``<= V`` when ``distinct``).
     L : int
         Sequence length (>= 2): one informative token and ``L - 1`` noise tokens.
     rng : None, int, SeedSequence or Generator
+        Randomness.
     distinct : bool
         Informative tokens drawn without replacement (each training fact
         appears in exactly one sequence); otherwise uniform with replacement.
@@ -225,11 +248,16 @@ def sample_sequences(emb, N, L, *, rng=None, distinct=True, noise="vocab", infor
     Returns
     -------
     Batch
+        Embedded sequences, token ids, informative positions and targets.
 
     Notes
     -----
     ``X[n, i] = e_{tokens[n, i]} + [i == pos[n]] z_trig``.  All draws are
     vectorised over the ``N`` sequences.
+
+    References
+    ----------
+    docs/token_retrieval.md#task
 
     Examples
     --------

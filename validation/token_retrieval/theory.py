@@ -82,7 +82,7 @@ def _kappas(N, V, m):
 
 def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, fresh=False,
                   _zeta=1.0, _skap=1.0):
-    """Leading-order moments of the attention scores ``x·w~`` after step 2.
+    """Compute leading-order moments of the attention scores ``x·w~`` after step 2.
 
     Parameters
     ----------
@@ -101,6 +101,10 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
     fresh : bool
         Moments on fresh sequences (same facts, new noise and positions)
         instead of the training sequences.
+    _zeta, _skap : float
+        Internal: the seed-level factors ``||z||^2 / tau^2`` and
+        ``sum_n kappa_n / E[...]`` at a quadrature node of :func:`success_probs`
+        (both 1, their mean, for the mean moments).
 
     Returns
     -------
@@ -208,17 +212,30 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
 
 
 def weight_norm2(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None):
-    """Leading-order ``E ||w~||^2``, which sets the attention sharpness under the
-    ``beta`` convention (``scores = beta ||q|| x·w~ / ||w~||``).
+    """Compute the leading-order ``E ||w~||^2``.
+
+    It sets the attention sharpness under the ``beta`` convention
+    (``scores = beta ||q|| x·w~ / ||w~||``).
 
     Parameters
     ----------
-    N, d, L, V, tau, kind, noise, m
-        As in :func:`score_moments`.
+    N, d, L : int
+        Training sequences (>= 1), dimension (>= 1), length (>= 2).
+    V : int, optional
+        Vocabulary (>= N); default ``4 N``.
+    tau : float
+        Trigger scale (``trig_scale``, > 0).
+    kind : {"random", "orthogonal"}
+        Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.
+    noise : {"vocab", "gaussian"}
+        Noise tokens from the vocabulary or fresh Gaussian vectors.
+    m : int, optional
+        Width of the fixed random MLP (None: no MLP).
 
     Returns
     -------
     float
+        ``E ||w~||^2``.
 
     Notes
     -----
@@ -227,6 +244,10 @@ def weight_norm2(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
     informative directions, the Gram-row fluctuation vectors and the
     collision vectors, treated as orthogonal (their overlaps are one order
     higher).
+
+    References
+    ----------
+    docs/token_retrieval.md#attention-scores
 
     Examples
     --------
@@ -256,21 +277,35 @@ def _scale(N, L, mo, wn2, eta, beta, gamma):
 
 def attention_weight(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None,
                      eta=0.1, beta=10.0, gamma=None, fresh=False):
-    """Mean attention weight on the informative position after step 2.
+    """Predict the mean attention weight on the informative position after step 2.
 
     Parameters
     ----------
-    N, d, L, V, tau, kind, noise, m, fresh
-        As in :func:`score_moments`.
+    N, d, L : int
+        Training sequences (>= 1), dimension (>= 1), length (>= 2).
+    V : int, optional
+        Vocabulary (>= N); default ``4 N``.
+    tau : float
+        Trigger scale (``trig_scale``, > 0).
+    kind : {"random", "orthogonal"}
+        Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.
+    noise : {"vocab", "gaussian"}
+        Noise tokens from the vocabulary or fresh Gaussian vectors.
+    m : int, optional
+        Width of the fixed random MLP (None: no MLP).
     eta : float
         First step size (> 0).
-    beta, gamma : float
-        Step-size convention: ``beta = ||W1||_F`` (default) or a literal
-        ``gamma`` (overrides ``beta``).
+    beta : float
+        ``||W1||_F`` under the ``beta`` convention (default 10).
+    gamma : float, optional
+        Literal step size of steps 2 and 3 (overrides ``beta``).
+    fresh : bool
+        Moments on fresh sequences instead of the training sequences.
 
     Returns
     -------
     float
+        The mean attention weight ``alpha``.
 
     Notes
     -----
@@ -280,6 +315,10 @@ def attention_weight(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", 
     ``E sum_j exp(t s_j) = (L - 1) exp(t mu_0 + t^2 var_0 / 2)`` (log-normal
     mean) and ``alpha = E_g [1 / (1 + (L-1) exp(t (mu_0 - mu_inf - sd_inf g) + t^2 var_0/2))]``
     (Gauss-Hermite in ``g``).
+
+    References
+    ----------
+    docs/token_retrieval.md#attention-scores
 
     Examples
     --------
@@ -316,12 +355,30 @@ def _relu_moments(c):
 
 def margin_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None,
                    eta=0.1, beta=10.0, gamma=None, fresh=False, alpha=None):
-    """Leading-order moments of the (normalised) logits after step 3.
+    """Compute leading-order moments of the (normalised) logits after step 3.
 
     Parameters
     ----------
-    N, d, L, V, tau, kind, noise, m, eta, beta, gamma, fresh
-        As in :func:`attention_weight`.
+    N, d, L : int
+        Training sequences (>= 1), dimension (>= 1), length (>= 2).
+    V : int, optional
+        Vocabulary (>= N); default ``4 N``.
+    tau : float
+        Trigger scale (``trig_scale``, > 0).
+    kind : {"random", "orthogonal"}
+        Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.
+    noise : {"vocab", "gaussian"}
+        Noise tokens from the vocabulary or fresh Gaussian vectors.
+    m : int, optional
+        Width of the fixed random MLP (None: no MLP).
+    eta : float
+        First step size (> 0).
+    beta : float
+        ``||W1||_F`` under the ``beta`` convention (default 10).
+    gamma : float, optional
+        Literal step size of steps 2 and 3 (overrides ``beta``).
+    fresh : bool
+        Moments on fresh sequences instead of the training sequences.
     alpha : float, optional
         Attention weight on the informative position (default: the
         prediction of :func:`attention_weight`).
@@ -347,6 +404,10 @@ def margin_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=
     add ``sum_n Gamma_n^2 / d`` to each logit's variance (cross-talk).  With
     the MLP the Gram is the arc-cosine kernel plus its ``O(1/m)``
     fluctuation.
+
+    References
+    ----------
+    docs/token_retrieval.md#step-3-logits-trigger-pollution-and-cross-talk
 
     Examples
     --------
@@ -431,12 +492,28 @@ def _p_beat(mu_c, sd_c, groups):
 
 def success_probs(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, eta=0.1,
                   beta=10.0, gamma=None):
-    """Parameter-free predictions of P(retrieval), P(recall) and fresh accuracy.
+    """Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
 
     Parameters
     ----------
-    N, d, L, V, tau, kind, noise, m, eta, beta, gamma
-        As in :func:`attention_weight`.
+    N, d, L : int
+        Training sequences (>= 1), dimension (>= 1), length (>= 2).
+    V : int, optional
+        Vocabulary (>= N); default ``4 N``.
+    tau : float
+        Trigger scale (``trig_scale``, > 0).
+    kind : {"random", "orthogonal"}
+        Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.
+    noise : {"vocab", "gaussian"}
+        Noise tokens from the vocabulary or fresh Gaussian vectors.
+    m : int, optional
+        Width of the fixed random MLP (None: no MLP).
+    eta : float
+        First step size (> 0).
+    beta : float
+        ``||W1||_F`` under the ``beta`` convention (default 10).
+    gamma : float, optional
+        Literal step size of steps 2 and 3 (overrides ``beta``).
 
     Returns
     -------
@@ -461,6 +538,10 @@ def success_probs(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
     accuracy: ``P(retrieval on a fresh sequence) * P(margin > 0 | fresh)``
     (a fresh sequence whose attention misses the informative token is
     counted as an error).
+
+    References
+    ----------
+    arXiv:2603.15923; docs/token_retrieval.md#retrieval-probability
 
     Examples
     --------
@@ -517,12 +598,12 @@ def _success_probs(N, d, L, V, tau, kind, noise, m, eta, beta, gamma):
 
 
 def predict(N, d, L, **kw):
-    """:func:`success_probs` together with the moments it uses (one dict,
-    JSON-friendly).
+    """Return :func:`success_probs` together with the moments it uses (one JSON-friendly dict).
 
     Parameters
     ----------
     N, d, L : int
+        Training sequences, dimension, length.
     **kw
         Options of :func:`success_probs`.
 
@@ -531,6 +612,10 @@ def predict(N, d, L, **kw):
     dict
         ``probs``, ``scores`` (training), ``scores_fresh``, ``margins``,
         ``weight_norm2``.
+
+    References
+    ----------
+    docs/token_retrieval.md#theory-of-the-early-phase
 
     Examples
     --------
@@ -562,11 +647,12 @@ def _crossing(f, Ns, level=0.5, direction="up"):
 
 
 def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
-    """Predicted ``N_c(d, L)``: smallest ``N`` with P(retrieval of all N) >= level.
+    """Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
 
     Parameters
     ----------
     d, L : int
+        Dimension and sequence length.
     Ns : sequence of int, optional
         ``N`` values scanned (default ``2^(1..11)`` on a fine geometric grid).
     vocab_ratio : float
@@ -581,6 +667,10 @@ def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     float or None
         Crossing (geometric interpolation), None if none in ``Ns``.
 
+    References
+    ----------
+    docs/token_retrieval.md#the-boundary-law
+
     Examples
     --------
     >>> 4 < retrieval_boundary(128, 16) < 64
@@ -592,8 +682,29 @@ def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
 
 
 def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
-    """Predicted ``N_max(d, L)``: last ``N`` with P(recall of all N) >= level
-    (see :func:`retrieval_boundary` for the arguments).
+    """Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
+
+    Parameters
+    ----------
+    d, L : int
+        Dimension and sequence length.
+    Ns : sequence of int, optional
+        ``N`` values scanned (default ``2^(1..11)`` on a fine geometric grid).
+    vocab_ratio : float
+        ``V = round(vocab_ratio N)``.
+    level : float
+        Crossing level.
+    **kw
+        Options of :func:`success_probs` (not ``V``).
+
+    Returns
+    -------
+    float or None
+        Last downward crossing (geometric interpolation), None if none in ``Ns``.
+
+    References
+    ----------
+    docs/token_retrieval.md#the-boundary-law
 
     Examples
     --------
@@ -606,15 +717,20 @@ def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
 
 
 def boundary_combination(N, d, L, *, vocab_ratio=4.0, tau=1.0):
-    """The combination of ``(N, d, L)`` that sets the retrieval boundary at
-    leading order: the squared signal-to-noise ratio of one score gap,
+    """Compute the combination of ``(N, d, L)`` that sets the retrieval boundary at leading order.
+
+    It is the squared signal-to-noise ratio of one score gap,
     ``snr2 = gap^2 / (var_inf + var_noise)``, divided by the ``2 log(L - 1)``
     it must exceed for the maximum of ``L - 1`` noise scores.
 
     Parameters
     ----------
     N, d, L : int or array of int
-    vocab_ratio, tau : float
+        Training sequences, dimension, length (broadcast together).
+    vocab_ratio : float
+        ``V = round(vocab_ratio N)``.
+    tau : float
+        Trigger scale.
 
     Returns
     -------
@@ -629,6 +745,10 @@ def boundary_combination(N, d, L, *, vocab_ratio=4.0, tau=1.0):
     ``x ~ 1.5``.  ``N``, ``d`` and ``L`` enter multiplicatively through ``x``,
     which is not a single power law (collision-dominated ``N_c ~ L`` at large
     ``d``; cross-talk-dominated at small ``d``).
+
+    References
+    ----------
+    docs/token_retrieval.md#the-boundary-law
 
     Examples
     --------
@@ -645,9 +765,10 @@ def _comb(N, d, L, vr, tau):
 
 
 def counting_capacity(d, k, N, V):
-    """``log`` of the number of label assignments of ``N`` fixed inputs that a
-    readout ``argmax_k u_k^T Wv f`` with ``Wv`` in ``R^{d x k}`` can realise
-    (upper bound).
+    """Bound the log-number of label assignments of ``N`` fixed inputs a linear readout realises.
+
+    The readout is ``argmax_k u_k^T Wv f`` with ``Wv`` in ``R^{d x k}``; the
+    result is an upper bound.
 
     Parameters
     ----------
@@ -663,6 +784,10 @@ def counting_capacity(d, k, N, V):
         pairwise margin functions, ``D = d k`` (Cover's function counting for
         sign patterns of ``M`` linear functions of ``D`` parameters through the
         origin); every realised assignment is a distinct sign pattern.
+
+    References
+    ----------
+    docs/token_retrieval.md#information-theoretic-counting-bound
 
     Examples
     --------
@@ -683,9 +808,10 @@ def counting_capacity(d, k, N, V):
 
 
 def counting_bound(N, d, L, V, *, m=None):
-    """Information-theoretic upper bound on P(recall of all N) for *any*
-    predictor of our form with hard attention: any ``w`` in ``R^d``
-    (attention = argmax of ``x_i·w``) and any readout ``Wv``.
+    """Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+
+    The predictor may use any ``w`` in ``R^d`` (attention = argmax of
+    ``x_i·w``) and any readout ``Wv``; the bound is information-theoretic.
 
     Parameters
     ----------
@@ -716,6 +842,10 @@ def counting_bound(N, d, L, V, *, m=None):
     (Softmax attention with ``||W|| <= beta`` is the limit of hard attention
     only as ``beta -> infinity``; the bound is stated for hard attention.)
 
+    References
+    ----------
+    docs/token_retrieval.md#information-theoretic-counting-bound
+
     Examples
     --------
     >>> counting_bound(4, 8, 4, 16)
@@ -737,20 +867,35 @@ def counting_bound(N, d, L, V, *, m=None):
 
 
 def counting_boundary(d, L, *, vocab_ratio=4.0, m=None, level=0.5):
-    """Smallest ``N`` (with ``V = vocab_ratio N``) at which
-    :func:`counting_bound` drops below ``level``: no predictor of the form
-    recalls all ``N`` facts with probability ``>= level`` beyond it.
+    """Find the smallest ``N`` (with ``V = vocab_ratio N``) at which :func:`counting_bound` drops below ``level``.
+
+    No predictor of the form recalls all ``N`` facts with probability
+    ``>= level`` beyond it.
 
     Parameters
     ----------
     d, L : int
+        Dimension and sequence length.
     vocab_ratio : float
+        ``V = max(2, round(vocab_ratio N))``.
     m : int, optional
+        MLP width (None: no MLP).
     level : float
+        Probability level.
 
     Returns
     -------
     float
+        The smallest such ``N`` (bisection over integers).
+
+    Raises
+    ------
+    ValueError
+        If the bound stays above ``level`` up to ``N = 2^40``.
+
+    References
+    ----------
+    docs/token_retrieval.md#information-theoretic-counting-bound
 
     Examples
     --------

@@ -13,9 +13,10 @@ __all__ = ["train_trial"]
 
 
 def train_trial(params):
-    """A real training trial for the sweep engine's benchmarks and tests: the
-    token-retrieval attention model trained from zero by full-batch Adam.
+    """Train the token-retrieval attention model from zero as a sweep-engine trial.
 
+    A real training trial for the sweep engine's benchmarks and tests: the
+    model is trained from zero by full-batch Adam.
     ``params``: ``seed``, ``N`` (sequences), ``d``, ``L``, ``steps``,
     optional ``lr`` (default 0.05).  Vocabulary ``V = 4 N``, random
     embeddings, everything drawn from ``default_rng(seed)``.  Returns the
@@ -35,6 +36,10 @@ def train_trial(params):
     -------
     dict
         ``loss``, ``train_acc``, ``w_norm``, ``seed``, ``import_seconds``.
+
+    References
+    ----------
+    docs/sweeps.md#writing-a-trial; docs/token_retrieval.md#early-phase-and-full-training
     """
     t0 = time.perf_counter()
     from validation.token_retrieval.early_phase import train_gd

@@ -75,12 +75,19 @@ def margin_trial(params):
     return out
 
 
-def margin_params(ds=DS, seeds=SEEDS):
-    """Trials at the self-consistent finite-``p`` capacity of each ``d``."""
+FRACS = (1.0, 0.95)
+
+
+def margin_params(ds=DS, seeds=SEEDS, fracs=FRACS):
+    """Trials at fractions ``fracs`` of the self-consistent finite-``p`` capacity of each ``d``."""
     from .theory import full_rank_threshold
 
-    return [{"kind": "margins", "model": "op", "d": int(d), "alpha": float(full_rank_threshold(d).value),
-             "seed": int(s)} for d in ds for s in range(seeds)]
+    out = []
+    for d in ds:
+        a = float(full_rank_threshold(d).value)
+        out += [{"kind": "margins", "model": "op", "d": int(d), "alpha": a if f == 1.0 else f * a,
+                 "seed": int(s)} for f in fracs for s in range(seeds)]
+    return out
 
 
 def predicted(p, *, samples=4000, rng=0):
@@ -107,13 +114,15 @@ def compare(results, *, samples=4000):
     (rows of one memory are correlated through ``W``); the prediction's are
     ordinary Monte Carlo standard errors.
     """
-    by_d = {}
+    from .theory import full_rank_threshold
+
+    by_d, total = {}, {}
     for r in results:
+        total[(r["d"], r["p"])] = total.get((r["d"], r["p"]), 0) + 1
         if r.get("success"):
-            by_d.setdefault(r["d"], []).append(r)
+            by_d.setdefault((r["d"], r["p"]), []).append(r)
     rows = []
-    for d, rr in sorted(by_d.items()):
-        p = int(round(np.median([r["p"] for r in rr])))
+    for (d, p), rr in sorted(by_d.items(), key=lambda t: (t[0][0], -t[0][1])):
         corr = np.concatenate([r["correct"] for r in rr])
         marg = np.concatenate([r["margin"] for r in rr])
         per_mem = np.array([np.mean(r["correct"]) for r in rr])
@@ -126,8 +135,10 @@ def compare(results, *, samples=4000):
             tr_m["mean_se"] = float(per_marg.std(ddof=1) / math.sqrt(len(rr)))
         else:
             tr_c["mean_se"] = tr_m["mean_se"] = float("nan")
-        rows.append({"d": d, "p": p, "load": float(np.median([r["load"] for r in rr])),
-                     "memories": len(rr),
+        load = float(rr[0]["load"])
+        rows.append({"d": d, "p": p, "load": load,
+                     "load_fraction": load / float(full_rank_threshold(d).value),
+                     "memories": len(rr), "trials": total[(d, p)],
                      "trained": {"correct": tr_c, "margin": tr_m, "gap_profile": gp.tolist(),
                                  "row_max_mean": float(np.mean(corr - marg)),
                                  "frac_margin_below_0.05": float(np.mean(marg < 0.05))},

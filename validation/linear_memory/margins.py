@@ -163,7 +163,10 @@ def main(argv=None):
     ap.add_argument("--store", default=str(STORE))
     a = ap.parse_args(argv)
     params = margin_params([int(x) for x in a.d.split(",")], a.seeds)
-    recs = run_sweep(margin_trial, params, store=a.store, workers=a.workers, label="margins")
+    # the trial function by its importable name (not ``__main__``): stored keys must match the report's
+    from validation.linear_memory.margins import margin_trial as trial
+
+    recs = run_sweep(trial, params, store=a.store, workers=a.workers, label="margins")
     res = [{**r["result"], "d": prm["d"]} for prm, r in zip(params, recs) if r["status"] == "ok"]
     for row in compare(res):
         t, q = row["trained"], row["predicted"]

@@ -162,7 +162,10 @@ def run(ds, *, seeds=8, store=STORE, workers=2, progress=True):
     from validation.engine import run_sweep
 
     params = study_params(ds, seeds=seeds)
-    recs = run_sweep(spectrum_trial, params, store=store, workers=workers, progress=progress,
+    # the trial function by its importable name (also when this module runs as ``__main__``)
+    from validation.linear_memory.spectra_study import spectrum_trial as trial
+
+    recs = run_sweep(trial, params, store=store, workers=workers, progress=progress,
                      label="spectra study")
     res = [{**r["result"], "d": p["d"], "kappa": p["kappa"], "frac": p["frac"]}
            for p, r in zip(params, recs) if r["status"] == "ok"]

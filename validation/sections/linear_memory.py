@@ -422,12 +422,16 @@ def _lowrank_finite_p(ctx):
                     fmt="o-", color=col, capsize=3, label=f"kappa={k:g}")
     a1.plot([], [], "k:", label="alpha_c(kappa) (large p)")
     a1.set_xscale("log")
+    a1.set_xticks(list(ds), [str(d) for d in ds])
+    a1.minorticks_off()
     a1.set_xlabel("d")
     a1.set_ylabel("threshold load alpha = p ln p / d^2")
     a1.set_title("low rank: trained thresholds vs finite-p theory")
     a1.legend(fontsize=7, ncol=1)
     a2.axhline(1.0, color="k", lw=0.8)
     a2.set_xscale("log")
+    a2.set_xticks(list(ds), [str(d) for d in ds])
+    a2.minorticks_off()
     a2.set_xlabel("d")
     a2.set_ylabel("trained threshold / finite-p theory")
     a2.set_title("ratio (95% CI scaled by the theory)")
@@ -480,7 +484,7 @@ def _margin_prediction(ctx):
     table = []
     for r in rows:
         t, q = r["trained"], r["predicted"]
-        table.append([r["d"], r["p"], f"{r['load']:.3f}", r["memories"],
+        table.append([r["d"], r["p"], f"{r['load']:.3f} ({r['load_fraction']:.2f})", f"{r['memories']}/{r['trials']}",
                       f"{t['correct']['mean']:.3f} ± {t['correct']['mean_se']:.3f}",
                       f"{q['correct']['mean']:.3f} ± {q['correct']['mean_se']:.3f}",
                       f"{t['correct']['var']:.3f}", f"{q['correct']['var']:.3f}",
@@ -491,21 +495,22 @@ def _margin_prediction(ctx):
     gap_rows = []
     for r in rows:
         for j in (0, 2, 4, 9):
-            gap_rows.append([r["d"], j + 1, f"{r['trained']['gap_profile'][j]:.3f}",
+            gap_rows.append([r["d"], r["p"], j + 1, f"{r['trained']['gap_profile'][j]:.3f}",
                              f"{r['predicted']['gap_profile'][j]:.3f}"])
     fig, axs = plt.subplots(1, 3, figsize=(14, 4.0))
     for i, r in enumerate(rows):
         col = f"C{i}"
         bins = np.linspace(1.0, 3.6, 53)
+        lab = f"d={r['d']}, p={r['p']} ({r['load_fraction']:.2f} x capacity)"
         axs[0].hist(r["_corr"], bins=bins, density=True, histtype="stepfilled", alpha=0.25, color=col,
-                    label=f"trained d={r['d']} (p={r['p']})")
+                    label=f"trained {lab}")
         axs[0].hist(r["_pred_corr"], bins=bins, density=True, histtype="step", lw=1.8, color=col,
                     label=f"V_p minimiser, p={r['p']}")
         j = np.arange(1, len(r["trained"]["gap_profile"]) + 1)
-        axs[1].plot(j, r["trained"]["gap_profile"], "o", color=col, label=f"trained d={r['d']}")
+        axs[1].plot(j, r["trained"]["gap_profile"], "o", color=col, label=f"trained {lab}")
         axs[1].plot(j, r["predicted"]["gap_profile"], "-", color=col, label=f"V_p minimiser p={r['p']}")
         m = np.sort(r["_marg"])
-        axs[2].plot(m, np.arange(1, m.size + 1) / m.size, "-", color=col, label=f"trained d={r['d']}")
+        axs[2].plot(m, np.arange(1, m.size + 1) / m.size, "-", color=col, label=f"trained {lab}")
     axs[2].axvline(0.0, color="k", lw=1.5, label="prediction: atom at 0 (mass 1 - 1/p)")
     axs[0].set_xlabel("correct score / competitor std")
     axs[0].set_ylabel("density")
@@ -526,14 +531,15 @@ def _margin_prediction(ctx):
           "`replica.pinned_scores.pinned_scores`): at capacity the correct score of a fact becomes the mean of "
           "its own unperturbed score and of its k* active (largest) competitors, which end tied with it, so the "
           "margin is 0 with probability 1 - 1/p. Trained: OP memories (default preset, stopped at first "
-          "full recall) at the self-consistent finite-p capacity load of each d; successful instances only; "
+          "full recall) at the self-consistent finite-p capacity load of each d and at 0.95 of it; successful "
+          "instances only; "
           "scores divided by each row's competitor std, for both. `±`: standard error (trained: spread of the "
           "per-memory means).\n",
-          md_table(["d", "p", "load", "memories", "correct mean (trained)", "correct mean (V_p)",
+          md_table(["d", "p", "load (x capacity)", "recalled/trials", "correct mean (trained)", "correct mean (V_p)",
                     "var (trained)", "var (V_p)", "row-max (trained)", "row-max (V_p)",
                     "margin mean [q10, q90] (trained)", "margin (V_p)", "k* (V_p)", "sqrt(2 ln p)"], table),
           "\nGap profile (mean of correct minus the j-th largest competitor):\n",
-          md_table(["d", "j", "trained", "V_p minimiser"], gap_rows),
+          md_table(["d", "p", "j", "trained", "V_p minimiser"], gap_rows),
           "\nThe level of the correct scores and their narrow spread follow the V_p minimiser and sit far below "
           "sqrt(2 ln p); the margins do not: the theory's margin is exactly 0 at capacity (the active competitors "
           "tie), while trained memories keep a positive margin and do not tie their top competitors. "

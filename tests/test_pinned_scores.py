@@ -79,3 +79,12 @@ def test_zero_margin_mass_and_normalisation():
 def test_bad_input(kw, word):
     with pytest.raises(ValueError, match=word):
         pinned_scores(**kw)
+
+
+@pytest.mark.parametrize("mod", ["replica.pinned_scores", "replica.finite_capacity"])
+def test_docstring_examples(mod):
+    import doctest
+    import importlib
+
+    res = doctest.testmod(importlib.import_module(mod))
+    assert res.failed == 0 and res.attempted > 0

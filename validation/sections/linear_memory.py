@@ -494,6 +494,8 @@ def _margin_prediction(ctx):
                       f"{t['margin']['mean']:.3f} [{t['margin']['q10']:.3f}, {t['margin']['q90']:.3f}]",
                       f"0 (mass {q['frac_margin_zero']:.3f})", f"{q['k_active_mean']:.2f}",
                       f"{r['sqrt_2lnp']:.3f}"])
+    dm = [r["trained"]["correct"]["mean"] - r["predicted"]["correct"]["mean"] for r in rows]
+    vr = [r["trained"]["correct"]["var"] / r["predicted"]["correct"]["var"] for r in rows]
     gap_rows = []
     for r in rows:
         for j in (0, 2, 4, 9):
@@ -550,8 +552,10 @@ def _margin_prediction(ctx):
                     "margin mean [q10, q90] (trained)", "margin (V_p)", "k* (V_p)", "sqrt(2 ln p)"], table),
           "\nGap profile (mean of correct minus the j-th largest competitor):\n",
           md_table(["d", "p", "j", "trained", "V_p minimiser"], gap_rows),
-          "\nThe level of the correct scores and their narrow spread follow the V_p minimiser and sit far below "
-          "sqrt(2 ln p); the margins do not: the theory's margin is exactly 0 at capacity (the active competitors "
+          (f"\nThe correct scores sit near the level of the V_p minimiser, far below sqrt(2 ln p): trained minus "
+           f"predicted mean {min(dm):.3f} to {max(dm):.3f} (largest at the lower load), trained/predicted "
+           f"variance {min(vr):.2f} to {max(vr):.2f}. " if rows else "\n")
+          + "The margins are not predicted: the theory's margin is exactly 0 at capacity (the active competitors "
           "tie), while trained memories keep a positive margin and do not tie their top competitors. "
           "The limit q -> 1 has no scale for the margin; see the docs for what a margin prediction needs.\n",
           f"\n{len(params)} trials ({recs.stats.n_skipped} reused from `{src}`, copied to `{store.name}`), "

@@ -1,4 +1,4 @@
-"""Finite-``p`` replica-symmetric capacity ``alpha_c(p) = ln p / (2 E[V_p])`` (THEORY 1.3),
+"""Finite-``p`` replica-symmetric capacity ``alpha_c(p) = ln p / (2 E[V_p])`` (docs/theory_full_rank.md),
 and its rank-constrained form ``alpha_c(kappa) ln p / E[V_p]``."""
 from __future__ import annotations
 

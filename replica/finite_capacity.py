@@ -1,16 +1,18 @@
-"""Finite-``p`` replica-symmetric capacity ``alpha_c(p) = ln p / (2 E[V_p])`` (docs/theory_full_rank.md#finite-p-capacity)."""
+"""Finite-``p`` replica-symmetric capacity ``alpha_c(p) = ln p / (2 E[V_p])`` (docs/theory_full_rank.md#finite-p-capacity),
+and its rank-constrained form ``alpha_c(kappa) ln p / E[V_p]``."""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from hcizz.checks import check_int, check_rng
+from hcizz.checks import check_int, check_real, check_rng
 from hcizz.estimate import Estimate
 
 from ._control_variates import cv_mean, hermite_features
 from .gaussian_max import gaussian_max_moments
 from .order_stats import TopNormals
+from .rank_capacity import alpha_c
 
 __all__ = ["alpha_c_finite", "v_p", "v_p_from_gaps", "sample_v_p", "ALPHA_C_LIMIT"]
 
@@ -170,14 +172,22 @@ def _mean_v(p, samples, rng, control_variates):
     return ev, se_v, info
 
 
-def alpha_c_finite(p, *, samples=20_000, rng=None, control_variates=True):
-    """Estimate the finite-``p`` replica-symmetric capacity ``alpha_c(p) = ln p / (2 E[V_p])``.
+def alpha_c_finite(p, *, kappa=1.0, samples=20_000, rng=None, control_variates=True):
+    """Finite-``p`` replica-symmetric capacity ``alpha_c(kappa, p) = alpha_c(kappa) ln p / E[V_p]``.
+
+    At full rank (``kappa = 1``, the default) this is ``ln p / (2 E[V_p])``.
 
     Parameters
     ----------
     p : int
         Number of facts/candidates, ``2 <= p <= 1e15`` (floats with integer
         value such as ``1e15`` are accepted).
+    kappa : float or array_like
+        Rank fraction ``m / d`` of a rank-constrained memory, in ``(0, 1]``
+        (default 1: full rank).  An array gives arrays of values and standard
+        errors of the same shape, all from one Monte Carlo estimate of
+        ``E[V_p]`` (the ``kappa`` dependence is the exact factor
+        :func:`replica.alpha_c`).
     samples : int
         Monte Carlo samples of ``eta``.
     rng : None, int, SeedSequence or Generator
@@ -189,12 +199,32 @@ def alpha_c_finite(p, *, samples=20_000, rng=None, control_variates=True):
     Returns
     -------
     Estimate
-        ``value`` = ``ln p / (2 mean(V))``, ``stderr`` by the delta method,
-        ``info``: ``E_V`` and its stderr, ``pc_over_d2 = 1/(2 E[V_p])``, mean and
-        max active-set size, largest number of order statistics drawn.
+        ``value`` = ``alpha_c(kappa) ln p / mean(V)`` (``ln p / (2 mean(V))`` at
+        ``kappa = 1``), ``stderr`` by the delta method, ``info``: ``E_V`` and
+        its stderr, ``kappa``, ``alpha_c_kappa`` (the large-``p`` capacity
+        ``alpha_c(kappa)``), ``pc_over_d2 = alpha_c(kappa) / E[V_p]`` and its
+        stderr, mean and max active-set size, largest number of order
+        statistics drawn.
+
+    Raises
+    ------
+    ValueError
+        If ``p`` is not an integer in ``[2, 1e15]``, ``kappa`` not in
+        ``(0, 1]``, ``samples < 2`` or ``rng`` invalid (nothing is sampled).
 
     Notes
     -----
+    Rank constraint (``docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories``):
+    near ``q -> 1`` the replica-symmetric free entropy is
+    ``[c_S(kappa) - alpha E[V_p] / ln p] / (1 - q)`` plus less singular terms.
+    The entropic coefficient ``c_S(kappa) = alpha_c(kappa)`` (``1/2`` at full
+    rank) comes from the volume of rank-``kappa d`` matrices and does not
+    depend on ``p``; the energetic coefficient ``E[V_p] / ln p`` comes from
+    the Gaussian scores of the facts, which depend on ``W`` only through the
+    replica overlap and not on its rank.  Hence the product form
+    ``alpha_c(kappa, p) = alpha_c(kappa) * ln p / E[V_p]
+    = 2 alpha_c(kappa) alpha_c(1, p)``.
+
     ``V_p(eta) = min_{x>=0} [x^2/2 + 1/2 sum_{rho>=2} (eta_rho - eta_1 - x)_+^2]``
     (docs/theory_full_rank.md#order-statistics-method) depends only on the competitors above ``eta_1 + x*``.  For each
     sample the top ``K`` order statistics of the ``p - 1`` competitors are drawn
@@ -225,14 +255,20 @@ def alpha_c_finite(p, *, samples=20_000, rng=None, control_variates=True):
     >>> est = alpha_c_finite(2, samples=20_000, rng=0)
     >>> bool(abs(est.value - 2 * math.log(2)) < 5 * est.stderr)
     True
+    >>> lo = alpha_c_finite(1000, kappa=[0.25, 0.5], rng=0)
+    >>> lo.value.shape, bool(np.all(lo.value < alpha_c_finite(1000, rng=0).value))
+    ((2,), True)
     """
     p = check_int("p", p, low=2, high=10**15)
+    kappa = check_real("kappa", kappa, low=0, high=1, low_open=True)
     samples = check_int("samples", samples, low=2)
     rng = check_rng(rng)
+    ac = alpha_c(kappa)                      # exactly 0.5 at kappa = 1
     ev, se_v, info = _mean_v(p, samples, rng, control_variates)
     lp = math.log(p)
-    val = lp / (2.0 * ev)
-    se = lp / (2.0 * ev * ev) * se_v
+    # ac = 1/2 makes (lp * ac) / ev the same double as lp / (2 ev) (halving is exact)
+    val = (lp * ac) / ev
+    se = (lp * ac) / (ev * ev) * se_v
     return Estimate(val, se, samples, {
-        "p": p, "E_V": ev, "E_V_stderr": se_v, "pc_over_d2": 1.0 / (2.0 * ev),
-        "pc_over_d2_stderr": se_v / (2.0 * ev * ev), **info})
+        "p": p, "kappa": kappa, "alpha_c_kappa": ac, "E_V": ev, "E_V_stderr": se_v,
+        "pc_over_d2": ac / ev, "pc_over_d2_stderr": ac * se_v / (ev * ev), **info})

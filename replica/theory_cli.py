@@ -145,16 +145,27 @@ def _saddle(args):
 
 
 def _alpha_c(args):
+    from hcizz.checks import check_real
     from .finite_capacity import alpha_c_finite
+    from .rank_capacity import alpha_c
 
+    kappas = [1.0] if args.kappa is None else args.kappa
+    kap = check_real("kappa", kappas, low=0, high=1, low_open=True)   # refuse before sampling
+    limits = np.atleast_1d(alpha_c(kap))
     rows = []
     for p in args.p:
-        e = alpha_c_finite(p, samples=args.samples, rng=args.seed)
-        rows.append({"p": e.info["p"], **_est(e), "E_V": e.info["E_V"],
-                     "E_V_stderr": e.info["E_V_stderr"], "pc_over_d2": e.info["pc_over_d2"],
-                     "mean_active": e.info["mean_active"]})
-    emit(args, {"results": rows, "limit": 0.5},
-         "\n".join(f"p={r['p']:.6g}  alpha_c={r['value']:.6f} ± {r['stderr']:.2g}  "
+        e = alpha_c_finite(p, kappa=kap, samples=args.samples, rng=args.seed)
+        for j, k in enumerate(kappas):
+            rows.append({"p": e.info["p"], "kappa": float(k), "value": float(e.value[j]),
+                         "stderr": float(e.stderr[j]), "n": e.n, "E_V": e.info["E_V"],
+                         "E_V_stderr": e.info["E_V_stderr"],
+                         "pc_over_d2": float(np.atleast_1d(e.info["pc_over_d2"])[j]),
+                         "mean_active": e.info["mean_active"], "limit": float(limits[j])})
+    limit = float(limits[0]) if len(kappas) == 1 else [float(v) for v in limits]
+    show_k = args.kappa is not None
+    emit(args, {"results": rows, "limit": limit},
+         "\n".join(f"p={r['p']:.6g}  " + (f"kappa={r['kappa']:g}  " if show_k else "")
+                   + f"alpha_c={r['value']:.6f} ± {r['stderr']:.2g}  "
                    f"E[V_p]={r['E_V']:.6f} ± {r['E_V_stderr']:.2g}  p_c/d^2={r['pc_over_d2']:.6g}"
                    for r in rows))
     return 0
@@ -226,8 +237,11 @@ def register(sub):
     p.add_argument("--samples", type=int, default=200)
     p.add_argument("--seed", type=int, default=0)
 
-    p = _add(sub, "alpha-c-finite", "finite-p RS capacity ln p / (2 E[V_p])", _alpha_c)
+    p = _add(sub, "alpha-c-finite", "finite-p RS capacity alpha_c(kappa) ln p / E[V_p] "
+             "(full rank: ln p / (2 E[V_p]))", _alpha_c)
     p.add_argument("p", type=number, nargs="+", help="p (integer 2 <= p <= 1e15)")
+    p.add_argument("--kappa", type=number, nargs="+", default=None,
+                   help="rank fraction(s) m/d in (0, 1] (default: full rank, 1)")
     p.add_argument("--samples", type=int, default=20000)
     p.add_argument("--seed", type=int, default=0)
 

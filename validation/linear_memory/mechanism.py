@@ -1,9 +1,13 @@
 """Mechanism diagnostics: normalised score statistics and singular-value spectra.
 
-* Scores in normalised units (docs/theory_full_rank.md#mechanism-pinned-correct-scores): each row of the score matrix is
-  divided by the standard deviation of its ``p - 1`` competitor scores.  The
-  optimal memory pins correct scores just above ``sqrt(2 ln p)`` with a small
-  variance; Hebbian correct scores spread with variance about 1.
+* Scores in normalised units: each row of the score matrix is divided by the
+  standard deviation of its ``p - 1`` competitor scores.  A memory at capacity
+  holds its correct scores in a narrow band (small variance) at the level of
+  the largest competitors; at finite ``p`` this level is the mean of the
+  correct score and the ``k*`` active competitors of the ``V_p`` minimiser
+  (:func:`replica.pinned_scores.pinned_scores`), well below the large-``p``
+  value ``sqrt(2 ln p)`` (``docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p``).
+  Hebbian correct scores spread with variance about 1.
 * Spectra (docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation): singular values of the trained ``W`` against
   the (truncated) quarter circle after fitting only the scale, and of the
   low-rank ``W`` at initialisation against ``hcizz.mp_product(kappa)``; the

@@ -23,7 +23,8 @@ from hcizz.estimate import Estimate
 from replica import alpha_c, alpha_c_finite
 from replica import hebbian_threshold as _hebbian_threshold
 
-__all__ = ["full_rank_threshold", "lowrank_threshold", "hebbian_threshold", "prediction"]
+__all__ = ["full_rank_threshold", "lowrank_threshold", "lowrank_finite_threshold",
+           "hebbian_threshold", "prediction"]
 
 
 def _p_of(alpha, d):
@@ -81,6 +82,60 @@ def full_rank_threshold(d, *, samples=20_000, rng=0, tol=1e-4):
     slope = (e_hi.value - e_lo.value) / (2 * h)
     se = float(est.stderr) / max(1.0 - slope, 1e-6)
     return Estimate(float(est.value), se, est.n, {"p": p, "slope": float(slope),
+                                                  "alpha_c_finite_stderr": float(est.stderr)})
+
+
+@functools.lru_cache(maxsize=64)
+def lowrank_finite_threshold(d, kappa, *, samples=20_000, rng=0, tol=1e-4):
+    """Self-consistent finite-``p`` capacity of a rank-``kappa`` memory at dimension ``d``.
+
+    Parameters
+    ----------
+    d : int
+        Dimension (>= 2).
+    kappa : float
+        Rank fraction in ``(0, 1]``; pass the *actual* ``m / d``.
+    samples, rng, tol
+        As in :func:`full_rank_threshold` (common random numbers across the
+        fixed-point iterations).
+
+    Returns
+    -------
+    Estimate
+        ``value`` = ``alpha*`` solving ``alpha = replica.alpha_c_finite(p(alpha), kappa=kappa)``
+        with ``p(alpha) ln p(alpha) = alpha d^2``; ``stderr`` = Monte Carlo
+        error / ``(1 - slope)``; ``info``: ``p``, ``slope``, ``kappa``.
+
+    Notes
+    -----
+    ``alpha_c(kappa, p) = alpha_c(kappa) ln p / E[V_p]``
+    (``docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories``).
+    At ``kappa = 1`` this is :func:`full_rank_threshold`.  The low-rank
+    threshold sits at a smaller ``p`` than the full-rank one at the same
+    ``d``, where ``ln p / E[V_p]`` is larger, so the ratio of the two
+    self-consistent predictions slightly exceeds ``alpha_c(kappa) / alpha_c(1)``.
+    """
+    d = check_int("d", d, low=2)
+    kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
+
+    def g(a):
+        p = max(2, int(round(_p_of(a, d))))
+        return alpha_c_finite(p, kappa=kappa, samples=samples, rng=rng), p
+
+    a = 1.8 * float(alpha_c(kappa))
+    for _ in range(50):
+        est, p = g(a)
+        new = float(est.value)
+        if abs(new - a) < tol:
+            a = new
+            break
+        a = new
+    est, p = g(a)
+    h = 0.05 * a
+    (e_hi, _), (e_lo, _) = g(a + h), g(max(a - h, 1e-3))
+    slope = (e_hi.value - e_lo.value) / (2 * h)
+    se = float(est.stderr) / max(1.0 - slope, 1e-6)
+    return Estimate(float(est.value), se, est.n, {"p": p, "slope": float(slope), "kappa": kappa,
                                                   "alpha_c_finite_stderr": float(est.stderr)})
 
 

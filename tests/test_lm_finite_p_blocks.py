@@ -1,0 +1,61 @@
+"""Helpers of the finite-p low-rank, margin and spectra-study blocks (validation.linear_memory)."""
+import math
+
+import numpy as np
+import pytest
+
+from validation.linear_memory import lowrank_finite as lf
+from validation.linear_memory import margins as mg
+from validation.linear_memory import spectra_study as ss
+
+
+def test_observables_exact():
+    correct = np.array([3.0, 1.0])
+    comp = np.array([[2.5, 0.0, 2.9], [1.2, -1.0, 0.5]])
+    ob = mg.observables(correct, comp, n_top=2)
+    np.testing.assert_array_equal(ob["row_max"], [2.9, 1.2])
+    np.testing.assert_allclose(ob["margin"], [0.1, -0.2], atol=1e-15)
+    np.testing.assert_allclose(ob["gaps"], [[0.1, 0.5], [-0.2, 0.5]], atol=1e-15)
+
+
+def test_lowrank_plan_brackets_theory():
+    loads, params = lf.plan(20, 0.5, seeds=2)
+    th = lf._theory(20, 0.5)
+    # factors 0.88..1.16 of the prediction; loads of integer p differ from them by < one p step
+    assert loads[0] < th["value"] < loads[-1]
+    assert len(params) == 2 * len(loads) and all(p["model"] == "lowrank" and p["kappa"] == 0.5 for p in params)
+    assert th["kappa_eff"] == 0.5
+
+
+def test_summarise_recovers_a_sharp_threshold():
+    # synthetic trials: success iff load < 0.8 (deterministic), 6 seeds per load
+    recs = {(0.5, 20): [{"load": a, "success": a < 0.8, "steps": 10, "cpu_seconds": 0.0}
+                        for a in np.linspace(0.6, 1.0, 9) for _ in range(6)]}
+    row = lf.summarise(recs)[0]
+    # the fitted 50% point lies between the last success (0.75) and the first failure (0.8)
+    assert 0.75 <= row["threshold"] <= 0.8 and row["ci"][0] <= row["threshold"] <= row["ci"][1]
+    assert row["ratio"] == row["threshold"] / row["theory"]
+    # a step budget below every success turns all trials into failures: no crossing
+    assert math.isnan(lf.summarise(recs, budget=5)[0]["threshold"])
+
+
+def test_pooled_ks_scaling_and_calibration():
+    rng = np.random.default_rng(0)
+    d, m = 60, 30
+    inst = [np.linalg.svd(rng.standard_normal((d, d)) / math.sqrt(d), compute_uv=False)[:m] * 3.7
+            for _ in range(6)]
+    ks, edge, n = ss.pooled_ks(inst, m / d)        # the arbitrary scale 3.7 is fitted away
+    cal = ss.gaussian_calibration(d, m, 6, reps=20, rng=1)
+    assert n == 6 * m
+    # Gaussian matrices ARE the calibration: their KS is one draw of the calibration law
+    assert abs(ks - cal["ks_mean"]) < 5 * cal["ks_sd"]
+    # edge: X_qc(1/2) = 0.8079 up to the finite-d fluctuation of the smallest kept value
+    assert abs(edge - 0.8079455065990346) < 0.1
+    assert abs(cal["edge_mean"] - 0.8079455065990346) < 0.1
+
+
+@pytest.mark.slow
+def test_spectrum_trial_small():
+    r = ss.spectrum_trial({"d": 8, "kappa": 0.5, "frac": 0.5, "seed": 0})
+    assert len(r["sv"]) == 4 and r["success"] and r["margin"] > 0
+    assert all(a >= b for a, b in zip(r["sv"], r["sv"][1:]))

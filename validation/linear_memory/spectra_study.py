@@ -1,0 +1,191 @@
+"""Finite-size study of trained spectra against the (truncated) quarter circle.
+
+For rank fraction ``kappa`` (1: full rank from zero initialisation; < 1: the
+two-layer memory with its default N(0, 1) initialisation), dimension ``d`` and
+load fraction ``f`` of the finite-``p`` capacity
+(:func:`validation.linear_memory.theory.lowrank_finite_threshold`), train OP
+memories of several seeds (default preset, stop at first full recall) and pool
+the top ``m = round(kappa d)`` singular values of the successful ones, each
+instance scaled by its own second-moment match to the law (the only fitted
+parameter).  Two numbers are reported next to each other:
+
+* ``ks``: Kolmogorov-Smirnov distance of the pooled trained values to
+  ``hcizz.truncated_quarter_circle(m/d)`` (``quarter_circle`` at full rank);
+* ``ks_calibration``: the same statistic for the top ``m`` singular values of
+  as many ``d x d`` Gaussian matrices (whose top-``kappa`` spectrum converges
+  to exactly this law), i.e. the distance a perfect match would show at this
+  ``d`` and sample size (mean and spread over repetitions);
+
+and the edge (smallest of the ``m`` scaled values, mean over instances) against
+``X_qc(1 - m/d)`` and against its Gaussian calibration.  Trials are engine
+trials (:func:`spectrum_trial`), stored in :data:`STORE`; regenerate with
+``nice -n 10 python -m validation.linear_memory.spectra_study``.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["STORE", "spectrum_trial", "study_params", "pooled_ks", "gaussian_calibration", "summarise"]
+
+STORE = Path(__file__).resolve().parent / "stored" / "spectra_study.jsonl"
+KAPPAS = (1.0, 0.5, 0.25)
+FRACS = (0.6, 0.8, 1.0)
+
+
+def _law(k_eff):
+    import hcizz
+
+    return hcizz.quarter_circle if k_eff >= 1 else hcizz.truncated_quarter_circle(k_eff)
+
+
+def _theory_load(d, kappa):
+    from .models import lowrank_m
+    from .theory import lowrank_finite_threshold
+
+    return float(lowrank_finite_threshold(d, lowrank_m(d, kappa) / d).value)
+
+
+def spectrum_trial(params):
+    """Train one memory; return its top ``m`` singular values (of ``W / sqrt(d)``).
+
+    Parameters
+    ----------
+    params : dict
+        ``d``, ``kappa``, ``frac`` (load as a fraction of the finite-``p``
+        capacity at this ``d``), ``seed``; optional ``steps``.
+
+    Returns
+    -------
+    dict
+        ``p``, ``load``, ``success``, ``steps``, ``sv`` (descending, 6
+        significant digits), ``margin`` (smallest correct-minus-largest-competitor
+        score over facts divided by ``||W||_F``, the normalised margin at stop).
+    """
+    from .capacity import trial_rngs
+    from .data import load_of, make_facts, p_from_load
+    from .models import lowrank_m, scores
+    from .train import train
+
+    d, kappa, seed = int(params["d"]), float(params["kappa"]), int(params["seed"])
+    p = p_from_load(params["frac"] * _theory_load(d, kappa), d)
+    rf, ri = trial_rngs(seed, d, p)
+    facts = make_facts("op", p, d, rng=rf)
+    over = {"steps": params["steps"]} if "steps" in params else {}
+    if kappa >= 1:
+        res = train(facts, model="full", rng=ri, init_std=0.0, **over)
+    else:
+        res = train(facts, model="lowrank", kappa=kappa, rng=ri, **over)
+    W = res.W.astype(np.float64)
+    m = lowrank_m(d, kappa)
+    sv = np.linalg.svd(W / math.sqrt(d), compute_uv=False)[:m]
+    Z = scores(W, facts.astype(np.float64))
+    idx = np.arange(p)
+    corr = Z[idx, idx].copy()
+    Z[idx, idx] = -np.inf
+    margin = float((corr - Z.max(axis=1)).min() / np.linalg.norm(W))
+    return {"p": p, "load": float(load_of(p, d)), "success": bool(res.success), "steps": int(res.steps),
+            "sv": [float(f"{v:.6g}") for v in sv], "margin": margin}
+
+
+def study_params(ds, kappas=KAPPAS, fracs=FRACS, seeds=8):
+    return [{"kind": "spectra_study", "d": int(d), "kappa": float(k), "frac": float(f), "seed": int(s)}
+            for d in ds for k in kappas for f in fracs for s in range(seeds)]
+
+
+def _scaled(sv, law):
+    sv = np.asarray(sv, float)
+    return sv * math.sqrt(float(law.moment(2)) / float(np.mean(sv * sv)))
+
+
+def pooled_ks(instances, k_eff):
+    """KS distance of the pooled, per-instance scaled values to the law; and the mean edge."""
+    from scipy import stats
+
+    law = _law(k_eff)
+    scaled = [_scaled(s, law) for s in instances]
+    pool = np.concatenate(scaled)
+    ks = float(stats.kstest(pool, law.cdf).statistic)
+    edge = float(np.mean([s.min() for s in scaled]))
+    return ks, edge, int(pool.size)
+
+
+def gaussian_calibration(d, m, instances, *, reps=40, rng=0):
+    """KS and edge of the top ``m`` singular values of ``instances`` Gaussian ``d x d``
+    matrices (scaled like the trained ones), over ``reps`` repetitions: mean and sd."""
+    rng = np.random.default_rng(rng)
+    ks, edge = [], []
+    for _ in range(reps):
+        inst = [np.linalg.svd(rng.standard_normal((d, d)) / math.sqrt(d), compute_uv=False)[:m]
+                for _ in range(instances)]
+        k, e, _ = pooled_ks(inst, m / d)
+        ks.append(k)
+        edge.append(e)
+    return {"ks_mean": float(np.mean(ks)), "ks_sd": float(np.std(ks, ddof=1)),
+            "edge_mean": float(np.mean(edge)), "edge_sd": float(np.std(edge, ddof=1)), "reps": reps}
+
+
+def summarise(results):
+    """One row per (kappa, d, frac) from trial results (each with d, kappa, frac)."""
+    from hcizz.quarter_circle import qc_quantile
+    from .models import lowrank_m
+
+    groups = {}
+    for r in results:
+        groups.setdefault((r["kappa"], r["d"], r["frac"]), []).append(r)
+    rows = []
+    for (k, d, f), rr in sorted(groups.items(), key=lambda t: (-t[0][0], t[0][1], t[0][2])):
+        ok = [r for r in rr if r["success"]]
+        m = lowrank_m(d, k)
+        row = {"kappa": k, "d": d, "load_fraction": f, "m": m, "instances": len(ok), "trials": len(rr),
+               "load": float(np.mean([r["load"] for r in rr])),
+               "edge_theory": float(qc_quantile(1 - m / d)) if m < d else None,
+               "margin_mean": float(np.mean([r["margin"] for r in ok])) if ok else None}
+        if ok:
+            ks, edge, n = pooled_ks([r["sv"] for r in ok], m / d)
+            cal = gaussian_calibration(d, m, len(ok), rng=1000 * d + m)
+            row.update(ks=ks, ks_calibration=cal["ks_mean"], ks_calibration_sd=cal["ks_sd"],
+                       edge=edge if m < d else None,
+                       edge_calibration=cal["edge_mean"] if m < d else None, n_values=n)
+        else:
+            row.update(ks=None, ks_calibration=None, ks_calibration_sd=None, edge=None,
+                       edge_calibration=None, n_values=0)
+        rows.append(row)
+    return rows
+
+
+def run(ds, *, seeds=8, store=STORE, workers=2, progress=True):
+    from validation.engine import run_sweep
+
+    params = study_params(ds, seeds=seeds)
+    # the trial function by its importable name (also when this module runs as ``__main__``)
+    from validation.linear_memory.spectra_study import spectrum_trial as trial
+
+    recs = run_sweep(trial, params, store=store, workers=workers, progress=progress,
+                     label="spectra study")
+    res = [{**r["result"], "d": p["d"], "kappa": p["kappa"], "frac": p["frac"]}
+           for p, r in zip(params, recs) if r["status"] == "ok"]
+    return res, recs.stats.n_skipped, len(params)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m validation.linear_memory.spectra_study",
+                                 description="pooled trained spectra vs the truncated quarter circle")
+    ap.add_argument("--d", default="20")
+    ap.add_argument("--seeds", type=int, default=8)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--store", default=str(STORE))
+    a = ap.parse_args(argv)
+    res, reused, n = run([int(x) for x in a.d.split(",")], seeds=a.seeds, store=a.store, workers=a.workers)
+    for r in summarise(res):
+        print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}, flush=True)
+    print(f"{n} trials ({reused} reused)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -48,6 +48,7 @@ def pinned_scores(p, *, samples=2000, rng=None, n_top=None, normalise=True):
     samples : int
         Independent facts (rows), ``>= 2``.
     rng : None, int, SeedSequence or Generator
+        Source of randomness (``numpy.random.default_rng(rng)``).
     n_top : int, optional
         Number of largest competitors returned per row (``1 <= n_top <= p - 1``;
         default ``min(10, p - 1)``).

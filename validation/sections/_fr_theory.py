@@ -1,0 +1,278 @@
+"""Factual-recall report, parts 5-7: the memories and the learning dynamics against theory.
+
+Rendering only; the experiments are :mod:`validation.factual_recall.theory_check`
+(docs/factual_recall.md#memories-against-theory).  Quick mode reads the stored
+full-mode sweeps of ``validation/factual_recall/stored/`` back (no training) and
+refits them; full mode recomputes every trial into ``<out>/theory_check_store/``.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from validation.report import md_table
+from validation.factual_recall import theory_check as tc
+
+_MAIN_LR = tc.LINEAR_PLAN["lr"]
+
+
+def _fmt_ci(lo, hi, f="{:.3f}"):
+    a = f.format(lo) if math.isfinite(lo) else "-inf"
+    b = f.format(hi) if math.isfinite(hi) else "inf"
+    return f"[{a}, {b}]"
+
+
+def _records(ctx, which):
+    if ctx.quick:
+        return tc.run_plan(which, compute=False), "stored"
+    store = ctx.out / "theory_check_store"
+    return tc.run_plan(which, store_dir=store, progress=False), str(store)
+
+
+def build_theory_checks(ctx, md, data, figs):
+    """Append parts 5 (linear memory vs ``alpha_c_finite``), 6 (MLP memory vs counting
+    bounds) and 7 (escape times) to ``md`` / ``data`` / ``figs``."""
+    import matplotlib.pyplot as plt
+
+    src_txt = ("Quick mode: the trials are the stored full-mode sweeps of "
+               "`validation/factual_recall/stored/` read back (engine JSONL store, no training "
+               "in this run); fits, theory and figures are recomputed. Regenerate with "
+               "`python -m validation.factual_recall.theory_check linear mlp escape`."
+               if ctx.quick else "Full mode: every trial recomputed into "
+               "`theory_check_store/` of the report folder (resumable).")
+
+    # ------------------------------------------------------------------ 5. linear vs theory
+    ctx.progress("factual_recall: 5/7 linear memory vs alpha_c_finite")
+    t0 = time.process_time()
+    recs, src = _records(ctx, "linear")
+    groups = tc.summarize_linear(recs)
+    main = [g for g in groups if g["lr"] == _MAIN_LR and g["inputs"] == g["outputs"] == "sphere"]
+    gauss = [g for g in groups if g["outputs"] == "gaussian"]
+    per_d = {}
+    for g in main:
+        fa, f9 = g["final"]["all"], g["final"]["99"]
+        per_d[str(g["d"])] = {
+            "N_all": fa["N"], "N_all_ci": fa["N_ci"], "alpha_all": fa["threshold"],
+            "alpha_all_ci": [fa["ci_low"], fa["ci_high"]],
+            "N_99": f9["N"], "N_99_ci": f9["N_ci"], "alpha_99": f9["threshold"],
+            "alpha_99_ci": [f9["ci_low"], f9["ci_high"]],
+            "theory_alpha_c_finite": g["theory"]["alpha"],
+            "theory_stderr": g["theory"]["stderr"], "theory_N": g["theory"]["N"],
+            "ratio": g["ratio_all"], "ratio_99": g["ratio_99"], "steps": g["steps"],
+            "lr": g["lr"], "trials": g["trials"], "converged_budget": g["converged"]}
+    budget = [{"d": g["d"], "lr": g["lr"], "inputs": g["inputs"], "outputs": g["outputs"],
+               "fits": g["fits"], "converged": g["converged"]} for g in groups]
+    outputs_check = [{"d": g["d"], "inputs": g["inputs"], "outputs": g["outputs"],
+                      "alpha_all": g["final"]["all"]["threshold"],
+                      "ci": [g["final"]["all"]["ci_low"], g["final"]["all"]["ci_high"]],
+                      "ratio": g["ratio_all"]} for g in groups if g["lr"] == _MAIN_LR]
+    data["linear_memory_vs_theory"] = {
+        "per_d": per_d, "budget_study": budget, "outputs_check": outputs_check,
+        "criterion": "all facts recalled (theory); 99% (paper)", "source": src,
+        "trials": len(recs), "train_cpu_seconds": float(sum(g["cpu_seconds"] for g in groups))}
+    md.append("\n### 5. The linear memory against the finite-p replica capacity\n")
+    md.append("The linear memory of part 1 (`N` inputs, `N` outputs, `W` in `R^{d x d}`, "
+              "cross-entropy) is the original problem (OP) of the linear-memory paper "
+              "(arXiv:2605.10795), so `replica.alpha_c_finite`, solved self-consistently at "
+              "each `d` (`alpha = alpha_c_finite(p)` with `p ln p = alpha d^2`), predicts its "
+              "capacity `N ln N / d^2` with no free parameter for the criterion *all facts "
+              "recalled*. Trials: constant-rate Adam (lr "
+              f"{_MAIN_LR:g}) from `W = 0`, stopped at the first step with every fact recalled; "
+              "`N` on a grid of 0.6-1.4x the predicted `N`, several seeds each; the capacity is the "
+              "50% point of a logistic fit over `N` (in the load) with a 95% profile-likelihood "
+              "CI that holds the seed spread and the `N` resolution. " + src_txt + "\n")
+    rows = []
+    for g in main:
+        fa, f9 = g["final"]["all"], g["final"]["99"]
+        rows.append((g["d"], f"{fa['N']:.1f} {_fmt_ci(*fa['N_ci'], f='{:.1f}')}",
+                     f"{f9['N']:.1f} {_fmt_ci(*f9['N_ci'], f='{:.1f}')}",
+                     f"{g['theory']['N']:.1f}", f"{fa['threshold']:.3f}",
+                     f"{g['theory']['alpha']:.3f} +- {g['theory']['stderr']:.4f}",
+                     f"{g['ratio_all']:.3f}", f"{g['ratio_99']:.3f}",
+                     f"{g['steps']} ({g['converged']['all']})"))
+    md.append(md_table(["d", "N_all [95% CI]", "N_99 [95% CI]", "N theory",
+                        "alpha_all = N ln N / d^2", "alpha_c_finite (theory)", "ratio all",
+                        "ratio 99%", "budget (converged from)"], rows))
+    if gauss:
+        md.append("\nSphere against Gaussian embeddings, same draws (`g / |g|` against "
+                  "`g / sqrt(d)`), same trainer:\n")
+        gr = []
+        for g in sorted([g for g in groups if g["lr"] == _MAIN_LR],
+                        key=lambda g: (g["d"], g["inputs"], g["outputs"])):
+            if g["d"] not in {h["d"] for h in gauss}:
+                continue
+            fa = g["final"]["all"]
+            gr.append((g["d"], g["inputs"], g["outputs"], f"{fa['threshold']:.3f}",
+                       _fmt_ci(fa["ci_low"], fa["ci_high"]), f"{g['theory']['alpha']:.3f}",
+                       f"{g['ratio_all']:.3f}"))
+        md.append(md_table(["d", "inputs", "outputs", "alpha_all", "95% CI", "theory",
+                            "ratio"], gr))
+    md.append("\n" + _linear_reading(main, groups) + "\n")
+    fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
+    dd = np.array([g["d"] for g in main])
+    dgrid = np.array(sorted(set([8, 12, 16, 24, 32, 48, 64]) | set(dd.tolist())))
+    th = np.array([tc.theory_prediction(int(d))["alpha"] for d in dgrid])
+    ax[0].plot(dgrid, th, "k-", label="theory: alpha_c_finite, self-consistent")
+    ax[0].axhline(0.5, c="gray", ls=":", lw=0.8, label="large-d limit 1/2")
+    for crit, mk, lab in (("all", "o", "measured, all recalled"), ("99", "s", "measured, 99%")):
+        y = np.array([g["final"][crit]["threshold"] for g in main])
+        lo = np.array([g["final"][crit]["ci_low"] for g in main])
+        hi = np.array([g["final"][crit]["ci_high"] for g in main])
+        off = 1.0 if crit == "all" else 1.04
+        ax[0].errorbar(dd * off, y, yerr=[np.clip(y - lo, 0, None), np.clip(hi - y, 0, None)],
+                       fmt=mk, capsize=3, label=lab)
+    for g in gauss:
+        if g["inputs"] == "gaussian":
+            fa = g["final"]["all"]
+            ax[0].errorbar([g["d"] * 0.96], [fa["threshold"]],
+                           yerr=[[fa["threshold"] - fa["ci_low"]], [fa["ci_high"] - fa["threshold"]]],
+                           fmt="^", c="C3", capsize=3,
+                           label="Gaussian in/out (OP data), all" if g["d"] == gauss[0]["d"] else None)
+    ax[0].set_xscale("log", base=2)
+    ax[0].set(xlabel="d", ylabel="capacity load N ln N / d^2",
+              title="linear memory vs finite-p replica theory")
+    ax[0].legend(fontsize=7)
+    for g in groups:
+        if g["inputs"] != "sphere" or g["outputs"] != "sphere":
+            continue
+        f = g["fits"]["all"]
+        b = np.array([r["budget"] for r in f])
+        y = np.array([r["threshold"] for r in f]) / g["theory"]["alpha"]
+        ls = "-" if g["lr"] == _MAIN_LR else "--"
+        ax[1].plot(b, y, ls, marker="o", ms=3, label=f"d={g['d']}, lr={g['lr']:g}")
+    ax[1].axhline(1.0, c="k", lw=0.8)
+    ax[1].set_xscale("log", base=2)
+    ax[1].set(xlabel="step budget B (Adam steps)", ylabel="measured / theory load (all recalled)",
+              title="budget study")
+    ax[1].legend(fontsize=7, ncol=2)
+    figs.append(ctx.savefig(fig, "fr_linear_vs_theory.png"))
+    md.append(f"\n![linear memory vs theory]({figs[-1]})\n")
+    data["linear_memory_vs_theory"]["render_cpu_seconds"] = time.process_time() - t0
+
+    # ------------------------------------------------------------------ 6. MLP vs counting
+    ctx.progress("factual_recall: 6/7 MLP memory vs counting bounds")
+    recs, src = _records(ctx, "mlp")
+    sm = tc.summarize_mlp(recs)
+    pooled = sm["pooled"]["99"]
+    data["mlp_memory"] = {
+        "c": pooled["c"], "ci": pooled["ci"], "criterion": "99% recalled, N = c m d",
+        "c_all": sm["pooled"]["all"]["c"], "ci_all": sm["pooled"]["all"]["ci"],
+        "cover_bound": 4.0, "cover_bound_per": "2 patterns per weight x 2 m d weights, in units of m d",
+        "cover_effective": {f"{r['d']}x{r['m']}": r["cover_effective"] for r in sm["configs"]},
+        "spread": sm["spread"],
+        "configs": [{k: r[k] for k in ("d", "m", "params", "effective_weights", "c_99",
+                                       "c_99_ci", "c_all", "c_all_ci", "cover_effective",
+                                       "converged", "trials")} for r in sm["configs"]],
+        "source": src}
+    md.append("\n### 6. The MLP memory against the counting bounds\n")
+    md.append("Two output classes, width `m`, `N` facts at `c m d` for `c` in 1.5..4, "
+              f"{tc.MLP_PLAN['seeds']} seeds, constant-rate Adam (lr {tc.MLP_PLAN['lr']:g}) up "
+              f"to {tc.MLP_PLAN['steps']} steps, stopped when all facts are recalled; `c` is the "
+              "50% point of a logistic fit over `N / (m d)`. " + src_txt + "\n")
+    md.append(md_table(["d", "m", "c (99%) [95% CI]", "c (all) [95% CI]",
+                        "Cover, effective weights 2(md+2m)/(md)", "budget converged (99%)"],
+                       [(r["d"], r["m"], f"{r['c_99']:.2f} {_fmt_ci(*r['c_99_ci'], f='{:.2f}')}",
+                         f"{r['c_all']:.2f} {_fmt_ci(*r['c_all_ci'], f='{:.2f}')}",
+                         f"{r['cover_effective']:.2f}", r["converged"]["99"])
+                        for r in sm["configs"]]))
+    md.append("\n" + _mlp_reading(sm) + "\n")
+
+    # ------------------------------------------------------------------ 7. escape times
+    ctx.progress("factual_recall: 7/7 saddle-escape times")
+    recs, src = _records(ctx, "escape")
+    pl = tc.ESCAPE_PLAN
+    es = tc.fit_escape_slopes(recs, pl["S"], pl["R"], pl["D"])
+    slopes, ci = {}, {}
+    for st in ("relation", "subject"):
+        slopes[f"{st}_init_scaled"] = es[st]["init_slope_scaled"]["slope"]
+        ci[f"{st}_init_scaled"] = es[st]["init_slope_scaled"]["ci"]
+        if es[st]["lr_exponent"] is not None:
+            slopes[f"{st}_lr_exponent"] = es[st]["lr_exponent"]["slope"]
+            ci[f"{st}_lr_exponent"] = es[st]["lr_exponent"]["ci"]
+    data["escape_times"] = {"slopes": slopes, "ci": ci, "fits": es, "plan": dict(pl),
+                            "theory": {"init_scaled": 1.0, "lr_exponent_flow": -1.0,
+                                       "rates": tc.escape_rates(pl["S"], pl["R"], pl["D"])},
+                            "trials": [dict(p, **r) for p, r in recs], "source": src}
+    md.append("\n### 7. Escape times from the plateaus\n")
+    lam = tc.escape_rates(pl["S"], pl["R"], pl["D"])
+    md.append(f"Model of part 4 (`S = {pl['S']}`, `R = {pl['R']}`, `D = {pl['D']}`, "
+              f"`T = {pl['T']}`), init scale in {list(pl['inits'])}, lr in {list(pl['lrs'])}, "
+              f"{pl['seeds']} seeds. Escape step = first step where the relation (subject) "
+              "loss falls below half its initial value. Gradient-flow prediction at the saddle "
+              "(docs/factual_recall.md#escape-times): each token's score and value column form a "
+              "bilinear pair whose unstable mode grows at rate `lambda = |M_v|`, "
+              f"`lambda_rel = sqrt((1 - 1/R)/D)/R = {lam['relation']:.5f}`, "
+              f"`lambda_subj = sqrt((1 - 1/D)/R)/S = {lam['subject']:.5f}`, so the escape step is "
+              "`ln(1/init) / ln(1 + lr lambda)` + const: slope 1 of "
+              "`ln(1 + lr lambda) t` against `ln(1/init)`, and `t ~ 1/lr` (exponent -1 in "
+              "gradient flow). " + src_txt + "\n")
+    rows = []
+    for st in ("relation", "subject"):
+        e = es[st]
+        for lr, f in e["init_slope"].items():
+            rows.append((st, f"dt/d ln(1/init), lr={lr}", f"{f['slope']:.2f}",
+                         _fmt_ci(*f["ci"], f="{:.2f}"), f"{f['theory']:.2f}"))
+        f = e["init_slope_scaled"]
+        rows.append((st, "d[ln(1+lr lambda) t]/d ln(1/init), all lr", f"{f['slope']:.3f}",
+                     _fmt_ci(*f["ci"]), "1"))
+        if e["lr_exponent"] is not None:
+            f = e["lr_exponent"]
+            rows.append((st, f"d ln t / d ln lr (init={e['lr_exponent_init']:g})",
+                         f"{f['slope']:.3f}", _fmt_ci(*f["ci"]),
+                         f"{e['lr_exponent_theory']:.3f} (flow: -1)"))
+    md.append(md_table(["plateau", "slope", "measured", "95% CI", "theory"], rows))
+    md.append("\n" + _escape_reading(es) + "\n")
+    fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
+    for j, st in enumerate(("relation", "subject")):
+        for i, lr in enumerate(pl["lrs"]):
+            pts = [(p["init"], r[f"t_{st}"]) for p, r in recs if p["lr"] == lr
+                   and r[f"t_{st}"] is not None]
+            if not pts:
+                continue
+            x = np.log(1 / np.array([p[0] for p in pts]))
+            ax[j].plot(x, [p[1] for p in pts], "o", c=f"C{i}", ms=4, label=f"lr={lr:g} measured")
+            f = es[st]["init_slope"].get(f"{lr:g}")
+            if f is not None:
+                xs = np.linspace(x.min(), x.max(), 10)
+                # theory slope drawn through the mean of the points (the offset is not predicted)
+                ax[j].plot(xs, np.mean([p[1] for p in pts]) + f["theory"] * (xs - x.mean()), "-",
+                           c=f"C{i}", lw=1, label=f"lr={lr:g} theory slope")
+        ax[j].set(xlabel="ln(1 / init scale)", ylabel="escape step",
+                  title=f"{st} plateau")
+        ax[j].legend(fontsize=7)
+    figs.append(ctx.savefig(fig, "fr_escape_times.png"))
+    md.append(f"\n![escape times]({figs[-1]})\n")
+
+
+def _linear_reading(main, groups):
+    if not main:
+        return "No stored linear-memory trials were found."
+    r = [g["ratio_all"] for g in main]
+    inside = [g["d"] for g in main if g["final"]["all"]["ci_low"] <= g["theory"]["alpha"]
+              <= g["final"]["all"]["ci_high"]]
+    txt = (f"**Cross-paper check.** Measured over theory load (all recalled): "
+           f"{', '.join(f'{x:.3f}' for x in r)} at d = {', '.join(str(g['d']) for g in main)}; "
+           f"the theory lies inside the 95% CI at d = {inside if inside else 'none'}. ")
+    nc = [g["d"] for g in main if g["converged"]["all"] is None]
+    if nc:
+        txt += f"The budget study has not converged at d = {nc} (threshold still moving). "
+    return txt
+
+
+def _mlp_reading(sm):
+    p = sm["pooled"]["99"]
+    return (f"Pooled over all configurations: **c = {p['c']:.2f}** (95% CI "
+            f"{_fmt_ci(*p['ci'], f='{:.2f}')}; per-configuration range "
+            f"{sm['spread'][0]:.2f}..{sm['spread'][1]:.2f}). Cover's count for the paper's "
+            "`2 m d` parameters gives `4 m d`; the measured `c` is about half of that, close "
+            "to Cover's count `2 (m d + 2 m)` of the weights that matter with two classes.")
+
+
+def _escape_reading(es):
+    a = es["relation"]["init_slope_scaled"]
+    b = es["subject"]["init_slope_scaled"]
+    return (f"Pooled over the learning rates, `ln(1 + lr lambda) t` grows with `ln(1/init)` "
+            f"at slope {a['slope']:.3f} {_fmt_ci(*a['ci'])} (relation) and {b['slope']:.3f} "
+            f"{_fmt_ci(*b['ci'])} (subject) against the predicted 1.")

@@ -648,16 +648,21 @@ def run_plan(which, *, store_dir=STORE_DIR, workers=1, progress=True, compute=Tr
     list of (params, result)
         Every ok record of the plan.
     """
+    import importlib
+
     from validation.engine import run_sweep, read_store, trial_key
 
+    # the importable module's functions (not ``__main__``'s under ``python -m``): the
+    # store keys name the trial function
+    mod = importlib.import_module("validation.factual_recall.theory_check")
     if which == "linear":
-        fn, name = linear_recall_trial, "linear_memory.jsonl"
+        fn, name = mod.linear_recall_trial, "linear_memory.jsonl"
         params = [p for g in LINEAR_PLAN["groups"] for p in linear_params(g)]
     elif which == "mlp":
-        fn, name = mlp_recall_trial, "mlp_memory.jsonl"
+        fn, name = mod.mlp_recall_trial, "mlp_memory.jsonl"
         params = [p for d, m in MLP_PLAN["dm"] for p in mlp_params(d, m)]
     elif which == "escape":
-        fn, name = escape_trial, "escape_times.jsonl"
+        fn, name = mod.escape_trial, "escape_times.jsonl"
         params = escape_params()
     else:
         raise ValueError(f"which must be 'linear', 'mlp' or 'escape', got {which!r}")
@@ -668,7 +673,7 @@ def run_plan(which, *, store_dir=STORE_DIR, workers=1, progress=True, compute=Tr
                          executor="processes" if workers > 1 else "inprocess", label=which)
         return [(r["params"], r["result"]) for r in recs if r["status"] == "ok"]
     scan = read_store(path, warn=False)
-    ok = {r["key"]: r for r in scan.ok} if hasattr(scan, "ok") else {}
+    ok = scan.ok
     out = []
     for p in params:
         r = ok.get(trial_key(p, fn))

@@ -581,7 +581,7 @@ def _converged(rows):
 #: theory's ``N`` at ``d``.  The learning-rate / budget study is the d = 16, 32 groups at
 #: three rates; the paired Gaussian groups (OP data) check the sphere normalisation.
 LINEAR_PLAN = {"lr": 0.5,
-               "rel": (0.6, 0.75, 0.9, 1.0, 1.1, 1.25, 1.4),
+               "rel": (0.6, 0.75, 0.9, 0.95, 1.0, 1.05, 1.1, 1.175, 1.25, 1.4),
                "budgets": (128, 256, 512, 1024, 2048, 4096, 8192),
                "groups": tuple([(d, 0.5, 8192, "sphere", "sphere", 4) for d in (8, 16, 32)]
                                + [(64, 0.5, 2048, "sphere", "sphere", 3)]
@@ -591,7 +591,7 @@ LINEAR_PLAN = {"lr": 0.5,
                                + [(16, 0.5, 8192, "sphere", "gaussian", 4)])}
 #: Full-mode plan of the MLP check (``stored/mlp_memory.jsonl``).
 MLP_PLAN = {"dm": ((8, 8), (8, 16), (16, 16), (16, 32), (32, 16)), "seeds": 3, "steps": 8192,
-            "lr": 0.01, "c": (1.5, 2.0, 2.5, 3.0, 3.5, 4.0),
+            "lr": 0.01, "c": (1.0, 1.25, 1.5, 2.0, 2.25, 2.5, 2.75, 3.0, 3.25, 3.5, 4.0),
             "budgets": (512, 1024, 2048, 4096, 8192)}
 #: Full-mode plan of the escape-time check (``stored/escape_times.jsonl``).
 ESCAPE_PLAN = {"S": 64, "R": 4, "D": 8, "T": 8, "lrs": (1.0, 2.0, 4.0),

@@ -184,6 +184,7 @@ def test_stored_sweeps_cover_their_plan(which):
         expected = sum(len(tc.linear_params(g)) for g in tc.LINEAR_PLAN["groups"])
     elif which == "mlp":
         expected = sum(len(tc.mlp_params(d, m)) for d, m in tc.MLP_PLAN["dm"])
+        expected += sum(len(tc.mlp_params(d, m, long=True)) for d, m in tc.MLP_PLAN["long"]["dm"])
     else:
         expected = len(tc.escape_params())
     assert len(recs) == expected

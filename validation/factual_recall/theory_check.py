@@ -592,7 +592,11 @@ LINEAR_PLAN = {"lr": 0.5,
 #: Full-mode plan of the MLP check (``stored/mlp_memory.jsonl``).
 MLP_PLAN = {"dm": ((8, 8), (8, 16), (16, 16), (16, 32), (32, 16)), "seeds": 3, "steps": 8192,
             "lr": 0.01, "c": (1.0, 1.25, 1.5, 2.0, 2.25, 2.5, 2.75, 3.0, 3.25, 3.5, 4.0),
-            "budgets": (512, 1024, 2048, 4096, 8192)}
+            "budgets": (512, 1024, 2048, 4096, 8192, 16384, 32768),
+            # budget extension where 8192 steps had not converged (same draws: the first
+            # 8192 steps of a long run are the short run)
+            "long": {"dm": ((8, 16), (16, 16), (16, 32)), "seeds": 2, "steps": 32768,
+                     "c": (2.0, 2.5, 2.75, 3.0, 3.25, 3.5)}}
 #: Full-mode plan of the escape-time check (``stored/escape_times.jsonl``).
 ESCAPE_PLAN = {"S": 64, "R": 4, "D": 8, "T": 8, "lrs": (1.0, 2.0, 4.0),
                "inits": (1e-5, 1e-4, 1e-3, 1e-2), "seeds": 3}
@@ -608,11 +612,12 @@ def linear_params(group, rel=LINEAR_PLAN["rel"]):
              "inputs": inputs, "outputs": outputs} for n in ns for s in range(seeds)]
 
 
-def mlp_params(d, m, plan=MLP_PLAN):
-    """Parameter records of the MLP check at ``(d, m)``."""
-    ns = sorted({int(round(c * m * d)) for c in plan["c"]})
-    return [{"d": int(d), "m": int(m), "n": n, "seed": s, "steps": plan["steps"],
-             "lr": plan["lr"], "classes": 2} for n in ns for s in range(plan["seeds"])]
+def mlp_params(d, m, plan=MLP_PLAN, long=False):
+    """Parameter records of the MLP check at ``(d, m)`` (``long``: the budget extension)."""
+    sub = plan["long"] if long else plan
+    ns = sorted({int(round(c * m * d)) for c in sub["c"]})
+    return [{"d": int(d), "m": int(m), "n": n, "seed": s, "steps": sub["steps"],
+             "lr": plan["lr"], "classes": 2} for n in ns for s in range(sub["seeds"])]
 
 
 def escape_params(plan=ESCAPE_PLAN):
@@ -661,6 +666,7 @@ def run_plan(which, *, store_dir=STORE_DIR, workers=1, progress=True, compute=Tr
     elif which == "mlp":
         fn, name = mod.mlp_recall_trial, "mlp_memory.jsonl"
         params = [p for d, m in MLP_PLAN["dm"] for p in mlp_params(d, m)]
+        params += [p for d, m in MLP_PLAN["long"]["dm"] for p in mlp_params(d, m, long=True)]
     elif which == "escape":
         fn, name = mod.escape_trial, "escape_times.jsonl"
         params = escape_params()
@@ -731,38 +737,51 @@ def summarize_linear(records, plan=LINEAR_PLAN):
 
 
 def summarize_mlp(records, plan=MLP_PLAN):
-    """Per-``(d, m)`` logistic fits of ``c = N / (m d)`` (99% and all-recalled) and a pooled fit.
+    """Per-``(d, m, steps)`` logistic fits of ``c = N / (m d)`` (99% and all recalled) and a
+    pooled fit.
 
     Returns
     -------
     dict
-        ``configs`` (per ``(d, m)``: ``fits`` per budget, ``converged``,
-        ``c_99`` / ``c_all`` with CIs, :func:`counting_bounds`), ``pooled``
-        (one logistic fit of every record of every configuration, 99% criterion,
-        largest budget) and ``spread`` (min and max of the per-configuration
-        ``c_99``).
+        ``configs`` (per ``(d, m, steps)``: ``fits`` per budget up to ``steps``,
+        ``converged``, ``c_99`` / ``c_all`` with CIs at the largest budget,
+        :func:`counting_bounds`); ``best`` (per ``(d, m)`` the row with the largest
+        budget); ``pooled`` (one logistic fit of the records of the ``best`` rows,
+        99% and all-recalled criteria, at their largest budgets) and ``spread`` (min and
+        max of the ``best`` rows' ``c_99``).
     """
     groups = {}
     for p, r in records:
-        groups.setdefault((int(p["d"]), int(p["m"])), []).append(r)
+        groups.setdefault((int(p["d"]), int(p["m"]), int(p["steps"])), []).append(r)
     configs = []
-    for (d, m) in sorted(groups):
-        recs = groups[(d, m)]
-        fits = capacity_fits(recs, budgets=plan["budgets"])
-        row = {"d": d, "m": m, "trials": len(recs), "fits": fits,
+    for (d, m, steps) in sorted(groups):
+        recs = groups[(d, m, steps)]
+        fits = capacity_fits(recs, budgets=[b for b in plan["budgets"] if b <= steps])
+        row = {"d": d, "m": m, "steps": steps, "trials": len(recs), "fits": fits,
                "converged": {c: _converged(fits[c]) for c in fits}, **counting_bounds(d, m)}
         for crit in ("99", "all"):
             f = fits[crit][-1]
             row[f"c_{crit}"] = f["threshold"]
             row[f"c_{crit}_ci"] = [f["ci_low"], f["ci_high"]]
         configs.append(row)
-    allrec = [r for v in groups.values() for r in v]
+    best = {}
+    for row in configs:
+        key = (row["d"], row["m"])
+        if key not in best or row["steps"] > best[key]["steps"]:
+            best[key] = row
+    best = [best[k] for k in sorted(best)]
     pooled = {}
     for crit in ("99", "all"):
-        f = capacity_fits(allrec, budgets=[plan["budgets"][-1]])[crit][0]
-        pooled[crit] = {"c": f["threshold"], "ci": [f["ci_low"], f["ci_high"]]}
-    c99 = [r["c_99"] for r in configs if math.isfinite(r["c_99"])]
-    return {"configs": configs, "pooled": pooled,
+        key = "t_all" if crit == "all" else "t_99"
+        x, y = [], []
+        for row in best:
+            for r in groups[(row["d"], row["m"], row["steps"])]:
+                x.append(r["load"])
+                y.append(r[key] is not None)
+        f = fit_threshold(x, y)
+        pooled[crit] = {"c": f.threshold, "ci": [f.ci_low, f.ci_high]}
+    c99 = [r["c_99"] for r in best if math.isfinite(r["c_99"])]
+    return {"configs": configs, "best": best, "pooled": pooled,
             "spread": [min(c99), max(c99)] if c99 else [math.nan, math.nan]}
 
 

@@ -745,10 +745,11 @@ def summarize_mlp(records, plan=MLP_PLAN):
     dict
         ``configs`` (per ``(d, m, steps)``: ``fits`` per budget up to ``steps``,
         ``converged``, ``c_99`` / ``c_all`` with CIs at the largest budget,
-        :func:`counting_bounds`); ``best`` (per ``(d, m)`` the row with the largest
-        budget); ``pooled`` (one logistic fit of the records of the ``best`` rows,
-        99% and all-recalled criteria, at their largest budgets) and ``spread`` (min and
-        max of the ``best`` rows' ``c_99``).
+        :func:`counting_bounds`); ``best`` (the rows of the base design: every
+        configuration at ``plan["steps"]``, full ``c`` grid; the longer budget
+        extension checks their convergence); ``pooled`` (one logistic fit of the
+        records of the ``best`` rows, 99% and all-recalled criteria) and ``spread``
+        (min and max of the ``best`` rows' ``c_99``).
     """
     groups = {}
     for p, r in records:
@@ -764,12 +765,7 @@ def summarize_mlp(records, plan=MLP_PLAN):
             row[f"c_{crit}"] = f["threshold"]
             row[f"c_{crit}_ci"] = [f["ci_low"], f["ci_high"]]
         configs.append(row)
-    best = {}
-    for row in configs:
-        key = (row["d"], row["m"])
-        if key not in best or row["steps"] > best[key]["steps"]:
-            best[key] = row
-    best = [best[k] for k in sorted(best)]
+    best = [row for row in configs if row["steps"] == plan["steps"]]
     pooled = {}
     for crit in ("99", "all"):
         key = "t_all" if crit == "all" else "t_99"

@@ -297,7 +297,7 @@ def _linear_reading(main, groups):
 
 def _mlp_reading(sm):
     p = sm["pooled"]["99"]
-    return (f"Pooled over the configurations at their largest budget: **c = {p['c']:.2f}** "
+    return (f"Pooled over the five configurations at 8192 steps: **c = {p['c']:.2f}** "
             f"(99% criterion; 95% CI "
             f"{_fmt_ci(*p['ci'], f='{:.2f}')}; per-configuration range "
             f"{sm['spread'][0]:.2f}..{sm['spread'][1]:.2f}, wider than the pooled CI: `c` is "

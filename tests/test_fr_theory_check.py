@@ -195,3 +195,11 @@ def test_run_plan_and_cli_refuse_bad_input(capsys):
         tc.run_plan("quadratic", compute=False)
     assert tc.main(["linear", "--workers", "0"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_examples_of_the_module():
+    """Every Examples section of theory_check runs and gives what it shows."""
+    import doctest
+
+    res = doctest.testmod(tc, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert res.failed == 0 and res.attempted > 0

@@ -237,7 +237,7 @@ def n_of_load(alpha, d):
     Examples
     --------
     >>> n = n_of_load(0.5, 20)
-    >>> round(n * math.log(n), 9)
+    >>> round(float(n * math.log(n)), 9)
     200.0
     """
     alpha = np.asarray(alpha, float)

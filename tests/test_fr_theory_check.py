@@ -167,9 +167,38 @@ def test_escape_trial_relation_first():
     assert r["t_relation"] < r["t_subject"]
 
 
+# ----------------------------------------------------------------------------- transformer
+
+_TINY = {"d": 8, "H": 1, "d_h": 8, "m": 8, "facts": 4, "D": 4, "T": 4, "seed": 0,
+         "steps": 300, "batch": 32, "lr": 0.02, "eval_every": 50}
+
+
+def test_transformer_budget_trial_learns_tiny_task_and_stops():
+    """4 facts, 384 parameters: learnt well within 300 steps; the run stops at the first
+    evaluation with >= 99% recalled, which is therefore its last recorded accuracy."""
+    r = tc.transformer_budget_trial(_TINY)
+    assert r["t_99"] is not None and r["accuracy"][-1] >= 0.99
+    assert r["eval_steps"][-1] == r["t_99"] and all(a < 0.99 for a in r["accuracy"][:-1])
+    assert r["params"] == 4 * 1 * 8 * 8 + 2 * 8 * 8
+
+
+def test_transformer_budget_trial_prefix_property():
+    """Constant rate: a shorter budget reproduces the longer run's evaluations (same
+    training stream, evaluation on its own stream)."""
+    long = tc.transformer_budget_trial(dict(_TINY, facts=36, D=8, steps=200, eval_every=50))
+    short = tc.transformer_budget_trial(dict(_TINY, facts=36, D=8, steps=100, eval_every=50))
+    n = len(short["accuracy"])
+    assert short["accuracy"] == long["accuracy"][:n]
+
+
+def test_transformer_budget_trial_bad_schedule():
+    with pytest.raises(ValueError, match="schedule"):
+        tc.transformer_budget_trial(dict(_TINY, schedule="linear"))
+
+
 # ----------------------------------------------------------------------------- stored sweeps
 
-@pytest.mark.parametrize("which", ["linear", "mlp", "escape"])
+@pytest.mark.parametrize("which", ["linear", "mlp", "escape", "transformer"])
 def test_stored_sweeps_cover_their_plan(which):
     """The stored JSONL files hold an ok record for every trial of the current plan (so
     quick mode reads complete data); a plan edit without regenerating fails here."""
@@ -177,7 +206,7 @@ def test_stored_sweeps_cover_their_plan(which):
 
     recs = tc.run_plan(which, compute=False)
     name = {"linear": "linear_memory.jsonl", "mlp": "mlp_memory.jsonl",
-            "escape": "escape_times.jsonl"}[which]
+            "escape": "escape_times.jsonl", "transformer": "transformer_budget.jsonl"}[which]
     n_plan = len(read_store(tc.STORE_DIR / name, warn=False).ok)
     assert len(recs) > 0 and len(recs) <= n_plan
     if which == "linear":
@@ -185,8 +214,10 @@ def test_stored_sweeps_cover_their_plan(which):
     elif which == "mlp":
         expected = sum(len(tc.mlp_params(d, m)) for d, m in tc.MLP_PLAN["dm"])
         expected += sum(len(tc.mlp_params(d, m, long=True)) for d, m in tc.MLP_PLAN["long"]["dm"])
-    else:
+    elif which == "escape":
         expected = len(tc.escape_params())
+    else:
+        expected = len(tc.transformer_params())
     assert len(recs) == expected
 
 

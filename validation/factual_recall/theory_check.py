@@ -41,13 +41,14 @@ from scipy.special import lambertw
 
 from hcizz._checks import check_int, check_real
 from validation.linear_memory.capacity import fit_threshold
-from validation.optim import Adam
+from validation.optim import Adam, warmup_cosine
 from .memories import init_mlp_memory, linear_memory_loss, mlp_memory_loss
 
 __all__ = ["embeddings", "linear_recall_trial", "mlp_recall_trial", "capacity_fits",
            "n_of_load", "theory_prediction", "mlp_capacity_fits", "counting_bounds",
            "escape_rates", "escape_trial", "fit_escape_slopes", "STORE_DIR", "LINEAR_PLAN",
-           "MLP_PLAN", "ESCAPE_PLAN", "run_plan", "summarize_linear", "summarize_mlp"]
+           "MLP_PLAN", "ESCAPE_PLAN", "TRANSFORMER_PLAN", "transformer_budget_trial", "run_plan",
+           "summarize_linear", "summarize_mlp", "summarize_transformer"]
 
 #: Folder of the stored full-mode sweeps (JSONL, :mod:`validation.engine` format).
 STORE_DIR = Path(__file__).resolve().parent / "stored"
@@ -554,6 +555,80 @@ def fit_escape_slopes(records, S, R, D, level=0.95):
     return out
 
 
+# ----------------------------------------------------------------------------- transformer budget
+
+def transformer_budget_trial(params):
+    """Transformer trained at a constant rate, accuracy recorded along the way (trial).
+
+    Parameters
+    ----------
+    params : dict
+        ``d``, ``H``, ``d_h``, ``m`` (model), ``facts`` (``S R`` with the square
+        split of :func:`validation.factual_recall.experiments._split_facts`),
+        ``D``, ``T``, ``seed``, ``steps``, ``batch``, ``lr`` (Adam rate),
+        ``schedule`` ("constant", default, or "cosine": 5% warm-up then cosine
+        decay to 1% over ``steps``, the schedule of
+        :func:`validation.factual_recall.experiments.train_transformer`),
+        ``eval_every`` (steps between evaluations; the run stops at the first
+        evaluation with >= 99% recalled), ``eval_repeats``.
+
+    Returns
+    -------
+    dict
+        ``facts`` (actual ``S R``), ``params`` (count), ``eval_steps`` and
+        ``accuracy`` (fraction of (fact, sequence) pairs recalled at each
+        evaluation, on fresh sequences from a separate stream, so evaluating
+        does not change training), ``t_99`` (first evaluated step with accuracy
+        >= 0.99, None if none), ``cpu_seconds``.
+
+    Notes
+    -----
+    With a constant rate, the run with budget ``B`` is the first ``B`` steps of
+    this run, so success within ``B`` is ``t_99 <= B`` (up to the evaluation
+    grid ``eval_every``); a cosine run is one budget only.
+    """
+    from .experiments import _split_facts
+    from .task import make_task
+    from .transformer import OneLayerTransformer
+
+    d, H, d_h, m = (int(params[k]) for k in ("d", "H", "d_h", "m"))
+    S, R = _split_facts(int(params["facts"]))
+    D, T = int(params["D"]), int(params["T"])
+    steps, batch = int(params["steps"]), int(params["batch"])
+    lr = float(params["lr"])
+    every, reps = int(params["eval_every"]), int(params.get("eval_repeats", 2))
+    schedule = params.get("schedule", "constant")
+    if schedule not in ("constant", "cosine"):
+        raise ValueError(f"schedule must be 'constant' or 'cosine', got {schedule!r}")
+    rng = _trial_rng(params["seed"], d, H, d_h, m, S, R)
+    task = make_task(S, R, D, T=T, rng=rng)
+    net = OneLayerTransformer(d, H, d_h, m, vocab=task.vocab, n_answers=task.n_answers,
+                              rng=rng, dtype=np.float32)
+    erng = _trial_rng(params["seed"], 7, d, S, R)
+    fs, fr = task.all_facts()
+    fs, fr = np.tile(fs, reps), np.tile(fr, reps)
+    opt = Adam(net.params)
+    c0 = time.process_time()
+    ev_steps, accs, t99 = [], [], None
+    for t in range(steps + 1):
+        if t % every == 0:
+            tok, y, _, _ = task.sample(0, erng, subjects=fs, relations=fr)
+            acc = float(net.loss(tok, y, grad=False)[2].mean())
+            ev_steps.append(t)
+            accs.append(acc)
+            if acc >= 0.99:
+                t99 = t
+                break
+        if t == steps:
+            break
+        tok, y, _, _ = task.sample(batch, rng)
+        _, g, _ = net.loss(tok, y)
+        opt.step(g, lr=lr if schedule == "constant" else
+                 warmup_cosine(t, steps, lr=lr, warmup=0.05, final=0.01))
+    return {"facts": S * R, "params": net.param_count, "eval_steps": ev_steps,
+            "accuracy": accs, "t_99": t99, "t_all": None, "cpu_seconds": time.process_time() - c0}
+
+
 # ----------------------------------------------------------------------------- summaries
 
 def _group_key(p):
@@ -597,6 +672,14 @@ MLP_PLAN = {"dm": ((8, 8), (8, 16), (16, 16), (16, 32), (32, 16)), "seeds": 3, "
             # 8192 steps of a long run are the short run)
             "long": {"dm": ((8, 16), (16, 16), (16, 32)), "seeds": 2, "steps": 32768,
                      "c": (2.0, 2.5, 2.75, 3.0, 3.25, 3.5)}}
+#: Transformer budget study (``stored/transformer_budget.jsonl``): one shape of the quick
+#: experiment (d=16, H=2, d_h=8, m=16, D=8, T=8, batch 128), facts on a grid, constant-rate
+#: runs (every budget from one run) and cosine runs at three budgets.
+TRANSFORMER_PLAN = {"shape": (16, 2, 8, 16), "D": 8, "T": 8, "batch": 128, "seeds": 3,
+                    "facts": (36, 49, 56, 64, 72, 81, 100, 121),
+                    "constant": {"lrs": (0.003, 0.01), "steps": 12000, "eval_every": 500},
+                    "cosine": {"lr": 0.01, "steps": (500, 2000, 8000)},
+                    "budgets": (500, 1000, 2000, 4000, 8000, 12000)}
 #: Full-mode plan of the escape-time check (``stored/escape_times.jsonl``).
 ESCAPE_PLAN = {"S": 64, "R": 4, "D": 8, "T": 8, "lrs": (1.0, 2.0, 4.0),
                "inits": (1e-5, 1e-4, 1e-3, 1e-2), "seeds": 3}
@@ -634,12 +717,30 @@ def escape_params(plan=ESCAPE_PLAN):
     return out
 
 
+def transformer_params(plan=TRANSFORMER_PLAN):
+    """Parameter records of the transformer budget study."""
+    d, H, d_h, m = plan["shape"]
+    base = {"d": d, "H": H, "d_h": d_h, "m": m, "D": plan["D"], "T": plan["T"],
+            "batch": plan["batch"], "eval_repeats": 2}
+    out = []
+    for f in plan["facts"]:
+        for s in range(plan["seeds"]):
+            for lr in plan["constant"]["lrs"]:
+                out.append(dict(base, facts=f, seed=s, lr=float(lr), schedule="constant",
+                                steps=plan["constant"]["steps"],
+                                eval_every=plan["constant"]["eval_every"]))
+            for st in plan["cosine"]["steps"]:
+                out.append(dict(base, facts=f, seed=s, lr=float(plan["cosine"]["lr"]),
+                                schedule="cosine", steps=int(st), eval_every=min(250, int(st))))
+    return out
+
+
 def run_plan(which, *, store_dir=STORE_DIR, workers=1, progress=True, compute=True):
     """Run (or read back) one stored plan: ``"linear"``, ``"mlp"`` or ``"escape"``.
 
     Parameters
     ----------
-    which : {"linear", "mlp", "escape"}
+    which : {"linear", "mlp", "escape", "transformer"}
     store_dir : path
         Folder of the JSONL stores.
     workers : int
@@ -670,8 +771,12 @@ def run_plan(which, *, store_dir=STORE_DIR, workers=1, progress=True, compute=Tr
     elif which == "escape":
         fn, name = mod.escape_trial, "escape_times.jsonl"
         params = escape_params()
+    elif which == "transformer":
+        fn, name = mod.transformer_budget_trial, "transformer_budget.jsonl"
+        params = transformer_params()
     else:
-        raise ValueError(f"which must be 'linear', 'mlp' or 'escape', got {which!r}")
+        raise ValueError(f"which must be 'linear', 'mlp', 'escape' or 'transformer', got "
+                         f"{which!r}")
     path = Path(store_dir) / name
     if compute:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -781,10 +886,55 @@ def summarize_mlp(records, plan=MLP_PLAN):
             "spread": [min(c99), max(c99)] if c99 else [math.nan, math.nan]}
 
 
+def summarize_transformer(records, plan=TRANSFORMER_PLAN):
+    """Capacity (facts at 99%) of the transformer against the step budget.
+
+    Parameters
+    ----------
+    records : list of (params, result)
+        :func:`transformer_budget_trial` records.
+    plan : dict
+
+    Returns
+    -------
+    dict
+        ``rows``: one per (schedule, lr, budget) with ``facts`` (50% point of the
+        logistic fit of success against the number of facts, 99% criterion),
+        ``ci``, ``facts_per_param`` and ``successes`` / ``trials``; ``params``
+        (parameter count); ``converged`` per constant rate (smallest budget from
+        which every larger budget's threshold lies in its CI).
+    """
+    rows, conv, params = [], {}, None
+    const = {}
+    cos = {}
+    for p, r in records:
+        params = r["params"]
+        if p["schedule"] == "constant":
+            const.setdefault(float(p["lr"]), []).append(dict(r, load=float(r["facts"])))
+        else:
+            cos.setdefault(int(p["steps"]), []).append(dict(r, load=float(r["facts"])))
+    for lr in sorted(const):
+        fits = capacity_fits(const[lr], budgets=[b for b in plan["budgets"]
+                                                 if b <= plan["constant"]["steps"]])["99"]
+        conv[f"{lr:g}"] = _converged(fits)
+        for f in fits:
+            rows.append({"schedule": "constant", "lr": lr, "budget": f["budget"],
+                         "facts": f["threshold"], "ci": [f["ci_low"], f["ci_high"]],
+                         "facts_per_param": f["threshold"] / params,
+                         "successes": f["successes"], "trials": f["trials"]})
+    for st in sorted(cos):
+        f = capacity_fits(cos[st], budgets=[st])["99"][0]
+        rows.append({"schedule": "cosine", "lr": float(plan["cosine"]["lr"]), "budget": st,
+                     "facts": f["threshold"], "ci": [f["ci_low"], f["ci_high"]],
+                     "facts_per_param": f["threshold"] / params,
+                     "successes": f["successes"], "trials": f["trials"]})
+    return {"rows": rows, "params": params, "converged": conv}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m validation.factual_recall.theory_check",
                                  description="Run the stored theory-check sweeps.")
-    ap.add_argument("which", nargs="+", choices=["linear", "mlp", "escape"])
+    ap.add_argument("which", nargs="+", choices=["linear", "mlp", "escape", "transformer"])
     ap.add_argument("--store-dir", default=str(STORE_DIR))
     ap.add_argument("--workers", type=int, default=1)
     a = ap.parse_args(argv)

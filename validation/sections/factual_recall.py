@@ -187,7 +187,7 @@ def build(ctx):
     figs.append(ctx.savefig(fig, "fr_sequential.png"))
     md.append(f"\n![sequential learning]({figs[-1]})\n")
 
-    # ---------------------------------------------------------------- 5-7. theory checks
+    # ---------------------------------------------------------------- 5-8. theory checks
     from . import _fr_theory
 
     _fr_theory.build_theory_checks(ctx, md, data, figs)

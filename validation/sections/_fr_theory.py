@@ -40,7 +40,7 @@ def build_theory_checks(ctx, md, data, figs):
     src_txt = ("Quick mode: the trials are the stored full-mode sweeps of "
                "`validation/factual_recall/stored/` read back (engine JSONL store, no training "
                "in this run); fits, theory and figures are recomputed. Regenerate with "
-               "`python -m validation.factual_recall.theory_check linear mlp escape`."
+               "`python -m validation.factual_recall.theory_check linear mlp escape transformer`."
                if ctx.quick else "Full mode: every trial recomputed into "
                "`theory_check_store/` of the report folder (resumable).")
 

@@ -226,6 +226,9 @@ def test_run_plan_and_cli_refuse_bad_input(capsys):
         tc.run_plan("quadratic", compute=False)
     assert tc.main(["linear", "--workers", "0"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+    with pytest.raises(SystemExit) as exc:
+        tc.main(["quadratic"])
+    assert exc.value.code == 2 and capsys.readouterr().err.count("\n") == 1
 
 
 def test_examples_of_the_module():
@@ -234,3 +237,15 @@ def test_examples_of_the_module():
 
     res = doctest.testmod(tc, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert res.failed == 0 and res.attempted > 0
+
+
+def test_run_plan_compute_path_resumes_from_a_full_store(tmp_path):
+    """The full-mode path (run_sweep into a store) on a copy of the stored escape sweep:
+    every trial is found in the store, nothing is recomputed, and the records equal the
+    read-only path's."""
+    import shutil
+
+    shutil.copy(tc.STORE_DIR / "escape_times.jsonl", tmp_path / "escape_times.jsonl")
+    got = tc.run_plan("escape", store_dir=tmp_path, progress=False)
+    ref = tc.run_plan("escape", compute=False)
+    assert got == ref

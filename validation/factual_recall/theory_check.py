@@ -931,15 +931,24 @@ def summarize_transformer(records, plan=TRANSFORMER_PLAN):
     return {"rows": rows, "params": params, "converged": conv}
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr, exit status 2."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m validation.factual_recall.theory_check",
-                                 description="Run the stored theory-check sweeps.")
+    """CLI: run (resume) the named plans into ``--store-dir``; one JSON line per plan."""
+    ap = _Parser(prog="python -m validation.factual_recall.theory_check",
+                 description="Run the stored theory-check sweeps.")
     ap.add_argument("which", nargs="+", choices=["linear", "mlp", "escape", "transformer"])
     ap.add_argument("--store-dir", default=str(STORE_DIR))
     ap.add_argument("--workers", type=int, default=1)
     a = ap.parse_args(argv)
     if a.workers < 1:
-        print(f"error: --workers must be >= 1, got {a.workers}", file=sys.stderr)
+        print(f"{ap.prog}: error: --workers must be >= 1, got {a.workers}", file=sys.stderr)
         return 2
     for w in a.which:
         recs = run_plan(w, store_dir=a.store_dir, workers=a.workers)

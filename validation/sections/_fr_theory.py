@@ -27,8 +27,11 @@ def _fmt_ci(lo, hi, f="{:.3f}"):
 def _records(ctx, which):
     if ctx.quick:
         return tc.run_plan(which, compute=False), "stored"
+    import os
+
     store = ctx.out / "theory_check_store"
-    return tc.run_plan(which, store_dir=store, progress=False), str(store)
+    return (tc.run_plan(which, store_dir=store, progress=False,
+                        workers=max(1, min(2, os.cpu_count() or 1))), str(store))
 
 
 def build_theory_checks(ctx, md, data, figs):

@@ -662,7 +662,8 @@ LINEAR_PLAN = {"lr": 0.5,
                                + [(64, 0.5, 2048, "sphere", "sphere", 3)]
                                + [(d, lr, 8192, "sphere", "sphere", 4)
                                   for d in (16, 32) for lr in (0.2, 1.0)]
-                               + [(d, 0.5, 8192, "gaussian", "gaussian", 4) for d in (16, 32)]
+                               + [(d, 0.5, 8192, "gaussian", "gaussian", 4) for d in (8, 16, 32)]
+                               + [(64, 0.5, 2048, "gaussian", "gaussian", 3)]
                                + [(16, 0.5, 8192, "sphere", "gaussian", 4)])}
 #: Full-mode plan of the MLP check (``stored/mlp_memory.jsonl``).
 MLP_PLAN = {"dm": ((8, 8), (8, 16), (16, 16), (16, 32), (32, 16)), "seeds": 3, "steps": 8192,

@@ -196,6 +196,25 @@ def build_theory_checks(ctx, md, data, figs):
     md.append("\n(CI ends below 0 are shown as 0: the fit's range extends below the grid; "
               "facts per effective weight = `c m d / (m d + 2 m)`.)\n")
     md.append("\n" + _mlp_reading(sm) + "\n")
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    rows = sm["configs"]
+    xs = np.arange(len(rows))
+    for crit, mk, off, lab in (("99", "o", -0.1, "measured c, 99%"),
+                               ("all", "s", 0.1, "measured c, all recalled")):
+        y = np.array([r[f"c_{crit}"] for r in rows])
+        lo = np.array([max(r[f"c_{crit}_ci"][0], 0.0) for r in rows])
+        hi = np.array([r[f"c_{crit}_ci"][1] for r in rows])
+        ax.errorbar(xs + off, y, yerr=[np.clip(y - lo, 0, None), np.clip(hi - y, 0, None)],
+                    fmt=mk, capsize=3, label=lab)
+    ax.plot(xs, [r["cover_effective"] for r in rows], "k_", ms=18, mew=2,
+            label="Cover/Gardner, effective weights: 2 + 4/d")
+    ax.axhline(4.0, c="gray", ls="--", lw=1, label="Cover/Gardner on 2 m d parameters: 4")
+    ax.set_xticks(xs, [f"{r['d']}x{r['m']}\n{r['steps'] // 1024}k" for r in rows], fontsize=8)
+    ax.set(xlabel="d x m, step budget (k = 1024 Adam steps)", ylabel="c = N / (m d)",
+           ylim=(0, 4.5), title="MLP memory, two classes")
+    ax.legend(fontsize=7, loc="lower right")
+    figs.append(ctx.savefig(fig, "fr_mlp_vs_counting.png"))
+    md.append(f"\n![MLP memory vs counting bounds]({figs[-1]})\n")
 
     # ------------------------------------------------------------------ 7. escape times
     ctx.progress("factual_recall: theory 3/4 saddle-escape times")

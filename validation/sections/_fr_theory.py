@@ -336,22 +336,40 @@ def _linear_reading(main, groups):
                 + ", ".join(f"{g['ratio_all']:.3f} at d = {g['d']}"
                             + (" (theory inside the CI)" if _inside(g) else " (theory outside the CI)")
                             for g in gg) + ". ")
+    pairs = []
+    for g in gg:
+        m_ = next((x for x in main if x["d"] == g["d"]), None)
+        if m_ is not None:
+            pairs.append((g["d"], m_["final"]["all"]["threshold"] / g["final"]["all"]["threshold"] - 1))
     txt += ("What agrees: the finite-p replica capacity predicts the trained capacity of "
             "this paper's linear memory, with no free parameter, when the outputs are "
-            "Gaussian, and it tracks the decrease with `d` of the sphere memory too. What does "
-            "not: unit-sphere outputs store a few per cent more than predicted at small `d`, "
-            "because their competitor fields have lighter tails than the Gaussian ones the "
-            "theory assumes (normalising the inputs changes no argmax; "
-            "docs/factual_recall.md#memories-against-theory). The 99% criterion gives the "
-            "same `N` up to the grid resolution (below `N = 100` it is the same criterion). ")
+            "Gaussian (the problem it is computed for), and it tracks the decrease with `d` "
+            "of the sphere memory too. What does not: unit-sphere outputs store more than "
+            "Gaussian ones on the same draws ("
+            + ", ".join(f"{100 * x:+.1f}% at d = {d}" for d, x in pairs) + "), so the "
+            "sphere memory sits above the prediction; its competitor fields have lighter "
+            "tails than the Gaussian ones the theory assumes (normalising the inputs changes "
+            "no argmax; docs/factual_recall.md#memories-against-theory). The 99% criterion "
+            "gives the same `N` up to the grid resolution (below `N = 100` it is the same "
+            "criterion). ")
     nc = [g["d"] for g in main if g["converged"]["all"] is None]
     if nc:
         txt += f"The budget study has not converged at d = {nc} (threshold still moving). "
     else:
         txt += ("Budget study (right panel): the threshold stops moving within its CI by "
                 "B = " + ", ".join(f"{g['converged']['all']}" for g in main)
-                + " steps at d = " + ", ".join(str(g["d"]) for g in main)
-                + "; the three learning rates reach the same threshold.")
+                + " steps at d = " + ", ".join(str(g["d"]) for g in main) + ". ")
+        for d in sorted({g["d"] for g in groups}):
+            same = [g for g in groups if g["d"] == d and g["inputs"] == g["outputs"] == "sphere"]
+            if len(same) < 2:
+                continue
+            th = [g["final"]["all"] for g in same]
+            agree = all(f["ci_low"] <= h["threshold"] <= f["ci_high"] for f in th for h in th)
+            lrs_txt = ", ".join(f"{g['lr']:g}" for g in same)
+            th_txt = ", ".join(f"{f['threshold']:.3f}" for f in th)
+            txt += (f"At d = {d} the learning rates {lrs_txt} end at thresholds {th_txt}"
+                    + (" (each inside the others' CIs). " if agree
+                       else " (not all inside each other's CIs). "))
     return txt
 
 

@@ -1,4 +1,5 @@
-"""Theory checks of the factual-recall memories and dynamics (validation/factual_recall/theory_check.py)."""
+"""Theory checks of the factual-recall memories and dynamics
+(validation/factual_recall/theory_check.py)."""
 import math
 
 import numpy as np

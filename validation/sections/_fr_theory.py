@@ -84,7 +84,8 @@ def build_theory_checks(ctx, md, data, figs):
               "capacity `N ln N / d^2` with no free parameter for the criterion *all facts "
               "recalled*. Trials: constant-rate Adam (lr "
               f"{_MAIN_LR:g}) from `W = 0`, stopped at the first step with every fact recalled; "
-              "`N` on a grid of 0.6-1.4x the predicted `N`, several seeds each; the capacity is the "
+              "`N` on a grid of 0.6-1.4x the predicted `N`, several seeds each; the capacity is "
+              "the "
               "50% point of a logistic fit over `N` (in the load) with a 95% profile-likelihood "
               "CI that holds the seed spread and the `N` resolution. " + src_txt + "\n")
     rows = []
@@ -119,7 +120,8 @@ def build_theory_checks(ctx, md, data, figs):
     dgrid = np.array(sorted(set([8, 12, 16, 24, 32, 48, 64]) | set(dd.tolist())))
     th = np.array([tc.theory_prediction(int(d))["alpha"] for d in dgrid])
     ax[0].plot(dgrid, th, "k-", label="theory: alpha_c_finite, self-consistent")
-    for crit, mk, lab in (("all", "o", "measured, all recalled"), ("99", "s", "measured, 99%")):
+    for crit, mk, lab in (("all", "o", "sphere memory, all recalled"),
+                          ("99", "s", "sphere memory, 99%")):
         y = np.array([g["final"][crit]["threshold"] for g in main])
         lo = np.array([g["final"][crit]["ci_low"] for g in main])
         hi = np.array([g["final"][crit]["ci_high"] for g in main])
@@ -130,9 +132,11 @@ def build_theory_checks(ctx, md, data, figs):
         if g["inputs"] == "gaussian":
             fa = g["final"]["all"]
             ax[0].errorbar([g["d"] * 0.96], [fa["threshold"]],
-                           yerr=[[fa["threshold"] - fa["ci_low"]], [fa["ci_high"] - fa["threshold"]]],
+                           yerr=[[fa["threshold"] - fa["ci_low"]],
+                                 [fa["ci_high"] - fa["threshold"]]],
                            fmt="^", c="C3", capsize=3,
-                           label="Gaussian in/out (OP data), all" if g["d"] == gauss[0]["d"] else None)
+                           label=("Gaussian in/out (OP data), all recalled"
+                                  if g["d"] == gauss[0]["d"] else None))
     ax[0].set_xscale("log", base=2)
     ax[0].set(xlabel="d", ylabel="capacity load N ln N / d^2",
               title="linear memory vs finite-p replica theory")
@@ -187,8 +191,7 @@ def build_theory_checks(ctx, md, data, figs):
                         "Cover, effective weights 2(md+2m)/(md)", "Cover, 2md params",
                         "converged from (99% / all)"],
                        [(r["d"], r["m"], r["steps"],
-                         f"{r['c_99']:.2f} {_fmt_ci(max(r['c_99_ci'][0], 0.0), r['c_99_ci'][1], f='{:.2f}')}",
-                         f"{r['c_all']:.2f} {_fmt_ci(max(r['c_all_ci'][0], 0.0), r['c_all_ci'][1], f='{:.2f}')}",
+                         _c_ci(r, "99"), _c_ci(r, "all"),
                          f"{_per_eff(r, '99'):.2f}", f"{r['cover_effective']:.2f}",
                          f"{r['cover_bound']:.0f}",
                          f"{r['converged']['99']} / {r['converged']['all']}")
@@ -334,13 +337,15 @@ def _linear_reading(main, groups):
     if gg:
         txt += ("With Gaussian inputs and outputs (the OP data the theory is computed for): "
                 + ", ".join(f"{g['ratio_all']:.3f} at d = {g['d']}"
-                            + (" (theory inside the CI)" if _inside(g) else " (theory outside the CI)")
+                            + (" (theory inside the CI)" if _inside(g)
+                               else " (theory outside the CI)")
                             for g in gg) + ". ")
     pairs = []
     for g in gg:
         m_ = next((x for x in main if x["d"] == g["d"]), None)
         if m_ is not None:
-            pairs.append((g["d"], m_["final"]["all"]["threshold"] / g["final"]["all"]["threshold"] - 1))
+            pairs.append((g["d"], m_["final"]["all"]["threshold"]
+                          / g["final"]["all"]["threshold"] - 1))
     txt += ("What agrees: the finite-p replica capacity predicts the trained capacity of "
             "this paper's linear memory, with no free parameter, when the outputs are "
             "Gaussian (the problem it is computed for), and it tracks the decrease with `d` "
@@ -371,6 +376,11 @@ def _linear_reading(main, groups):
                     + (" (each inside the others' CIs). " if agree
                        else " (not all inside each other's CIs). "))
     return txt
+
+
+def _c_ci(r, crit):
+    lo, hi = r[f"c_{crit}_ci"]
+    return f"{r[f'c_{crit}']:.2f} {_fmt_ci(max(lo, 0.0), hi, f='{:.2f}')}"
 
 
 def _per_eff(r, crit):

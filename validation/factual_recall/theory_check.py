@@ -127,6 +127,11 @@ def linear_recall_trial(params):
     ``B`` is exactly the first ``B`` steps of a longer one, so success within
     every smaller budget is ``t_all <= B`` (budget study from one run).
 
+    References
+    ----------
+    arXiv:2412.06538 (the memory); arXiv:2605.10795 (the OP);
+    docs/factual_recall.md#memories-against-theory.
+
     Examples
     --------
     >>> r = linear_recall_trial({"d": 16, "n": 8, "seed": 0, "steps": 200})
@@ -190,6 +195,10 @@ def mlp_recall_trial(params):
     ``init_mlp_memory``; sphere inputs and output embeddings, uniform random
     classes; constant-rate Adam, stop at the first step with all facts
     recalled.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#mlp-memory-against-counting-bounds.
 
     Examples
     --------
@@ -305,6 +314,10 @@ def theory_prediction(d):
         ``alpha = alpha_c_finite(p)`` with ``p ln p = alpha d^2``), ``N``
         (real, ``N ln N = alpha d^2``).
 
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md; docs/linear_memory.md.
+
     Examples
     --------
     >>> t = theory_prediction(16)      # doctest: +SKIP
@@ -367,6 +380,11 @@ def counting_bounds(d, m, classes=2):
     (the upper bound grows like ``log`` of the number of hidden units), so
     these are reference points, not bounds, for the MLP.
 
+    References
+    ----------
+    T. M. Cover, IEEE Trans. Electron. Comput. EC-14, 326 (1965); E. Gardner,
+    J. Phys. A 21, 257 (1988); docs/factual_recall.md#mlp-memory-against-counting-bounds.
+
     Examples
     --------
     >>> b = counting_bounds(16, 16)
@@ -416,6 +434,10 @@ def escape_rates(S, R, D):
     multiplies the amplitude by ``1 + lr lambda`` per step, so the predicted
     slope of the escape step against ``ln(1/init)`` is
     ``1 / ln(1 + lr lambda)`` (``~ 1 / (lr lambda)``).
+
+    References
+    ----------
+    arXiv:2412.06538 (sequential learning); docs/factual_recall.md#escape-times.
 
     Examples
     --------

@@ -47,6 +47,18 @@ def build_theory_checks(ctx, md, data, figs):
                if ctx.quick else "Full mode: every trial recomputed into "
                "`theory_check_store/` of the report folder (resumable).")
 
+    if ctx.quick:
+        missing = [w for w in ("linear", "mlp", "escape", "transformer")
+                   if not tc.run_plan(w, compute=False)]
+        if missing:
+            md.append("\n### 5-8. Theory checks\n")
+            md.append(f"Not rendered: the stored sweeps {missing} were not found in "
+                      f"`{tc.STORE_DIR}` (an installation without the package data?). Run "
+                      "`python -m validation.factual_recall.theory_check linear mlp escape "
+                      "transformer` or the full mode.\n")
+            data["theory_checks_missing"] = missing
+            return
+
     # ------------------------------------------------------------------ 5. linear vs theory
     ctx.progress("factual_recall: theory 1/4 linear memory vs alpha_c_finite")
     t0 = time.process_time()

@@ -187,4 +187,9 @@ def build(ctx):
     ax.legend(fontsize=8)
     figs.append(ctx.savefig(fig, "fr_sequential.png"))
     md.append(f"\n![sequential learning]({figs[-1]})\n")
+
+    # ---------------------------------------------------------------- 5-8. theory checks
+    from . import _fr_theory
+
+    _fr_theory.build_theory_checks(ctx, md, data, figs)
     return SectionResult("\n".join(md), data, figs)

@@ -586,7 +586,7 @@ def transformer_budget_trial(params):
     ----------
     params : dict
         ``d``, ``H``, ``d_h``, ``m`` (model), ``facts`` (``S R`` with the square
-        split of :func:`validation.factual_recall.experiments._split_facts`),
+        split of ``experiments._split_facts``),
         ``D``, ``T``, ``seed``, ``steps``, ``batch``, ``lr`` (Adam rate),
         ``schedule`` ("constant", default, or "cosine": 5% warm-up then cosine
         decay to 1% over ``steps``, the schedule of

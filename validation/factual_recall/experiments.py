@@ -226,6 +226,25 @@ def memory_capacity_experiment(*, quick=True, rng=None, threshold=0.99, progress
 
 # ----------------------------------------------------------------------------- transformer
 
+def _check_transformer_memory(task, d, H, d_h, m, batch, dtype):
+    """Refuse (``ValueError``) a transformer run whose arrays cannot fit in memory.
+
+    Lower bound of what exists at once: the parameters and Adam's two moments
+    (``3 x``), and per step the activations of one batch (embedded tokens, the
+    ``H`` heads' queries, keys and values, attention weights, MLP hidden layer
+    and output logits).  See ``docs/reliability.md#sizes``.
+    """
+    from validation._memory import check_memory
+
+    item = np.dtype(dtype).itemsize
+    T, V = task.T, task.vocab
+    params = V * d + 4 * H * d_h * d + 2 * m * d + task.n_answers * d
+    acts = batch * T * (d + 3 * H * d_h + H * T) + batch * (m + task.n_answers)
+    check_memory(item * (3.0 * params + 2.0 * acts),
+                 f"factual-recall transformer d={d} H={H} d_h={d_h} m={m} vocab={V} T={T} "
+                 f"batch={batch}: parameters + Adam moments + one batch of activations")
+
+
 def train_transformer(task, d, H, d_h, m, *, steps=2000, batch=256, lr=3e-3, rng=None,
                       eval_repeats=1, dtype=np.float32):
     """Train the one-layer transformer on fresh batches of ``task``; return accuracy.
@@ -261,6 +280,7 @@ def train_transformer(task, d, H, d_h, m, *, steps=2000, batch=256, lr=3e-3, rng
     lr = check_real("lr", lr, low=0, low_open=True, allow_array=False)
     eval_repeats = check_int("eval_repeats", eval_repeats, low=1)
     rng = check_rng(rng)
+    _check_transformer_memory(task, d, H, d_h, m, batch, dtype)
     net = OneLayerTransformer(d, H, d_h, m, vocab=task.vocab, n_answers=task.n_answers,
                               rng=rng, dtype=dtype)
     opt = Adam(net.params)

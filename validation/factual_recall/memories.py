@@ -164,6 +164,21 @@ def mlp_memory_loss(params, X, U, targets, grad=True):
     return loss, [dW1, db, dW2], correct
 
 
+def _check_memory_need(kind, n, d, m, n_classes, dtype):
+    """Refuse (``ValueError``) a memory whose arrays cannot fit: the embeddings,
+    the parameters with Adam's two moments, and the ``n x k`` score matrix with
+    its gradient (``docs/reliability.md#sizes``)."""
+    from validation._memory import check_memory
+
+    item = np.dtype(dtype).itemsize
+    k = n_classes
+    params = d * d if kind == "linear" else 2 * m * d + m
+    hidden = 0 if kind == "linear" else n * m
+    need = item * (n * d + k * d + 3.0 * params + 2.0 * n * k + 2.0 * hidden)
+    check_memory(need, f"{kind} memory n={n} d={d}" + (f" m={m}" if kind == "mlp" else "")
+                 + f" classes={k}: embeddings + parameters and Adam moments + scores")
+
+
 def train_memory(kind, n, d, *, m=None, n_classes=None, steps=1000, lr=None, rng=None,
                  dtype=np.float32):
     """Train a linear or MLP associative memory on ``n`` random facts (full batch, Adam).
@@ -216,6 +231,7 @@ def train_memory(kind, n, d, *, m=None, n_classes=None, steps=1000, lr=None, rng
         if k < n:
             raise ValueError(f"n must be <= n_classes={k} (a bijective linear memory needs one "
                              f"output per fact), got {n}")
+        _check_memory_need(kind, n, d, None, k, dtype)
         X = sphere_embeddings(n, d, rng, dtype)
         U = sphere_embeddings(k, d, rng, dtype)
         targets = np.arange(n)
@@ -231,6 +247,7 @@ def train_memory(kind, n, d, *, m=None, n_classes=None, steps=1000, lr=None, rng
             raise ValueError("m must be given for kind='mlp'")
         m = check_int("m", m, low=1)
         k = 2 if n_classes is None else check_int("n_classes", n_classes, low=2)
+        _check_memory_need(kind, n, d, m, k, dtype)
         X = sphere_embeddings(n, d, rng, dtype)
         U = sphere_embeddings(k, d, rng, dtype)
         targets = rng.integers(0, k, size=n)

@@ -64,6 +64,7 @@ def capacity_trial(params):
     seed = params["seed"]
     kind = "dp" if model == "dp" else "op"
     dtype = np.dtype(params.get("dtype", "float32"))
+    _check_capacity_memory(model, d, p, dtype)     # before anything is allocated
     rf, ri = trial_rngs(seed, d, p)
     t0, c0 = time.perf_counter(), time.process_time()
     facts = make_facts(kind, p, d, rng=rf, dtype=dtype,

@@ -357,11 +357,30 @@ def _overlay(ax, values, law, title):
 
 
 def _store_copy(ctx, src, name):
+    """The report's working copy of a committed store: created from ``src``, and
+    completed with the ``src`` records it lacks when it already exists."""
+    import json
     import shutil
 
     dst = ctx.out / name
-    if not dst.exists() and src.exists():
+    if not src.exists():
+        return dst
+    if not dst.exists():
         shutil.copyfile(src, dst)
+        return dst
+    have = set()
+    with open(dst, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                have.add(json.loads(line)["key"])
+            except (ValueError, KeyError, TypeError):
+                pass                      # damaged lines are reported by the engine's reader
+    with open(src, encoding="utf-8") as fh:
+        new = [line if line.endswith("\n") else line + "\n" for line in fh
+               if line.strip() and json.loads(line).get("key") not in have]
+    if new:
+        with open(dst, "a", encoding="utf-8") as fh:
+            fh.writelines(new)
     return dst
 
 
@@ -574,7 +593,7 @@ def _spectra_study(ctx):
     from validation.report import md_table
 
     t0 = time.perf_counter()
-    ds = (20,) if ctx.quick else (20, 40)
+    ds = (20,) if ctx.quick else (20, 40, 80)
     ctx.progress("linear_memory: spectra study (pooled instances, Gaussian calibration)")
     store = _store_copy(ctx, ss.STORE, "spectra_study_trials.jsonl")
     res, reused, n = ss.run(ds, store=store, workers=2)
@@ -588,11 +607,12 @@ def _spectra_study(ctx):
     for i, d in enumerate(ds):
         for j, k in enumerate(ss.KAPPAS):
             ax = axs[i, j]
-            rr = [x for x in res if x["d"] == d and x["kappa"] == k and x["frac"] == 1.0 and x["success"]]
-            if not rr:
-                rr = [x for x in res if x["d"] == d and x["kappa"] == k and x["success"]]
-            if not rr:
+            # the largest load fraction with recalled instances
+            ok = [x for x in res if x["d"] == d and x["kappa"] == k and x["success"]]
+            if not ok:
                 continue
+            fmax = max(x["frac"] for x in ok)
+            rr = [x for x in ok if x["frac"] == fmax]
             m = len(rr[0]["sv"])
             law = ss._law(m / d)
             pool = np.concatenate([ss._scaled(x["sv"], law) for x in rr])
@@ -603,7 +623,7 @@ def _spectra_study(ctx):
             ax.plot(xs, law.pdf(xs), "k-", label="quarter circle" if m == d else f"truncated qc ({m}/{d})")
             ax.set_xlabel("singular value of W/sqrt(d), scaled (2nd moment)")
             ax.set_ylabel("density")
-            ax.set_title(f"d={d}, kappa={k:g}, load frac {rr[0].get('frac', 1.0):g}", fontsize=9)
+            ax.set_title(f"d={d}, kappa={k:g}, load {fmax:g} x capacity", fontsize=9)
             ax.legend(fontsize=7)
     fig.tight_layout()
     figs = [ctx.savefig(fig, "linear_memory_spectra_study.png")]
@@ -620,7 +640,7 @@ def _spectra_study(ctx):
                     "edge", "edge cal.", "X_qc(1-kappa)", "margin"], table),
           f"\n{n} trials ({reused} reused from `validation/linear_memory/stored/spectra_study.jsonl`), "
           f"{time.perf_counter() - t0:.0f} s. Regenerate: "
-          "`nice -n 10 python -m validation.linear_memory.spectra_study --d 20,40`.\n",
+          "`nice -n 10 python -m validation.linear_memory.spectra_study --d 20,40,80`.\n",
           "\n![Pooled trained spectra against the law](linear_memory_spectra_study.png)\n"]
     data = {"rows": rows, "trials": n, "reused": reused,
             "store": "validation/linear_memory/stored/spectra_study.jsonl", "seconds": time.perf_counter() - t0}

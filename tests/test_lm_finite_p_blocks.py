@@ -59,3 +59,19 @@ def test_spectrum_trial_small():
     r = ss.spectrum_trial({"d": 8, "kappa": 0.5, "frac": 0.5, "seed": 0})
     assert len(r["sv"]) == 4 and r["success"] and r["margin"] > 0
     assert all(a >= b for a, b in zip(r["sv"], r["sv"][1:]))
+
+
+@pytest.mark.parametrize("kappa", [1.0, 0.5])
+def test_continued_training_reproduces_first_recall(kappa):
+    from validation.linear_memory.data import make_facts
+    from validation.linear_memory.train import train
+
+    facts = make_facts("op", 15, 10, rng=np.random.default_rng(4))   # load 0.41, below capacity
+    ref = train(facts, model="full" if kappa == 1 else "lowrank", kappa=kappa,
+                rng=np.random.default_rng(5), init_std=0.0 if kappa == 1 else None)
+    W1, W2, t1, trace = ss._train_on(facts, kappa, np.random.default_rng(5), 4096, 64)
+    assert ref.success and t1 == ref.steps
+    # same float32 arithmetic in the same order: the memory at first recall is identical
+    np.testing.assert_array_equal(W1, ref.W)
+    assert [t for t, _ in trace] == [0, 16, 32, 64]
+    assert trace[-1][1] > trace[0][1] > 0           # the normalised margin grows after recall

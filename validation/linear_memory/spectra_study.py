@@ -50,6 +50,50 @@ def _theory_load(d, kappa):
     return float(lowrank_finite_threshold(d, lowrank_m(d, kappa) / d).value)
 
 
+def _norm_margin(W, facts):
+    from .models import scores
+
+    Z = scores(W, facts)
+    idx = np.arange(facts.p)
+    corr = Z[idx, idx].copy()
+    Z[idx, idx] = -np.inf
+    return float((corr - Z.max(axis=1)).min() / np.linalg.norm(W))
+
+
+def _train_on(facts, kappa, rng, steps, extra):
+    """The default preset's loop (Adam, lr 0.1 constant, temperature 0.05), but going on for
+    ``extra`` steps after the first full recall; returns (W at first recall, W at the end,
+    first-recall step, margins along the continuation)."""
+    from validation.optim import Adam
+    from .models import init_lowrank, lowrank_W, lowrank_grads, xent_and_grad
+    from .train import get_config
+
+    cfg = get_config("default")
+    d = facts.d
+    scale = 1.0 / (cfg.temperature * math.sqrt(d))
+    if kappa >= 1:
+        params = [np.zeros((d, d), dtype=facts.E.dtype)]
+    else:
+        params = list(init_lowrank(d, kappa, rng=rng, dtype=facts.E.dtype))
+    opt = Adam(params)
+    W_first, t_first, trace = None, None, []
+    f64 = facts.astype(np.float64)
+    for t in range(steps + extra):
+        W = params[0] if kappa >= 1 else lowrank_W(*params)
+        _, dW, corr = xent_and_grad(W, facts, scale=scale)
+        if W_first is None and corr.all():
+            W_first, t_first = W.copy(), t
+        if t_first is not None and (t - t_first) in (0, extra // 4, extra // 2, extra):
+            trace.append([t - t_first, _norm_margin(W.astype(np.float64), f64)])
+        if t_first is not None and t - t_first >= extra:
+            return W_first, W, t_first, trace
+        if t_first is None and t >= steps:
+            break
+        grads = [dW] if kappa >= 1 else list(lowrank_grads(params[0], params[1], dW))
+        opt.step(grads, lr=cfg.lr)
+    return W_first, None, t_first, trace
+
+
 def spectrum_trial(params):
     """Train one memory; return its top ``m`` singular values (of ``W / sqrt(d)``).
 
@@ -75,6 +119,18 @@ def spectrum_trial(params):
     p = p_from_load(params["frac"] * _theory_load(d, kappa), d)
     rf, ri = trial_rngs(seed, d, p)
     facts = make_facts("op", p, d, rng=rf)
+    if params.get("extra_steps"):
+        # continued training after the first full recall (``extra_steps`` more steps)
+        m = lowrank_m(d, kappa)
+        W1, W2, t1, trace = _train_on(facts, kappa, ri, params.get("steps", 4096), int(params["extra_steps"]))
+        out = {"p": p, "load": float(load_of(p, d)), "success": W2 is not None,
+               "steps": -1 if t1 is None else int(t1), "margin_trace": trace}
+        if W2 is not None:
+            sv = np.linalg.svd(W2.astype(np.float64) / math.sqrt(d), compute_uv=False)[:m]
+            out.update(sv=[float(f"{v:.6g}") for v in sv], margin=trace[-1][1], margin_first=trace[0][1])
+        else:
+            out.update(sv=[], margin=float("nan"))
+        return out
     over = {"steps": params["steps"]} if "steps" in params else {}
     if kappa >= 1:
         res = train(facts, model="full", rng=ri, init_std=0.0, **over)
@@ -92,9 +148,14 @@ def spectrum_trial(params):
             "sv": [float(f"{v:.6g}") for v in sv], "margin": margin}
 
 
-def study_params(ds, kappas=KAPPAS, fracs=FRACS, seeds=8):
-    return [{"kind": "spectra_study", "d": int(d), "kappa": float(k), "frac": float(f), "seed": int(s)}
-            for d in ds for k in kappas for f in fracs for s in range(seeds)]
+def study_params(ds, kappas=KAPPAS, fracs=FRACS, seeds=8, extra_steps=None):
+    """Trial parameters; ``extra_steps``: continue training that long after the first full recall."""
+    out = [{"kind": "spectra_study", "d": int(d), "kappa": float(k), "frac": float(f), "seed": int(s)}
+           for d in ds for k in kappas for f in fracs for s in range(seeds)]
+    if extra_steps:
+        for p in out:
+            p["extra_steps"] = int(extra_steps)
+    return out
 
 
 def _scaled(sv, law):
@@ -136,12 +197,17 @@ def summarise(results):
 
     groups = {}
     for r in results:
-        groups.setdefault((r["kappa"], r["d"], r["frac"]), []).append(r)
+        groups.setdefault((r["kappa"], r["d"], r["frac"], r.get("extra_steps", 0)), []).append(r)
     rows = []
-    for (k, d, f), rr in sorted(groups.items(), key=lambda t: (-t[0][0], t[0][1], t[0][2])):
+    for (k, d, f, ex), rr in sorted(groups.items(), key=lambda t: (-t[0][0], t[0][1], t[0][2], t[0][3])):
         ok = [r for r in rr if r["success"]]
         m = lowrank_m(d, k)
-        row = {"kappa": k, "d": d, "load_fraction": f, "m": m, "instances": len(ok), "trials": len(rr),
+        row = {"kappa": k, "d": d, "load_fraction": f, "extra_steps": ex, "m": m, "instances": len(ok),
+               "trials": len(rr),
+               "margin_first_mean": (float(np.mean([r["margin_first"] for r in ok]))
+                                     if ok and "margin_first" in ok[0] else None),
+               "margin_trace_mean": (np.mean([r["margin_trace"] for r in ok], axis=0).tolist()
+                                     if ok and "margin_trace" in ok[0] else None),
                "load": float(np.mean([r["load"] for r in rr])),
                "edge_theory": float(qc_quantile(1 - m / d)) if m < d else None,
                "margin_mean": float(np.mean([r["margin"] for r in ok])) if ok else None}
@@ -158,17 +224,17 @@ def summarise(results):
     return rows
 
 
-def run(ds, *, seeds=8, store=STORE, workers=2, progress=True):
+def run(ds, *, seeds=8, store=STORE, workers=2, progress=True, fracs=FRACS, extra_steps=None):
     from validation.engine import run_sweep
 
-    params = study_params(ds, seeds=seeds)
+    params = study_params(ds, fracs=fracs, seeds=seeds, extra_steps=extra_steps)
     # the trial function by its importable name (also when this module runs as ``__main__``)
     from validation.linear_memory.spectra_study import spectrum_trial as trial
 
     recs = run_sweep(trial, params, store=store, workers=workers, progress=progress,
                      label="spectra study")
-    res = [{**r["result"], "d": p["d"], "kappa": p["kappa"], "frac": p["frac"]}
-           for p, r in zip(params, recs) if r["status"] == "ok"]
+    res = [{**r["result"], "d": p["d"], "kappa": p["kappa"], "frac": p["frac"],
+            "extra_steps": p.get("extra_steps", 0)} for p, r in zip(params, recs) if r["status"] == "ok"]
     return res, recs.stats.n_skipped, len(params)
 
 
@@ -179,8 +245,12 @@ def main(argv=None):
     ap.add_argument("--seeds", type=int, default=8)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--store", default=str(STORE))
+    ap.add_argument("--fracs", default=",".join(map(str, FRACS)), help="load fractions of the capacity")
+    ap.add_argument("--extra-steps", type=int, default=None,
+                    help="continue training this many steps after the first full recall")
     a = ap.parse_args(argv)
-    res, reused, n = run([int(x) for x in a.d.split(",")], seeds=a.seeds, store=a.store, workers=a.workers)
+    res, reused, n = run([int(x) for x in a.d.split(",")], seeds=a.seeds, store=a.store, workers=a.workers,
+                         fracs=[float(x) for x in a.fracs.split(",")], extra_steps=a.extra_steps)
     for r in summarise(res):
         print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()}, flush=True)
     print(f"{n} trials ({reused} reused)", file=sys.stderr)

@@ -19,7 +19,7 @@ from hcizz.checks import check_int, check_real
 from .data import make_facts, p_from_load, load_of, DEFAULT_MAX_BYTES
 from .train import train, MODELS
 
-__all__ = ["capacity_trial", "trial_params", "load_grid", "fit_threshold",
+__all__ = ["capacity_trial", "trial_params", "load_grid", "fit_threshold", "extension_loads",
            "ThresholdFit", "success_counts", "trial_rngs"]
 
 
@@ -118,6 +118,41 @@ def trial_params(model, d, loads, seeds, *, kappa=None, preset="default", **extr
             rec.update({k: v for k, v in extra.items() if v is not None})
             out.append(rec)
     return out
+
+
+def extension_loads(loads, results, d, *, min_step=0.0):
+    """Two more loads beyond each end of the grid where the crossing is not bracketed.
+
+    Parameters
+    ----------
+    loads : sorted sequence of float
+        The current grid of loads.
+    results : list of dict
+        Trial results with ``load`` and ``success``.
+    d : int
+        Dimension (new loads are rounded to loads of integer ``p``).
+    min_step : float
+        With a single load, the step is ``min_step * loads[-1]``.
+
+    Returns
+    -------
+    list of float
+        New loads, sorted, none already in ``loads``: two above the grid while the
+        success rate at its largest load is >= 1/2, two below while the rate at its
+        smallest load is < 1/2 (spaced by the grid's mean step).
+
+    References
+    ----------
+    docs/linear_memory.md#empirical-capacity-threshold
+    """
+    counts = success_counts([r["load"] for r in results], [r["success"] for r in results])
+    step = (loads[-1] - loads[0]) / max(1, len(loads) - 1) or min_step * loads[-1]
+    new = []
+    if counts[-1][1] * 2 >= counts[-1][2]:
+        new += [loads[-1] + step, loads[-1] + 2 * step]
+    if counts[0][1] * 2 < counts[0][2]:
+        new += [max(loads[0] - k * step, 1e-3) for k in (1, 2)]
+    return sorted({float(load_of(p_from_load(a, d), d)) for a in new} - set(loads))
 
 
 def success_counts(loads, success):
@@ -336,14 +371,7 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         done.update(todo)
         if rnd == extend:
             break
-        counts = success_counts([r["load"] for r in results], [r["success"] for r in results])
-        step = (loads[-1] - loads[0]) / max(1, len(loads) - 1) or 0.05 * loads[-1]
-        new = []
-        if counts[-1][1] * 2 >= counts[-1][2]:
-            new += [loads[-1] + step, loads[-1] + 2 * step]
-        if counts[0][1] * 2 < counts[0][2]:
-            new += [max(loads[0] - k * step, 1e-3) for k in (1, 2)]
-        new = sorted({float(load_of(p_from_load(a, d), d)) for a in new} - set(loads))
+        new = extension_loads(loads, results, d, min_step=0.05)
         if not new:
             break
         loads = sorted(set(loads) | set(new))

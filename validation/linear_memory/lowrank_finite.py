@@ -56,19 +56,6 @@ def plan(d, kappa, *, seeds=SEEDS, factors=FACTORS):
     return loads, trial_params("lowrank", d, loads, range(seeds), kappa=kappa)
 
 
-def _extension(loads, results, d):
-    from .capacity import success_counts
-    from .data import load_of, p_from_load
-
-    counts = success_counts([r["load"] for r in results], [r["success"] for r in results])
-    step = (loads[-1] - loads[0]) / max(1, len(loads) - 1)
-    new = []
-    if counts[-1][1] * 2 >= counts[-1][2]:
-        new += [loads[-1] + step, loads[-1] + 2 * step]
-    if counts[0][1] * 2 < counts[0][2]:
-        new += [max(loads[0] - k * step, 1e-3) for k in (1, 2)]
-    return sorted({float(load_of(p_from_load(a, d), d)) for a in new} - set(loads))
-
 
 def run(ds=DS, kappas=KAPPAS, *, store=STORE, workers=2, seeds=SEEDS, progress=True):
     """Run (or reuse from ``store``) every trial; returns ``(records, seconds, reused)``.
@@ -76,7 +63,7 @@ def run(ds=DS, kappas=KAPPAS, *, store=STORE, workers=2, seeds=SEEDS, progress=T
     ``records`` maps ``(kappa, d)`` to the list of trial results (with ``seed``).
     """
     from validation.engine import run_sweep
-    from .capacity import capacity_trial
+    from .capacity import capacity_trial, extension_loads
 
     t0 = time.perf_counter()
     plans = {(k, d): plan(d, k, seeds=seeds) for k in kappas for d in ds}
@@ -90,7 +77,7 @@ def run(ds=DS, kappas=KAPPAS, *, store=STORE, workers=2, seeds=SEEDS, progress=T
             out.setdefault((prm["kappa"], prm["d"]), []).append({**r["result"], "seed": prm["seed"]})
     more = []
     for (k, d), (loads, prm) in plans.items():
-        new = _extension(loads, out.get((k, d), []), d)
+        new = extension_loads(loads, out.get((k, d), []), d)
         if new:
             from .capacity import trial_params
             more += trial_params("lowrank", d, new, range(seeds), kappa=k)

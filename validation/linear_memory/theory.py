@@ -63,12 +63,21 @@ def full_rank_threshold(d, *, samples=20_000, rng=0, tol=1e-4):
     ``s / (1 - g')``, reported as the standard error.  Cached (deterministic for an int ``rng``).
     """
     d = check_int("d", d, low=2)
+    return _self_consistent(d, None, start=0.9, step=lambda a: 0.05, samples=samples, rng=rng,
+                            tol=tol)
+
+
+def _self_consistent(d, kappa, *, start, step, samples, rng, tol):
+    """Fixed point ``alpha = alpha_c_finite(p(alpha)[, kappa])`` by iteration from
+    ``start``, with the standard error propagated through the slope of the map
+    (central difference of half-width ``step(alpha*)``); ``kappa=None``: full rank."""
+    kw = {} if kappa is None else {"kappa": kappa}
 
     def g(a):
         p = max(2, int(round(_p_of(a, d))))
-        return alpha_c_finite(p, samples=samples, rng=rng), p
+        return alpha_c_finite(p, samples=samples, rng=rng, **kw), p
 
-    a = 0.9
+    a = start
     for _ in range(50):
         est, p = g(a)
         new = float(est.value)
@@ -77,12 +86,15 @@ def full_rank_threshold(d, *, samples=20_000, rng=0, tol=1e-4):
             break
         a = new
     est, p = g(a)
-    h = 0.05
+    h = step(a)
     (e_hi, _), (e_lo, _) = g(a + h), g(max(a - h, 1e-3))
     slope = (e_hi.value - e_lo.value) / (2 * h)
     se = float(est.stderr) / max(1.0 - slope, 1e-6)
-    return Estimate(float(est.value), se, est.n, {"p": p, "slope": float(slope),
-                                                  "alpha_c_finite_stderr": float(est.stderr)})
+    info = {"p": p, "slope": float(slope)}
+    if kappa is not None:
+        info["kappa"] = kappa
+    info["alpha_c_finite_stderr"] = float(est.stderr)
+    return Estimate(float(est.value), se, est.n, info)
 
 
 @functools.lru_cache(maxsize=64)
@@ -117,26 +129,9 @@ def lowrank_finite_threshold(d, kappa, *, samples=20_000, rng=0, tol=1e-4):
     """
     d = check_int("d", d, low=2)
     kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
-
-    def g(a):
-        p = max(2, int(round(_p_of(a, d))))
-        return alpha_c_finite(p, kappa=kappa, samples=samples, rng=rng), p
-
-    a = 1.8 * float(alpha_c(kappa))
-    for _ in range(50):
-        est, p = g(a)
-        new = float(est.value)
-        if abs(new - a) < tol:
-            a = new
-            break
-        a = new
-    est, p = g(a)
-    h = 0.05 * a
-    (e_hi, _), (e_lo, _) = g(a + h), g(max(a - h, 1e-3))
-    slope = (e_hi.value - e_lo.value) / (2 * h)
-    se = float(est.stderr) / max(1.0 - slope, 1e-6)
-    return Estimate(float(est.value), se, est.n, {"p": p, "slope": float(slope), "kappa": kappa,
-                                                  "alpha_c_finite_stderr": float(est.stderr)})
+    # the slope's finite-difference step scales with the fixed point (0.05 alpha*)
+    return _self_consistent(d, kappa, start=1.8 * float(alpha_c(kappa)), step=lambda a: 0.05 * a,
+                            samples=samples, rng=rng, tol=tol)
 
 
 def lowrank_threshold(kappa):

@@ -52,24 +52,10 @@ def _group_params(model, kappa, d, cfg, preset, theory):
     return loads, trial_params(model, d, loads, seeds, kappa=kappa, preset=preset, steps=steps)
 
 
-def _extension(loads, results, d):
-    """Two more loads beyond an end of the grid where the crossing is not bracketed."""
-    from validation.linear_memory.capacity import success_counts
-    from validation.linear_memory.data import load_of, p_from_load
-
-    counts = success_counts([r["load"] for r in results], [r["success"] for r in results])
-    step = (loads[-1] - loads[0]) / max(1, len(loads) - 1)
-    new = []
-    if counts[-1][1] * 2 >= counts[-1][2]:
-        new += [loads[-1] + step, loads[-1] + 2 * step]
-    if counts[0][1] * 2 < counts[0][2]:
-        new += [max(loads[0] - k * step, 1e-3) for k in (1, 2)]
-    return sorted({float(load_of(p_from_load(a, d), d)) for a in new} - set(loads))
-
 
 def build(ctx):
     from validation.engine import run_sweep
-    from validation.linear_memory.capacity import capacity_trial, fit_threshold, trial_params
+    from validation.linear_memory.capacity import capacity_trial, extension_loads, fit_threshold, trial_params
     from validation.linear_memory.data import p_from_load
     from validation.linear_memory.theory import prediction
     from validation.report import SectionResult
@@ -101,7 +87,7 @@ def build(ctx):
     more = []
     for g, info in plan.items():
         res = by_key.get(_gkey(info["params"][0]), [])
-        new = _extension(info["loads"], res, g[2]) if res else []
+        new = extension_loads(info["loads"], res, g[2]) if res else []
         if new:
             seeds = sorted({p["seed"] for p in info["params"]})
             old = info["params"][0]

@@ -3,7 +3,11 @@ from __future__ import annotations
 
 import sys
 
-from hcizz.cli import dispatch, run_cli
+from validation._threads import default_single_thread
+
+default_single_thread()   # before numpy loads: BLAS on one thread unless the user chose
+
+from hcizz.cli import dispatch, run_cli  # noqa: E402
 
 #: Modules that add subcommands; each has ``register(subparsers)`` which adds a
 #: parser and sets its ``func(args) -> int``.

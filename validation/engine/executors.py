@@ -31,15 +31,17 @@ import traceback
 
 import numpy as np
 
+from validation._threads import BLAS_ENV_VARS as _BLAS_ENV_VARS
+
 __all__ = ["run_trial", "iter_inprocess", "iter_processes", "iter_dask",
            "EXECUTORS", "BLAS_ENV_VARS", "pinned_blas_env"]
 
 #: Names accepted by ``run_sweep(executor=...)``.
 EXECUTORS = ("inprocess", "processes", "dask")
 
-#: Thread-count variables pinned in worker processes (see :func:`pinned_blas_env`).
-BLAS_ENV_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-                 "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+#: Thread-count variables pinned in worker processes (see :func:`pinned_blas_env`);
+#: defined, numpy-free, in ``validation._threads``.
+BLAS_ENV_VARS = _BLAS_ENV_VARS
 
 _TRACEBACK_CHARS = 4000
 

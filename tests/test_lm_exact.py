@@ -158,3 +158,32 @@ def test_bad_input():
         exact_feasibility(make_op(3, 3, rng=0), tol=0)
     with pytest.raises(ValueError, match="model"):
         exact_trial({"model": "lowrank", "d": 4, "alpha": 0.5, "seed": 0})
+
+
+def test_cli_exact_json_and_store(capsys, tmp_path):
+    import json
+
+    from hcizz._cli import run_cli
+    from validation.__main__ import main
+
+    store = tmp_path / "x.jsonl"
+    argv = ["capacity", "--model", "op", "--method", "exact", "--d", "6", "--seeds", "3",
+            "--alphas", "0.5,1.0,2.5", "--executor", "inprocess", "--store", str(store), "--json"]
+    rc = run_cli(main, argv, prog="python -m validation")
+    res = json.loads(capsys.readouterr().out)
+    assert rc == 0 and res["method"] == "exact"
+    for k in ("threshold", "ci_low", "ci_high", "theory", "counts", "certificates"):
+        assert k in res
+    c = res["certificates"]
+    assert c["feasible"] + c["infeasible"] + c["undecided"] == 9 and c["undecided"] == 0
+    # load 0.5 (p = 8 facts, 36 unknowns) is half the finite-size capacity (about 1 at small d);
+    # load 2.5 (p = 27) is 2.5x above it
+    assert res["counts"][0][1] == 3 and res["counts"][-1][1] == 0
+    n = len(store.read_text().splitlines())
+    assert run_cli(main, argv, prog="python -m validation") == 0      # rerun reuses the store
+    assert len(store.read_text().splitlines()) == n
+    assert json.loads(capsys.readouterr().out)["counts"] == res["counts"]
+    rc = run_cli(main, ["capacity", "--model", "lowrank", "--kappa", "0.5", "--method", "exact",
+                        "--d", "6"], prog="python -m validation")
+    err = capsys.readouterr().err
+    assert rc == 2 and "op or dp" in err

@@ -45,7 +45,7 @@ from scipy.linalg import solve_triangular
 from hcizz._checks import check_int, check_real
 
 __all__ = ["ExactResult", "exact_feasibility", "verify_feasible", "verify_infeasible",
-           "pair_deltas", "exact_trial"]
+           "pair_deltas", "exact_trial", "exact_params", "certificate_summary"]
 
 #: Default tolerance on the certified cosine margin below which an instance is
 #: called infeasible (see :func:`verify_infeasible`).
@@ -546,3 +546,34 @@ def exact_trial(params):
     out.update(p=p, load=float(load_of(p, d)), success=r.feasible,
                seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0)
     return out
+
+
+def exact_params(model, d, loads, seeds):
+    """Parameter records (one per load and seed) for :func:`exact_trial`."""
+    return [{"model": model, "d": int(d), "alpha": float(a), "seed": int(s)}
+            for a in loads for s in seeds]
+
+
+def certificate_summary(results):
+    """Summary of the certificates of a list of :func:`exact_trial` results.
+
+    Returns
+    -------
+    dict
+        ``feasible``, ``infeasible``, ``undecided`` (counts),
+        ``min_feasible_margin`` (smallest certified cosine margin of a
+        feasibility certificate), ``max_infeasible_eps`` (largest cosine bound
+        of an infeasibility certificate), ``verified`` (every decision carries
+        a certificate that passed verification), ``seconds_per_instance``
+        (mean wall), ``cpu_seconds_per_instance``.
+    """
+    fe = [r for r in results if r.get("success") is True]
+    inf = [r for r in results if r.get("success") is False]
+    und = [r for r in results if r.get("success") is None]
+    n = max(len(results), 1)
+    return {"feasible": len(fe), "infeasible": len(inf), "undecided": len(und),
+            "min_feasible_margin": min((r["margin"] for r in fe), default=None),
+            "max_infeasible_eps": max((r["margin"] for r in inf), default=None),
+            "verified": True,
+            "seconds_per_instance": sum(r["seconds"] for r in results) / n,
+            "cpu_seconds_per_instance": sum(r.get("cpu_seconds", 0.0) for r in results) / n}

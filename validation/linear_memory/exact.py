@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import solve_triangular
+from scipy.linalg.lapack import dtrtrs as _dtrtrs
 
 from hcizz._checks import check_int, check_real
 
@@ -146,26 +147,40 @@ def _all_margins(W, E, U, kind):
 
 class _Factor:
     """Upper Cholesky factor ``R`` of ``Q = K_F + 1 1^T`` over the active pairs,
-    grown by blocks and shrunk by rank-one updates.  ``R`` is kept as an
-    exactly sized C-contiguous array so the triangular solves need no copy."""
+    grown by blocks and shrunk by rank-one updates, in place.
+
+    ``R`` lives in the top-left ``n x n`` corner of a C-ordered ``cap x cap``
+    buffer; the first ``n`` rows, transposed, are a Fortran-ordered array
+    holding ``R^T`` with leading dimension ``cap``, which LAPACK ``dtrtrs``
+    takes without a copy.  Rows are contiguous, as the Givens rotations of a
+    deletion need.
+    """
 
     def __init__(self, cap):
-        self.R = np.zeros((0, 0))
+        self.buf = np.zeros((cap, cap))
         self.cap = cap
+        self.n = 0
 
-    @property
-    def n(self):
-        return self.R.shape[0]
+    def _lt(self):
+        return self.buf[:self.n, :].T                  # (cap, n), F-contiguous: R^T, lda = cap
+
+    def _trs(self, b, trans):
+        # trans=0: solve R^T y = b; trans=1: solve R y = b
+        b2 = np.asarray(b, np.float64)
+        vec = b2.ndim == 1
+        x, info = _dtrtrs(self._lt(), b2.reshape(self.n, -1) if vec else b2, lower=1, trans=trans)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"dtrtrs info={info}")
+        return x[:, 0] if vec else x
 
     def solve(self, b):
-        y = solve_triangular(self.R, b, trans="T", lower=False, check_finite=False)
-        return solve_triangular(self.R, y, lower=False, check_finite=False)
+        return self._trs(self._trs(b, 0), 1)
 
     def append(self, Kon, Knn, piv_tol):
         """Append columns; returns indices (into the block) that were kept."""
         n, b = self.n, Knn.shape[0]
         if n:
-            C = solve_triangular(self.R, Kon, trans="T", lower=False, check_finite=False)
+            C = self._trs(np.asfortranarray(Kon), 0)
             S = Knn - C.T @ C
         else:
             C = np.zeros((0, b))
@@ -186,23 +201,18 @@ class _Factor:
                 kept.append(j)
         k = len(kept)
         if k:
-            R = np.zeros((n + k, n + k))
-            R[:n, :n] = self.R
-            R[:n, n:] = C[:, kept]
-            R[n:, n:] = Rs[:k, :k]
-            self.R = R
+            self.buf[:n, n:n + k] = C[:, kept]
+            self.buf[n:n + k, n:n + k] = Rs[:k, :k]
+            self.n = n + k
         return kept
 
     def delete(self, j):
         """Remove active pair ``j`` (row and column ``j`` of ``Q``)."""
-        n, R = self.n, self.R
-        v = R[j, j + 1:].copy()
-        out = np.empty((n - 1, n - 1))
-        out[:j, :j] = R[:j, :j]
-        out[:j, j:] = R[:j, j + 1:]
-        out[j:, :j] = 0.0
-        out[j:, j:] = R[j + 1:, j + 1:]
-        T = out[j:, j:]
+        n, R = self.n, self.buf
+        v = R[j, j + 1:n].copy()
+        R[:j, j:n - 1] = R[:j, j + 1:n]
+        R[j:n - 1, j:n - 1] = R[j + 1:n, j + 1:n]
+        T = R[j:n - 1, j:n - 1]
         m = n - 1 - j
         for k in range(m):                      # T^T T + v v^T, one Givens rotation per row
             a, bb = T[k, k], v[k]
@@ -216,7 +226,9 @@ class _Factor:
                 vv = v[k + 1:]
                 vv *= c
                 vv -= s * row
-        self.R = out
+        R[n - 1, :n] = 0.0
+        R[:n, n - 1] = 0.0
+        self.n = n - 1
 
 
 def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, optimal=False,

@@ -354,8 +354,15 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
         nb = 1 if single else min(batch, bad.size, cap - n)
         if nb <= 0:
             break
-        rows = bad[np.argsort(rowmin[bad])[:nb]]
-        cols = np.argmin(y[rows], axis=1)
+        if n == 0:
+            # start: every input with its strongest competitor under the Hebbian memory
+            # (at x = 0 all gradients are equal and carry no information)
+            Mh = _all_margins(C.T @ E, E, U, kind)
+            rows = np.arange(min(p, cap))
+            cols = np.argmin(Mh[rows], axis=1)
+        else:
+            rows = bad[np.argsort(rowmin[bad])[:nb]]
+            cols = np.argmin(y[rows], axis=1)
         Dn = C[rows] - (U[cols] if kind == "op" else U[rows, cols])
         Kon = kern(Fmu[:n], D[:n], rows, Dn) if n else np.zeros((0, nb))
         kept = fac.append(Kon, kern(rows, Dn, rows, Dn), 1e-11)

@@ -187,3 +187,20 @@ def test_cli_exact_json_and_store(capsys, tmp_path):
                         "--d", "6"], prog="python -m validation")
     err = capsys.readouterr().err
     assert rc == 2 and "op or dp" in err
+
+
+def test_committed_store_covers_plan_and_reproduces():
+    # the report's quick mode reads the committed store: every planned d = 20 instance must be
+    # there, and re-deciding one of each outcome must reproduce the stored decision
+    from validation.engine import read_store, trial_key
+    from validation.linear_memory.exact_plan import STORE, plan_params
+
+    scan = read_store(STORE, warn=False)
+    assert not scan.damaged
+    prm = plan_params(20)
+    got = [scan.ok.get(trial_key(q, exact_trial)) for q in prm]
+    assert all(g is not None for g in got)
+    for outcome in (True, False):
+        q, g = next((q, g) for q, g in zip(prm, got) if g["result"]["success"] is outcome)
+        r = exact_trial(q)
+        assert r["success"] is outcome and r["p"] == g["result"]["p"]

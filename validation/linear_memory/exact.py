@@ -314,6 +314,14 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
     def kern(mu1, D1, mu2, D2):
         return (D1 @ D2.T) * (E[mu1] @ E[mu2].T) + 1.0
 
+    def qmul(v):
+        # (K_F + 1 1^T) v without the kernel matrix: margins of sum_k v_k a_k on the pairs F
+        m = fac.n
+        Gv = np.zeros((p, d))
+        np.add.at(Gv, Fmu[:m], v[:, None] * D[:m])
+        Hv = E @ (Gv.T @ E).T
+        return np.einsum("kj,kj->k", D[:m], Hv[Fmu[:m]]) + v.sum()
+
     for it in range(1, max_iter + 1):
         M = _all_margins(x, E, U, kind) if precise else _all_margins(x.astype(np.float32), E32, U32, kind)
         n = fac.n
@@ -379,6 +387,9 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
         # --- Lawson-Hanson inner loop ---------------------------------------------------
         while True:
             z = fac.solve(np.ones(fac.n))
+            if precise:
+                # one step of iterative refinement with the residual formed from the data
+                z += fac.solve(1.0 - qmul(z))
             if np.all(z > 0):
                 lam = z
                 break

@@ -160,6 +160,7 @@ class _Factor:
         self.buf = np.zeros((cap, cap))
         self.cap = cap
         self.n = 0
+        self.hole = np.zeros(cap, bool)
 
     def _lt(self):
         return self.buf[:self.n, :].T                  # (cap, n), F-contiguous: R^T, lda = cap
@@ -207,15 +208,23 @@ class _Factor:
         return kept
 
     def delete(self, j):
-        """Remove active pair ``j`` (row and column ``j`` of ``Q``)."""
+        """Decouple slot ``j``: afterwards ``R^T R`` equals ``Q`` with row and column
+        ``j`` replaced by the unit vector (a *hole*, solved as ``z_j = 0`` with a zero
+        right-hand side).  Nothing is shifted: the trailing block gets the rank-one
+        update ``T^T T + v v^T`` with ``v`` the old row ``j`` (one Givens rotation per
+        row; rotations at holes are identities and skipped)."""
         n, R = self.n, self.buf
         v = R[j, j + 1:n].copy()
-        R[:j, j:n - 1] = R[:j, j + 1:n]
-        R[j:n - 1, j:n - 1] = R[j + 1:n, j + 1:n]
-        T = R[j:n - 1, j:n - 1]
+        R[:j, j] = 0.0
+        R[j, j:n] = 0.0
+        R[j, j] = 1.0
+        self.hole[j] = True
+        T = R[j + 1:n, j + 1:n]
         m = n - 1 - j
-        for k in range(m):                      # T^T T + v v^T, one Givens rotation per row
+        for k in np.nonzero(v)[0]:              # v stays zero at holes
             a, bb = T[k, k], v[k]
+            if bb == 0.0:
+                continue
             r = math.hypot(a, bb)
             c, s = r / a, bb / a
             T[k, k] = r
@@ -226,9 +235,19 @@ class _Factor:
                 vv = v[k + 1:]
                 vv *= c
                 vv -= s * row
-        R[n - 1, :n] = 0.0
-        R[:n, n - 1] = 0.0
-        self.n = n - 1
+
+    def compact(self):
+        """Remove the holes (their rows and columns are unit vectors, so this is a
+        pure selection); returns the kept slot indices."""
+        n = self.n
+        idx = np.nonzero(~self.hole[:n])[0]
+        m = idx.size
+        self.buf[:m, :m] = self.buf[np.ix_(idx, idx)]
+        self.buf[:n, m:n] = 0.0
+        self.buf[m:n, :n] = 0.0
+        self.hole[:n] = False
+        self.n = m
+        return idx
 
 
 def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, optimal=False,
@@ -295,7 +314,8 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
     C = U if kind == "op" else U[np.arange(p), np.arange(p)]
     batch = max(16, d * d // 40) if batch is None else check_int("batch", batch, low=1)
     max_iter = 20 * d * d if max_iter is None else check_int("max_iter", max_iter, low=1)
-    cap = d * d + 1
+    hole_limit = max(32, (d * d + 1) // 10)
+    cap = d * d + 1 + hole_limit
     fac = _Factor(cap)
     Fmu = np.zeros(cap, np.intp)
     Frho = np.zeros(cap, np.intp)
@@ -314,19 +334,25 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
     def kern(mu1, D1, mu2, D2):
         return (D1 @ D2.T) * (E[mu1] @ E[mu2].T) + 1.0
 
-    def qmul(v):
-        # (K_F + 1 1^T) v without the kernel matrix: margins of sum_k v_k a_k on the pairs F
+    def qmul(v, act):
+        # (K_F + 1 1^T) v over the active slots, identity at holes, without the kernel matrix:
+        # the margins of sum_k v_k a_k on the pairs F, plus sum v
         m = fac.n
+        v = np.where(act, v, 0.0)
         Gv = np.zeros((p, d))
         np.add.at(Gv, Fmu[:m], v[:, None] * D[:m])
         Hv = E @ (Gv.T @ E).T
-        return np.einsum("kj,kj->k", D[:m], Hv[Fmu[:m]]) + v.sum()
+        out = np.einsum("kj,kj->k", D[:m], Hv[Fmu[:m]]) + v.sum()
+        out[~act] = 0.0
+        return out
 
     for it in range(1, max_iter + 1):
         M = _all_margins(x, E, U, kind) if precise else _all_margins(x.astype(np.float32), E32, U32, kind)
         n = fac.n
+        act = ~fac.hole[:n]
+        n_act = int(act.sum())
         # --- certificates -------------------------------------------------------------
-        if n and float(M.min()) > 0 and res is None:
+        if n_act and float(M.min()) > 0 and res is None:
             W = x.copy()
             ok = verify_feasible(facts, W) if verify else {"ok": True, "margin": math.nan}
             if ok["ok"]:
@@ -335,14 +361,15 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
                     break
             else:
                 precise = True
-        if n:
+        if n_act:
             norms = np.linalg.norm(D[:n], axis=1) * np.linalg.norm(E[Fmu[:n]], axis=1)
-            eps = float(np.linalg.norm(x)) / float(lam @ norms)
+            eps = float(np.linalg.norm(x)) / float(lam[act] @ norms[act])
             if eps <= tol:
-                pairs = np.stack([Fmu[:n], Frho[:n]], 1).copy()
-                ok = verify_infeasible(facts, pairs, lam) if verify else {"ok": True, "eps": eps}
+                sel = np.nonzero(act & (lam > 0))[0]
+                pairs = np.stack([Fmu[sel], Frho[sel]], 1)
+                ok = verify_infeasible(facts, pairs, lam[sel]) if verify else {"ok": True, "eps": eps}
                 if ok["ok"] and ok["eps"] <= tol:
-                    res = ExactResult(False, ok["eps"], pairs=pairs, lam=lam.copy(), optimal=True,
+                    res = ExactResult(False, ok["eps"], pairs=pairs, lam=lam[sel].copy(), optimal=True,
                                       gamma=0.0)
                     break
                 precise = True
@@ -359,20 +386,30 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
             if res is not None:
                 res.optimal = True
             break                                       # optimal (certificates checked above)
-        nb = 1 if single else min(batch, bad.size, cap - n)
+        if n + min(batch, p) > cap:                     # make room: drop the holes
+            idx = fac.compact()
+            Fmu[:idx.size], Frho[:idx.size], D[:idx.size] = Fmu[idx], Frho[idx], D[idx]
+            lam = lam[idx]
+            n = fac.n
+            act = np.ones(n, bool)
+        nb = 1 if single else min(batch, bad.size, cap - n, d * d + 1 - n_act)
         if nb <= 0:
             break
-        if n == 0:
+        if n_act == 0:
             # start: every input with its strongest competitor under the Hebbian memory
             # (at x = 0 all gradients are equal and carry no information)
             Mh = _all_margins(C.T @ E, E, U, kind)
-            rows = np.arange(min(p, cap))
+            rows = np.arange(min(p, cap - n))
             cols = np.argmin(Mh[rows], axis=1)
         else:
             rows = bad[np.argsort(rowmin[bad])[:nb]]
             cols = np.argmin(y[rows], axis=1)
         Dn = C[rows] - (U[cols] if kind == "op" else U[rows, cols])
-        Kon = kern(Fmu[:n], D[:n], rows, Dn) if n else np.zeros((0, nb))
+        if n:
+            Kon = kern(Fmu[:n], D[:n], rows, Dn)
+            Kon[~act] = 0.0                             # holes stay decoupled
+        else:
+            Kon = np.zeros((0, len(rows)))
         kept = fac.append(Kon, kern(rows, Dn, rows, Dn), 1e-11)
         if not kept:
             if single:
@@ -384,41 +421,46 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
         D[n:n + k] = Dn[kept]
         inF[rows[kept], cols[kept]] = True
         lam = np.concatenate([lam, np.zeros(k)])
+        act = ~fac.hole[:fac.n]
         # --- Lawson-Hanson inner loop ---------------------------------------------------
         while True:
-            z = fac.solve(np.ones(fac.n))
+            rhs = act.astype(np.float64)
+            z = fac.solve(rhs)
             if precise:
                 # one step of iterative refinement with the residual formed from the data
-                z += fac.solve(1.0 - qmul(z))
-            if np.all(z > 0):
+                z += fac.solve(rhs - qmul(z, act))
+            z[~act] = 0.0
+            neg = act & (z <= 0)
+            if not neg.any():
                 lam = z
                 break
-            neg = z <= 0
             alpha = float(np.min(lam[neg] / (lam[neg] - z[neg])))
             lam = lam + alpha * (z - lam)
             drop = np.nonzero(neg & (lam <= 1e-14 * max(float(lam.max()), 1e-300)))[0]
             if drop.size == 0:
                 cand = np.nonzero(neg)[0]
                 drop = cand[[int(np.argmin(lam[cand]))]]
-            for j in sorted(drop.tolist(), reverse=True):
+            for j in drop.tolist():
                 depth += fac.n - 1 - j
                 fac.delete(j)
                 inF[Fmu[j], Frho[j]] = False
-                m = fac.n + 1
-                Fmu[j:m - 1], Frho[j:m - 1] = Fmu[j + 1:m].copy(), Frho[j + 1:m].copy()
-                D[j:m - 1] = D[j + 1:m].copy()
-                lam = np.delete(lam, j)
+                lam[j] = 0.0
+                act[j] = False
                 n_rem += 1
-            if fac.n == 0:
+            if not act.any():
                 break
         # no pair of the batch survived: add one pair at a time (LH guarantees progress)
         single = not np.any(inF[rows[kept], cols[kept]])
+        if int(fac.hole[:fac.n].sum()) > hole_limit:
+            idx = fac.compact()
+            Fmu[:idx.size], Frho[:idx.size], D[:idx.size] = Fmu[idx], Frho[idx], D[idx]
+            lam = lam[idx]
         n = fac.n
         G = np.zeros((p, d))
         np.add.at(G, Fmu[:n], lam[:, None] * D[:n])
         x = G.T @ E
         s = float(lam.sum()) - 1.0
-    n = fac.n
+    n = int((~fac.hole[:fac.n]).sum())
     gamma = float(np.linalg.norm(x)) / (1.0 + s) if n else 0.0
     if res is None:
         res = ExactResult(None, math.nan, optimal=False)

@@ -291,25 +291,34 @@ def _exact(ctx, cfg, data_rows, theories):
 def _exact_figure(ctx, exact):
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
     ds = sorted(int(k) for k in exact)
-    for off, key, ci, lab, fmt in ((-0.6, "threshold", "ci", "exact (a memory exists)", "o"),
-                                   (0.6, "trained_threshold", "trained_ci", "trained (Adam, default preset)", "s")):
-        xs = [d + off for d in ds if exact[str(d)][key] is not None and math.isfinite(exact[str(d)][key])]
-        rr = [exact[str(d)] for d in ds if exact[str(d)][key] is not None and math.isfinite(exact[str(d)][key])]
-        if not rr:
+    th = {d: exact[str(d)]["theory"] for d in ds}
+    for off, key, ci, lab, fmt, col in ((-0.6, "threshold", "ci", "exact: a memory exists", "o", "C0"),
+                                        (0.6, "trained_threshold", "trained_ci", "trained (Adam, default preset)",
+                                         "s", "C1")):
+        sel = [d for d in ds if exact[str(d)][key] is not None and math.isfinite(exact[str(d)][key])]
+        if not sel:
             continue
-        y = [r[key] for r in rr]
+        rr = [exact[str(d)] for d in sel]
+        y = np.array([r[key] for r in rr])
         lo = [r[key] - r[ci][0] if math.isfinite(r[ci][0]) else 0 for r in rr]
         hi = [r[ci][1] - r[key] if math.isfinite(r[ci][1]) else 0 for r in rr]
-        ax.errorbar(xs, y, yerr=[lo, hi], fmt=fmt, capsize=3, label=lab)
-    th = [exact[str(d)]["theory"] for d in ds]
-    ax.plot(ds, th, "k^--", label="finite-p RS, alpha_c_finite (self-consistent)")
-    ax.axhline(0.5, color="gray", lw=0.8, ls=":", label="large-d limit 1/2")
-    ax.set_xlabel("d")
-    ax.set_ylabel("threshold load  p ln p / d^2")
-    ax.set_title("full rank OP: existence vs training vs theory")
-    ax.legend(fontsize=8)
+        xs = [d + off for d in sel]
+        a1.errorbar(xs, y, yerr=[lo, hi], fmt=fmt, color=col, capsize=3, label=lab)
+        a2.errorbar(xs, y - np.array([th[d] for d in sel]), yerr=[lo, hi], fmt=fmt, color=col, capsize=3,
+                    label=lab)
+    a1.plot(ds, [th[d] for d in ds], "k^--", label="finite-p RS: alpha_c_finite, self-consistent")
+    a1.set_xlabel("d")
+    a1.set_ylabel("threshold load  p ln p / d^2")
+    a1.set_title("full rank OP (large-d limit: 1/2)")
+    a1.legend(fontsize=8)
+    a2.axhline(0, color="k", ls="--", lw=1, label="finite-p RS prediction")
+    a2.set_xlabel("d")
+    a2.set_ylabel("threshold - finite-p RS prediction")
+    a2.set_title("difference from theory, 95% CIs")
+    a2.legend(fontsize=8)
+    fig.tight_layout()
     return ctx.savefig(fig, "linear_memory_exact.png")
 
 

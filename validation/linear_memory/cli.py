@@ -77,8 +77,10 @@ def run(args):
         th = res["theory"]
         print(f"model={res['model']} d={res['d']}"
               + (f" kappa={res['kappa']:g}" if res["kappa"] is not None else "")
-              + f" preset={res['preset']}")
-        print(f"empirical threshold: {res['threshold']:.4f}  95% CI [{res['ci_low']:.4f}, {res['ci_high']:.4f}]")
+              + (" method=exact (existence of a memory)" if args.method == "exact"
+                 else f" preset={res['preset']}"))
+        print(("exact" if args.method == "exact" else "empirical")
+              + f" threshold: {res['threshold']:.4f}  95% CI [{res['ci_low']:.4f}, {res['ci_high']:.4f}]")
         print(f"theory ({th.get('name')}): {th.get('value', math.nan):.4f}"
               + (f" +- {th['stderr']:.4f}" if th.get("stderr") else "") + "   large-d full rank: 0.5")
         print("load      successes/trials")

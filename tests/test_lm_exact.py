@@ -118,13 +118,14 @@ def test_agrees_with_independent_lp(kind, d, ps):
     assert seen == {True, False}                         # both outcomes exercised
 
 
-def test_agrees_with_training_where_training_succeeds():
+@pytest.mark.parametrize("model", ["op", "dp"])
+def test_agrees_with_training_where_training_succeeds(model):
     # the same (model, d, alpha, seed) gives the same facts in both trial functions;
     # a trained success is a feasibility certificate, so exact must say feasible there
     n_succ = 0
     for alpha in (0.6, 0.9, 1.2):
         for seed in range(3):
-            prm = {"model": "op", "d": 10, "alpha": alpha, "seed": seed}
+            prm = {"model": model, "d": 10, "alpha": alpha, "seed": seed}
             tr = capacity_trial({**prm, "preset": "default", "steps": 1500})
             ex = exact_trial(prm)
             assert ex["p"] == tr["p"]

@@ -4,13 +4,16 @@ replica theory (docs/theory_full_rank.md and docs/rank_constrained.md).  See ``d
 Modules: ``data`` (OP/DP fact sets), ``models`` (scores, gradients, Hebbian,
 low rank), ``train`` (Adam presets), ``capacity`` (trials, threshold fits),
 ``theory`` (matching predictions), ``mechanism`` (scores, spectra),
-``budget`` (step-budget study), ``cli`` (``python -m validation capacity``).
+``budget`` (step-budget study), ``exact`` (certified existence of a memory,
+``exact_plan`` its committed sweep), ``cli`` (``python -m validation capacity``).
 """
 from .data import Facts, make_facts, make_op, make_dp, p_from_load, load_of
 from .models import scores, xent_and_grad, hebbian_W, lowrank_W
 from .train import train, PRESETS, TrainConfig
 from .capacity import capacity_trial, fit_threshold, measure_capacity
+from .exact import exact_feasibility, exact_trial, verify_feasible, verify_infeasible
 
 __all__ = ["Facts", "make_facts", "make_op", "make_dp", "p_from_load", "load_of",
            "scores", "xent_and_grad", "hebbian_W", "lowrank_W", "train", "PRESETS",
-           "TrainConfig", "capacity_trial", "fit_threshold", "measure_capacity"]
+           "TrainConfig", "capacity_trial", "fit_threshold", "measure_capacity",
+           "exact_feasibility", "exact_trial", "verify_feasible", "verify_infeasible"]

@@ -279,7 +279,7 @@ def grid_center(model, d, kappa=None, theory=None):
 
 def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="default",
                      store=None, workers=None, executor="processes", progress=True,
-                     extend=None, n_loads=None, rel=None, seed0=0, **overrides):
+                     extend=None, n_loads=None, rel=None, seed0=0, method="train", **overrides):
     """Empirical capacity of one model at one ``d`` (and ``kappa``) vs theory.
 
     Parameters
@@ -304,6 +304,11 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         load is >= 1/2 (or at the smallest < 1/2) the grid is extended by two
         loads beyond it, so the crossing is bracketed.  Default: 2 with the
         automatic grid, 0 (exactly the given loads) with ``alphas``.
+    method : {"train", "exact"}
+        ``"train"``: success = Adam recalls all facts within its budget;
+        ``"exact"``: success = a memory recalling all facts exists
+        (:func:`validation.linear_memory.exact.exact_trial`, full rank only,
+        same facts as the trained trials of equal ``(model, d, alpha, seed)``).
     **overrides
         Training overrides (``steps``, ``lr``, ...).
 
@@ -313,13 +318,19 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         ``model``, ``d``, ``kappa``, ``preset``, ``threshold``, ``ci_low``,
         ``ci_high``, ``width``, ``counts`` (``[load, successes, trials]``),
         ``theory`` (dict of :func:`validation.linear_memory.theory.prediction`),
-        ``trials``, ``train_seconds`` (sum over trials), ``seconds`` (wall).
+        ``trials``, ``train_seconds`` (sum over trials), ``seconds`` (wall),
+        ``method``; exact only: ``certificates``
+        (:func:`validation.linear_memory.exact.certificate_summary`).
     """
     from validation.engine import run_sweep
     from .theory import prediction
 
     if model not in MODELS:
         raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    if method not in ("train", "exact"):
+        raise ValueError(f"method must be 'train' or 'exact', got {method!r}")
+    if method == "exact" and model not in ("op", "dp"):
+        raise ValueError(f"method 'exact' decides full-rank memories: model must be 'op' or 'dp', got {model!r}")
     d = check_int("d", d, low=2)
     if model == "lowrank":
         if kappa is None:
@@ -357,29 +368,45 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     get_config(preset, **{k: v for k, v in overrides.items() if k in TrainConfig.__dataclass_fields__})
     seed_list = list(range(seed0, seed0 + seeds))
     label = f"capacity {model} d={d}" + (f" kappa={kappa:g}" if model == "lowrank" else "")
+    if method == "exact":
+        from .exact import exact_trial, exact_params
+
+        label += " (exact)"
     results = []
     done = set()
     for rnd in range(extend + 1):
         todo = [a for a in loads if a not in done]
-        params = trial_params(model, d, todo, seed_list, kappa=kappa, preset=preset, **overrides)
-        recs = run_sweep(capacity_trial, params, store=store, workers=workers, executor=executor,
+        if method == "exact":
+            fn, params = exact_trial, exact_params(model, d, todo, seed_list)
+        else:
+            fn = capacity_trial
+            params = trial_params(model, d, todo, seed_list, kappa=kappa, preset=preset, **overrides)
+        recs = run_sweep(fn, params, store=store, workers=workers, executor=executor,
                          progress=progress, label=label)
         bad = [r for r in recs if r["status"] != "ok"]
         if bad:
             raise RuntimeError(f"{len(bad)} trial(s) failed, first: {bad[0]['error']}")
         results += [r["result"] for r in recs]
         done.update(todo)
+        decided = [r for r in results if r["success"] is not None]
         if rnd == extend:
             break
-        new = extension_loads(loads, results, d, min_step=0.05)
+        new = extension_loads(loads, decided, d, min_step=0.05)
         if not new:
             break
         loads = sorted(set(loads) | set(new))
-    fit = fit_threshold([r["load"] for r in results], [r["success"] for r in results])
-    return {"model": model, "d": d, "kappa": kappa, "preset": preset,
+    decided = [r for r in results if r["success"] is not None]
+    fit = fit_threshold([r["load"] for r in decided], [r["success"] for r in decided])
+    extra = {"method": method}
+    if method == "exact":
+        from .exact import certificate_summary
+
+        extra["certificates"] = certificate_summary(results)
+        extra["seconds_per_instance"] = extra["certificates"]["seconds_per_instance"]
+    return {**extra, "model": model, "d": d, "kappa": kappa, "preset": preset,
             "threshold": fit.threshold, "ci_low": fit.ci_low, "ci_high": fit.ci_high,
             "width": fit.width, "counts": fit.counts, "theory": theory,
             "trials": len(results), "train_seconds": float(sum(r["seconds"] for r in results)),
             "train_cpu_seconds": float(sum(r.get("cpu_seconds", 0.0) for r in results)),
-            "steps_mean": float(np.mean([r["steps"] for r in results])),
+            "steps_mean": float(np.mean([r.get("steps", 0) for r in results])),
             "seconds": time.perf_counter() - t0}

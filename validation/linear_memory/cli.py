@@ -5,6 +5,7 @@ Examples::
     python -m validation capacity --model op --d 20 --seeds 4 --json
     python -m validation capacity --model lowrank --kappa 0.5 --d 30 --store lm.jsonl
     python -m validation capacity --model hebbian --d 40 --alphas 0.02,0.03,0.04
+    python -m validation capacity --model op --method exact --d 20 --seeds 6 --json
 """
 from __future__ import annotations
 
@@ -38,6 +39,9 @@ def register(sub):
                    help="comma-separated loads p ln p / d^2 (default: grid around the prediction)")
     p.add_argument("--store", default=None, help="JSONL sweep store (reruns reuse finished trials)")
     p.add_argument("--preset", default="default", choices=["default", "paper"])
+    p.add_argument("--method", default="train", choices=["train", "exact"],
+                   help="train: Adam success; exact: existence of a full-rank memory "
+                        "(certified decision, op/dp only)")
     p.add_argument("--steps", type=int, default=None, help="override the preset's step budget")
     p.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     p.add_argument("--executor", default="processes", choices=["processes", "inprocess", "dask"])
@@ -57,6 +61,10 @@ def run(args):
         raise ValueError("kappa is required for --model lowrank (a value in (0, 1])")
     if args.kappa is not None and not (0 < args.kappa <= 1):
         raise ValueError(f"kappa must be a real number in (0, 1], got {args.kappa}")
+    if args.method == "exact" and args.model not in ("op", "dp"):
+        raise ValueError(f"--method exact decides full-rank memories: model must be op or dp, got {args.model}")
+    if args.method == "exact" and args.steps is not None:
+        raise ValueError("--steps is a training option; it has no meaning with --method exact")
     if args.seeds < 1:
         raise ValueError(f"seeds must be an integer >= 1, got {args.seeds}")
     if args.workers is not None and args.workers < 1:
@@ -67,20 +75,29 @@ def run(args):
     extend = {} if args.extend is None else {"extend": args.extend}
     res = measure_capacity(args.model, args.d, kappa=args.kappa, seeds=args.seeds, alphas=alphas, **extend,
                            preset=args.preset, store=args.store, workers=args.workers,
-                           executor=args.executor, progress=True, steps=args.steps)
+                           executor=args.executor, progress=True, method=args.method,
+                           **({"steps": args.steps} if args.method == "train" else {}))
     if args.json:
         print(json.dumps(to_jsonable(res)))
     else:
         th = res["theory"]
         print(f"model={res['model']} d={res['d']}"
               + (f" kappa={res['kappa']:g}" if res["kappa"] is not None else "")
-              + f" preset={res['preset']}")
-        print(f"empirical threshold: {res['threshold']:.4f}  95% CI [{res['ci_low']:.4f}, {res['ci_high']:.4f}]")
+              + (" method=exact (existence of a memory)" if args.method == "exact"
+                 else f" preset={res['preset']}"))
+        print(("exact" if args.method == "exact" else "empirical")
+              + f" threshold: {res['threshold']:.4f}  95% CI [{res['ci_low']:.4f}, {res['ci_high']:.4f}]")
         print(f"theory ({th.get('name')}): {th.get('value', math.nan):.4f}"
               + (f" +- {th['stderr']:.4f}" if th.get("stderr") else "") + "   large-d full rank: 0.5")
         print("load      successes/trials")
         for a, k, n in res["counts"]:
             print(f"{a:8.4f}  {k}/{n}")
-        print(f"{res['trials']} trials, {res['train_seconds']:.1f} s of training, {res['seconds']:.1f} s wall",
-              file=sys.stderr)
+        if args.method == "exact":
+            c = res["certificates"]
+            print(f"certificates: {c['feasible']} feasible (W, smallest cosine margin "
+                  f"{c['min_feasible_margin']}), {c['infeasible']} infeasible (lambda, largest cosine "
+                  f"bound {c['max_infeasible_eps']}), {c['undecided']} undecided")
+        print(f"{res['trials']} trials, {res['train_seconds']:.1f} s of "
+              + ("deciding" if args.method == "exact" else "training")
+              + f", {res['seconds']:.1f} s wall", file=sys.stderr)
     return 0

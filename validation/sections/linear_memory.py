@@ -166,13 +166,17 @@ def build(ctx):
         md.append("\nHebbian theory column: `replica.hebbian.hebbian_threshold(d)` (its default model); "
                   "the plain independent-Gaussian model gives "
                   + ", ".join(f"{v:.3f} (d={d})" for d, v in plain if v is not None) + ".\n")
+    ctx.progress("linear_memory: exact capacity (existence of a memory)")
+    exact, exact_meta, exact_md, exact_figs = _exact(ctx, cfg, data_rows, theories)
+    md += exact_md
     md += mech_md
     fp_md, fp_data, fp_figs = _finite_p_blocks(ctx)
     md += fp_md
+    seconds = time.perf_counter() - t_start
     data = {"rows": data_rows, "mechanism": mech, "config": {k: v for k, v in cfg.items()},
             "sweep_seconds": t_sweep, "seconds": seconds, "trials_reused": n_reused,
-            "trials": len(params) + len(more), **fp_data}
-    return SectionResult("\n".join(md), data, [fig_name] + mech_figs + fp_figs)
+            "trials": len(params) + len(more), "exact": exact, "exact_meta": exact_meta, **fp_data}
+    return SectionResult("\n".join(md), data, [fig_name] + exact_figs + mech_figs + fp_figs)
 
 
 def row_command(params, loads):
@@ -196,6 +200,140 @@ def row_command(params, loads):
         words += ["--steps", str(p0["steps"])]
     words += ["--extend", "0", "--json"]
     return shlex.join(words)
+
+
+def _exact(ctx, cfg, data_rows, theories):
+    """Exact capacity (existence of a full-rank memory) next to theory and training.
+
+    Quick mode reads the decisions from the committed store
+    ``validation/linear_memory/stored/exact_op.jsonl`` and computes nothing;
+    full mode runs the planned trials on a copy of that store in the report
+    folder (decided instances are reused, missing ones computed).
+    """
+    import shutil
+
+    from validation.engine import read_store, run_sweep, trial_key
+    from validation.linear_memory.data import p_from_load
+    from validation.linear_memory.exact import exact_trial
+    from validation.linear_memory.exact_plan import PLAN, STORE, fit_exact, plan_params
+    from validation.linear_memory.theory import prediction
+    from validation.report import md_table
+
+    t0 = time.perf_counter()
+    ds = sorted(PLAN)
+    plans = {d: plan_params(d) for d in ds}
+    results, missing = {}, {}
+    if ctx.quick:
+        scan = read_store(STORE, warn=False)
+        for d, prm in plans.items():
+            got = [scan.ok.get(trial_key(q, exact_trial)) for q in prm]
+            results[d] = [g["result"] for g in got if g is not None]
+            missing[d] = sum(g is None for g in got)
+        source = (f"read from the committed store `validation/linear_memory/stored/{STORE.name}` "
+                  "(quick mode computes no exact decision)")
+    else:
+        store = ctx.out / "linear_memory_exact.jsonl"
+        if not store.exists() and STORE.exists():
+            shutil.copyfile(STORE, store)
+        allp = [q for d in ds for q in plans[d]]
+        recs = run_sweep(exact_trial, allp, store=store, workers=cfg["workers"], progress=True,
+                         label="linear_memory exact")
+        i = 0
+        for d in ds:
+            rr = recs[i:i + len(plans[d])]
+            i += len(plans[d])
+            results[d] = [r["result"] for r in rr if r["status"] == "ok"]
+            missing[d] = sum(r["status"] != "ok" for r in rr)
+        source = (f"computed on the store `{store.name}` in the report folder, seeded from the committed "
+                  f"`validation/linear_memory/stored/{STORE.name}` ({recs.stats.n_skipped} reused, "
+                  f"{recs.stats.n_computed} computed)")
+    trained = {r["d"]: r for r in data_rows if r["model"] == "op" and r["preset"] == "default"}
+    exact, rows = {}, []
+    for d in ds:
+        res = results[d]
+        if not res:
+            continue
+        fit = fit_exact(res)
+        th = theories.get(("op", None, d)) or prediction("op", d)
+        tr = trained.get(d)
+        und = sum(r["success"] is None for r in res)
+        sec = float(np.mean([r["seconds"] for r in res]))
+        cpu = float(np.mean([r.get("cpu_seconds", math.nan) for r in res]))
+        exact[str(d)] = {"threshold": fit.threshold, "ci": [fit.ci_low, fit.ci_high],
+                         "theory": th["value"], "theory_stderr": th["stderr"],
+                         "trained_threshold": tr["threshold"] if tr else None,
+                         "trained_ci": [tr["ci_low"], tr["ci_high"]] if tr else None,
+                         "seconds_per_instance": sec, "cpu_seconds_per_instance": cpu,
+                         "p_at_threshold": p_from_load(fit.threshold, d) if math.isfinite(fit.threshold) else None,
+                         "counts": fit.counts, "instances": len(res), "undecided": und,
+                         "missing": missing[d],
+                         "max_infeasible_eps": max((r["margin"] for r in res if r["success"] is False), default=None),
+                         "min_feasible_margin": min((r["margin"] for r in res if r["success"] is True), default=None),
+                         "max_active": max(r["active"] for r in res)}
+        e = exact[str(d)]
+        rows.append([d, _f(e["threshold"]), f"[{_f(e['ci'][0])}, {_f(e['ci'][1])}]",
+                     f"{_f(e['theory'])} ± {e['theory_stderr']:.1g}",
+                     _f(e["trained_threshold"]) if tr else "-",
+                     f"[{_f(tr['ci_low'])}, {_f(tr['ci_high'])}]" if tr else "-",
+                     f"{len(res)}" + (f" ({und} undecided)" if und else ""),
+                     f"{sec:.1f}", f"{cpu:.1f}"])
+    md = ["\n### Exact capacity: does a memory exist?\n",
+          "For each instance (the same OP facts as the trained trial of equal d, load and seed), "
+          "`validation.linear_memory.exact` decides whether *any* full-rank W recalls all p facts "
+          "(strict argmax), with a certificate checked independently of the solver: a W whose "
+          "p(p-1) score gaps are recomputed and all positive, or non-negative weights on pairs "
+          "with sum_k lambda_k (c_mu - u_rho) e_mu^T = 0 up to a cosine bound <= 1e-9 "
+          "(docs/linear_memory.md#exact-capacity). Threshold: the same logistic fit and 95% "
+          f"profile-likelihood CI as the trained thresholds. Decisions {source}.\n"]
+    if rows:
+        md.append(md_table(["d", "alpha_exact", "95% CI", "theory (finite-p RS)", "alpha_trained",
+                            "trained CI", "instances", "s/instance (wall)", "CPU s/instance"], rows))
+    miss = {d: m for d, m in missing.items() if m}
+    if miss:
+        md.append("\nPlanned instances not in the store (not used): "
+                  + ", ".join(f"d={d}: {m}" for d, m in miss.items()) + ".\n")
+    figs = []
+    if rows:
+        figs.append(_exact_figure(ctx, exact))
+        md.append(f"\n![Exact, trained and predicted thresholds against d]({figs[0]})\n")
+    meta = {"store": f"validation/linear_memory/stored/{STORE.name}", "quick_reads_store": bool(ctx.quick),
+            "plan": {str(d): {"rel_loads": [float(x) for x in PLAN[d][0]], "seeds": PLAN[d][1]} for d in ds},
+            "seconds": time.perf_counter() - t0}
+    return exact, meta, md, figs
+
+
+def _exact_figure(ctx, exact):
+    import matplotlib.pyplot as plt
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    ds = sorted(int(k) for k in exact)
+    th = {d: exact[str(d)]["theory"] for d in ds}
+    for off, key, ci, lab, fmt, col in ((-0.6, "threshold", "ci", "exact: a memory exists", "o", "C0"),
+                                        (0.6, "trained_threshold", "trained_ci", "trained (Adam, default preset)",
+                                         "s", "C1")):
+        sel = [d for d in ds if exact[str(d)][key] is not None and math.isfinite(exact[str(d)][key])]
+        if not sel:
+            continue
+        rr = [exact[str(d)] for d in sel]
+        y = np.array([r[key] for r in rr])
+        lo = [r[key] - r[ci][0] if math.isfinite(r[ci][0]) else 0 for r in rr]
+        hi = [r[ci][1] - r[key] if math.isfinite(r[ci][1]) else 0 for r in rr]
+        xs = [d + off for d in sel]
+        a1.errorbar(xs, y, yerr=[lo, hi], fmt=fmt, color=col, capsize=3, label=lab)
+        a2.errorbar(xs, y - np.array([th[d] for d in sel]), yerr=[lo, hi], fmt=fmt, color=col, capsize=3,
+                    label=lab)
+    a1.plot(ds, [th[d] for d in ds], "k^--", label="finite-p RS: alpha_c_finite, self-consistent")
+    a1.set_xlabel("d")
+    a1.set_ylabel("threshold load  p ln p / d^2")
+    a1.set_title("full rank OP (large-d limit: 1/2)")
+    a1.legend(fontsize=8)
+    a2.axhline(0, color="k", ls="--", lw=1, label="finite-p RS prediction")
+    a2.set_xlabel("d")
+    a2.set_ylabel("threshold - finite-p RS prediction")
+    a2.set_title("difference from theory, 95% CIs")
+    a2.legend(fontsize=8)
+    fig.tight_layout()
+    return ctx.savefig(fig, "linear_memory_exact.png")
 
 
 def _gkey(prm):

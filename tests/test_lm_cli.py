@@ -61,3 +61,20 @@ def test_unknown_model_exit_2(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["capacity", "--model", "xx", "--d", "5"])
     assert exc.value.code == 2 and "--model" in capsys.readouterr().err
+
+
+def test_failed_trial_is_one_line_exit_1(monkeypatch, capsys):
+    """A trial that fails inside a sweep (not bad input) ends the command with one
+    line on stderr and exit status 1, not a traceback."""
+    from hcizz.cli import run_cli
+    from validation.__main__ import main
+    from validation.linear_memory import capacity
+
+    def failing(*a, **k):
+        raise RuntimeError("1 trial(s) failed, first: {'type': 'MemoryError'}\nlong traceback")
+
+    monkeypatch.setattr(capacity, "measure_capacity", failing)
+    rc = run_cli(main, ["capacity", "--model", "op", "--d", "8"], prog="python -m validation")
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert err.count("\n") == 1 and "1 trial(s) failed" in err

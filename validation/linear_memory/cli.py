@@ -73,10 +73,14 @@ def run(args):
         raise ValueError(f"extend must be an integer in [0, 10], got {args.extend}")
     alphas = _floats(args.alphas) if args.alphas else None
     extend = {} if args.extend is None else {"extend": args.extend}
-    res = measure_capacity(args.model, args.d, kappa=args.kappa, seeds=args.seeds, alphas=alphas, **extend,
-                           preset=args.preset, store=args.store, workers=args.workers,
-                           executor=args.executor, progress=True, method=args.method,
-                           **({"steps": args.steps} if args.method == "train" else {}))
+    try:
+        res = measure_capacity(args.model, args.d, kappa=args.kappa, seeds=args.seeds, alphas=alphas,
+                               **extend, preset=args.preset, store=args.store, workers=args.workers,
+                               executor=args.executor, progress=True, method=args.method,
+                               **({"steps": args.steps} if args.method == "train" else {}))
+    except RuntimeError as exc:      # a trial failed: one line (details stay in the store), exit 1
+        print(f"python -m validation capacity: failed: {exc}".splitlines()[0][:500], file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps(to_jsonable(res)))
     else:

@@ -98,9 +98,11 @@ def run(args):
             print(f"{a:8.4f}  {k}/{n}")
         if args.method == "exact":
             c = res["certificates"]
+            def g(x):
+                return "-" if x is None else f"{x:.3g}"
             print(f"certificates: {c['feasible']} feasible (W, smallest cosine margin "
-                  f"{c['min_feasible_margin']}), {c['infeasible']} infeasible (lambda, largest cosine "
-                  f"bound {c['max_infeasible_eps']}), {c['undecided']} undecided")
+                  f"{g(c['min_feasible_margin'])}), {c['infeasible']} infeasible (lambda, largest cosine "
+                  f"bound {g(c['max_infeasible_eps'])}), {c['undecided']} undecided")
         print(f"{res['trials']} trials, {res['train_seconds']:.1f} s of "
               + ("deciding" if args.method == "exact" else "training")
               + f", {res['seconds']:.1f} s wall", file=sys.stderr)

@@ -185,3 +185,22 @@ def test_docs_href_outside_a_checkout(monkeypatch, tmp_path):
     # no docs shipped (non-editable install)
     monkeypatch.setattr(rep, "_DOCS_DIR", tmp_path / "no_docs_here")
     assert rep.docs_href(target, tmp_path / "report") == target
+
+
+def test_output_files_follow_the_umask_and_meta_has_the_full_command(tmp_path, fake_sections):
+    import os
+    import stat
+
+    calls, mods = fake_sections
+    mods.update(fake_a=_fake_section("a", calls), fake_b=_fake_section("b", calls))
+    old = os.umask(0o027)
+    try:
+        data = rep.reproduce(tmp_path / "out dir", quick=True, seed=5)
+    finally:
+        os.umask(old)
+    out = tmp_path / "out dir"
+    for name in ("report.md", "report.json"):
+        assert stat.S_IMODE((out / name).stat().st_mode) == 0o640   # 0o666 & ~0o027
+    # the full command line: output folder (quoted), mode and seed
+    assert data["meta"]["command"] == (f"python -m validation reproduce --out '{out}' --quick --seed 5")
+    assert data["meta"]["version"] == rep.__version__

@@ -150,13 +150,29 @@ def linear_recall_trial(params):
     targets = np.arange(n)
     need99 = math.ceil(0.99 * n - 1e-9)
     W = np.zeros((d, d), dtype)
-    opt = Adam([W])
     c0 = time.process_time()
+
+    def lossfn(grad):
+        loss, dW, corr = linear_memory_loss(W, X, U, targets, grad=grad)
+        return [dW], corr
+
+    t_all, t_99, acc, t = _train_until_recalled(lossfn, [W], n, need99, steps, lr)
+    return {"n": n, "d": d, "load": n * math.log(n) / d**2, "t_all": _first(t_all),
+            "t_99": _first(t_99), "final_accuracy": acc, "steps": t,
+            "cpu_seconds": time.process_time() - c0}
+
+
+def _train_until_recalled(lossfn, params, n, need99, steps, lr):
+    """Constant-rate Adam on ``params`` until all ``n`` facts are recalled or the
+    budget ``steps`` is spent; ``lossfn(grad) -> (grads, correct)``.  Returns the
+    first step with all facts recalled (or None), the first with ``need99``, the
+    final accuracy and the last step."""
+    opt = Adam(params)
     t_all = t_99 = None
     acc = 0.0
     t = 0
     for t in range(steps + 1):
-        loss, dW, corr = linear_memory_loss(W, X, U, targets, grad=t < steps)
+        g, corr = lossfn(t < steps)
         k = int(corr.sum())
         acc = k / n
         if t_99 is None and k >= need99:
@@ -166,10 +182,8 @@ def linear_recall_trial(params):
             break
         if t == steps:
             break
-        opt.step([dW], lr=lr)
-    return {"n": n, "d": d, "load": n * math.log(n) / d**2, "t_all": _first(t_all),
-            "t_99": _first(t_99), "final_accuracy": acc, "steps": t,
-            "cpu_seconds": time.process_time() - c0}
+        opt.step(g, lr=lr)
+    return t_all, t_99, acc, t
 
 
 def mlp_recall_trial(params):
@@ -218,24 +232,14 @@ def mlp_recall_trial(params):
     U = embeddings("sphere", rng.standard_normal((k, d))).astype(dtype)
     targets = rng.integers(0, k, size=n)
     p = init_mlp_memory(d, m, rng, dtype)
-    opt = Adam(p)
     need99 = math.ceil(0.99 * n - 1e-9)
     c0 = time.process_time()
-    t_all = t_99 = None
-    acc = 0.0
-    t = 0
-    for t in range(steps + 1):
-        loss, g, corr = mlp_memory_loss(p, X, U, targets, grad=t < steps)
-        c = int(corr.sum())
-        acc = c / n
-        if t_99 is None and c >= need99:
-            t_99 = t
-        if c == n:
-            t_all = t
-            break
-        if t == steps:
-            break
-        opt.step(g, lr=lr)
+
+    def lossfn(grad):
+        loss, g, corr = mlp_memory_loss(p, X, U, targets, grad=grad)
+        return g, corr
+
+    t_all, t_99, acc, t = _train_until_recalled(lossfn, p, n, need99, steps, lr)
     return {"n": n, "d": d, "m": m, "classes": k, "load": n / (m * d), "t_all": _first(t_all),
             "t_99": _first(t_99), "final_accuracy": acc, "steps": t,
             "cpu_seconds": time.process_time() - c0}

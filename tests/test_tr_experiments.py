@@ -174,8 +174,13 @@ def test_report_section_quick(tmp_path):
     from validation.report import reproduce
     rep = reproduce(tmp_path, quick=True, sections=["token_retrieval"], fresh=True)
     tr = rep["token_retrieval"]
-    assert {"d", "L"} <= set(tr["exponents"]["retrieval"])
-    assert all("stderr" in e for e in tr["exponents"]["retrieval"].values())
+    # quick mode fits no power-law boundary (too few points; docs/token_retrieval.md#quick-report)
+    # but carries the theory-vs-simulation contract of the section
+    assert {"theory", "theory_vs_sim", "moments_check", "lower_bound"} <= set(tr)
+    tvs = tr["theory_vs_sim"]
+    assert tvs["points"] and 0 <= tvs["mean_abs_error"] <= tvs["max_abs_error"] <= 1
+    assert all("stderr" in m and "predicted" in m for m in tr["moments_check"])
+    assert all("stderr" in e for e in tr["exponents"]["retrieval_logistic"].values())
 
 
 _FRAC = {(4, 10, 2): (0.0, 3), (16, 10, 2): (1.0, 3)}

@@ -9,6 +9,9 @@ The empirical capacity is the load where the success probability crosses
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
 import math
 import time
 
@@ -166,10 +169,58 @@ def success_counts(loads, success):
     return rows
 
 
-class ThresholdFit(dict):
-    """Result of :func:`fit_threshold` (a dict with attribute access)."""
+@dataclass(frozen=True)
+class ThresholdFit(Mapping):
+    """Result of :func:`fit_threshold`: a frozen record, readable by attribute
+    (``fit.threshold``) and, for existing callers, as a read-only mapping
+    (``fit["threshold"]``, ``dict(fit)``); ``to_dict()`` gives plain values.
 
-    __getattr__ = dict.__getitem__
+    Attributes
+    ----------
+    threshold : float
+        Load ``alpha50`` where the fitted success probability is 1/2 (NaN when
+        the data do not bracket it).
+    width : float
+        Logistic width ``w``.
+    ci_low, ci_high : float
+        Profile-likelihood confidence interval of ``threshold``.
+    counts : list
+        ``[load, successes, trials]`` rows.
+    n : int
+        Number of trials.
+    level : float
+        Confidence level.
+    method : str
+        How the fit was made.
+
+    References
+    ----------
+    docs/linear_memory.md#empirical-capacity-threshold
+    """
+
+    threshold: float
+    width: float
+    ci_low: float
+    ci_high: float
+    counts: list
+    n: int
+    level: float
+    method: str
+
+    def to_dict(self):
+        """The fields as a plain ``dict``."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def __getitem__(self, key):
+        if key not in self.__dataclass_fields__:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self):
+        return iter(self.__dataclass_fields__)
+
+    def __len__(self):
+        return len(self.__dataclass_fields__)
 
 
 def _loglik(a50, s, x, k, n):

@@ -8,12 +8,11 @@ Thin adaptors around ``replica`` (nothing is re-derived here):
 * low rank: ``alpha_c(kappa)`` with the *actual* ``kappa = m / d``
   (:func:`lowrank_threshold`);
 * Hebbian: the load where the conditional finite-size model of
-  ``replica.hebbian`` gives ``P(all recalled) = 1/2`` (:func:`hebbian_threshold`).
+  ``replica.hebbian`` gives ``P(all recalled) = 1/2`` (:func:`replica.hebbian_threshold`).
 """
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 from scipy.special import lambertw
@@ -21,10 +20,10 @@ from scipy.special import lambertw
 from hcizz.checks import check_int, check_real
 from hcizz.estimate import Estimate
 from replica import alpha_c, alpha_c_finite
-from replica import hebbian_threshold as _hebbian_threshold
+from replica import hebbian_threshold
 
 __all__ = ["full_rank_threshold", "lowrank_threshold", "lowrank_finite_threshold",
-           "hebbian_threshold", "prediction"]
+           "prediction"]
 
 
 def _p_of(alpha, d):
@@ -140,14 +139,6 @@ def lowrank_threshold(kappa):
     return float(alpha_c(kappa))
 
 
-def hebbian_threshold(d, *, model="conditional"):
-    """Hebbian threshold load at dimension ``d``: where the model probability
-    that all p facts (OP data) are recalled is 1/2 (``replica.hebbian_threshold``;
-    ``model="conditional"``: finite-size model with per-input normalisation,
-    ``"theory"``: the plain independent-Gaussian model)."""
-    d = check_int("d", d, low=2)
-    return float(_hebbian_threshold(d, model=model, problem="op"))
-
 
 def prediction(model, d, kappa=None):
     """The matching prediction for a capacity measurement.
@@ -179,9 +170,10 @@ def prediction(model, d, kappa=None):
         out.update(value=lowrank_threshold(k_eff), stderr=0.0, kappa_eff=k_eff,
                    name="alpha_c(m/d)")
     elif model == "hebbian":
-        out.update(value=hebbian_threshold(d), stderr=0.0,
+        # OP data: the conditional model of replica.hebbian (its default) with problem="op"
+        out.update(value=float(hebbian_threshold(d, problem="op")), stderr=0.0,
                    name="conditional Hebbian model, P(all recalled)=1/2",
-                   plain_model=hebbian_threshold(d, model="theory"))
+                   plain_model=float(hebbian_threshold(d, model="theory", problem="op")))
     else:
         raise ValueError(f"model must be one of op, dp, lowrank, hebbian, got {model!r}")
     return out

@@ -16,9 +16,9 @@ import math
 import time
 
 import numpy as np
-from scipy import optimize, stats
 
 from hcizz.checks import check_int, check_real
+from validation.logistic import threshold_profile
 from .data import make_facts, p_from_load, load_of, DEFAULT_MAX_BYTES
 from .train import train, MODELS
 
@@ -223,15 +223,6 @@ class ThresholdFit(Mapping):
         return len(self.__dataclass_fields__)
 
 
-def _loglik(a50, s, x, k, n):
-    # binomial log-likelihood (up to a constant) of k successes out of n at
-    # loads x, success probability sigma((a50 - x)/s); log-sigmoid computed stably
-    # k log sig(t) + (n-k) log sig(-t) = k t - n softplus(t)
-    t = (a50[..., None] - x) / s[..., None]
-    sp = np.maximum(t, 0.0) + np.log1p(np.exp(-np.abs(t)))
-    return (k * t - n * sp).sum(-1)
-
-
 def fit_threshold(loads, success, *, level=0.95, n_grid=481, n_width=61, min_width=None):
     """Logistic fit of success probability against load, with a profile-likelihood CI.
 
@@ -263,14 +254,20 @@ def fit_threshold(loads, success, *, level=0.95, n_grid=481, n_width=61, min_wid
 
     Notes
     -----
-    The interval is ``{alpha50 : max_w l(alpha50, w) >= l_max - chi2_1(level)/2}``
-    (Wilks).  It is preferred to Wald/Fisher intervals because with a few
+    The fit is :func:`validation.logistic.threshold_profile` on the per-load
+    counts.  The interval is
+    ``{alpha50 : max_w l(alpha50, w) >= l_max - chi2_1(level)/2}`` (Wilks).
+    It is preferred to Wald/Fisher intervals because with a few
     seeds per load the likelihood is strongly asymmetric and often
     (quasi-)separated, where the Fisher information is singular and bootstrap
     resamples are degenerate; the profile interval stays finite and is
     bracketed by the loads where successes and failures overlap.  The
     profile is computed on a grid (``n_grid x n_width``) and the MLE refined
     by Nelder-Mead from the best grid point.
+
+    References
+    ----------
+    docs/linear_memory.md#empirical-capacity-threshold
     """
     x = np.asarray(loads, float).ravel()
     y = np.asarray(success, float).ravel()
@@ -278,35 +275,13 @@ def fit_threshold(loads, success, *, level=0.95, n_grid=481, n_width=61, min_wid
         raise ValueError(f"loads and success must have equal nonzero length, got {x.size} and {y.size}")
     counts = success_counts(x, y.astype(bool))
     xs, ks, ns = (np.array(c, float) for c in zip(*counts))
-    xmin, xmax = float(x.min()), float(x.max())
-    span = max(xmax - xmin, 0.05 * max(abs(xmax), 1e-12))
-    lo, hi = xmin - span, xmax + span
     wmin = float(min_width) if min_width is not None else 1e-3 * float(np.median(np.abs(x)))
-    wmin = max(wmin, 1e-12)
-    A = np.linspace(lo, hi, n_grid)
-    Wd = np.exp(np.linspace(np.log(wmin), np.log(2 * span), n_width))
-    ll = _loglik(A[:, None], np.broadcast_to(Wd, (n_grid, n_width)), xs, ks, ns)
-    prof = ll.max(axis=1)
-    i, j = np.unravel_index(np.argmax(ll), ll.shape)
-
-    def nll(v):
-        w = math.exp(v[1])
-        if w < wmin:
-            return np.inf
-        return -float(_loglik(np.array(v[0]), np.array(w), xs, ks, ns))
-
-    r = optimize.minimize(nll, [A[i], math.log(Wd[j])], method="Nelder-Mead",
-                          options={"xatol": 1e-7 * span, "fatol": 1e-10})
-    a50, w = (float(r.x[0]), math.exp(r.x[1])) if r.fun <= -ll[i, j] else (float(A[i]), float(Wd[j]))
-    lmax = max(-float(r.fun), float(ll[i, j]))
-    cut = lmax - stats.chi2.ppf(level, 1) / 2
-    inside = np.nonzero(prof >= cut)[0]
-    ci_low = -math.inf if inside[0] == 0 else float(A[inside[0]])
-    ci_high = math.inf if inside[-1] == n_grid - 1 else float(A[inside[-1]])
-    on_edge = a50 <= lo + (hi - lo) / (n_grid - 1) or a50 >= hi - (hi - lo) / (n_grid - 1)
-    if on_edge or y.all() or not y.any():
+    prof = threshold_profile(xs, ks, ns, level=level, n_grid=n_grid, n_width=n_width,
+                             min_width=max(wmin, 1e-12))
+    a50 = prof.threshold
+    if prof.on_edge or y.all() or not y.any():
         a50 = math.nan
-    return ThresholdFit(threshold=a50, width=w, ci_low=ci_low, ci_high=ci_high,
+    return ThresholdFit(threshold=a50, width=prof.width, ci_low=prof.ci_low, ci_high=prof.ci_high,
                         counts=counts, n=int(x.size), level=level,
                         method="logistic MLE, profile-likelihood CI")
 

@@ -268,6 +268,16 @@ def invert_monotone(F, dF, u, lo, hi, x0, *, tol=0.0, rtol=1e-11, maxiter=100):
     ndarray
         The solutions ``x`` with ``F(x) = u``, shape of ``u``.
 
+    Notes
+    -----
+    Kept rather than ``scipy.optimize.elementwise.find_root`` (Chandrupatla,
+    bracketing, no derivative): with the derivative and the
+    :class:`TailInverter` starting points, Newton needs a few steps, whereas
+    ``find_root`` from the bracket ``[0, pi]`` took 25 to 40 times longer for
+    the Marchenko-Pastur quantile function (9000 quantiles, ratios 0.5 and 2:
+    52 ms vs 1.9 s, 42 ms vs 1.2 s) for the same roots (relative difference
+    below ``2e-15``).
+
     References
     ----------
     docs/rank_constrained.md#numerics-and-oracles

@@ -25,6 +25,8 @@ IN_SCOPE = [
     "hcizz", "hcizz.checks", "hcizz.cli", "hcizz.estimate", "hcizz.numerics", "hcizz.jsonout",
     "hcizz.free_transforms", "hcizz.marchenko_pastur", "hcizz.mp_product",
     "hcizz.quarter_circle", "hcizz.spherical",
+    "hcizz.spherical.limits", "hcizz.spherical.exact_d2", "hcizz.spherical.monte_carlo",
+    "hcizz.spherical.ais", "hcizz.spherical.rank_one",
     # replica theory
     "replica", "replica.__main__", "replica.energy", "replica.finite_capacity",
     "replica.free_entropy", "replica.gaussian_max", "replica.hebbian", "replica.order_stats",
@@ -38,6 +40,9 @@ IN_SCOPE = [
     "validation.token_retrieval.early_phase", "validation.token_retrieval.experiments",
     "validation.token_retrieval.model", "validation.token_retrieval.task",
     "validation.token_retrieval.theory", "validation.token_retrieval.trials",
+    "validation.token_retrieval.runs", "validation.token_retrieval.success",
+    "validation.token_retrieval.boundary", "validation.token_retrieval.moments",
+    "validation.logistic",
     "validation._io", "validation.report", "validation.losses", "validation.optim",
     "validation.__main__", "validation.report_cli",
 ]

@@ -237,3 +237,18 @@ def test_rank_one_mc_large_d_equal_singular_values_exact(d, theta):
                      + mpmath.log(mpmath.besseli(nu, k))) / d)
     # all weights equal up to rounding: relative error ~1e-13 of the O(theta d) terms
     assert abs(e.value - ref) < 1e-11 * max(1.0, abs(ref)) and e.stderr < 1e-12
+
+
+def test_haar_from_ortho_group_is_the_qr_construction():
+    # oracle: QR of a Gaussian matrix with the signs of diag(R) divided out (Mezzadri 2007),
+    # written out here; scipy's ortho_group must give the same draws bit for bit, so the Monte
+    # Carlo streams (and stored numbers) of hciz_mc / hciz_ais are unchanged
+    from hcizz.spherical.monte_carlo import _haar
+    for n, d in ((4, 1), (3, 2), (50, 6)):
+        g = np.random.default_rng(7).standard_normal((n, d, d))
+        q, r = np.linalg.qr(g)
+        ref = q * np.sign(np.diagonal(r, axis1=1, axis2=2))[:, None, :]
+        got = _haar(np.random.default_rng(7), n, d)
+        assert got.shape == (n, d, d) and np.array_equal(got, ref)
+        # orthogonal to rounding: d terms of size <= 1, error ~ d eps
+        assert np.abs(got @ np.swapaxes(got, 1, 2) - np.eye(d)).max() < 1e-14

@@ -229,3 +229,16 @@ def test_run_grid_through_engine_matches_serial_and_resumes(tmp_path):
         ex.run_grid(*grid, store=store)
     with pytest.raises(ValueError, match="beta must be"):
         ex.run_grid(*grid, executor="inprocess", beta=-1.0)
+
+
+def test_split_modules_reexported_and_trial_key_unchanged():
+    # experiments stays the import path of every moved name (same objects, not copies)
+    from validation.engine.keys import fn_name
+    from validation.token_retrieval import boundary, moments, runs, success
+    for mod in (boundary, moments, runs, success):
+        for name in mod.__all__:
+            if name in ex.__all__:
+                assert getattr(ex, name) is getattr(mod, name), name
+    assert {n for m in (boundary, moments, success) for n in m.__all__} <= set(ex.__all__)
+    # stored grid runs are keyed by "module:qualname" of the trial: it must not move
+    assert fn_name(ex.grid_trial) == "validation.token_retrieval.experiments:grid_trial"

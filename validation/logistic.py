@@ -81,7 +81,7 @@ def log_likelihood(eta, successes, trials=1):
 class LogisticFit:
     """Result of :func:`fit_logistic`.
 
-    Attributes
+    Parameters
     ----------
     coef : ndarray
         Estimated coefficients (one per column of the design matrix).
@@ -112,7 +112,13 @@ class LogisticFit:
         return np.sqrt(np.diag(self.cov))
 
     def to_dict(self):
-        """The fields as plain JSON values."""
+        """Return the fields as plain JSON values.
+
+        Returns
+        -------
+        dict
+            ``coef`` and ``cov`` as lists, the other fields as they are.
+        """
         return {f.name: (v.tolist() if isinstance(v := getattr(self, f.name), np.ndarray) else v)
                 for f in fields(self)}
 
@@ -197,7 +203,7 @@ def fit_logistic(X, successes, trials=1, *, ridge=0.0, maxiter=100, tol=1e-10):
 class ThresholdProfile:
     """Result of :func:`threshold_profile`.
 
-    Attributes
+    Parameters
     ----------
     threshold : float
         Maximum-likelihood ``x50`` (where the success probability is 1/2).
@@ -225,7 +231,13 @@ class ThresholdProfile:
     on_edge: bool
 
     def to_dict(self):
-        """The fields as a plain ``dict``."""
+        """Return the fields as a plain ``dict``.
+
+        Returns
+        -------
+        dict
+            One entry per field.
+        """
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 

@@ -221,7 +221,11 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
     do_int = p == 2 and len(pts) >= 5
     if do_int:
         ci, sei, dofi = _ls(y, design_int(pts))
-    # bootstrap over seeds
+    # Bootstrap over seeds, hand-written rather than scipy.stats.bootstrap: a
+    # resample whose fractions cross 1/2 at too few grid points has no fit and
+    # is dropped (counted in n_boot_ok), which scipy's statistic cannot express
+    # (it would turn the interval into NaN); and keeping our draws keeps the
+    # stored and reported intervals reproducible for the same seed.
     rng = check_rng(rng)
     groups = defaultdict(list)
     for r in records:

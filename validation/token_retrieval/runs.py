@@ -24,7 +24,7 @@ from .model import make_mlp
 from .success import extreme_success_prob, gaussian_success_prob
 from .task import check_sizes, make_embeddings, sample_sequences
 
-__all__ = ["run_config", "compare_gd", "memory_need", "check_memory_config"]
+__all__ = ["run_config", "compare_gd"]
 
 
 def _recall_stats(logits, targets):

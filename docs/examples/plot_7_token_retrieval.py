@@ -10,11 +10,11 @@ added to its embedding) among noise tokens; the label is a fixed permutation of
 the informative token.  A one-layer attention model is trained by three steps of
 gradient descent from zero (:func:`validation.token_retrieval.early_phase`).
 
-Two events are measured for each run (:func:`validation.token_retrieval.experiments.run_config`):
+Two events are measured for each run (:func:`validation.token_retrieval.runs.run_config`):
 *retrieval* (all :math:`N` attentions peak on the informative position) and
 *recall* (all :math:`N` training samples answered correctly).  The theory drawn
 on top is the project's signal-to-noise model
-(:func:`validation.token_retrieval.experiments.extreme_success_prob`): the bulk
+(:func:`validation.token_retrieval.success.extreme_success_prob`): the bulk
 means and variances of the scores of each run, turned into the probability
 that every sample's correct score beats all its competitors.  It is an
 extrapolation from bulk statistics to a tail event, not a closed form.
@@ -25,7 +25,7 @@ smallest :math:`N`, where the few samples make the early phase less reliable).
 import matplotlib.pyplot as plt
 import numpy as np
 
-from validation.token_retrieval.experiments import run_config
+from validation.token_retrieval.runs import run_config
 
 d, L, seeds = 128, 4, 12
 N_values = [2, 4, 8, 12, 16, 24, 31]      # vocabulary V = 4N; one-hot needs d >= V + 2

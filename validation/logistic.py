@@ -21,7 +21,7 @@ likelihood:
   (docs/linear_memory.md#empirical-capacity-threshold).
 
 Both evaluate :func:`log_likelihood`.  ``scipy.special.expit`` is the
-sigmoid; ``np.logaddexp(0, eta)`` the softplus.  ``statsmodels`` would give
+sigmoid.  ``statsmodels`` would give
 the unpenalised IRLS fit too, but it is not a dependency of the package and
 has no profile interval under separation.
 """
@@ -59,7 +59,8 @@ def log_likelihood(eta, successes, trials=1):
     Notes
     -----
     ``k log sigma(eta) + (n - k) log sigma(-eta) = k eta - n log(1 + e^eta)``;
-    the softplus is ``np.logaddexp(0, eta)``, exact for large ``|eta|``.
+    the softplus ``log(1 + e^eta) = max(eta, 0) + log1p(e^-|eta|)`` neither
+    overflows nor loses digits for large ``|eta|``.
 
     References
     ----------
@@ -74,7 +75,8 @@ def log_likelihood(eta, successes, trials=1):
     True
     """
     eta = np.asarray(eta, float)
-    return (successes * eta - trials * np.logaddexp(0.0, eta)).sum(-1)
+    softplus = np.maximum(eta, 0.0) + np.log1p(np.exp(-np.abs(eta)))
+    return (successes * eta - trials * softplus).sum(-1)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ from scipy import optimize, stats
 
 from hcizz.checks import check_int, check_real
 from .data import make_facts, p_from_load, load_of, DEFAULT_MAX_BYTES
-from .train import train, MODELS
+from .train import train
+from .registry import MEMORY_MODELS, get_model
 
 __all__ = ["capacity_trial", "trial_params", "load_grid", "fit_threshold", "extension_loads",
            "ThresholdFit", "success_counts", "trial_rngs"]
@@ -60,12 +61,11 @@ def capacity_trial(params):
         CPU time: the cost on an unloaded core).
     """
     model = params["model"]
-    if model not in MODELS:
-        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    decl = get_model(model)
     d = check_int("d", params["d"], low=1)
     p = p_from_load(params["alpha"], d)
     seed = params["seed"]
-    kind = "dp" if model == "dp" else "op"
+    kind = decl.facts
     dtype = np.dtype(params.get("dtype", "float32"))
     _check_capacity_memory(model, d, p, dtype)     # before anything is allocated
     rf, ri = trial_rngs(seed, d, p)
@@ -74,7 +74,7 @@ def capacity_trial(params):
                        max_bytes=params.get("max_bytes", DEFAULT_MAX_BYTES))
     over = {k: params[k] for k in ("lr", "steps", "temperature", "init_std", "warmup",
                                    "final", "stop_accuracy") if k in params}
-    res = train(facts, model={"op": "full", "dp": "full"}.get(model, model),
+    res = train(facts, model=decl.parametrization,
                 kappa=params.get("kappa", 1.0), preset=params.get("preset", "default"),
                 rng=ri, **over)
     return {"p": p, "load": float(load_of(p, d)), "success": bool(res.success),
@@ -116,7 +116,7 @@ def trial_params(model, d, loads, seeds, *, kappa=None, preset="default", **extr
         for s in seeds:
             rec = {"model": model, "d": int(d), "alpha": float(a), "seed": int(s),
                    "preset": preset}
-            if model == "lowrank":
+            if get_model(model).needs_kappa:
                 rec["kappa"] = float(kappa)
             rec.update({k: v for k, v in extra.items() if v is not None})
             out.append(rec)
@@ -319,13 +319,7 @@ def grid_center(model, d, kappa=None, theory=None):
     prediction, because at laptop sizes full-rank thresholds sit ~1.8x above
     their large-``d`` limit and ``alpha_c(kappa)`` is a large-``d`` number.
     """
-    from .theory import prediction
-
-    th = theory if theory is not None else prediction(model, d, kappa)
-    c = th["value"]
-    if model == "lowrank":
-        c = c * prediction("op", d)["value"] / 0.5
-    return c
+    return get_model(model).center(d, kappa, theory)
 
 
 def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="default",
@@ -376,16 +370,16 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     from validation.engine import run_sweep
     from .theory import prediction
 
-    if model not in MODELS:
-        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    decl = get_model(model)
     if method not in ("train", "exact"):
         raise ValueError(f"method must be 'train' or 'exact', got {method!r}")
-    if method == "exact" and model not in ("op", "dp"):
-        raise ValueError(f"method 'exact' decides full-rank memories: model must be 'op' or 'dp', got {model!r}")
+    if method == "exact" and not decl.exact:
+        exact = " or ".join(repr(m.name) for m in MEMORY_MODELS.values() if m.exact)
+        raise ValueError(f"method 'exact' decides full-rank memories: model must be {exact}, got {model!r}")
     d = check_int("d", d, low=2)
-    if model == "lowrank":
+    if decl.needs_kappa:
         if kappa is None:
-            raise ValueError("kappa is required for model 'lowrank' (a value in (0, 1])")
+            raise ValueError(f"kappa is required for model {model!r} (a value in (0, 1])")
         kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
     seeds = check_int("seeds", seeds, low=1)
     if preset not in ("default", "paper"):
@@ -396,13 +390,12 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     t0 = time.perf_counter()
     theory = prediction(model, d, kappa)
     if alphas is None:
-        c = grid_center(model, d, kappa, theory)
-        heb = model == "hebbian"
-        loads = load_grid(c, n=n_loads or (9 if heb else 7), rel=rel or (0.7 if heb else 0.3), d=d)
+        c = decl.center(d, kappa, theory)
+        loads = load_grid(c, n=n_loads or decl.grid[0], rel=rel or decl.grid[1], d=d)
     else:
         loads = [float(load_of(p_from_load(a, d), d)) for a in alphas]
         loads = sorted(set(loads))
-    if model == "dp":
+    if decl.facts == "dp":
         from .data import dp_nbytes
 
         p_max = p_from_load(max(loads) * (1.5 if alphas is None and extend else 1.0), d)
@@ -418,7 +411,7 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
 
     get_config(preset, **{k: v for k, v in overrides.items() if k in TrainConfig.__dataclass_fields__})
     seed_list = list(range(seed0, seed0 + seeds))
-    label = f"capacity {model} d={d}" + (f" kappa={kappa:g}" if model == "lowrank" else "")
+    label = f"capacity {model} d={d}" + (f" kappa={kappa:g}" if decl.needs_kappa else "")
     if method == "exact":
         from .exact import exact_trial, exact_params
 

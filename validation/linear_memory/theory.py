@@ -20,7 +20,6 @@ from scipy.special import lambertw
 from hcizz.checks import check_int, check_real
 from hcizz.estimate import Estimate
 from replica import alpha_c, alpha_c_finite
-from replica import hebbian_threshold
 
 __all__ = ["full_rank_threshold", "lowrank_threshold", "lowrank_finite_threshold",
            "prediction"]
@@ -141,11 +140,13 @@ def lowrank_threshold(kappa):
 
 
 def prediction(model, d, kappa=None):
-    """The matching prediction for a capacity measurement.
+    """Compute the matching prediction for a capacity measurement of a registered model.
 
     Parameters
     ----------
-    model : {"op", "dp", "lowrank", "hebbian"}
+    model : str
+        A registered memory model (:func:`validation.linear_memory.registry.model_names`:
+        ``"op"``, ``"dp"``, ``"lowrank"``, ``"hebbian"``, ...).
     d : int
         Dimension.
     kappa : float, optional
@@ -154,26 +155,31 @@ def prediction(model, d, kappa=None):
     Returns
     -------
     dict
-        ``value``, ``stderr`` and ``name`` of the prediction, plus ``half`` = 1/2
-        (the large-``d`` full-rank limit) for reference; Hebbian also
-        ``plain_model`` (the independent-Gaussian model's threshold).
-    """
-    from .models import lowrank_m
+        The model's declared ``theory(d, kappa)``: ``value``, ``stderr`` and
+        ``name`` of the prediction, plus ``half`` = 1/2 (the large-``d``
+        full-rank limit) for reference.  Full rank also ``p`` (the number of
+        facts at the fixed point, :func:`full_rank_threshold`); low rank
+        ``kappa_eff`` (the actual ``m / d``, :func:`lowrank_threshold`);
+        Hebbian ``plain_model`` (the independent-Gaussian model's threshold,
+        :func:`replica.hebbian_threshold`).  The keys depend on the model,
+        so this is a plain ``dict``.
 
-    out = {"half": 0.5}
-    if model in ("op", "dp"):
-        e = full_rank_threshold(d)
-        out.update(value=e.value, stderr=e.stderr, p=e.info["p"],
-                   name="alpha_c_finite(p), self-consistent at d")
-    elif model == "lowrank":
-        k_eff = lowrank_m(d, kappa) / d
-        out.update(value=lowrank_threshold(k_eff), stderr=0.0, kappa_eff=k_eff,
-                   name="alpha_c(m/d)")
-    elif model == "hebbian":
-        # OP data: the conditional model of replica.hebbian (its default) with problem="op"
-        out.update(value=float(hebbian_threshold(d, problem="op")), stderr=0.0,
-                   name="conditional Hebbian model, P(all recalled)=1/2",
-                   plain_model=float(hebbian_threshold(d, model="theory", problem="op")))
-    else:
-        raise ValueError(f"model must be one of op, dp, lowrank, hebbian, got {model!r}")
-    return out
+    Notes
+    -----
+    Full rank: the fixed point ``alpha* = alpha_c_finite(p(alpha*))`` with
+    ``p ln p = alpha d^2``; low rank: ``alpha_c(m/d)``; Hebbian: the load
+    where the conditional finite-size model gives ``P(all recalled) = 1/2``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#model;
+    docs/theory_full_rank.md#hebbian-rule
+
+    Examples
+    --------
+    >>> round(prediction("lowrank", 20, 0.5)["kappa_eff"], 2)
+    0.5
+    """
+    from .registry import get_model
+
+    return get_model(model).theory(d, kappa)

@@ -24,14 +24,11 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.optim import Adam, warmup_cosine
-from .models import xent_and_grad, init_lowrank, lowrank_W, lowrank_grads, scores, hebbian_W
+from .models import xent_and_grad, scores
+from .registry import get_parametrization
 from validation.losses import recalled
 
-__all__ = ["TrainConfig", "PRESETS", "get_config", "TrainResult", "train", "MODELS"]
-
-#: Memory models: full-rank ``W`` on OP or DP facts, low-rank ``Q R^T/sqrt(dm)``
-#: (OP facts), Hebbian (OP facts, no training).
-MODELS = ("op", "dp", "lowrank", "hebbian")
+__all__ = ["TrainConfig", "PRESETS", "get_config", "TrainResult", "train"]
 
 
 @dataclass(frozen=True)
@@ -131,9 +128,11 @@ def train(facts, *, model="full", kappa=1.0, preset="default", rng=None, **overr
     ----------
     facts : Facts
         OP or DP fact set (its dtype is the training dtype, e.g. float32).
-    model : {"full", "lowrank", "hebbian"}
-        Full-rank ``W``; ``W = Q R^T / sqrt(d m)`` with ``m = kappa d``;
-        or the Hebbian rule (no training).
+    model : str or Parametrization
+        A parametrisation of a registered memory model
+        (:mod:`validation.linear_memory.registry`): ``"full"`` (full-rank
+        ``W``), ``"lowrank"`` (``W = Q R^T / sqrt(d m)`` with ``m = kappa d``),
+        ``"hebbian"`` (no training), or a :class:`~validation.linear_memory.registry.Parametrization`.
     kappa : float
         Rank ratio in (0, 1] (low-rank model only).
     preset : str or TrainConfig
@@ -155,39 +154,27 @@ def train(facts, *, model="full", kappa=1.0, preset="default", rng=None, **overr
     step the final memory is evaluated once more.
     """
     cfg = get_config(preset, **overrides)
-    if model not in ("full", "lowrank", "hebbian"):
-        raise ValueError(f"model must be 'full', 'lowrank' or 'hebbian', got {model!r}")
+    par = get_parametrization(model)
     rng = check_rng(rng)
-    d, p = facts.d, facts.p
-    dtype = facts.E.dtype
-    if model == "hebbian":
-        W = hebbian_W(facts)
+    if not par.trained:
+        W = par.memory(facts)
         corr = recalled(scores(W, facts), facts.targets)
         return TrainResult(bool(corr.all()), float(corr.mean()), 0, float("nan"), W)
+    d, p = facts.d, facts.p
     scale = 1.0 / (cfg.temperature * math.sqrt(d))
     need = math.ceil(cfg.stop_accuracy * p - 1e-9)
-    if model == "full":
-        if cfg.init_std > 0:
-            W = rng.standard_normal((d, d), dtype=dtype.type) * dtype.type(cfg.init_std / math.sqrt(d))
-        else:
-            W = np.zeros((d, d), dtype=dtype)
-        W0 = W.copy()
-        params = [W]
-    else:
-        Q, R = init_lowrank(d, kappa, rng=rng, dtype=dtype)
-        params = [Q, R]
-        W0 = lowrank_W(Q, R)
+    params = par.init(facts, kappa, cfg, rng)
+    W0 = par.memory(params).copy()
     opt = Adam(params)
     loss, corr = float("nan"), None
     t = 0
     for t in range(cfg.steps):
-        Wt = params[0] if model == "full" else lowrank_W(*params)
+        Wt = par.memory(params)
         loss, dW, corr = xent_and_grad(Wt, facts, scale=scale)
         if int(corr.sum()) >= need:
             return TrainResult(bool(corr.all()), float(corr.mean()), t, loss, Wt, W0)
         lr = warmup_cosine(t, cfg.steps, lr=cfg.lr, warmup=cfg.warmup, final=cfg.final)
-        grads = [dW] if model == "full" else list(lowrank_grads(params[0], params[1], dW))
-        opt.step(grads, lr=lr)
-    Wt = params[0] if model == "full" else lowrank_W(*params)
+        opt.step(par.grads(params, dW), lr=lr)
+    Wt = par.memory(params)
     loss, _, corr = xent_and_grad(Wt, facts, scale=scale)
     return TrainResult(bool(corr.all()), float(corr.mean()), cfg.steps, loss, Wt, W0)

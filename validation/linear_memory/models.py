@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
+from replica.hebbian import hebbian_matrix
 from validation.losses import xent_overwrite
 
 __all__ = ["scores", "xent_and_grad", "xent_overwrite", "hebbian_W", "lowrank_m", "init_lowrank",
@@ -119,7 +120,26 @@ def xent_and_grad(W, facts, *, scale=1.0):
 
 
 def hebbian_W(facts):
-    """Hebbian memory ``W_H = sum_mu u_mu e_mu^T`` (correct candidates), (d, d).
+    """Build the Hebbian memory ``W_H = sum_mu u_mu e_mu^T`` of a fact set.
+
+    The fact-set form of :func:`replica.hebbian_matrix` (the one
+    implementation of the rule), applied to the inputs and their correct
+    candidates.
+
+    Parameters
+    ----------
+    facts : Facts
+        OP or DP fact set; the correct candidate of input ``mu`` is ``u_mu``
+        (OP) or ``U[mu, mu]`` (DP).
+
+    Returns
+    -------
+    ndarray, shape (d, d)
+        ``replica.hebbian_matrix(facts.E, correct_candidates(facts))``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#hebbian-rule
 
     Examples
     --------
@@ -128,7 +148,7 @@ def hebbian_W(facts):
     >>> bool(np.allclose(hebbian_W(f), sum(np.outer(f.U[i], f.E[i]) for i in range(3))))
     True
     """
-    return correct_candidates(facts).T @ facts.E
+    return hebbian_matrix(facts.E, correct_candidates(facts))
 
 
 def lowrank_m(d, kappa):

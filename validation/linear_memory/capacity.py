@@ -22,9 +22,11 @@ from hcizz.checks import check_int, check_real
 from .data import make_facts, p_from_load, load_of, DEFAULT_MAX_BYTES
 from .train import train
 from .registry import MEMORY_MODELS, get_model
+from validation.results import Result, optional
 
 __all__ = ["capacity_trial", "trial_params", "load_grid", "fit_threshold", "extension_loads",
-           "ThresholdFit", "success_counts", "trial_rngs"]
+           "ThresholdFit", "success_counts", "trial_rngs", "grid_center", "measure_capacity",
+           "CapacityMeasurement"]
 
 
 def trial_rngs(seed, d, p):
@@ -311,6 +313,71 @@ def fit_threshold(loads, success, *, level=0.95, n_grid=481, n_width=61, min_wid
                         method="logistic MLE, profile-likelihood CI")
 
 
+@dataclass(frozen=True, kw_only=True)
+class CapacityMeasurement(Result):
+    """Result of :func:`measure_capacity`: a frozen record with ``to_dict()``.
+
+    Readable by attribute (``res.threshold``) and, for callers written for
+    the earlier plain dict, as a read-only mapping (``res["threshold"]``);
+    :func:`hcizz.jsonout.to_json_value` writes ``to_dict()``.
+
+    Parameters
+    ----------
+    method : {"train", "exact"}
+        What a success means (trained recall, or existence of a memory).
+    certificates : dict, optional
+        Exact method only: :func:`validation.linear_memory.exact.certificate_summary`.
+    seconds_per_instance : float, optional
+        Exact method only: the certificates' time per decided instance.
+    model : str
+        The registered memory model.
+    d : int
+        Dimension.
+    kappa : float or None
+        Rank ratio (models that take one).
+    preset : str
+        Training preset.
+    threshold, ci_low, ci_high, width : float
+        The logistic fit (:class:`ThresholdFit`): load where the success rate
+        crosses 1/2, its profile-likelihood 95% interval and the width.
+    counts : list
+        ``[load, successes, trials]`` rows.
+    theory : dict
+        The model's prediction (:func:`validation.linear_memory.theory.prediction`).
+    trials : int
+        Number of trials.
+    train_seconds, train_cpu_seconds : float
+        Summed wall and CPU time of the trials.
+    steps_mean : float
+        Mean number of training steps taken.
+    seconds : float
+        Wall time of the measurement.
+
+    References
+    ----------
+    docs/linear_memory.md#empirical-capacity-threshold
+    """
+
+    method: str
+    certificates: dict = optional()
+    seconds_per_instance: float = optional()
+    model: str
+    d: int
+    kappa: float
+    preset: str
+    threshold: float
+    ci_low: float
+    ci_high: float
+    width: float
+    counts: list
+    theory: dict
+    trials: int
+    train_seconds: float
+    train_cpu_seconds: float
+    steps_mean: float
+    seconds: float
+
+
 def grid_center(model, d, kappa=None, theory=None):
     """Where to centre the default load grid (a placement heuristic, not a prediction).
 
@@ -359,7 +426,7 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
 
     Returns
     -------
-    dict
+    CapacityMeasurement
         ``model``, ``d``, ``kappa``, ``preset``, ``threshold``, ``ci_low``,
         ``ci_high``, ``width``, ``counts`` (``[load, successes, trials]``),
         ``theory`` (dict of :func:`validation.linear_memory.theory.prediction`),
@@ -447,10 +514,11 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
 
         extra["certificates"] = certificate_summary(results)
         extra["seconds_per_instance"] = extra["certificates"]["seconds_per_instance"]
-    return {**extra, "model": model, "d": d, "kappa": kappa, "preset": preset,
-            "threshold": fit.threshold, "ci_low": fit.ci_low, "ci_high": fit.ci_high,
-            "width": fit.width, "counts": fit.counts, "theory": theory,
-            "trials": len(results), "train_seconds": float(sum(r["seconds"] for r in results)),
-            "train_cpu_seconds": float(sum(r.get("cpu_seconds", 0.0) for r in results)),
-            "steps_mean": float(np.mean([r.get("steps", 0) for r in results])),
-            "seconds": time.perf_counter() - t0}
+    return CapacityMeasurement(
+        **extra, model=model, d=d, kappa=kappa, preset=preset,
+        threshold=fit.threshold, ci_low=fit.ci_low, ci_high=fit.ci_high,
+        width=fit.width, counts=fit.counts, theory=theory,
+        trials=len(results), train_seconds=float(sum(r["seconds"] for r in results)),
+        train_cpu_seconds=float(sum(r.get("cpu_seconds", 0.0) for r in results)),
+        steps_mean=float(np.mean([r.get("steps", 0) for r in results])),
+        seconds=time.perf_counter() - t0)

@@ -30,10 +30,30 @@ __all__ = ["capacity_trial", "trial_params", "load_grid", "fit_threshold", "exte
 
 
 def trial_rngs(seed, d, p):
-    """Independent generators for the facts and the initialisation of a trial.
+    """Return independent generators for the facts and the initialisation of a trial.
 
+    Parameters
+    ----------
+    seed : int
+        Trial seed.
+    d : int
+        Dimension.
+    p : int
+        Number of facts.
+
+    Returns
+    -------
+    rng_facts, rng_init : Generator
+        Children of ``SeedSequence(seed, spawn_key=(d, p))``.
+
+    Notes
+    -----
     The facts depend on ``(seed, d, p)`` only, so OP, low-rank and Hebbian
     trials with equal ``(seed, d, p)`` see the same facts (paired comparison).
+
+    References
+    ----------
+    docs/linear_memory.md#protocol
     """
     ss = np.random.SeedSequence(entropy=int(seed), spawn_key=(int(d), int(p)))
     a, b = ss.spawn(2)
@@ -60,7 +80,17 @@ def capacity_trial(params):
         ``accuracy``, ``steps`` (steps taken; with a constant learning rate
         a success within ``steps`` is also a success for every larger
         budget), ``loss``, ``seconds`` (wall) and ``cpu_seconds`` (process
-        CPU time: the cost on an unloaded core).
+        CPU time: the cost on an unloaded core).  A plain dict: it is an
+        engine store record.
+
+    Notes
+    -----
+    The model's declaration (:func:`validation.linear_memory.registry.get_model`)
+    gives the fact set and the parametrisation trained.
+
+    References
+    ----------
+    docs/linear_memory.md#protocol
     """
     model = params["model"]
     decl = get_model(model)
@@ -96,10 +126,33 @@ def _check_capacity_memory(model, d, p, dtype):
 
 
 def load_grid(center, *, n=7, rel=0.25, d=None):
-    """Loads ``center * linspace(1 - rel, 1 + rel, n)``.
+    """Build the load grid ``center * linspace(1 - rel, 1 + rel, n)``.
 
-    With ``d`` given, loads mapping to the same integer ``p`` are merged and
-    the loads are those of the integer ``p`` (sorted, unique).
+    Parameters
+    ----------
+    center : float
+        Centre (> 0).
+    n : int
+        Number of loads.
+    rel : float
+        Relative half-width in [0, 1).
+    d : int, optional
+        With ``d`` given, loads mapping to the same integer ``p`` are merged
+        and the loads are those of the integer ``p`` (sorted, unique).
+
+    Returns
+    -------
+    list of float
+        The loads.
+
+    References
+    ----------
+    docs/linear_memory.md#protocol
+
+    Examples
+    --------
+    >>> load_grid(1.0, n=3, rel=0.5)
+    [0.5, 1.0, 1.5]
     """
     center = check_real("center", center, low=0, low_open=True, allow_array=False)
     n = check_int("n", n, low=1)
@@ -112,7 +165,34 @@ def load_grid(center, *, n=7, rel=0.25, d=None):
 
 
 def trial_params(model, d, loads, seeds, *, kappa=None, preset="default", **extra):
-    """Parameter records (one per load and seed) for :func:`capacity_trial`."""
+    """List the parameter records (one per load and seed) for :func:`capacity_trial`.
+
+    Parameters
+    ----------
+    model : str
+        A registered memory model.
+    d : int
+        Dimension.
+    loads : sequence of float
+        Target loads.
+    seeds : iterable of int
+        Seeds.
+    kappa : float, optional
+        Rank ratio, recorded only for models that take one (``needs_kappa``).
+    preset : str
+        Training preset.
+    **extra
+        More fields (training overrides); ``None`` values are left out.
+
+    Returns
+    -------
+    list of dict
+        Trial parameters (their keys are the trial's identity in a store).
+
+    References
+    ----------
+    docs/linear_memory.md#protocol
+    """
     out = []
     for a in loads:
         for s in seeds:
@@ -161,7 +241,29 @@ def extension_loads(loads, results, d, *, min_step=0.0):
 
 
 def success_counts(loads, success):
-    """Per-load ``[load, successes, trials]`` rows sorted by load."""
+    """Count successes and trials per load.
+
+    Parameters
+    ----------
+    loads : array_like
+        Load of each trial.
+    success : array_like of bool
+        Outcome of each trial.
+
+    Returns
+    -------
+    list of list
+        ``[load, successes, trials]`` rows sorted by load.
+
+    References
+    ----------
+    docs/linear_memory.md#empirical-capacity-threshold
+
+    Examples
+    --------
+    >>> success_counts([0.5, 0.4, 0.5], [True, True, False])
+    [[0.4, 1, 1], [0.5, 1, 2]]
+    """
     loads = np.asarray(loads, float)
     success = np.asarray(success, bool)
     rows = []
@@ -173,11 +275,13 @@ def success_counts(loads, success):
 
 @dataclass(frozen=True)
 class ThresholdFit(Mapping):
-    """Result of :func:`fit_threshold`: a frozen record, readable by attribute
-    (``fit.threshold``) and, for existing callers, as a read-only mapping
-    (``fit["threshold"]``, ``dict(fit)``); ``to_dict()`` gives plain values.
+    """Result of :func:`fit_threshold`, a frozen record with ``to_dict()``.
 
-    Attributes
+    Readable by attribute (``fit.threshold``) and, for existing callers, as a
+    read-only mapping (``fit["threshold"]``, ``dict(fit)``); ``to_dict()``
+    gives plain values.
+
+    Parameters
     ----------
     threshold : float
         Load ``alpha50`` where the fitted success probability is 1/2 (NaN when
@@ -210,7 +314,13 @@ class ThresholdFit(Mapping):
     method: str
 
     def to_dict(self):
-        """The fields as a plain ``dict``."""
+        """Return the fields as a plain ``dict``.
+
+        Returns
+        -------
+        dict
+            Field name to value.
+        """
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def __getitem__(self, key):
@@ -273,6 +383,10 @@ def fit_threshold(loads, success, *, level=0.95, n_grid=481, n_width=61, min_wid
     bracketed by the loads where successes and failures overlap.  The
     profile is computed on a grid (``n_grid x n_width``) and the MLE refined
     by Nelder-Mead from the best grid point.
+
+    References
+    ----------
+    docs/linear_memory.md#empirical-capacity-threshold
     """
     x = np.asarray(loads, float).ravel()
     y = np.asarray(success, float).ravel()
@@ -379,12 +493,35 @@ class CapacityMeasurement(Result):
 
 
 def grid_center(model, d, kappa=None, theory=None):
-    """Where to centre the default load grid (a placement heuristic, not a prediction).
+    """Return where to centre the default load grid (a placement heuristic, not a prediction).
 
+    Parameters
+    ----------
+    model : str
+        A registered memory model.
+    d : int
+        Dimension.
+    kappa : float, optional
+        Rank ratio (models that take one).
+    theory : dict, optional
+        The model's prediction if already computed.
+
+    Returns
+    -------
+    float
+        :meth:`MemoryModel.center <validation.linear_memory.registry.MemoryModel.center>`
+        of the model's declaration.
+
+    Notes
+    -----
     Full rank and Hebbian: the matching prediction.  Low rank: ``alpha_c(kappa)``
     times the finite-size factor ``alpha*_full(d) / (1/2)`` of the full-rank
     prediction, because at laptop sizes full-rank thresholds sit ~1.8x above
     their large-``d`` limit and ``alpha_c(kappa)`` is a large-``d`` number.
+
+    References
+    ----------
+    docs/linear_memory.md#protocol
     """
     return get_model(model).center(d, kappa, theory)
 
@@ -396,26 +533,39 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
 
     Parameters
     ----------
-    model : {"op", "dp", "lowrank", "hebbian"}
+    model : str
+        A registered memory model (``"op"``, ``"dp"``, ``"lowrank"``,
+        ``"hebbian"``, see :mod:`validation.linear_memory.registry`).
     d : int
         Dimension (>= 2).
     kappa : float, optional
-        Rank ratio in (0, 1] (low rank only; required there).
+        Rank ratio in (0, 1] (models that take one, e.g. low rank; required there).
     seeds : int
         Trials per load (seeds ``seed0 .. seed0 + seeds - 1``).
     alphas : sequence of float, optional
-        Loads; default: a grid around :func:`grid_center` (7 loads, +-30%;
-        Hebbian: 9 loads, +-70%).
+        Loads; default: a grid around :func:`grid_center` (the declaration's
+        ``grid``: 7 loads, +-30%; Hebbian: 9 loads, +-70%).
     preset : {"default", "paper"}
+        Training preset.
     store : path, optional
         JSONL store of :func:`validation.engine.run_sweep` (reruns reuse trials).
-    workers, executor, progress
-        Passed to ``run_sweep``.
+    workers : int, optional
+        Worker processes of ``run_sweep``.
+    executor : {"processes", "inprocess", "dask"}
+        Executor of ``run_sweep``.
+    progress : bool
+        Print progress.
     extend : int, optional
         Rounds of adaptive extension: while the success rate at the largest
         load is >= 1/2 (or at the smallest < 1/2) the grid is extended by two
         loads beyond it, so the crossing is bracketed.  Default: 2 with the
         automatic grid, 0 (exactly the given loads) with ``alphas``.
+    n_loads : int, optional
+        Number of loads of the automatic grid (default: the declaration's).
+    rel : float, optional
+        Relative half-width of the automatic grid (default: the declaration's).
+    seed0 : int
+        First seed.
     method : {"train", "exact"}
         ``"train"``: success = Adam recalls all facts within its budget;
         ``"exact"``: success = a memory recalling all facts exists
@@ -433,6 +583,11 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         ``trials``, ``train_seconds`` (sum over trials), ``seconds`` (wall),
         ``method``; exact only: ``certificates``
         (:func:`validation.linear_memory.exact.certificate_summary`).
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#empirical-capacity-threshold;
+    docs/linear_memory.md#exact-capacity
     """
     from validation.engine import run_sweep
     from .theory import prediction

@@ -259,7 +259,7 @@ def get_model(name):
 
 
 def model_names():
-    """Names of the registered memory models.
+    """Return the names of the registered memory models.
 
     Returns
     -------

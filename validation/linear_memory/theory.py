@@ -59,6 +59,10 @@ def full_rank_threshold(d, *, samples=20_000, rng=0, tol=1e-4):
     unique and the iteration ``alpha <- g(alpha)`` contracts (``|g'| << 1``).
     A Monte Carlo error ``s`` on ``g`` moves the fixed point by
     ``s / (1 - g')``, reported as the standard error.  Cached (deterministic for an int ``rng``).
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#load-and-capacity
     """
     d = check_int("d", d, low=2)
     return _self_consistent(d, None, start=0.9, step=lambda a: 0.05, samples=samples, rng=rng,
@@ -124,6 +128,10 @@ def lowrank_finite_threshold(d, kappa, *, samples=20_000, rng=0, tol=1e-4):
     threshold sits at a smaller ``p`` than the full-rank one at the same
     ``d``, where ``ln p / E[V_p]`` is larger, so the ratio of the two
     self-consistent predictions slightly exceeds ``alpha_c(kappa) / alpha_c(1)``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories
     """
     d = check_int("d", d, low=2)
     kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
@@ -133,7 +141,27 @@ def lowrank_finite_threshold(d, kappa, *, samples=20_000, rng=0, tol=1e-4):
 
 
 def lowrank_threshold(kappa):
-    """``replica.alpha_c(kappa)`` (asymptotic rank-constrained RS capacity)."""
+    """Return ``replica.alpha_c(kappa)``, the asymptotic rank-constrained RS capacity.
+
+    Parameters
+    ----------
+    kappa : float
+        Rank ratio in (0, 1].
+
+    Returns
+    -------
+    float
+        ``alpha_c(kappa)`` (1/2 at ``kappa = 1``).
+
+    References
+    ----------
+    arXiv:2605.10795; docs/rank_constrained.md#rank-constrained-capacity
+
+    Examples
+    --------
+    >>> lowrank_threshold(1.0)
+    0.5
+    """
     kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
     return float(alpha_c(kappa))
 

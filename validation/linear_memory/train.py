@@ -33,9 +33,9 @@ __all__ = ["TrainConfig", "PRESETS", "get_config", "TrainResult", "train"]
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Optimiser settings.
+    """Optimiser settings of :func:`train`.
 
-    Attributes
+    Parameters
     ----------
     lr : float
         Peak Adam learning rate.
@@ -54,6 +54,10 @@ class TrainConfig:
     init_std : float
         Full-rank ``W`` starts with i.i.d. ``N(0, init_std^2 / d)`` entries
         (0: zeros).  Low-rank ``Q, R`` always start i.i.d. ``N(0, 1)``.
+
+    References
+    ----------
+    docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen
     """
 
     lr: float
@@ -74,7 +78,29 @@ PRESETS = {
 
 
 def get_config(preset="default", **overrides):
-    """The :class:`TrainConfig` of ``preset`` with fields replaced by ``overrides``."""
+    """Return the :class:`TrainConfig` of ``preset`` with fields replaced by ``overrides``.
+
+    Parameters
+    ----------
+    preset : str or TrainConfig
+        ``"default"`` or ``"paper"`` (:data:`PRESETS`), or a configuration.
+    **overrides
+        Fields to replace; ``None`` values are ignored.
+
+    Returns
+    -------
+    TrainConfig
+        The checked configuration (``ValueError`` naming a field out of range).
+
+    References
+    ----------
+    docs/linear_memory.md#protocol
+
+    Examples
+    --------
+    >>> get_config("paper", steps=100).steps
+    100
+    """
     if isinstance(preset, TrainConfig):
         cfg = preset
     elif preset in PRESETS:
@@ -97,7 +123,7 @@ def get_config(preset="default", **overrides):
 class TrainResult:
     """Outcome of :func:`train`.
 
-    Attributes
+    Parameters
     ----------
     success : bool
         All ``p`` facts recalled by ``W``.
@@ -111,6 +137,10 @@ class TrainResult:
         The returned memory.
     W0 : ndarray (d, d) or None
         The memory at initialisation (trained models).
+
+    References
+    ----------
+    docs/linear_memory.md#protocol
     """
 
     success: bool
@@ -145,13 +175,21 @@ def train(facts, *, model="full", kappa=1.0, preset="default", rng=None, **overr
     Returns
     -------
     TrainResult
+        Success (all facts recalled), accuracy, steps taken, last loss, the
+        memory and its initial value.
 
     Notes
     -----
     Learning rate at step ``t``: ``warmup_cosine(t, steps, lr, warmup, final)``.
     The recall flags of step ``t`` are those of the parameters *before* update
     ``t``, so a stop returns exactly the memory that recalled; after the last
-    step the final memory is evaluated once more.
+    step the final memory is evaluated once more.  The parametrisation's
+    ``init``, ``memory`` and ``grads`` (its declaration in
+    :mod:`validation.linear_memory.registry`) are the only model-specific steps.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#training-objective
     """
     cfg = get_config(preset, **overrides)
     par = get_parametrization(model)

@@ -27,6 +27,7 @@ from validation.optim import Adam, warmup_cosine
 from .models import xent_and_grad, scores
 from .registry import get_parametrization
 from validation.losses import recalled
+from validation.results import Result
 
 __all__ = ["TrainConfig", "PRESETS", "get_config", "TrainResult", "train"]
 
@@ -119,9 +120,9 @@ def get_config(preset="default", **overrides):
     return cfg
 
 
-@dataclass
-class TrainResult:
-    """Outcome of :func:`train`.
+@dataclass(frozen=True)
+class TrainResult(Result):
+    """Outcome of :func:`train`, a frozen record with ``to_dict()``.
 
     Parameters
     ----------

@@ -56,7 +56,7 @@ def experiment_rng(seed, name):
     seed : int
         Root seed (>= 0).
     name : {"memory", "transformer", "tradeoff", "sequential"}
-        The experiment (:data:`STREAMS`).
+        The experiment (its stream index in ``STREAMS``).
 
     Returns
     -------

@@ -82,7 +82,7 @@ class Parametrization:
         Returns
         -------
         bool
-            ``True`` when :attr:`init` is given.
+            ``True`` when ``init`` is given.
         """
         return self.init is not None
 

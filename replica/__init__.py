@@ -8,13 +8,14 @@ from .energy import energy_G, energy_G_limit
 from .free_entropy import free_entropy, saddle, Saddle
 from .finite_capacity import alpha_c_finite, v_p, ALPHA_C_LIMIT
 from .hebbian import (HEBBIAN_LIMIT, hebbian, hebbian_recall_probability, hebbian_threshold,
-                      hebbian_score_moments, hebbian_simulate, HebbianPrediction)
+                      hebbian_score_moments, hebbian_matrix, hebbian_simulate,
+                      HebbianPrediction)
 from .rank_capacity import alpha_c, alpha_c_quad, alpha_c_small_kappa, quantile_coupling, capacity_from_profile
 
 __all__ = [
     "__version__", "Estimate", "gaussian_max_moments", "energy_G", "energy_G_limit", "free_entropy",
     "saddle", "Saddle", "alpha_c_finite", "v_p", "ALPHA_C_LIMIT", "HEBBIAN_LIMIT", "hebbian",
     "hebbian_recall_probability", "hebbian_threshold", "hebbian_score_moments",
-    "hebbian_simulate", "HebbianPrediction",
+    "hebbian_matrix", "hebbian_simulate", "HebbianPrediction",
     "alpha_c", "alpha_c_quad", "alpha_c_small_kappa", "quantile_coupling", "capacity_from_profile",
 ]

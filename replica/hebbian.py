@@ -14,7 +14,7 @@ from hcizz.checks import check_int, check_real, check_rng
 from hcizz.estimate import Estimate
 
 __all__ = ["HEBBIAN_LIMIT", "hebbian", "hebbian_recall_probability", "hebbian_threshold",
-           "hebbian_score_moments", "hebbian_simulate", "HebbianPrediction"]
+           "hebbian_score_moments", "hebbian_matrix", "hebbian_simulate", "HebbianPrediction"]
 
 #: Large-``d`` limit of the Hebbian capacity ``alpha_H`` (all facts recalled).
 HEBBIAN_LIMIT = 1.0 / 8.0
@@ -447,6 +447,50 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", 
                              info=kw)
 
 
+def hebbian_matrix(E, U):
+    """Build the Hebbian memory ``W_H = sum_nu u_nu e_nu^T = U^T E``.
+
+    The one implementation of the Hebbian rule: :func:`hebbian_simulate` and
+    ``validation.linear_memory.hebbian_W`` (which takes a fact set) call it.
+
+    Parameters
+    ----------
+    E : array_like, shape (..., p, d)
+        Inputs ``e_nu`` as rows.
+    U : array_like, shape (..., p, d)
+        The stored (correct) outputs ``u_nu`` as rows, paired with ``E``.
+
+    Returns
+    -------
+    ndarray, shape (..., d, d)
+        ``W_H`` (a batch of them when ``E`` and ``U`` have leading axes), one
+        matrix product, in the dtype of ``U^T E``.
+
+    Notes
+    -----
+    ``W_H[i, j] = sum_nu U[nu, i] E[nu, j]``, so ``W_H e_mu = sum_nu u_nu (e_nu . e_mu)``:
+    the own output ``u_mu`` with weight ``|e_mu|^2 ~ d`` plus crosstalk
+    from the other facts.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#hebbian-rule
+
+    Examples
+    --------
+    >>> E = np.array([[1.0, 0.0], [0.0, 2.0]])
+    >>> U = np.array([[0.0, 1.0], [3.0, 0.0]])
+    >>> hebbian_matrix(E, U)               # u_1 e_1^T + u_2 e_2^T
+    array([[0., 6.],
+           [1., 0.]])
+    """
+    E = np.asarray(E)
+    U = np.asarray(U)
+    if E.ndim < 2 or E.shape != U.shape:
+        raise ValueError(f"E and U must have equal shapes (..., p, d), got {E.shape} and {U.shape}")
+    return np.matmul(U.swapaxes(-1, -2), E)
+
+
 def hebbian_simulate(d, p, *, trials=20, rng=None, problem="OP"):
     """Simulate the Hebbian memory ``W_H = sum_nu u_nu e_nu^T`` directly.
 
@@ -483,7 +527,7 @@ def hebbian_simulate(d, p, *, trials=20, rng=None, problem="OP"):
     rng = check_rng(rng)
     E = rng.standard_normal((trials, p, d))
     U = rng.standard_normal((trials, p, d))
-    W = np.matmul(U.transpose(0, 2, 1), E)                 # (T, d, d) = sum u e^T
+    W = hebbian_matrix(E, U)                                # (T, d, d) = sum u e^T
     WE = np.matmul(E, W.transpose(0, 2, 1))                # rows: (W e_mu)^T, (T, p, d)
     idx = np.arange(p)
     out = {}

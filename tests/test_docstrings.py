@@ -43,17 +43,34 @@ IN_SCOPE = [
     "validation.token_retrieval.runs", "validation.token_retrieval.success",
     "validation.token_retrieval.boundary", "validation.token_retrieval.moments",
     "validation.logistic",
-    "validation._io", "validation.report", "validation.losses", "validation.optim",
+    "validation._io", "validation.report", "validation.losses", "validation.optim", "validation.results",
     "validation.__main__", "validation.report_cli",
+    # validation: linear memories (exact decisions pending, see PENDING_MODULES)
+    "validation.linear_memory", "validation.linear_memory.budget",
+    "validation.linear_memory.capacity", "validation.linear_memory.cli",
+    "validation.linear_memory.data", "validation.linear_memory.lowrank_finite",
+    "validation.linear_memory.margins", "validation.linear_memory.mechanism",
+    "validation.linear_memory.models", "validation.linear_memory.registry",
+    "validation.linear_memory.spectra_study", "validation.linear_memory.theory",
+    "validation.linear_memory.train",
+    # validation: factual recall
+    "validation.factual_recall", "validation.factual_recall.cli",
+    "validation.factual_recall.experiments", "validation.factual_recall.memories",
+    "validation.factual_recall.sequential", "validation.factual_recall.task",
+    "validation.factual_recall.theory_check", "validation.factual_recall.transformer",
+    # validation: report sections (their build(ctx) functions)
+    "validation.sections", "validation.sections.factual_recall",
+    "validation.sections.linear_memory", "validation.sections.setup_text",
+    "validation.sections.spectra", "validation.sections.theory",
+    "validation.sections.token_retrieval",
 ]
 
 #: PENDING: packages whose docstrings have not been brought up to this standard yet.
 #: To extend the check, document a package's public objects and move its modules
 #: from here into IN_SCOPE.
 PENDING_MODULES = [
-    "validation.linear_memory",     # all modules
-    "validation.factual_recall",    # all modules
-    "validation.sections",          # report sections (build(ctx) functions)
+    "validation.linear_memory.exact",        # certified existence of a memory (being reworked)
+    "validation.linear_memory.exact_plan",   # its committed sweep
 ]
 
 #: numpydoc error codes that fail the test
@@ -105,6 +122,8 @@ def _public_objects():
             obj = getattr(mod, name)
             if not (inspect.isfunction(obj) or inspect.isclass(obj)):
                 continue            # constants, submodules, the version string
+            if getattr(obj, "__module__", None) in PENDING_MODULES:
+                continue            # a package's re-export of a pending module's object
             # named where it is defined: ``hcizz.mp_product`` is a module, the function
             # is ``hcizz.mp_product.mp_product``; re-exports are checked once
             qualified = f"{obj.__module__}.{obj.__qualname__}"

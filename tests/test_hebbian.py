@@ -11,7 +11,7 @@ from scipy.special import ndtr
 from scipy.stats import chi2
 
 from replica import (HEBBIAN_LIMIT, hebbian, hebbian_recall_probability, hebbian_score_moments,
-                     hebbian_simulate, hebbian_threshold)
+                     hebbian_matrix, hebbian_simulate, hebbian_threshold)
 
 
 @pytest.mark.parametrize("d,p", [(12, 30), (25, 60)])
@@ -199,3 +199,18 @@ def test_conditional_model_validation_grid():
                       f"conditional {p1:.4f} (z={z1:+.1f})")
     assert all(abs(za) < 3.5 for *_, za, _ in rows)
     assert all(abs(z1) < 3 for _, _, pr, _, z1 in rows if pr == "dp")
+
+
+def test_hebbian_matrix_is_the_sum_of_outer_products():
+    # oracle: the definition W_H = sum_nu u_nu e_nu^T, term by term in float64
+    rng = np.random.default_rng(11)
+    E, U = rng.standard_normal((2, 3, 5, 4))                 # a batch of 3, p = 5, d = 4
+    W = hebbian_matrix(E, U)
+    assert W.shape == (3, 4, 4)
+    for t in range(3):
+        ref = sum(np.outer(U[t, nu], E[t, nu]) for nu in range(5))
+        # 5 products summed in a different order: rounding ~ 5 * eps * max|term| < 1e-13
+        assert np.allclose(W[t], ref, rtol=0, atol=1e-13)
+        assert np.allclose(hebbian_matrix(E[t], U[t]), ref, rtol=0, atol=1e-13)   # unbatched: same
+    with pytest.raises(ValueError, match="E and U must have equal shapes"):
+        hebbian_matrix(E[0], U[0, :4])

@@ -9,6 +9,22 @@ EXPERIMENTS = ("memory", "transformer", "tradeoff", "sequential")
 
 
 def register(sub):
+    """Add ``python -m validation factual-recall`` to an ``argparse`` subparsers object.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of ``python -m validation``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``factual-recall`` parser.
+
+    References
+    ----------
+    docs/factual_recall.md#experiments
+    """
     p = sub.add_parser("factual-recall",
                        help="factual recall in one-layer transformers (docs/factual_recall.md)")
     p.add_argument("experiment", choices=EXPERIMENTS,
@@ -19,6 +35,7 @@ def register(sub):
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument("--out", default=None, help="also write the JSON result to this file")
     p.set_defaults(func=_run)
+    return p
 
 
 def _run(args):
@@ -48,7 +65,24 @@ def _run(args):
 
 
 def summary(experiment, res):
-    """Short human-readable summary of one experiment's result."""
+    """Format a short human-readable summary of one experiment's result.
+
+    Parameters
+    ----------
+    experiment : {"memory", "transformer", "tradeoff", "sequential"}
+        The experiment.
+    res : dict
+        Its JSON result (with ``command`` and ``seconds_total``).
+
+    Returns
+    -------
+    str
+        A few lines of text.
+
+    References
+    ----------
+    docs/factual_recall.md#experiments
+    """
     lines = [f"{res['command']}  ({res['seconds_total']:.1f} s)"]
     if experiment == "memory":
         f1, f2 = res["linear_fit"], res["mlp_fit"]

@@ -23,12 +23,14 @@ from __future__ import annotations
 import math
 import sys
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from hcizz.estimate import Estimate
 from validation.optim import Adam, warmup_cosine
+from validation.results import Result
 from .memories import train_memory
 from .sequential import train_sequential
 from .task import make_task
@@ -36,7 +38,8 @@ from .transformer import OneLayerTransformer
 
 __all__ = ["experiment_rng", "largest_passing", "train_transformer", "transformer_capacity",
            "memory_capacity_experiment", "transformer_capacity_experiment",
-           "tradeoff_experiment", "sequential_experiment", "fit_through_origin"]
+           "tradeoff_experiment", "sequential_experiment", "fit_through_origin",
+           "TransformerTrainResult", "TransformerCapacity"]
 
 
 #: Stream index of each experiment: the CLI and the report section derive the
@@ -46,7 +49,23 @@ STREAMS = {"memory": 1, "transformer": 2, "tradeoff": 3, "sequential": 4}
 
 
 def experiment_rng(seed, name):
-    """Generator of experiment ``name`` for root ``seed`` (shared by CLI and report).
+    """Return the generator of experiment ``name`` for root ``seed`` (shared by CLI and report).
+
+    Parameters
+    ----------
+    seed : int
+        Root seed (>= 0).
+    name : {"memory", "transformer", "tradeoff", "sequential"}
+        The experiment (its stream index in ``STREAMS``).
+
+    Returns
+    -------
+    Generator
+        ``default_rng([seed, 4, STREAMS[name]])``.
+
+    References
+    ----------
+    docs/factual_recall.md#experiments
 
     Examples
     --------
@@ -65,11 +84,12 @@ def _progress(msg):
 
 
 def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
-    """Largest integer ``n`` with ``passes(n)`` True, assuming monotonicity.
+    """Find the largest integer ``n`` with ``passes(n)`` True, assuming monotonicity.
 
     Parameters
     ----------
-    passes : callable int -> bool
+    passes : callable
+        ``passes(n) -> bool`` for an integer ``n``.
     lo : int
         Starting guess (>= 1).  If it fails, the search halves downwards.
     hi : int, optional
@@ -85,6 +105,15 @@ def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
         Largest passing value found (0 if even ``n = 1`` fails).
     evaluated : list of (int, bool)
         Every call made.
+
+    Notes
+    -----
+    Halving down from ``lo`` until a pass, doubling up until a failure, then
+    bisection; ``O(log(n / lo) + log(1 / rtol))`` calls.
+
+    References
+    ----------
+    docs/factual_recall.md#experiments
 
     Examples
     --------
@@ -124,8 +153,9 @@ def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
 
 
 def fit_through_origin(x, y):
-    """Least-squares slope of ``y = c x`` with its standard error and the spread
-    of the pointwise ratios ``y / x``.
+    """Fit the slope of ``y = c x`` by least squares, with its standard error and the ratio spread.
+
+    The spread is that of the pointwise ratios ``y / x``.
 
     Parameters
     ----------
@@ -139,6 +169,10 @@ def fit_through_origin(x, y):
         error ``sqrt(sum r^2 / (n - 1) / sum x^2)`` (NaN for ``n = 1``);
         ``info`` has ``ratio_min``, ``ratio_max``, ``ratio_mean``,
         ``ratio_std`` of ``y / x``.
+
+    References
+    ----------
+    docs/factual_recall.md#measured-results
 
     Examples
     --------
@@ -167,16 +201,37 @@ def fit_through_origin(x, y):
 # ----------------------------------------------------------------------------- experiment 1
 
 def memory_capacity_experiment(*, quick=True, rng=None, threshold=0.99, progress=_progress):
-    """Capacity of linear and MLP associative memories vs parameter count.
+    """Measure the capacity of linear and MLP associative memories against the parameter count.
 
     Quick: linear ``d in {8, 16, 24, 32}``, MLP ``(d, m)`` with ``m d`` in a
     4-point range; full: more sizes and longer training.
 
+    Parameters
+    ----------
+    quick : bool
+        Quick (report ``--quick``) or full sizes.
+    rng : None, int or Generator
+        Randomness (:func:`experiment_rng` ``(seed, "memory")`` in the report).
+    threshold : float
+        Accuracy that counts as "stored".
+    progress : callable
+        ``progress(message)`` after each size.
+
     Returns
     -------
-    dict with ``linear`` (rows: d, params, N, N ln N, c) and ``linear_fit``
-    (``N ln N = c d^2``), ``mlp`` (rows: d, m, params, N, N/(m d)) and
-    ``mlp_fit`` (``N = c m d``), plus the settings.
+    dict
+        A report payload (plain dict): ``linear`` (rows: d, params, N, N ln N,
+        c) and ``linear_fit`` (``N ln N = c d^2``), ``mlp`` (rows: d, m,
+        params, N, N/(m d)) and ``mlp_fit`` (``N = c m d``), plus the settings.
+
+    Notes
+    -----
+    The linear memory is the OP of arXiv:2605.10795 with unit-sphere
+    embeddings, so ``N ln N / d^2`` is compared with its finite-size capacity.
+
+    References
+    ----------
+    arXiv:2412.06538; arXiv:2605.10795; docs/factual_recall.md#associative-memories
 
     Examples
     --------
@@ -226,6 +281,78 @@ def memory_capacity_experiment(*, quick=True, rng=None, threshold=0.99, progress
 
 # ----------------------------------------------------------------------------- transformer
 
+@dataclass(frozen=True)
+class TransformerTrainResult(Result):
+    """Outcome of :func:`train_transformer`, a frozen record with ``to_dict()``.
+
+    Parameters
+    ----------
+    accuracy : float
+        Fraction of (fact, sequence) pairs recalled.
+    loss : float
+        Final training loss.
+    params : int
+        Parameter count.
+    attention_params : int
+        Parameters of the attention layer.
+    mlp_params : int
+        Parameters of the MLP.
+
+    References
+    ----------
+    docs/factual_recall.md#model
+    """
+
+    accuracy: float
+    loss: float
+    params: int
+    attention_params: int
+    mlp_params: int
+
+
+@dataclass(frozen=True)
+class TransformerCapacity(Result):
+    """Outcome of :func:`transformer_capacity`, a frozen record with ``to_dict()``.
+
+    Parameters
+    ----------
+    d, H, d_h, m : int
+        Model sizes.
+    params : int
+        Parameter count.
+    facts : int
+        Largest number of facts ``S R`` stored.
+    facts_per_param : float
+        ``facts / params``.
+    evaluated : list
+        ``(S R, accuracy)`` of every trial.
+    D, T : int
+        Answers per relation and sequence length.
+    steps, batch : int
+        Training budget.
+    lr : float
+        Peak learning rate.
+
+    References
+    ----------
+    docs/factual_recall.md#experiments
+    """
+
+    d: int
+    H: int
+    d_h: int
+    m: int
+    params: int
+    facts: int
+    facts_per_param: float
+    evaluated: list
+    D: int
+    T: int
+    steps: int
+    batch: int
+    lr: float
+
+
 def _check_transformer_memory(task, d, H, d_h, m, batch, dtype):
     """Refuse (``ValueError``) a transformer run whose arrays cannot fit in memory.
 
@@ -247,26 +374,34 @@ def _check_transformer_memory(task, d, H, d_h, m, batch, dtype):
 
 def train_transformer(task, d, H, d_h, m, *, steps=2000, batch=256, lr=3e-3, rng=None,
                       eval_repeats=1, dtype=np.float32):
-    """Train the one-layer transformer on fresh batches of ``task``; return accuracy.
+    """Train the one-layer transformer on fresh batches of ``task`` and measure its accuracy.
 
     Parameters
     ----------
     task : FactTask
+        The facts and the sequence distribution.
     d, H, d_h, m : int
         Model sizes (see :class:`OneLayerTransformer`).
     steps, batch : int
         Adam steps and sequences per step (fresh each step).
     lr : float
         Peak learning rate (5% warm-up, cosine decay to 1%).
-    rng : seed or Generator
+    rng : None, int or Generator
+        Randomness (initialisation, batches, evaluation sequences).
     eval_repeats : int
         Each fact is evaluated on this many fresh sequences.
+    dtype : numpy dtype
+        Training dtype.
 
     Returns
     -------
-    dict
+    TransformerTrainResult
         ``accuracy`` (fraction of (fact, sequence) pairs recalled), ``loss``
         (final training loss), ``params``, ``attention_params``, ``mlp_params``.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#model
 
     Examples
     --------
@@ -296,8 +431,8 @@ def train_transformer(task, d, H, d_h, m, *, steps=2000, batch=256, lr=3e-3, rng
         tok, y, _, _ = task.sample(0, rng, subjects=fs[i:i + 4096], relations=fr[i:i + 4096])
         correct.append(net.loss(tok, y, grad=False)[2])
     acc = float(np.concatenate(correct).mean())
-    return {"accuracy": acc, "loss": loss, "params": net.param_count,
-            "attention_params": net.attention_params, "mlp_params": net.mlp_params}
+    return TransformerTrainResult(accuracy=acc, loss=loss, params=net.param_count,
+                                  attention_params=net.attention_params, mlp_params=net.mlp_params)
 
 
 def _split_facts(n_facts):
@@ -323,11 +458,38 @@ def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1
     Bisection over the number of facts ``n`` (``S, R`` from a square split, see
     ``_split_facts``); each trial draws a fresh task and model.
 
+    Parameters
+    ----------
+    d, H, d_h, m : int
+        Model sizes (see :class:`OneLayerTransformer`).
+    D : int
+        Answers per relation.
+    T : int
+        Sequence length.
+    steps, batch : int
+        Adam steps and sequences per step.
+    lr : float
+        Peak learning rate.
+    threshold : float
+        Accuracy that counts as "stored".
+    eval_repeats : int
+        Fresh sequences per fact at evaluation.
+    rng : None, int or Generator
+        Randomness (one seed drawn, then per-``n`` seeds).
+    start : int, optional
+        First number of facts tried (default ``params // 40``).
+    rtol : float
+        Relative resolution of the bisection.
+
     Returns
     -------
-    dict
+    TransformerCapacity
         ``facts`` (largest stored ``S R``), ``params``, ``facts_per_param``,
         ``evaluated`` (list of (S R, accuracy)) and the settings.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#experiments
 
     Examples
     --------
@@ -367,25 +529,42 @@ def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1
     n, _ = largest_passing(passes, start, rtol=rtol)
     S, R = _split_facts(n) if n else (0, 0)
     facts = S * R
-    return {"d": d, "H": H, "d_h": d_h, "m": m, "params": net_params, "facts": facts,
-            "facts_per_param": facts / net_params, "evaluated": trials, "D": D, "T": T,
-            "steps": steps, "batch": batch, "lr": lr}
+    return TransformerCapacity(d=d, H=H, d_h=d_h, m=m, params=net_params, facts=facts,
+                               facts_per_param=facts / net_params, evaluated=trials, D=D, T=T,
+                               steps=steps, batch=batch, lr=lr)
 
 
 def transformer_capacity_experiment(*, quick=True, rng=None, progress=_progress, D=8):
-    """Facts stored vs parameters over several ``d`` and ratios ``H d_h / d``, ``m / d``.
+    """Measure the facts stored against the parameters over several ``d`` and shapes.
+
+    The shapes vary the ratios ``H d_h / d`` and ``m / d``.
 
     Quick: ``d = 16``, three shapes, ``T = 8``, 500 steps of 128 sequences; full:
     ``d = 16`` with ``(H d_h / d, m / d)`` in {(1, 1), (0.5, 1), (2, 1), (1, 0.5), (1, 2)},
     ``d = 24`` with {(1, 1), (0.5, 2), (2, 0.5)}, ``d = 32`` with (1, 1); ``T = 16``,
     1000 steps of 256 sequences (sized for a shared 2-core machine).
 
+    Parameters
+    ----------
+    quick : bool
+        Quick or full sizes.
+    rng : None, int or Generator
+        Randomness.
+    progress : callable
+        ``progress(message)`` after each configuration.
+    D : int
+        Answers per relation.
+
     Returns
     -------
     dict
-        ``rows`` (one per configuration), ``facts_per_param`` (Estimate dict of
+        A report payload: ``rows`` (one per configuration), ``facts_per_param`` (Estimate dict of
         the least-squares slope of facts vs params, with ``info`` holding the
         min/max/mean/std of the per-configuration ratios) and the settings.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#comparison-with-the-paper
 
     Examples
     --------
@@ -412,7 +591,7 @@ def transformer_capacity_experiment(*, quick=True, rng=None, progress=_progress,
     rows = []
     for d, H, d_h, m in shapes:
         t0 = time.perf_counter()
-        r = transformer_capacity(d, H, d_h, m, D=D, rng=rng, **kw)
+        r = transformer_capacity(d, H, d_h, m, D=D, rng=rng, **kw).to_dict()
         r["seconds"] = time.perf_counter() - t0
         r["attn_ratio"] = H * d_h / d
         r["mlp_ratio"] = m / d
@@ -430,11 +609,26 @@ def tradeoff_experiment(*, quick=True, rng=None, progress=_progress, D=8):
     Attention size is varied through the number of heads ``H`` (``d_h = 8``),
     MLP size through ``m`` (``m = 0``: no MLP).
 
+    Parameters
+    ----------
+    quick : bool
+        Quick or full sizes.
+    rng : None, int or Generator
+        Randomness.
+    progress : callable
+        ``progress(message)`` after each configuration.
+    D : int
+        Answers per relation.
+
     Returns
     -------
     dict
-        ``facts``, ``H`` and ``m`` grids, ``attention_params``, ``mlp_params``
-        and ``accuracy`` (2-d list indexed [i_H][i_m]).
+        A report payload: ``facts``, ``H`` and ``m`` grids, ``attention_params``,
+        ``mlp_params`` and ``accuracy`` (2-d list indexed [i_H][i_m]).
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#experiments
 
     Examples
     --------
@@ -465,10 +659,27 @@ def tradeoff_experiment(*, quick=True, rng=None, progress=_progress, D=8):
 
 
 def sequential_experiment(*, quick=True, rng=None, progress=_progress):
-    """Sequential learning of the one-hot linear-attention model (see
-    :func:`validation.factual_recall.sequential.train_sequential`).
+    """Run sequential learning of the one-hot linear-attention model.
 
-    Returns the curves, ``ln_DR``, ``ln_D`` and the detected ``stages``.
+    See :func:`validation.factual_recall.sequential.train_sequential`.
+
+    Parameters
+    ----------
+    quick : bool
+        Quick or full sizes.
+    rng : None, int or Generator
+        Randomness.
+    progress : callable
+        ``progress(message)`` at the end.
+
+    Returns
+    -------
+    dict
+        The curves, ``ln_DR``, ``ln_D``, the detected ``stages`` and ``seconds``.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#escape-times
 
     Examples
     --------

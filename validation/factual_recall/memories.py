@@ -13,29 +13,39 @@ mapped to scores against output embeddings ``U`` (rows) and fact ``i`` is
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
 from validation.optim import Adam, warmup_cosine
+from validation.results import Result
 
 __all__ = ["sphere_embeddings", "linear_memory_loss", "mlp_memory_loss",
-           "init_mlp_memory", "train_memory"]
+           "init_mlp_memory", "train_memory", "MemoryTrainResult"]
 
 
 def sphere_embeddings(n, d, rng=None, dtype=np.float64):
-    """``n`` i.i.d. points uniform on the unit sphere of ``R^d`` (rows).
+    """Draw ``n`` i.i.d. points uniform on the unit sphere of ``R^d`` (rows).
 
     Parameters
     ----------
     n, d : int
         Number of points (>= 1) and dimension (>= 1).
-    rng : seed or Generator
+    rng : None, int or Generator
+        Randomness (``np.random.default_rng``).
     dtype : numpy dtype
+        Output dtype (drawn in float64).
 
     Returns
     -------
     ndarray, shape (n, d)
+        Normalised Gaussian vectors.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#associative-memories
 
     Examples
     --------
@@ -52,27 +62,37 @@ def sphere_embeddings(n, d, rng=None, dtype=np.float64):
 
 
 def linear_memory_loss(W, X, U, targets, grad=True):
-    """Cross-entropy of the linear memory and its gradient in ``W``.
+    """Compute the cross-entropy of the linear memory and its gradient in ``W``.
 
     Parameters
     ----------
     W : ndarray (d, d)
+        The memory.
     X : ndarray (n, d)
         Input embeddings.
     U : ndarray (k, d)
         Output embeddings (candidates).
     targets : int ndarray (n,)
         Index in ``U`` of each input's output.
+    grad : bool
+        Compute the gradient.
 
     Returns
     -------
     loss : float
+        Mean cross-entropy of the logits ``L = X W^T U^T``.
     dW : ndarray (d, d) or None
+        Gradient (``None`` without ``grad``).
     correct : bool ndarray (n,)
+        Strict-argmax recall of each fact.
 
     Notes
     -----
     ``L = X W^T U^T``, ``G = dloss/dL`` so ``dW = U^T G^T X``.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#associative-memories
 
     Examples
     --------
@@ -90,19 +110,25 @@ def linear_memory_loss(W, X, U, targets, grad=True):
 
 
 def init_mlp_memory(d, m, rng=None, dtype=np.float64):
-    """He-style initialisation ``[W1 (m, d), b (m,), W2 (d, m)]`` of an MLP memory.
+    """Draw the He-style initialisation ``[W1 (m, d), b (m,), W2 (d, m)]`` of an MLP memory.
 
     Parameters
     ----------
     d, m : int
         Input dimension and width (>= 1).
-    rng : seed or Generator
+    rng : None, int or Generator
+        Randomness (``W1`` drawn first).
     dtype : numpy dtype
+        Parameter dtype (drawn in float64).
 
     Returns
     -------
     list of ndarray
         ``W1`` entries ``N(0, 2/d)``, ``b = 0``, ``W2`` entries ``N(0, 1/m)``.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#associative-memories
 
     Examples
     --------
@@ -119,26 +145,39 @@ def init_mlp_memory(d, m, rng=None, dtype=np.float64):
 
 
 def mlp_memory_loss(params, X, U, targets, grad=True):
-    """Cross-entropy of the MLP memory ``x -> W2 relu(W1 x + b)`` and its gradients.
+    """Compute the cross-entropy of the MLP memory ``x -> W2 relu(W1 x + b)`` and its gradients.
 
     Parameters
     ----------
-    params : list ``[W1 (m, d), b (m,), W2 (d, m)]``
+    params : list of ndarray
+        ``[W1 (m, d), b (m,), W2 (d, m)]``.
     X : ndarray (n, d)
+        Input embeddings.
     U : ndarray (k, d)
+        Output embeddings (candidates).
     targets : int ndarray (n,)
+        Index in ``U`` of each input's output.
+    grad : bool
+        Compute the gradients.
 
     Returns
     -------
     loss : float
-    grads : list of ndarray (same order as ``params``) or None
+        Mean cross-entropy.
+    grads : list of ndarray or None
+        Gradients in the order of ``params`` (``None`` without ``grad``).
     correct : bool ndarray (n,)
+        Strict-argmax recall of each fact.
 
     Notes
     -----
     ``P = X W1^T + b``, ``Hd = relu(P)``, ``Y = Hd W2^T``, ``L = Y U^T``; with
     ``G = dloss/dL``: ``dY = G U``, ``dW2 = dY^T Hd``, ``dP = (dY W2) * 1[P > 0]``,
     ``dW1 = dP^T X``, ``db = sum_rows dP``.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#associative-memories
 
     Examples
     --------
@@ -179,6 +218,32 @@ def _check_memory_need(kind, n, d, m, n_classes, dtype):
                  + f" classes={k}: embeddings + parameters and Adam moments + scores")
 
 
+@dataclass(frozen=True)
+class MemoryTrainResult(Result):
+    """Outcome of :func:`train_memory`, a frozen record with ``to_dict()``.
+
+    Parameters
+    ----------
+    accuracy : float
+        Fraction of facts recalled at the end.
+    loss : float
+        Final cross-entropy.
+    params : int
+        Parameter count (``d^2`` linear, ``2 m d`` MLP).
+    n : int
+        Number of facts.
+
+    References
+    ----------
+    docs/factual_recall.md#associative-memories
+    """
+
+    accuracy: float
+    loss: float
+    params: int
+    n: int
+
+
 def train_memory(kind, n, d, *, m=None, n_classes=None, steps=1000, lr=None, rng=None,
                  dtype=np.float32):
     """Train a linear or MLP associative memory on ``n`` random facts (full batch, Adam).
@@ -200,12 +265,14 @@ def train_memory(kind, n, d, *, m=None, n_classes=None, steps=1000, lr=None, rng
         Adam steps (warm-up 5% then cosine decay to 0.01 lr).
     lr : float, optional
         Peak learning rate (default 0.05 linear, 0.01 MLP).
-    rng : seed or Generator
-    dtype : float dtype for training.
+    rng : None, int or Generator
+        Randomness (embeddings, classes, initialisation).
+    dtype : numpy dtype
+        Float dtype for training.
 
     Returns
     -------
-    dict
+    MemoryTrainResult
         ``accuracy`` (fraction of facts recalled at the end), ``loss``,
         ``params`` (parameter count: ``d^2`` or ``2 m d``), ``n``.
 
@@ -213,6 +280,10 @@ def train_memory(kind, n, d, *, m=None, n_classes=None, steps=1000, lr=None, rng
     -----
     Full-batch Adam on the cross-entropy (see :func:`linear_memory_loss`,
     :func:`mlp_memory_loss`); the linear memory starts at ``W = 0``.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#associative-memories
 
     Examples
     --------
@@ -262,4 +333,4 @@ def train_memory(kind, n, d, *, m=None, n_classes=None, steps=1000, lr=None, rng
         _, g, _ = lossfn(params)
         opt.step(g, lr=warmup_cosine(s, steps, lr=lr, warmup=0.05, final=0.01))
     loss, _, correct = lossfn(params, grad=False)
-    return {"accuracy": float(correct.mean()), "loss": loss, "params": count, "n": n}
+    return MemoryTrainResult(accuracy=float(correct.mean()), loss=loss, params=count, n=n)

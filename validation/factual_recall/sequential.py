@@ -23,13 +23,18 @@ type), then converges.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Optional
+
 import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
+from validation.results import Result
 from .task import FactTask, structured_answers
 
-__all__ = ["linear_attention_loss", "train_sequential", "detect_stages", "block_losses"]
+__all__ = ["linear_attention_loss", "train_sequential", "detect_stages", "block_losses",
+           "StageTimes"]
 
 
 def _counts(tokens, vocab, dtype):
@@ -44,7 +49,7 @@ def _counts(tokens, vocab, dtype):
 
 
 def linear_attention_loss(k, W, counts, targets, grad=True):
-    """Cross-entropy of the one-hot linear-attention model and its gradients.
+    """Compute the cross-entropy of the one-hot linear-attention model and its gradients.
 
     Parameters
     ----------
@@ -55,18 +60,28 @@ def linear_attention_loss(k, W, counts, targets, grad=True):
     counts : ndarray or scipy sparse matrix (B, V)
         Token counts of each sequence.
     targets : int ndarray (B,)
+        Answer index of each sequence.
+    grad : bool
+        Compute the gradients.
 
     Returns
     -------
     loss : float
-    grads : ``[dk (V,), dW (A, V)]`` or None
+        Mean cross-entropy.
+    grads : list of ndarray or None
+        ``[dk (V,), dW (A, V)]`` (``None`` without ``grad``).
     logits : ndarray (B, A)
+        ``C (k * W^T)``.
 
     Notes
     -----
     ``logits = C (k * W^T)`` (``C`` the counts); with ``G = dloss/dlogits`` and
     ``M = C^T G`` (``V x A``): ``dW = (k * M)^T`` and ``dk = sum_a M * W^T``.
     With a sparse ``C`` every product costs ``O(B T A)``.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#escape-times
 
     Examples
     --------
@@ -93,7 +108,7 @@ def linear_attention_loss(k, W, counts, targets, grad=True):
 
 
 def block_losses(logits, targets, D):
-    """Total, relation-only and subject-only losses of logits ``(B, D R)``.
+    """Compute the total, relation-only and subject-only losses of logits ``(B, D R)``.
 
     Parameters
     ----------
@@ -101,6 +116,7 @@ def block_losses(logits, targets, D):
         Answer ``a`` belongs to block ``a // D`` (its relation) at within-block
         index ``a % D``.
     targets : int ndarray (B,)
+        Answer index of each sequence.
     D : int
         Answers per relation (>= 2, dividing the number of logits).
 
@@ -116,6 +132,10 @@ def block_losses(logits, targets, D):
     At uniform logits the three are ``ln(D R)``, ``ln R`` and ``ln D``; a model
     that knows the relation but not the subject (mass spread uniformly over the
     right block) has total ``ln D``, relation ``0`` and subject ``ln D``.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#escape-times
 
     Examples
     --------
@@ -160,13 +180,18 @@ def train_sequential(S, R, D, *, T=8, steps=3000, lr=1.0, init=1e-3, batch=None,
         empirical loss up to the noise tokens.
     eval_every : int
         Record the three losses every this many steps (and at the end).
-    rng : seed or Generator
+    rng : None, int or Generator
+        Randomness (initialisation, sequences).
+    dtype : numpy dtype
+        Parameter dtype.
 
     Returns
     -------
     dict
-        ``step`` (int array), ``total``, ``relation``, ``subject`` (loss arrays),
-        ``ln_DR``, ``ln_D``, and the ``stages`` found by :func:`detect_stages`.
+        A trajectory record (plain dict, extended by its callers): ``step``
+        (int array), ``total``, ``relation``, ``subject`` (loss arrays),
+        ``ln_DR``, ``ln_D``, the settings, and the ``stages``
+        (:class:`StageTimes`) found by :func:`detect_stages`.
 
     Notes
     -----
@@ -175,6 +200,10 @@ def train_sequential(S, R, D, *, T=8, steps=3000, lr=1.0, init=1e-3, batch=None,
     holding every fact twice.  A relation column of ``W`` receives gradient
     from ``1/R`` of the sequences and a subject column from ``1/S``, so with
     ``S >> R`` the relation is learnt first.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#escape-times
 
     Examples
     --------
@@ -236,8 +265,42 @@ def _first_settled_below(curve, level):
     return None if i == len(curve) else i
 
 
+@dataclass(frozen=True)
+class StageTimes(Result):
+    """Stage boundaries of a sequential-learning run (:func:`detect_stages`), a frozen record.
+
+    Parameters
+    ----------
+    relation_learnt : int or None
+        First recorded step from which the relation loss stays below ``frac``
+        times its initial value.
+    subject_learnt : int or None
+        The same for the subject loss.
+    plateau1 : float
+        Mean total loss before the relation loss has dropped for good by 10%.
+    plateau2 : float or None
+        Median total loss between the relation being learnt and the subject
+        loss dropping by 10%.
+    final : float
+        Last total loss.
+    order : {"relation-first", "subject-first", "undetermined"}
+        Which component is learnt first.
+
+    References
+    ----------
+    docs/factual_recall.md#escape-times
+    """
+
+    relation_learnt: Optional[int]
+    subject_learnt: Optional[int]
+    plateau1: float
+    plateau2: Optional[float]
+    final: float
+    order: str
+
+
 def detect_stages(step, total, relation, subject, frac=0.1):
-    """Stage boundaries read off the loss curves (no reference to the theory values).
+    """Read the stage boundaries off the loss curves (no reference to the theory values).
 
     Parameters
     ----------
@@ -251,7 +314,7 @@ def detect_stages(step, total, relation, subject, frac=0.1):
 
     Returns
     -------
-    dict
+    StageTimes
         ``relation_learnt`` and ``subject_learnt``: first recorded step from
         which the relation (resp. subject) loss stays below ``frac`` times its
         initial value (None if it does not end there); ``plateau1`` = mean total
@@ -268,6 +331,10 @@ def detect_stages(step, total, relation, subject, frac=0.1):
     crossing) makes it insensitive to transient dips and to oscillations
     before the drop.  A curve whose initial value is not positive (e.g. the
     relation loss when ``R = 1``) is never "learnt".
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#escape-times
 
     Examples
     --------
@@ -305,7 +372,6 @@ def detect_stages(step, total, relation, subject, frac=0.1):
         order = "subject-first"
     else:
         order = "undetermined"
-    return {"relation_learnt": None if i_rel is None else int(step[i_rel]),
-            "subject_learnt": None if i_sub is None else int(step[i_sub]),
-            "plateau1": plateau1, "plateau2": plateau2, "final": float(total[-1]),
-            "order": order}
+    return StageTimes(relation_learnt=None if i_rel is None else int(step[i_rel]),
+                      subject_learnt=None if i_sub is None else int(step[i_sub]),
+                      plateau1=plateau1, plateau2=plateau2, final=float(total[-1]), order=order)

@@ -40,11 +40,22 @@ def _check_ids(name, value, high, *, ndim=1):
 class FactTask:
     """A factual-recall dataset (see module docstring); build with :func:`make_task`.
 
-    Attributes
+    Parameters
     ----------
-    S, R, D, T : int
+    S : int
+        Subjects (>= 1).
+    R : int
+        Relations (>= 1).
+    D : int
+        Answers per relation (>= 2).
+    T : int
+        Sequence length (>= 3).
     answers : int ndarray (S, R)
         ``a*(s, r)`` in ``[r D, (r + 1) D)``.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#task
     """
 
     S: int
@@ -67,28 +78,33 @@ class FactTask:
 
     @property
     def n_facts(self):
+        """Number of facts ``S R``."""
         return self.S * self.R
 
     @property
     def n_answers(self):
+        """Number of answers ``D R``."""
         return self.D * self.R
 
     @property
     def vocab(self):
+        """Vocabulary size ``2 (S + R) + 1``."""
         return 2 * (self.S + self.R) + 1
 
     @property
     def eos(self):
+        """Token id of EOS, ``2 (S + R)``."""
         return 2 * (self.S + self.R)
 
     def sample(self, batch, rng=None, *, subjects=None, relations=None):
-        """Fresh batch of sequences.
+        """Draw a fresh batch of sequences.
 
         Parameters
         ----------
         batch : int
             Number of sequences (ignored when ``subjects`` is given).
-        rng : seed or Generator
+        rng : None, int or Generator
+            Randomness.
         subjects, relations : int ndarray, optional
             Fix the facts of the batch (e.g. every fact once for evaluation);
             otherwise uniform.
@@ -96,9 +112,11 @@ class FactTask:
         Returns
         -------
         tokens : int ndarray (batch, T)
+            Token ids.
         targets : int ndarray (batch,)
             Answer index in ``[0, D R)``.
         subjects, relations : int ndarray (batch,)
+            The facts of the sequences.
 
         Notes
         -----
@@ -143,7 +161,12 @@ class FactTask:
         return tokens, self.answers[subjects, relations], subjects, relations
 
     def all_facts(self):
-        """``(subjects, relations)`` listing every fact once (row-major).
+        """List every fact once (row-major).
+
+        Returns
+        -------
+        subjects, relations : int ndarray (S R,)
+            Subject and relation of each fact.
 
         Examples
         --------
@@ -165,7 +188,8 @@ def make_task(S, R, D, T=32, rng=None, *, distinct=False):
         Answers per relation (>= 2).
     T : int
         Sequence length (>= 3: subject, relation, EOS).
-    rng : seed or Generator
+    rng : None, int or Generator
+        Randomness of the answers.
     distinct : bool
         If True, the answers of a relation are distinct across subjects (a
         random injection of the subjects into the block), which needs
@@ -174,6 +198,7 @@ def make_task(S, R, D, T=32, rng=None, *, distinct=False):
     Returns
     -------
     FactTask
+        The task (answers fixed; sequences drawn by :meth:`FactTask.sample`).
 
     Raises
     ------
@@ -187,6 +212,10 @@ def make_task(S, R, D, T=32, rng=None, *, distinct=False):
     ``{0, .., D - 1}`` (or a uniform injection ``s -> u`` per relation when
     ``distinct``).  The task is fixed by ``rng``; the sequences are drawn
     afresh by :meth:`FactTask.sample`.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#task
 
     Examples
     --------
@@ -212,7 +241,7 @@ def make_task(S, R, D, T=32, rng=None, *, distinct=False):
 
 
 def structured_answers(S, R, D):
-    """Structured facts ``a(s, r) = floor(s D / S) + r D`` (sequential-learning model).
+    """Build structured facts ``a(s, r) = floor(s D / S) + r D`` (sequential-learning model).
 
     Parameters
     ----------
@@ -224,6 +253,7 @@ def structured_answers(S, R, D):
     Returns
     -------
     int ndarray (S, R)
+        The answers.
 
     Notes
     -----
@@ -231,6 +261,10 @@ def structured_answers(S, R, D):
     ``floor(s D / S)`` depends on the subject only.  Every within-block index
     is used when ``S >= D``; ``S < D`` is refused (more answers per block than
     subjects).
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#escape-times
 
     Examples
     --------

@@ -33,6 +33,7 @@ import json
 import math
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -42,13 +43,15 @@ from scipy.special import lambertw
 from hcizz.checks import check_int, check_real
 from validation.linear_memory.capacity import fit_threshold
 from validation.optim import Adam, warmup_cosine
+from validation.results import Result
 from .memories import init_mlp_memory, linear_memory_loss, mlp_memory_loss
 
 __all__ = ["embeddings", "linear_recall_trial", "mlp_recall_trial", "capacity_fits",
            "n_of_load", "theory_prediction", "mlp_capacity_fits", "counting_bounds",
            "escape_rates", "escape_trial", "fit_escape_slopes", "STORE_DIR", "LINEAR_PLAN",
            "MLP_PLAN", "ESCAPE_PLAN", "TRANSFORMER_PLAN", "transformer_budget_trial", "run_plan",
-           "summarize_linear", "summarize_mlp", "summarize_transformer"]
+           "summarize_linear", "summarize_mlp", "summarize_transformer", "CapacityPrediction",
+           "CountingBounds", "EscapeRates"]
 
 #: Folder of the stored full-mode sweeps (JSONL, :mod:`validation.engine` format).
 STORE_DIR = Path(__file__).resolve().parent / "stored"
@@ -57,7 +60,7 @@ _KINDS = ("sphere", "gaussian")
 
 
 def embeddings(kind, G):
-    """Rows of ``G`` (i.i.d. ``N(0, 1)``) as sphere or scaled Gaussian embeddings.
+    """Turn the rows of ``G`` (i.i.d. ``N(0, 1)``) into sphere or scaled Gaussian embeddings.
 
     Parameters
     ----------
@@ -67,12 +70,17 @@ def embeddings(kind, G):
         ``"gaussian"``: ``g / sqrt(d)`` (i.i.d. ``N(0, I/d)``, the OP data of
         arXiv:2605.10795 up to a global scale, which changes no argmax).
     G : ndarray (n, d)
+        Standard Gaussian draws.
 
     Returns
     -------
     ndarray (n, d)
         Same draw in both cases, so ``sphere`` and ``gaussian`` runs with
         equal seeds are paired (only the row norms differ).
+
+    References
+    ----------
+    arXiv:2605.10795; docs/factual_recall.md#the-linear-memory-is-the-op-of-the-linear-memory-paper
 
     Examples
     --------
@@ -246,7 +254,23 @@ def mlp_recall_trial(params):
 
 
 def n_of_load(alpha, d):
-    """Real ``N`` with ``N ln N = alpha d^2`` (Lambert W): ``exp(W(alpha d^2))``.
+    """Solve ``N ln N = alpha d^2`` for real ``N`` (Lambert W): ``exp(W(alpha d^2))``.
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        Load.
+    d : int
+        Dimension.
+
+    Returns
+    -------
+    ndarray
+        ``N`` (same shape as ``alpha``).
+
+    References
+    ----------
+    docs/factual_recall.md#the-linear-memory-is-the-op-of-the-linear-memory-paper
 
     Examples
     --------
@@ -289,6 +313,10 @@ def capacity_fits(records, *, budgets, load_key="load"):
     The fit is monotone in ``N`` by construction (a logistic in the load, an
     increasing function of ``N``), pools every seed and every ``N``, and its
     CI includes both the seed spread and the ``N`` resolution.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/factual_recall.md#measurement
     """
     x = np.array([r[load_key] for r in records], float)
     out = {}
@@ -303,6 +331,29 @@ def capacity_fits(records, *, budgets, load_key="load"):
     return out
 
 
+@dataclass(frozen=True)
+class CapacityPrediction(Result):
+    """Finite-size capacity of the linear memory at ``d`` (:func:`theory_prediction`), a frozen record.
+
+    Parameters
+    ----------
+    alpha : float
+        Self-consistent ``alpha_c_finite`` at ``d``.
+    stderr : float
+        Its Monte Carlo standard error.
+    N : float
+        Real ``N`` with ``N ln N = alpha d^2``.
+
+    References
+    ----------
+    docs/theory_full_rank.md#load-and-capacity
+    """
+
+    alpha: float
+    stderr: float
+    N: float
+
+
 def theory_prediction(d):
     """``alpha_c_finite`` solved self-consistently at ``d`` and the matching ``N``.
 
@@ -313,7 +364,7 @@ def theory_prediction(d):
 
     Returns
     -------
-    dict
+    CapacityPrediction
         ``alpha`` and ``stderr`` (``validation.linear_memory.theory.full_rank_threshold``:
         ``alpha = alpha_c_finite(p)`` with ``p ln p = alpha d^2``), ``N``
         (real, ``N ln N = alpha d^2``).
@@ -332,7 +383,8 @@ def theory_prediction(d):
 
     d = check_int("d", d, low=2)
     e = full_rank_threshold(d)
-    return {"alpha": float(e.value), "stderr": float(e.stderr), "N": float(n_of_load(e.value, d))}
+    return CapacityPrediction(alpha=float(e.value), stderr=float(e.stderr),
+                              N=float(n_of_load(e.value, d)))
 
 
 def mlp_capacity_fits(records, *, budgets):
@@ -343,13 +395,47 @@ def mlp_capacity_fits(records, *, budgets):
     records : list of dict
         :func:`mlp_recall_trial` results of one ``(d, m)``.
     budgets : sequence of int
+        Step budgets.
 
     Returns
     -------
     dict
         As :func:`capacity_fits` with the threshold in units of ``N / (m d)``.
+
+    References
+    ----------
+    docs/factual_recall.md#mlp-memory-against-counting-bounds
     """
     return capacity_fits(records, budgets=budgets, load_key="load")
+
+
+@dataclass(frozen=True)
+class CountingBounds(Result):
+    """Counting reference points for the MLP memory (:func:`counting_bounds`), a frozen record.
+
+    Parameters
+    ----------
+    params : int
+        ``2 m d``.
+    cover_bound : float
+        ``2 params / (m d) = 4``.
+    effective_weights : int
+        ``m d + 2 m``.
+    cover_effective : float
+        ``2 (m d + 2 m) / (m d)``.
+    classes : int
+        Number of output classes.
+
+    References
+    ----------
+    docs/factual_recall.md#mlp-memory-against-counting-bounds
+    """
+
+    params: int
+    cover_bound: float
+    effective_weights: int
+    cover_effective: float
+    classes: int
 
 
 def counting_bounds(d, m, classes=2):
@@ -364,7 +450,7 @@ def counting_bounds(d, m, classes=2):
 
     Returns
     -------
-    dict
+    CountingBounds
         ``params`` = ``2 m d`` (the paper's count); ``cover_bound`` = ``2 * params
         / (m d) = 4``: Cover's function counting / Gardner's zero-margin capacity
         of 2 patterns per adjustable weight applied to that count, in units of
@@ -399,11 +485,31 @@ def counting_bounds(d, m, classes=2):
     m = check_int("m", m, low=1)
     params = 2 * m * d
     eff = m * d + 2 * m
-    return {"params": params, "cover_bound": 2.0 * params / (m * d), "effective_weights": eff,
-            "cover_effective": 2.0 * eff / (m * d), "classes": int(classes)}
+    return CountingBounds(params=params, cover_bound=2.0 * params / (m * d), effective_weights=eff,
+                          cover_effective=2.0 * eff / (m * d), classes=int(classes))
 
 
 # ----------------------------------------------------------------------------- escape times
+
+@dataclass(frozen=True)
+class EscapeRates(Result):
+    """Linearised growth rates at the saddle (:func:`escape_rates`), a frozen record.
+
+    Parameters
+    ----------
+    relation : float
+        Rate of the relation mode, ``sqrt((1 - 1/R) / D) / R``.
+    subject : float
+        Rate of the subject mode, ``sqrt((1 - 1/D) / R) / S``.
+
+    References
+    ----------
+    docs/factual_recall.md#escape-times
+    """
+
+    relation: float
+    subject: float
+
 
 def escape_rates(S, R, D):
     """Linearised growth rates of the relation and subject modes at the saddle.
@@ -416,7 +522,7 @@ def escape_rates(S, R, D):
 
     Returns
     -------
-    dict
+    EscapeRates
         ``relation`` = ``sqrt((1 - 1/R) / D) / R``, ``subject`` =
         ``sqrt((1 - 1/D) / R) / S``.
 
@@ -452,7 +558,8 @@ def escape_rates(S, R, D):
     S = check_int("S", S, low=1)
     R = check_int("R", R, low=2)
     D = check_int("D", D, low=2)
-    return {"relation": math.sqrt((1 - 1 / R) / D) / R, "subject": math.sqrt((1 - 1 / D) / R) / S}
+    return EscapeRates(relation=math.sqrt((1 - 1 / R) / D) / R,
+                       subject=math.sqrt((1 - 1 / D) / R) / S)
 
 
 def _crossing(step, curve, level):
@@ -483,6 +590,10 @@ def escape_trial(params):
         (subject) loss falls below half its initial value ``ln R`` (``ln D``),
         interpolated between recorded steps (None if never); ``final_total``;
         ``cpu_seconds``.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#escape-times
 
     Examples
     --------
@@ -551,6 +662,10 @@ def fit_escape_slopes(records, S, R, D, level=0.95):
     OLS with Student-t intervals: the residuals are the seed-to-seed spread
     of the escape step (random initial direction), treated as independent
     and homoscedastic within a fit.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#escape-times
     """
     lam = escape_rates(S, R, D)
     out = {}
@@ -612,6 +727,10 @@ def transformer_budget_trial(params):
     With a constant rate, the run with budget ``B`` is the first ``B`` steps of
     this run, so success within ``B`` is ``t_99 <= B`` (up to the evaluation
     grid ``eval_every``); a cosine run is one budget only.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#transformer-budget-study-small-size
     """
     from .experiments import _split_facts
     from .task import make_task
@@ -768,10 +887,13 @@ def run_plan(which, *, store_dir=STORE_DIR, workers=1, progress=True, compute=Tr
     Parameters
     ----------
     which : {"linear", "mlp", "escape", "transformer"}
+        The plan.
     store_dir : path
         Folder of the JSONL stores.
     workers : int
         Worker processes of ``run_sweep``.
+    progress : bool
+        Print progress.
     compute : bool
         False: only read the stored records back (missing trials are left
         out); True: run the missing trials and append them to the store.
@@ -780,6 +902,10 @@ def run_plan(which, *, store_dir=STORE_DIR, workers=1, progress=True, compute=Tr
     -------
     list of (params, result)
         Every ok record of the plan.
+
+    References
+    ----------
+    docs/factual_recall.md#memories-against-theory
     """
     import importlib
 
@@ -840,6 +966,10 @@ def summarize_linear(records, plan=LINEAR_PLAN):
         the largest budget with ``N`` = real ``N`` of the threshold and of its
         CI ends), ``theory`` (:func:`theory_prediction`), ``ratio_all`` /
         ``ratio_99`` (measured load / theory load) and ``trials``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/factual_recall.md#results
     """
     groups = {}
     for p, r in records:
@@ -869,8 +999,14 @@ def summarize_linear(records, plan=LINEAR_PLAN):
 
 
 def summarize_mlp(records, plan=MLP_PLAN):
-    """Per-``(d, m, steps)`` logistic fits of ``c = N / (m d)`` (99% and all recalled) and a
-    pooled fit.
+    """Fit ``c = N / (m d)`` per ``(d, m, steps)`` (99% and all recalled) and pooled.
+
+    Parameters
+    ----------
+    records : list of (params, result)
+        :func:`mlp_recall_trial` records.
+    plan : dict
+        The plan (its ``budgets`` and ``steps``).
 
     Returns
     -------
@@ -882,6 +1018,10 @@ def summarize_mlp(records, plan=MLP_PLAN):
         extension checks their convergence); ``pooled`` (one logistic fit of the
         records of the ``best`` rows, 99% and all-recalled criteria) and ``spread``
         (min and max of the ``best`` rows' ``c_99``).
+
+    References
+    ----------
+    docs/factual_recall.md#mlp-memory-against-counting-bounds
     """
     groups = {}
     for p, r in records:
@@ -921,6 +1061,7 @@ def summarize_transformer(records, plan=TRANSFORMER_PLAN):
     records : list of (params, result)
         :func:`transformer_budget_trial` records.
     plan : dict
+        The plan (its ``budgets``, ``constant`` and ``cosine`` settings).
 
     Returns
     -------
@@ -930,6 +1071,10 @@ def summarize_transformer(records, plan=TRANSFORMER_PLAN):
         ``ci``, ``facts_per_param`` and ``successes`` / ``trials``; ``params``
         (parameter count); ``converged`` per constant rate (smallest budget from
         which every larger budget's threshold lies in its CI).
+
+    References
+    ----------
+    docs/factual_recall.md#transformer-budget-study-small-size
     """
     rows, conv, params = [], {}, None
     const = {}

@@ -60,8 +60,17 @@ class OneLayerTransformer:
         Number of input tokens.
     n_answers : int
         Number of answer tokens (logits).
-    rng : seed or Generator
-    dtype : float dtype (float32 for training, float64 for gradient checks).
+    rng : None, int or Generator
+        Randomness of the embeddings and the initialisation.
+    dtype : numpy dtype
+        Float32 for training, float64 for gradient checks.
+
+    Attributes
+    ----------
+    params : list of ndarray
+        ``[Q, K, V, O, W1, b, W2]`` (trainable).
+    E, U : ndarray
+        Frozen embeddings ``(vocab, d)`` and unembeddings ``(n_answers, d)``.
 
     Raises
     ------
@@ -80,13 +89,6 @@ class OneLayerTransformer:
     ----------
     Nichani, Lee, Bietti, "Understanding factual recall in transformers via
     associative memories" (docs/factual_recall.md; arXiv:2412.06538).
-
-    Attributes
-    ----------
-    params : list of ndarray
-        ``[Q, K, V, O, W1, b, W2]`` (trainable).
-    E, U : ndarray
-        Frozen embeddings ``(vocab, d)`` and unembeddings ``(n_answers, d)``.
 
     Examples
     --------
@@ -150,7 +152,7 @@ class OneLayerTransformer:
         return self.count_params(self.d, 0, 0, self.m)
 
     def forward(self, tokens, params=None):
-        """Logits and the cache needed by :meth:`backward`.
+        """Compute the logits and the cache needed by :meth:`backward`.
 
         Parameters
         ----------
@@ -162,6 +164,7 @@ class OneLayerTransformer:
         Returns
         -------
         logits : ndarray (B, n_answers)
+            Scores of the answers at the EOS position.
         cache : tuple
             Intermediate arrays for :meth:`backward`.
 
@@ -206,7 +209,7 @@ class OneLayerTransformer:
         return logits, cache
 
     def backward(self, dlogits, cache, params=None):
-        """Gradients of a loss w.r.t. the parameters (reverse-mode, by hand).
+        """Compute the gradients of a loss w.r.t. the parameters (reverse-mode, by hand).
 
         Parameters
         ----------
@@ -215,6 +218,7 @@ class OneLayerTransformer:
         cache : tuple
             Second output of :meth:`forward` (same ``params``).
         params : list of ndarray, optional
+            Parameters to use instead of ``self.params`` (same order).
 
         Returns
         -------
@@ -273,16 +277,20 @@ class OneLayerTransformer:
         Parameters
         ----------
         tokens : int ndarray (B, T)
+            Token ids; the last column is the query.
         targets : int ndarray (B,)
             Answer indices in ``[0, n_answers)``.
         params : list of ndarray, optional
+            Parameters to use instead of ``self.params`` (same order).
         grad : bool
             Also run :meth:`backward`.
 
         Returns
         -------
         loss : float
-        grads : list of ndarray (params order) or None
+            Mean cross-entropy.
+        grads : list of ndarray or None
+            Gradients in the order of ``params`` (``None`` without ``grad``).
         correct : bool ndarray (B,)
             Strict-argmax recall of each sequence.
 

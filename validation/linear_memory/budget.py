@@ -35,7 +35,7 @@ BUDGETS = (64, 128, 256, 512, 1024, 2048, 4096, 8192)
 
 
 def budget_thresholds(records, budgets=BUDGETS):
-    """Threshold fit for each budget from trial records of one configuration.
+    """Fit the threshold at each step budget from the trial records of one configuration.
 
     Parameters
     ----------
@@ -43,11 +43,22 @@ def budget_thresholds(records, budgets=BUDGETS):
         Results of :func:`capacity_trial` run with a constant learning rate
         and the largest budget (fields ``load``, ``success``, ``steps``).
     budgets : sequence of int
+        Step budgets ``B`` (each at most the budget the trials ran with).
 
     Returns
     -------
     list of dict
-        ``budget``, ``threshold``, ``ci_low``, ``ci_high``, ``successes``.
+        One row per budget: ``budget``, ``threshold``, ``ci_low``, ``ci_high``,
+        ``successes`` (rows of a table, kept as plain dicts).
+
+    Notes
+    -----
+    With a constant learning rate a run with budget ``B`` is the first ``B``
+    steps of the longer run, so ``success(B) = success and steps <= B``.
+
+    References
+    ----------
+    docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen
     """
     loads = np.array([r["load"] for r in records])
     out = []
@@ -61,7 +72,40 @@ def budget_thresholds(records, budgets=BUDGETS):
 
 def budget_study(ds=(20, 30), *, model="op", configs=None, seeds=6, centers=None,
                  max_budget=8192, store=None, workers=1, progress=True):
-    """Run the budget study; returns ``{config: {d: [per-budget fits]}}``."""
+    """Run the budget study: the fitted threshold against the step budget.
+
+    Parameters
+    ----------
+    ds : sequence of int
+        Dimensions.
+    model : str
+        A registered trained model without a rank ratio (``"op"``, ``"dp"``).
+    configs : dict, optional
+        Name to :class:`~validation.linear_memory.train.TrainConfig` overrides
+        (default :data:`CONFIGS`).
+    seeds : int
+        Trials per load.
+    centers : dict, optional
+        Grid centre per ``d`` (default: the measured thresholds, about 0.9).
+    max_budget : int
+        Step budget of every run; smaller budgets are read off the runs.
+    store : path, optional
+        JSONL sweep store.
+    workers : int
+        Worker processes.
+    progress : bool
+        Print progress.
+
+    Returns
+    -------
+    dict
+        ``{config: {d: {"fits": [per-budget rows of :func:`budget_thresholds`],
+        "seconds": ..., "train_seconds": ...}}}``.
+
+    References
+    ----------
+    docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen
+    """
     from validation.engine import run_sweep
 
     configs = configs or CONFIGS
@@ -95,7 +139,12 @@ def _int_list(text):
 
 def _add_arguments(ap):
     ap.add_argument("--d", default="20,30", help="comma-separated dimensions (default 20,30)")
-    ap.add_argument("--model", default="op", choices=["op", "dp"])
+    from .registry import MEMORY_MODELS
+
+    # trained models that take no rank ratio (the study has no --kappa)
+    ap.add_argument("--model", default="op",
+                    choices=[n for n, m in MEMORY_MODELS.items()
+                             if m.parametrization.trained and not m.needs_kappa])
     ap.add_argument("--seeds", type=int, default=6, help="trials per load (default 6)")
     ap.add_argument("--max-budget", type=int, default=8192, help="largest step budget (default 8192)")
     ap.add_argument("--configs", default=",".join(CONFIGS),

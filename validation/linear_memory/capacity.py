@@ -20,17 +20,40 @@ import numpy as np
 from hcizz.checks import check_int, check_real
 from validation.logistic import threshold_profile
 from .data import make_facts, p_from_load, load_of, DEFAULT_MAX_BYTES
-from .train import train, MODELS
+from .train import train
+from .registry import MEMORY_MODELS, get_model
+from validation.results import Result, optional
 
 __all__ = ["capacity_trial", "trial_params", "load_grid", "fit_threshold", "extension_loads",
-           "ThresholdFit", "success_counts", "trial_rngs"]
+           "ThresholdFit", "success_counts", "trial_rngs", "grid_center", "measure_capacity",
+           "CapacityMeasurement"]
 
 
 def trial_rngs(seed, d, p):
-    """Independent generators for the facts and the initialisation of a trial.
+    """Return independent generators for the facts and the initialisation of a trial.
 
+    Parameters
+    ----------
+    seed : int
+        Trial seed.
+    d : int
+        Dimension.
+    p : int
+        Number of facts.
+
+    Returns
+    -------
+    rng_facts, rng_init : Generator
+        Children of ``SeedSequence(seed, spawn_key=(d, p))``.
+
+    Notes
+    -----
     The facts depend on ``(seed, d, p)`` only, so OP, low-rank and Hebbian
     trials with equal ``(seed, d, p)`` see the same facts (paired comparison).
+
+    References
+    ----------
+    docs/linear_memory.md#protocol
     """
     ss = np.random.SeedSequence(entropy=int(seed), spawn_key=(int(d), int(p)))
     a, b = ss.spawn(2)
@@ -57,15 +80,24 @@ def capacity_trial(params):
         ``accuracy``, ``steps`` (steps taken; with a constant learning rate
         a success within ``steps`` is also a success for every larger
         budget), ``loss``, ``seconds`` (wall) and ``cpu_seconds`` (process
-        CPU time: the cost on an unloaded core).
+        CPU time: the cost on an unloaded core).  A plain dict: it is an
+        engine store record.
+
+    Notes
+    -----
+    The model's declaration (:func:`validation.linear_memory.registry.get_model`)
+    gives the fact set and the parametrisation trained.
+
+    References
+    ----------
+    docs/linear_memory.md#protocol
     """
     model = params["model"]
-    if model not in MODELS:
-        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    decl = get_model(model)
     d = check_int("d", params["d"], low=1)
     p = p_from_load(params["alpha"], d)
     seed = params["seed"]
-    kind = "dp" if model == "dp" else "op"
+    kind = decl.facts
     dtype = np.dtype(params.get("dtype", "float32"))
     _check_capacity_memory(model, d, p, dtype)     # before anything is allocated
     rf, ri = trial_rngs(seed, d, p)
@@ -74,7 +106,7 @@ def capacity_trial(params):
                        max_bytes=params.get("max_bytes", DEFAULT_MAX_BYTES))
     over = {k: params[k] for k in ("lr", "steps", "temperature", "init_std", "warmup",
                                    "final", "stop_accuracy") if k in params}
-    res = train(facts, model={"op": "full", "dp": "full"}.get(model, model),
+    res = train(facts, model=decl.parametrization,
                 kappa=params.get("kappa", 1.0), preset=params.get("preset", "default"),
                 rng=ri, **over)
     return {"p": p, "load": float(load_of(p, d)), "success": bool(res.success),
@@ -94,10 +126,33 @@ def _check_capacity_memory(model, d, p, dtype):
 
 
 def load_grid(center, *, n=7, rel=0.25, d=None):
-    """Loads ``center * linspace(1 - rel, 1 + rel, n)``.
+    """Build the load grid ``center * linspace(1 - rel, 1 + rel, n)``.
 
-    With ``d`` given, loads mapping to the same integer ``p`` are merged and
-    the loads are those of the integer ``p`` (sorted, unique).
+    Parameters
+    ----------
+    center : float
+        Centre (> 0).
+    n : int
+        Number of loads.
+    rel : float
+        Relative half-width in [0, 1).
+    d : int, optional
+        With ``d`` given, loads mapping to the same integer ``p`` are merged
+        and the loads are those of the integer ``p`` (sorted, unique).
+
+    Returns
+    -------
+    list of float
+        The loads.
+
+    References
+    ----------
+    docs/linear_memory.md#protocol
+
+    Examples
+    --------
+    >>> load_grid(1.0, n=3, rel=0.5)
+    [0.5, 1.0, 1.5]
     """
     center = check_real("center", center, low=0, low_open=True, allow_array=False)
     n = check_int("n", n, low=1)
@@ -110,13 +165,40 @@ def load_grid(center, *, n=7, rel=0.25, d=None):
 
 
 def trial_params(model, d, loads, seeds, *, kappa=None, preset="default", **extra):
-    """Parameter records (one per load and seed) for :func:`capacity_trial`."""
+    """List the parameter records (one per load and seed) for :func:`capacity_trial`.
+
+    Parameters
+    ----------
+    model : str
+        A registered memory model.
+    d : int
+        Dimension.
+    loads : sequence of float
+        Target loads.
+    seeds : iterable of int
+        Seeds.
+    kappa : float, optional
+        Rank ratio, recorded only for models that take one (``needs_kappa``).
+    preset : str
+        Training preset.
+    **extra
+        More fields (training overrides); ``None`` values are left out.
+
+    Returns
+    -------
+    list of dict
+        Trial parameters (their keys are the trial's identity in a store).
+
+    References
+    ----------
+    docs/linear_memory.md#protocol
+    """
     out = []
     for a in loads:
         for s in seeds:
             rec = {"model": model, "d": int(d), "alpha": float(a), "seed": int(s),
                    "preset": preset}
-            if model == "lowrank":
+            if get_model(model).needs_kappa:
                 rec["kappa"] = float(kappa)
             rec.update({k: v for k, v in extra.items() if v is not None})
             out.append(rec)
@@ -159,7 +241,29 @@ def extension_loads(loads, results, d, *, min_step=0.0):
 
 
 def success_counts(loads, success):
-    """Per-load ``[load, successes, trials]`` rows sorted by load."""
+    """Count successes and trials per load.
+
+    Parameters
+    ----------
+    loads : array_like
+        Load of each trial.
+    success : array_like of bool
+        Outcome of each trial.
+
+    Returns
+    -------
+    list of list
+        ``[load, successes, trials]`` rows sorted by load.
+
+    References
+    ----------
+    docs/linear_memory.md#empirical-capacity-threshold
+
+    Examples
+    --------
+    >>> success_counts([0.5, 0.4, 0.5], [True, True, False])
+    [[0.4, 1, 1], [0.5, 1, 2]]
+    """
     loads = np.asarray(loads, float)
     success = np.asarray(success, bool)
     rows = []
@@ -171,11 +275,13 @@ def success_counts(loads, success):
 
 @dataclass(frozen=True)
 class ThresholdFit(Mapping):
-    """Result of :func:`fit_threshold`: a frozen record, readable by attribute
-    (``fit.threshold``) and, for existing callers, as a read-only mapping
-    (``fit["threshold"]``, ``dict(fit)``); ``to_dict()`` gives plain values.
+    """Result of :func:`fit_threshold`, a frozen record with ``to_dict()``.
 
-    Attributes
+    Readable by attribute (``fit.threshold``) and, for existing callers, as a
+    read-only mapping (``fit["threshold"]``, ``dict(fit)``); ``to_dict()``
+    gives plain values.
+
+    Parameters
     ----------
     threshold : float
         Load ``alpha50`` where the fitted success probability is 1/2 (NaN when
@@ -208,7 +314,13 @@ class ThresholdFit(Mapping):
     method: str
 
     def to_dict(self):
-        """The fields as a plain ``dict``."""
+        """Return the fields as a plain ``dict``.
+
+        Returns
+        -------
+        dict
+            Field name to value.
+        """
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def __getitem__(self, key):
@@ -286,21 +398,103 @@ def fit_threshold(loads, success, *, level=0.95, n_grid=481, n_width=61, min_wid
                         method="logistic MLE, profile-likelihood CI")
 
 
-def grid_center(model, d, kappa=None, theory=None):
-    """Where to centre the default load grid (a placement heuristic, not a prediction).
+@dataclass(frozen=True, kw_only=True)
+class CapacityMeasurement(Result):
+    """Result of :func:`measure_capacity`: a frozen record with ``to_dict()``.
 
+    Readable by attribute (``res.threshold``) and, for callers written for
+    the earlier plain dict, as a read-only mapping (``res["threshold"]``);
+    :func:`hcizz.jsonout.to_json_value` writes ``to_dict()``.
+
+    Parameters
+    ----------
+    method : {"train", "exact"}
+        What a success means (trained recall, or existence of a memory).
+    certificates : dict, optional
+        Exact method only: :func:`validation.linear_memory.exact.certificate_summary`.
+    seconds_per_instance : float, optional
+        Exact method only: the certificates' time per decided instance.
+    model : str
+        The registered memory model.
+    d : int
+        Dimension.
+    kappa : float or None
+        Rank ratio (models that take one).
+    preset : str
+        Training preset.
+    threshold, ci_low, ci_high, width : float
+        The logistic fit (:class:`ThresholdFit`): load where the success rate
+        crosses 1/2, its profile-likelihood 95% interval and the width.
+    counts : list
+        ``[load, successes, trials]`` rows.
+    theory : dict
+        The model's prediction (:func:`validation.linear_memory.theory.prediction`).
+    trials : int
+        Number of trials.
+    train_seconds, train_cpu_seconds : float
+        Summed wall and CPU time of the trials.
+    steps_mean : float
+        Mean number of training steps taken.
+    seconds : float
+        Wall time of the measurement.
+
+    References
+    ----------
+    docs/linear_memory.md#empirical-capacity-threshold
+    """
+
+    method: str
+    certificates: dict = optional()
+    seconds_per_instance: float = optional()
+    model: str
+    d: int
+    kappa: float
+    preset: str
+    threshold: float
+    ci_low: float
+    ci_high: float
+    width: float
+    counts: list
+    theory: dict
+    trials: int
+    train_seconds: float
+    train_cpu_seconds: float
+    steps_mean: float
+    seconds: float
+
+
+def grid_center(model, d, kappa=None, theory=None):
+    """Return where to centre the default load grid (a placement heuristic, not a prediction).
+
+    Parameters
+    ----------
+    model : str
+        A registered memory model.
+    d : int
+        Dimension.
+    kappa : float, optional
+        Rank ratio (models that take one).
+    theory : dict, optional
+        The model's prediction if already computed.
+
+    Returns
+    -------
+    float
+        :meth:`MemoryModel.center <validation.linear_memory.registry.MemoryModel.center>`
+        of the model's declaration.
+
+    Notes
+    -----
     Full rank and Hebbian: the matching prediction.  Low rank: ``alpha_c(kappa)``
     times the finite-size factor ``alpha*_full(d) / (1/2)`` of the full-rank
     prediction, because at laptop sizes full-rank thresholds sit ~1.8x above
     their large-``d`` limit and ``alpha_c(kappa)`` is a large-``d`` number.
-    """
-    from .theory import prediction
 
-    th = theory if theory is not None else prediction(model, d, kappa)
-    c = th["value"]
-    if model == "lowrank":
-        c = c * prediction("op", d)["value"] / 0.5
-    return c
+    References
+    ----------
+    docs/linear_memory.md#protocol
+    """
+    return get_model(model).center(d, kappa, theory)
 
 
 def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="default",
@@ -310,26 +504,39 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
 
     Parameters
     ----------
-    model : {"op", "dp", "lowrank", "hebbian"}
+    model : str
+        A registered memory model (``"op"``, ``"dp"``, ``"lowrank"``,
+        ``"hebbian"``, see :mod:`validation.linear_memory.registry`).
     d : int
         Dimension (>= 2).
     kappa : float, optional
-        Rank ratio in (0, 1] (low rank only; required there).
+        Rank ratio in (0, 1] (models that take one, e.g. low rank; required there).
     seeds : int
         Trials per load (seeds ``seed0 .. seed0 + seeds - 1``).
     alphas : sequence of float, optional
-        Loads; default: a grid around :func:`grid_center` (7 loads, +-30%;
-        Hebbian: 9 loads, +-70%).
+        Loads; default: a grid around :func:`grid_center` (the declaration's
+        ``grid``: 7 loads, +-30%; Hebbian: 9 loads, +-70%).
     preset : {"default", "paper"}
+        Training preset.
     store : path, optional
         JSONL store of :func:`validation.engine.run_sweep` (reruns reuse trials).
-    workers, executor, progress
-        Passed to ``run_sweep``.
+    workers : int, optional
+        Worker processes of ``run_sweep``.
+    executor : {"processes", "inprocess", "dask"}
+        Executor of ``run_sweep``.
+    progress : bool
+        Print progress.
     extend : int, optional
         Rounds of adaptive extension: while the success rate at the largest
         load is >= 1/2 (or at the smallest < 1/2) the grid is extended by two
         loads beyond it, so the crossing is bracketed.  Default: 2 with the
         automatic grid, 0 (exactly the given loads) with ``alphas``.
+    n_loads : int, optional
+        Number of loads of the automatic grid (default: the declaration's).
+    rel : float, optional
+        Relative half-width of the automatic grid (default: the declaration's).
+    seed0 : int
+        First seed.
     method : {"train", "exact"}
         ``"train"``: success = Adam recalls all facts within its budget;
         ``"exact"``: success = a memory recalling all facts exists
@@ -340,27 +547,32 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
 
     Returns
     -------
-    dict
+    CapacityMeasurement
         ``model``, ``d``, ``kappa``, ``preset``, ``threshold``, ``ci_low``,
         ``ci_high``, ``width``, ``counts`` (``[load, successes, trials]``),
         ``theory`` (dict of :func:`validation.linear_memory.theory.prediction`),
         ``trials``, ``train_seconds`` (sum over trials), ``seconds`` (wall),
         ``method``; exact only: ``certificates``
         (:func:`validation.linear_memory.exact.certificate_summary`).
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#empirical-capacity-threshold;
+    docs/linear_memory.md#exact-capacity
     """
     from validation.engine import run_sweep
     from .theory import prediction
 
-    if model not in MODELS:
-        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    decl = get_model(model)
     if method not in ("train", "exact"):
         raise ValueError(f"method must be 'train' or 'exact', got {method!r}")
-    if method == "exact" and model not in ("op", "dp"):
-        raise ValueError(f"method 'exact' decides full-rank memories: model must be 'op' or 'dp', got {model!r}")
+    if method == "exact" and not decl.exact:
+        exact = " or ".join(repr(m.name) for m in MEMORY_MODELS.values() if m.exact)
+        raise ValueError(f"method 'exact' decides full-rank memories: model must be {exact}, got {model!r}")
     d = check_int("d", d, low=2)
-    if model == "lowrank":
+    if decl.needs_kappa:
         if kappa is None:
-            raise ValueError("kappa is required for model 'lowrank' (a value in (0, 1])")
+            raise ValueError(f"kappa is required for model {model!r} (a value in (0, 1])")
         kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
     seeds = check_int("seeds", seeds, low=1)
     if preset not in ("default", "paper"):
@@ -371,13 +583,12 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     t0 = time.perf_counter()
     theory = prediction(model, d, kappa)
     if alphas is None:
-        c = grid_center(model, d, kappa, theory)
-        heb = model == "hebbian"
-        loads = load_grid(c, n=n_loads or (9 if heb else 7), rel=rel or (0.7 if heb else 0.3), d=d)
+        c = decl.center(d, kappa, theory)
+        loads = load_grid(c, n=n_loads or decl.grid[0], rel=rel or decl.grid[1], d=d)
     else:
         loads = [float(load_of(p_from_load(a, d), d)) for a in alphas]
         loads = sorted(set(loads))
-    if model == "dp":
+    if decl.facts == "dp":
         from .data import dp_nbytes
 
         p_max = p_from_load(max(loads) * (1.5 if alphas is None and extend else 1.0), d)
@@ -393,7 +604,7 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
 
     get_config(preset, **{k: v for k, v in overrides.items() if k in TrainConfig.__dataclass_fields__})
     seed_list = list(range(seed0, seed0 + seeds))
-    label = f"capacity {model} d={d}" + (f" kappa={kappa:g}" if model == "lowrank" else "")
+    label = f"capacity {model} d={d}" + (f" kappa={kappa:g}" if decl.needs_kappa else "")
     if method == "exact":
         from .exact import exact_trial, exact_params
 
@@ -429,10 +640,11 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
 
         extra["certificates"] = certificate_summary(results)
         extra["seconds_per_instance"] = extra["certificates"]["seconds_per_instance"]
-    return {**extra, "model": model, "d": d, "kappa": kappa, "preset": preset,
-            "threshold": fit.threshold, "ci_low": fit.ci_low, "ci_high": fit.ci_high,
-            "width": fit.width, "counts": fit.counts, "theory": theory,
-            "trials": len(results), "train_seconds": float(sum(r["seconds"] for r in results)),
-            "train_cpu_seconds": float(sum(r.get("cpu_seconds", 0.0) for r in results)),
-            "steps_mean": float(np.mean([r.get("steps", 0) for r in results])),
-            "seconds": time.perf_counter() - t0}
+    return CapacityMeasurement(
+        **extra, model=model, d=d, kappa=kappa, preset=preset,
+        threshold=fit.threshold, ci_low=fit.ci_low, ci_high=fit.ci_high,
+        width=fit.width, counts=fit.counts, theory=theory,
+        trials=len(results), train_seconds=float(sum(r["seconds"] for r in results)),
+        train_cpu_seconds=float(sum(r.get("cpu_seconds", 0.0) for r in results)),
+        steps_mean=float(np.mean([r.get("steps", 0) for r in results])),
+        seconds=time.perf_counter() - t0)

@@ -29,9 +29,32 @@ def _floats(text):
 
 
 def register(sub):
+    """Add the ``capacity`` subcommand to an ``argparse`` subparsers object.
+
+    The ``--model`` choices and their help are read from the registered
+    memory models (:data:`validation.linear_memory.registry.MEMORY_MODELS`)
+    when the parser is built.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subparsers of ``python -m validation``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``capacity`` parser (its ``func`` default is :func:`run`).
+
+    References
+    ----------
+    docs/linear_memory.md#cli
+    """
+    from .registry import MEMORY_MODELS
+
     p = sub.add_parser("capacity", help="empirical capacity of a linear memory vs theory")
-    p.add_argument("--model", required=True, choices=["op", "dp", "lowrank", "hebbian"],
-                   help="full-rank W on OP/DP facts, low-rank Q R^T/sqrt(dm), or Hebbian")
+    p.add_argument("--model", required=True, choices=list(MEMORY_MODELS),
+                   help="; ".join(f"{m.name}: {m.help}" for m in MEMORY_MODELS.values())
+                   .replace("%", "%%"))
     p.add_argument("--d", type=int, required=True, help="dimension (>= 2)")
     p.add_argument("--kappa", type=float, default=None, help="rank ratio m/d in (0, 1] (lowrank)")
     p.add_argument("--seeds", type=int, default=6, help="trials per load (default 6)")
@@ -50,19 +73,39 @@ def register(sub):
                         "(default 2 with the automatic grid, 0 with --alphas)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
+    return p
 
 
 def run(args):
-    from .capacity import measure_capacity
+    """Run ``python -m validation capacity`` on parsed arguments.
 
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The arguments of the ``capacity`` parser (see :func:`register`).
+
+    Returns
+    -------
+    int
+        Exit status: 0, or 1 when a trial failed (one line on stderr).
+
+    References
+    ----------
+    docs/linear_memory.md#cli
+    """
+    from .capacity import measure_capacity
+    from .registry import MEMORY_MODELS, get_model
+
+    decl = get_model(args.model)
     if args.d < 2:
         raise ValueError(f"d must be an integer >= 2, got {args.d}")
-    if args.model == "lowrank" and args.kappa is None:
-        raise ValueError("kappa is required for --model lowrank (a value in (0, 1])")
+    if decl.needs_kappa and args.kappa is None:
+        raise ValueError(f"kappa is required for --model {args.model} (a value in (0, 1])")
     if args.kappa is not None and not (0 < args.kappa <= 1):
         raise ValueError(f"kappa must be a real number in (0, 1], got {args.kappa}")
-    if args.method == "exact" and args.model not in ("op", "dp"):
-        raise ValueError(f"--method exact decides full-rank memories: model must be op or dp, got {args.model}")
+    if args.method == "exact" and not decl.exact:
+        exact = " or ".join(m.name for m in MEMORY_MODELS.values() if m.exact)
+        raise ValueError(f"--method exact decides full-rank memories: model must be {exact}, got {args.model}")
     if args.method == "exact" and args.steps is not None:
         raise ValueError("--steps is a training option; it has no meaning with --method exact")
     if args.seeds < 1:

@@ -26,11 +26,12 @@ DEFAULT_MAX_BYTES = 4 * 2**30
 
 @dataclass(frozen=True)
 class Facts:
-    """A fact set.
+    """A fact set of the original (OP) or decoupled (DP) problem.
 
-    Attributes
+    Parameters
     ----------
     kind : {"op", "dp"}
+        The problem.
     E : ndarray, shape (p, d)
         Inputs ``e_mu`` as rows.
     U : ndarray, shape (p, d) for OP, (p, p, d) for DP
@@ -39,7 +40,11 @@ class Facts:
     Notes
     -----
     The correct candidate of input ``mu`` has index ``mu`` in both problems,
-    so the targets are ``arange(p)``.
+    so the targets are ``arange(p)``.  The load is ``alpha = p ln p / d^2``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#the-model
     """
 
     kind: str
@@ -48,14 +53,17 @@ class Facts:
 
     @property
     def p(self):
+        """Number of facts."""
         return self.E.shape[0]
 
     @property
     def d(self):
+        """Dimension."""
         return self.E.shape[1]
 
     @property
     def targets(self):
+        """Index of the correct candidate of each input: ``arange(p)``."""
         return np.arange(self.p)
 
     @property
@@ -64,12 +72,45 @@ class Facts:
         return load_of(self.p, self.d)
 
     def astype(self, dtype):
-        """Same facts with arrays cast to ``dtype`` (no copy if already)."""
+        """Return the same facts with arrays cast to ``dtype`` (no copy if already).
+
+        Parameters
+        ----------
+        dtype : dtype
+            Target floating dtype.
+
+        Returns
+        -------
+        Facts
+            The cast fact set.
+        """
         return Facts(self.kind, self.E.astype(dtype, copy=False), self.U.astype(dtype, copy=False))
 
 
 def load_of(p, d):
-    """Load ``alpha = p ln p / d^2``."""
+    """Compute the load ``alpha = p ln p / d^2``.
+
+    Parameters
+    ----------
+    p : int or array_like
+        Number of facts.
+    d : int or array_like
+        Dimension.
+
+    Returns
+    -------
+    float or ndarray
+        ``p ln p / d^2``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#the-model
+
+    Examples
+    --------
+    >>> round(float(load_of(51, 20)), 4)     # 51 ln 51 = 200.52
+    0.5013
+    """
     return p * np.log(p) / d**2
 
 
@@ -89,6 +130,10 @@ def p_from_load(alpha, d):
         ``p >= 2``: rounding of ``exp(W(alpha d^2))`` (Lambert W), which solves
         ``p ln p = alpha d^2`` exactly.
 
+    References
+    ----------
+    docs/theory_full_rank.md#the-model
+
     Examples
     --------
     >>> p_from_load(0.5, 20)        # 51 ln 51 = 200.5 = 0.5 * 20^2
@@ -105,7 +150,31 @@ def p_from_load(alpha, d):
 
 
 def dp_nbytes(p, d, dtype=np.float32):
-    """Bytes of the DP candidate tensor: ``p^2 d * itemsize``."""
+    """Compute the bytes of the DP candidate tensor, ``p^2 d * itemsize``.
+
+    Parameters
+    ----------
+    p : int
+        Number of facts.
+    d : int
+        Dimension.
+    dtype : dtype
+        Element type.
+
+    Returns
+    -------
+    int
+        Size of ``U`` of :func:`make_dp` in bytes.
+
+    References
+    ----------
+    docs/linear_memory.md#protocol
+
+    Examples
+    --------
+    >>> dp_nbytes(10, 4)
+    1600
+    """
     return int(p) * int(p) * int(d) * np.dtype(dtype).itemsize
 
 
@@ -114,7 +183,7 @@ def _check_pd(p, d):
 
 
 def make_op(p, d, *, rng=None, dtype=np.float64):
-    """OP fact set: ``E`` and shared candidates ``U``, both (p, d), i.i.d. N(0,1).
+    """Draw an OP fact set: ``E`` and shared candidates ``U``, both (p, d), i.i.d. N(0,1).
 
     Parameters
     ----------
@@ -125,11 +194,16 @@ def make_op(p, d, *, rng=None, dtype=np.float64):
     rng : None, int or Generator
         Randomness (``np.random.default_rng``).
     dtype : dtype
-        float32 or float64.
+        Float32 or float64.
 
     Returns
     -------
     Facts
+        ``kind="op"``; ``E`` is drawn before ``U`` from ``rng``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#the-model
 
     Examples
     --------
@@ -145,12 +219,18 @@ def make_op(p, d, *, rng=None, dtype=np.float64):
 
 
 def make_dp(p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
-    """DP fact set: ``E`` (p, d) and per-input candidates ``U`` (p, p, d).
+    """Draw a DP fact set: ``E`` (p, d) and per-input candidates ``U`` (p, p, d).
 
     Parameters
     ----------
-    p, d, rng, dtype
-        As in :func:`make_op`.
+    p : int
+        Number of facts (>= 2).
+    d : int
+        Dimension (>= 1).
+    rng : None, int or Generator
+        Randomness (``np.random.default_rng``).
+    dtype : dtype
+        Float32 or float64.
     max_bytes : int
         Refuse (``ValueError`` naming p and d) if ``p^2 d * itemsize`` exceeds
         it; checked before anything is allocated.
@@ -158,12 +238,17 @@ def make_dp(p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
     Returns
     -------
     Facts
+        ``kind="dp"``.
 
     Notes
     -----
     ``U[mu, rho]`` is candidate ``rho`` of input ``mu``; ``U[mu, mu]`` is the
     correct one.  Rows of different inputs are independent, so the recall
     events of different inputs are independent given ``W``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#the-model
 
     Examples
     --------
@@ -186,7 +271,37 @@ def make_dp(p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
 
 
 def make_facts(kind, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
-    """Dispatch to :func:`make_op` (``kind="op"``) or :func:`make_dp` (``"dp"``)."""
+    """Draw an OP or DP fact set (:func:`make_op` or :func:`make_dp`).
+
+    Parameters
+    ----------
+    kind : {"op", "dp"}
+        The problem.
+    p : int
+        Number of facts (>= 2).
+    d : int
+        Dimension (>= 1).
+    rng : None, int or Generator
+        Randomness.
+    dtype : dtype
+        Float32 or float64.
+    max_bytes : int
+        Memory cap of the DP candidate tensor (DP only).
+
+    Returns
+    -------
+    Facts
+        The fact set.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#the-model
+
+    Examples
+    --------
+    >>> make_facts("op", 4, 3, rng=0).kind
+    'op'
+    """
     if kind == "op":
         return make_op(p, d, rng=rng, dtype=dtype)
     if kind == "dp":

@@ -47,7 +47,30 @@ def _theory(d, kappa):
 
 
 def plan(d, kappa, *, seeds=SEEDS, factors=FACTORS):
-    """Loads (actual loads of integer ``p``) and trial parameters of one (d, kappa) group."""
+    """Plan the loads and trial parameters of one ``(d, kappa)`` group.
+
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    kappa : float
+        Rank ratio in (0, 1] (the prediction uses the actual ``m / d``).
+    seeds : int
+        Trials per load.
+    factors : sequence of float
+        Loads are the finite-``p`` prediction times these factors.
+
+    Returns
+    -------
+    loads : list of float
+        Actual loads of integer ``p``, sorted, unique.
+    params : list of dict
+        :func:`validation.linear_memory.capacity.capacity_trial` parameters.
+
+    References
+    ----------
+    docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories
+    """
     from .capacity import trial_params
     from .data import load_of, p_from_load
 
@@ -58,9 +81,37 @@ def plan(d, kappa, *, seeds=SEEDS, factors=FACTORS):
 
 
 def run(ds=DS, kappas=KAPPAS, *, store=STORE, workers=2, seeds=SEEDS, progress=True):
-    """Run (or reuse from ``store``) every trial; returns ``(records, seconds, reused)``.
+    """Run (or reuse from ``store``) every trial of the low-rank finite-``p`` study.
 
-    ``records`` maps ``(kappa, d)`` to the list of trial results (with ``seed``).
+    Parameters
+    ----------
+    ds : sequence of int
+        Dimensions.
+    kappas : sequence of float
+        Rank ratios.
+    store : path
+        JSONL store of the engine (default: the committed :data:`STORE`).
+    workers : int
+        Worker processes.
+    seeds : int
+        Trials per load.
+    progress : bool
+        Print progress.
+
+    Returns
+    -------
+    records : dict
+        ``(kappa, d)`` to the list of trial results (each with its ``seed``).
+    seconds : float
+        Wall time.
+    reused : int
+        Trials found in the store.
+    total : int
+        Trials planned (with the extension round).
+
+    References
+    ----------
+    docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories
     """
     from validation.engine import run_sweep
     from .capacity import capacity_trial, extension_loads
@@ -92,11 +143,34 @@ def run(ds=DS, kappas=KAPPAS, *, store=STORE, workers=2, seeds=SEEDS, progress=T
 
 
 def summarise(records, *, budget=None):
-    """Threshold fits against the finite-``p`` theory, one row per (kappa, d).
+    """Fit the thresholds and compare them with the finite-``p`` theory, one row per ``(kappa, d)``.
 
-    ``budget``: count a success only if it took at most ``budget`` steps (with
-    the constant learning rate of the default preset this is exactly the
-    outcome of a shorter run), for a step-budget convergence check.
+    Parameters
+    ----------
+    records : dict
+        ``(kappa, d)`` to trial results, as returned by :func:`run`.
+    budget : int, optional
+        Count a success only if it took at most ``budget`` steps (with the
+        constant learning rate of the default preset this is exactly the
+        outcome of a shorter run), for a step-budget convergence check.
+
+    Returns
+    -------
+    list of dict
+        Table rows (plain dicts): ``kappa``, ``d``, ``kappa_eff``,
+        ``threshold``, ``ci``, ``theory``, ``theory_stderr``, ``theory_p``,
+        ``alpha_c_kappa``, ``p_at_threshold``, ``ratio``, ``theory_in_ci``,
+        ``trials``, ``counts``, ``budget``, ``train_cpu_seconds``.
+
+    Notes
+    -----
+    The theory is ``alpha_c(kappa, p) = alpha_c(kappa) ln p / E[V_p]`` solved
+    with ``p ln p = alpha d^2``
+    (:func:`validation.linear_memory.theory.lowrank_finite_threshold`).
+
+    References
+    ----------
+    arXiv:2605.10795; docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories
     """
     from .capacity import fit_threshold
     from .data import p_from_load

@@ -27,10 +27,29 @@ N_TOP = 10
 
 
 def observables(correct, competitors, n_top=N_TOP):
-    """Per-row normalised correct score, largest competitor, margin and top-``n_top`` gaps.
+    """Compute per-row normalised correct score, largest competitor, margin and top gaps.
 
-    ``correct`` (p,), ``competitors`` (p, p-1) in competitor-std units
-    (:func:`validation.linear_memory.mechanism.normalized_scores`).
+    Parameters
+    ----------
+    correct : ndarray, shape (p,)
+        Correct scores in competitor-std units
+        (:func:`validation.linear_memory.mechanism.normalized_scores`).
+    competitors : ndarray, shape (p, p - 1)
+        Competitor scores in the same units.
+    n_top : int
+        Number of largest competitors in the gap profile.
+
+    Returns
+    -------
+    dict
+        Arrays ``correct``, ``row_max`` (largest competitor), ``margin``
+        (``correct - row_max``) and ``gaps`` (``correct`` minus the ``n_top``
+        largest competitors, shape (p, n_top)); the same keys as
+        :func:`predicted`, so the two are compared key by key.
+
+    References
+    ----------
+    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
     """
     top = -np.sort(-competitors, axis=1)[:, :n_top]
     return {"correct": correct, "row_max": top[:, 0], "margin": correct - top[:, 0],
@@ -53,6 +72,10 @@ def margin_trial(params):
         ``p``, ``load``, ``success``, ``steps``; on success also ``correct`` and
         ``margin`` (lists, 5 significant digits) and ``gap_profile`` (mean of
         correct minus the ``j``-th largest competitor, ``j = 1..10``).
+
+    References
+    ----------
+    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
     """
     from .capacity import trial_rngs
     from .data import load_of, make_facts, p_from_load
@@ -79,7 +102,26 @@ FRACS = (1.0, 0.95)
 
 
 def margin_params(ds=DS, seeds=SEEDS, fracs=FRACS):
-    """Trials at fractions ``fracs`` of the self-consistent finite-``p`` capacity of each ``d``."""
+    """List the trials at fractions ``fracs`` of the self-consistent finite-``p`` capacity of each ``d``.
+
+    Parameters
+    ----------
+    ds : sequence of int
+        Dimensions.
+    seeds : int
+        Trials per load.
+    fracs : sequence of float
+        Fractions of :func:`validation.linear_memory.theory.full_rank_threshold`.
+
+    Returns
+    -------
+    list of dict
+        :func:`margin_trial` parameters.
+
+    References
+    ----------
+    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    """
     from .theory import full_rank_threshold
 
     out = []
@@ -91,7 +133,34 @@ def margin_params(ds=DS, seeds=SEEDS, fracs=FRACS):
 
 
 def predicted(p, *, samples=4000, rng=0):
-    """Prediction at ``p`` (:func:`replica.pinned_scores.pinned_scores`), same observables."""
+    """Predict the observables of :func:`observables` at ``p`` from the minimiser of ``V_p``.
+
+    Parameters
+    ----------
+    p : int
+        Number of facts.
+    samples : int
+        Monte Carlo samples of :func:`replica.pinned_scores.pinned_scores`.
+    rng : int or Generator
+        Randomness.
+
+    Returns
+    -------
+    dict
+        Arrays ``correct``, ``row_max``, ``margin``, ``gaps`` (as
+        :func:`observables`) and ``k_active`` (number of competitors tied with
+        the correct score).
+
+    Notes
+    -----
+    At the capacity the correct score of a fact is the mean of its
+    unperturbed score and of its ``k*`` largest competitors, which end tied
+    with it (zero margin).
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    """
     from replica.pinned_scores import pinned_scores
 
     s = pinned_scores(int(p), samples=samples, rng=rng, n_top=N_TOP)
@@ -108,11 +177,32 @@ def _stats(x):
 
 
 def compare(results, *, samples=4000):
-    """Per ``d``: pooled trained observables of the successful trials against the prediction.
+    """Compare pooled trained observables of the successful trials with the prediction, per ``d``.
 
+    Parameters
+    ----------
+    results : list of dict
+        :func:`margin_trial` results, each with its ``d``.
+    samples : int
+        Monte Carlo samples of the prediction (:func:`predicted`).
+
+    Returns
+    -------
+    list of dict
+        One row per ``(d, p)``: ``load``, ``load_fraction``, ``memories``,
+        ``trials``, ``trained`` and ``predicted`` summaries (mean, its
+        standard error, variance, quantiles), ``sqrt_2lnp``, and the pooled
+        arrays under underscore keys for figures.
+
+    Notes
+    -----
     Standard errors: trained means use the spread of the per-memory means
     (rows of one memory are correlated through ``W``); the prediction's are
     ordinary Monte Carlo standard errors.
+
+    References
+    ----------
+    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
     """
     from .theory import full_rank_threshold
 

@@ -16,18 +16,44 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
+from validation.results import Result
 from .models import scores
 
 __all__ = ["normalized_scores", "score_summary", "singular_values", "spectrum_vs_quarter_circle",
-           "init_spectrum_vs_mp_product", "hcizz_law"]
+           "init_spectrum_vs_mp_product", "hcizz_law", "ScoreSummary", "SpectrumComparison",
+           "InitSpectrum"]
 
 
 def hcizz_law(name, *args):
-    """``hcizz.<name>`` (a law), called with ``args`` if given."""
+    """Return the law ``hcizz.<name>``, called with ``args`` if given.
+
+    Parameters
+    ----------
+    name : str
+        A law of :mod:`hcizz` (``"quarter_circle"``, ``"truncated_quarter_circle"``,
+        ``"mp_product"``, ...).
+    *args
+        Its parameters (e.g. ``kappa``).
+
+    Returns
+    -------
+    object
+        ``hcizz.<name>(*args)`` (a frozen law), or the callable itself without ``args``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
+
+    Examples
+    --------
+    >>> round(float(hcizz_law("quarter_circle").moment(2)), 6)
+    1.0
+    """
     import hcizz
 
     f = getattr(hcizz, name)
@@ -35,18 +61,20 @@ def hcizz_law(name, *args):
 
 
 def normalized_scores(W, facts):
-    """Correct and competitor scores divided by the competitor standard deviation.
+    """Divide correct and competitor scores by the competitor standard deviation.
 
     Parameters
     ----------
-    W : ndarray (d, d)
+    W : ndarray, shape (d, d)
+        The memory.
     facts : Facts
+        OP or DP fact set (:mod:`validation.linear_memory.data`).
 
     Returns
     -------
-    correct : ndarray (p,)
+    correct : ndarray, shape (p,)
         ``z_{mu mu} / sigma_mu``.
-    competitors : ndarray (p, p - 1)
+    competitors : ndarray, shape (p, p - 1)
         ``z_{mu rho} / sigma_mu`` for ``rho != mu``.
 
     Notes
@@ -54,6 +82,10 @@ def normalized_scores(W, facts):
     ``sigma_mu`` is the sample standard deviation of the ``p - 1`` competitor
     scores of input ``mu`` (no mean subtraction of the scores themselves;
     competitor means are 0 in distribution).
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
     """
     Z = np.asarray(scores(W, facts), dtype=np.float64)
     p = Z.shape[0]
@@ -65,34 +97,120 @@ def normalized_scores(W, facts):
     return correct / sig, comp / sig[:, None]
 
 
+@dataclass(frozen=True)
+class ScoreSummary(Result):
+    """Statistics of normalised scores (:func:`score_summary`), a frozen record with ``to_dict()``.
+
+    Parameters
+    ----------
+    p : int
+        Number of facts.
+    correct_mean, correct_var : float
+        Mean and sample variance of the correct scores.
+    competitor_mean, competitor_var : float
+        Mean and sample variance of all competitor scores.
+    sqrt_2lnp : float
+        ``sqrt(2 ln p)``, the large-``p`` level of the largest of ``p`` standard normals.
+    correct_min : float
+        Smallest correct score.
+    competitor_max : float
+        Largest competitor score.
+    row_max_competitor_mean : float
+        Mean over inputs of the largest competitor: the finite-``p`` extreme
+        level, below ``sqrt(2 ln p)``.
+    margin_min : float
+        Smallest correct score minus the largest competitor of its row.
+    frac_correct_above_sqrt_2lnp : float
+        Fraction of correct scores above ``sqrt(2 ln p)``.
+    recall : float
+        Fraction of rows whose correct score beats all competitors.
+
+    References
+    ----------
+    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    """
+
+    p: int
+    correct_mean: float
+    correct_var: float
+    competitor_mean: float
+    competitor_var: float
+    sqrt_2lnp: float
+    correct_min: float
+    competitor_max: float
+    row_max_competitor_mean: float
+    margin_min: float
+    frac_correct_above_sqrt_2lnp: float
+    recall: float
+
+
 def score_summary(correct, competitors):
-    """Summary of normalised scores.
+    """Summarise normalised scores.
+
+    Parameters
+    ----------
+    correct : ndarray, shape (p,)
+        Normalised correct scores (:func:`normalized_scores`).
+    competitors : ndarray, shape (p, p - 1)
+        Normalised competitor scores, one row per input.
 
     Returns
     -------
-    dict
-        ``correct_mean``, ``correct_var``, ``competitor_mean``,
-        ``competitor_var``, ``sqrt_2lnp``, ``correct_min``,
-        ``competitor_max``, ``row_max_competitor_mean`` (mean over inputs of
-        the largest competitor: the finite-``p`` extreme level, below
-        ``sqrt(2 ln p)``), ``margin_min`` (smallest correct minus largest
-        competitor), ``frac_correct_above_sqrt_2lnp``,
-        ``recall`` (fraction of rows whose correct score beats all competitors).
+    ScoreSummary
+        Means, variances, extremes, the level ``sqrt(2 ln p)`` and the recall
+        (read as ``res.recall`` or ``res["recall"]``).
+
+    Notes
+    -----
+    A memory at capacity holds its correct scores in a narrow band just above
+    the mean largest competitor, which at finite ``p`` lies well below
+    ``sqrt(2 ln p)``; Hebbian correct scores spread with variance about 1.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+
+    Examples
+    --------
+    >>> s = score_summary(np.array([3.0, 2.0]), np.array([[0.0], [2.5]]))
+    >>> s.recall, s["margin_min"]
+    (0.5, -0.5)
     """
     p = correct.size
     lvl = math.sqrt(2 * math.log(p))
-    return {"p": int(p), "correct_mean": float(correct.mean()), "correct_var": float(correct.var(ddof=1)),
-            "competitor_mean": float(competitors.mean()), "competitor_var": float(competitors.var(ddof=1)),
-            "sqrt_2lnp": lvl, "correct_min": float(correct.min()),
-            "competitor_max": float(competitors.max()),
-            "row_max_competitor_mean": float(competitors.max(axis=1).mean()),
-            "margin_min": float((correct - competitors.max(axis=1)).min()),
-            "frac_correct_above_sqrt_2lnp": float(np.mean(correct > lvl)),
-            "recall": float(np.mean(correct > competitors.max(axis=1)))}
+    return ScoreSummary(
+        p=int(p), correct_mean=float(correct.mean()), correct_var=float(correct.var(ddof=1)),
+        competitor_mean=float(competitors.mean()), competitor_var=float(competitors.var(ddof=1)),
+        sqrt_2lnp=lvl, correct_min=float(correct.min()),
+        competitor_max=float(competitors.max()),
+        row_max_competitor_mean=float(competitors.max(axis=1).mean()),
+        margin_min=float((correct - competitors.max(axis=1)).min()),
+        frac_correct_above_sqrt_2lnp=float(np.mean(correct > lvl)),
+        recall=float(np.mean(correct > competitors.max(axis=1))))
 
 
 def singular_values(W):
-    """Singular values of ``W / sqrt(d)`` in decreasing order."""
+    """Compute the singular values of ``W / sqrt(d)`` in decreasing order.
+
+    Parameters
+    ----------
+    W : array_like, shape (d, d)
+        The memory.
+
+    Returns
+    -------
+    ndarray, shape (d,)
+        Singular values of ``W / sqrt(d)`` (float64), largest first.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
+
+    Examples
+    --------
+    >>> singular_values(np.diag([2.0, 4.0]))
+    array([2.82842712, 1.41421356])
+    """
     W = np.asarray(W, dtype=np.float64)
     return np.linalg.svd(W / math.sqrt(W.shape[0]), compute_uv=False)
 
@@ -101,12 +219,42 @@ def _ks(x, dist):
     return float(stats.kstest(x, dist.cdf).statistic)
 
 
+@dataclass(frozen=True)
+class SpectrumComparison(Result):
+    """Singular values against a law (:func:`spectrum_vs_quarter_circle`), a frozen record.
+
+    Parameters
+    ----------
+    scale : float
+        The one fitted parameter: ``c`` with ``c^2 mean(s^2) = E_law[s^2]``.
+    ks : float
+        Kolmogorov-Smirnov statistic of ``c s`` against the law.
+    n : int
+        Number of singular values compared.
+    sv : list of float
+        The scaled singular values ``c s``.
+    law : str
+        ``"quarter_circle"`` or ``"truncated_quarter_circle(kappa)"``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
+    """
+
+    scale: float
+    ks: float
+    n: int
+    sv: list
+    law: str
+
+
 def spectrum_vs_quarter_circle(W, kappa=1.0, *, rank=None):
     """Compare the nonzero singular values of ``W`` with the (truncated) quarter circle.
 
     Parameters
     ----------
-    W : ndarray (d, d)
+    W : ndarray, shape (d, d)
+        The memory.
     kappa : float
         Rank fraction; 1 compares all singular values with the quarter circle,
         ``kappa < 1`` the top ``rank`` with ``hcizz.truncated_quarter_circle(kappa)``.
@@ -115,7 +263,7 @@ def spectrum_vs_quarter_circle(W, kappa=1.0, *, rank=None):
 
     Returns
     -------
-    dict
+    SpectrumComparison
         ``scale`` (the one fitted parameter: second-moment match
         ``c^2 mean(s^2) = E_law[s^2]``), ``ks`` (KS statistic of ``c s``
         against the law), ``n``, ``sv`` (scaled singular values), ``law``.
@@ -125,6 +273,10 @@ def spectrum_vs_quarter_circle(W, kappa=1.0, *, rank=None):
     Fitting the scale by the second moment (not by minimising KS) keeps the
     KS distance an honest goodness-of-fit number.  The KS p-value is not
     reported: singular values are not independent samples.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
     """
     s = singular_values(W)
     d = s.size
@@ -133,17 +285,58 @@ def spectrum_vs_quarter_circle(W, kappa=1.0, *, rank=None):
     law = hcizz_law("quarter_circle") if kappa >= 1 else hcizz_law("truncated_quarter_circle", kappa)
     m2 = float(law.moment(2))
     c = math.sqrt(m2 / float(np.mean(s * s)))
-    return {"scale": c, "ks": _ks(c * s, law), "n": int(k), "sv": (c * s).tolist(),
-            "law": "quarter_circle" if kappa >= 1 else f"truncated_quarter_circle({kappa:g})"}
+    return SpectrumComparison(
+        scale=c, ks=_ks(c * s, law), n=int(k), sv=(c * s).tolist(),
+        law="quarter_circle" if kappa >= 1 else f"truncated_quarter_circle({kappa:g})")
+
+
+@dataclass(frozen=True)
+class InitSpectrum(Result):
+    """Initial low-rank spectrum against ``mp_product`` (:func:`init_spectrum_vs_mp_product`).
+
+    Parameters
+    ----------
+    ks : float
+        Kolmogorov-Smirnov statistic of the squared singular values against
+        ``hcizz.mp_product(kappa)``.
+    n : int
+        Number of squared singular values compared.
+    sq : list of float
+        The top ``n`` squared singular values.
+    mean : float
+        Their mean.
+    law_mean : float
+        Mean of the law (``1 / kappa``).
+
+    References
+    ----------
+    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
+    """
+
+    ks: float
+    n: int
+    sq: list
+    mean: float
+    law_mean: float
 
 
 def init_spectrum_vs_mp_product(W0, kappa, *, rank=None):
-    """Nonzero squared singular values of ``W0 = Q R^T / sqrt(d m)`` at
-    initialisation against ``hcizz.mp_product(kappa)`` (no fitted parameter).
+    """Compare the squared singular values of ``W0 = Q R^T / sqrt(d m)`` with ``hcizz.mp_product(kappa)``.
+
+    No parameter is fitted.
+
+    Parameters
+    ----------
+    W0 : ndarray, shape (d, d)
+        The low-rank memory at initialisation.
+    kappa : float
+        Rank fraction ``m / d``.
+    rank : int, optional
+        Number of nonzero singular values (default ``round(kappa d)``).
 
     Returns
     -------
-    dict
+    InitSpectrum
         ``ks``, ``n``, ``sq`` (the top ``round(kappa d)`` squared singular
         values of ``W0``), ``mean`` and ``law_mean``.
 
@@ -152,10 +345,14 @@ def init_spectrum_vs_mp_product(W0, kappa, *, rank=None):
     ``W0`` has i.i.d.-like entries of variance ``1/d`` (``||W0||_F^2 ~ d``), so
     its squared singular values average 1 over all ``d`` of them and
     ``1/kappa`` over the nonzero ones, the mean of ``mp_product(kappa)``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
     """
     law = hcizz_law("mp_product", kappa)
     d = W0.shape[0]
     k = rank if rank is not None else max(1, int(round(kappa * d)))
     sq = np.linalg.svd(np.asarray(W0, np.float64), compute_uv=False)[:k] ** 2
-    return {"ks": _ks(sq, law), "n": int(k), "sq": sq.tolist(), "mean": float(sq.mean()),
-            "law_mean": float(law.mean())}
+    return InitSpectrum(ks=_ks(sq, law), n=int(k), sq=sq.tolist(), mean=float(sq.mean()),
+                        law_mean=float(law.mean()))

@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
+from replica.hebbian import hebbian_matrix
 from validation.losses import xent_overwrite
 
 __all__ = ["scores", "xent_and_grad", "xent_overwrite", "hebbian_W", "lowrank_m", "init_lowrank",
@@ -29,11 +30,12 @@ __all__ = ["scores", "xent_and_grad", "xent_overwrite", "hebbian_W", "lowrank_m"
 
 
 def scores(W, facts):
-    """Score matrix ``Z[mu, rho] = u_rho^T W e_mu`` (shape (p, p)).
+    """Compute the score matrix ``Z[mu, rho] = u_rho^T W e_mu`` (shape (p, p)).
 
     Parameters
     ----------
     W : ndarray, shape (d, d)
+        The memory.
     facts : Facts
         OP or DP fact set (:mod:`validation.linear_memory.data`).
 
@@ -42,6 +44,10 @@ def scores(W, facts):
     ndarray, shape (p, p)
         Row ``mu`` holds the scores of the candidates of input ``mu``; the
         correct one is the diagonal entry.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#facts-scores-and-recall
 
     Examples
     --------
@@ -58,7 +64,22 @@ def scores(W, facts):
 
 
 def correct_candidates(facts):
-    """The correct candidate of each input, as rows (p, d)."""
+    """Return the correct candidate of each input, as rows (p, d).
+
+    Parameters
+    ----------
+    facts : Facts
+        OP or DP fact set.
+
+    Returns
+    -------
+    ndarray, shape (p, d)
+        ``U`` itself (OP) or the diagonal ``U[mu, mu]`` (DP).
+
+    References
+    ----------
+    docs/theory_full_rank.md#the-model
+    """
     if facts.kind == "op":
         return facts.U
     idx = np.arange(facts.p)
@@ -66,12 +87,14 @@ def correct_candidates(facts):
 
 
 def xent_and_grad(W, facts, *, scale=1.0):
-    """Cross-entropy of ``scale * Z`` and its gradient with respect to ``W``.
+    """Compute the cross-entropy of ``scale * Z`` and its gradient with respect to ``W``.
 
     Parameters
     ----------
     W : ndarray, shape (d, d)
+        The memory.
     facts : Facts
+        OP or DP fact set.
     scale : float
         Inverse temperature of the logits.
 
@@ -94,6 +117,10 @@ def xent_and_grad(W, facts, *, scale=1.0):
       product ``(G[:, None, :] @ U)[:, 0]``, then ``dW = scale g^T E``.
 
     Both are checked against central finite differences in the tests.
+
+    References
+    ----------
+    docs/linear_memory.md#training-objective
     """
     E, U = facts.E, facts.U
     # the scale is folded into the (d, d) matrix, not applied to the (p, p) logits
@@ -119,7 +146,26 @@ def xent_and_grad(W, facts, *, scale=1.0):
 
 
 def hebbian_W(facts):
-    """Hebbian memory ``W_H = sum_mu u_mu e_mu^T`` (correct candidates), (d, d).
+    """Build the Hebbian memory ``W_H = sum_mu u_mu e_mu^T`` of a fact set.
+
+    The fact-set form of :func:`replica.hebbian_matrix` (the one
+    implementation of the rule), applied to the inputs and their correct
+    candidates.
+
+    Parameters
+    ----------
+    facts : Facts
+        OP or DP fact set; the correct candidate of input ``mu`` is ``u_mu``
+        (OP) or ``U[mu, mu]`` (DP).
+
+    Returns
+    -------
+    ndarray, shape (d, d)
+        ``replica.hebbian_matrix(facts.E, correct_candidates(facts))``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#hebbian-rule
 
     Examples
     --------
@@ -128,13 +174,32 @@ def hebbian_W(facts):
     >>> bool(np.allclose(hebbian_W(f), sum(np.outer(f.U[i], f.E[i]) for i in range(3))))
     True
     """
-    return correct_candidates(facts).T @ facts.E
+    return hebbian_matrix(facts.E, correct_candidates(facts))
 
 
 def lowrank_m(d, kappa):
-    """Inner width ``m = max(1, round(kappa d))`` of the two-layer memory.
+    """Compute the inner width ``m = max(1, round(kappa d))`` of the two-layer memory.
 
-    ``kappa`` must lie in (0, 1]; ``d >= 1``.
+    Parameters
+    ----------
+    d : int
+        Dimension (>= 1).
+    kappa : float
+        Rank ratio in (0, 1].
+
+    Returns
+    -------
+    int
+        ``m``; the actual rank ratio is ``m / d``.
+
+    References
+    ----------
+    docs/rank_constrained.md#the-model
+
+    Examples
+    --------
+    >>> lowrank_m(30, 0.25)
+    8
     """
     d = check_int("d", d, low=1)
     kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
@@ -142,10 +207,32 @@ def lowrank_m(d, kappa):
 
 
 def init_lowrank(d, kappa, *, rng=None, dtype=np.float32):
-    """``Q, R`` of shape (d, m) with i.i.d. N(0, 1) entries (m = kappa d).
+    """Draw ``Q, R`` of shape (d, m) with i.i.d. N(0, 1) entries (m = kappa d).
 
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    kappa : float
+        Rank ratio in (0, 1] (:func:`lowrank_m`).
+    rng : None, int or Generator
+        Randomness (``Q`` drawn first).
+    dtype : dtype
+        Float32 or float64.
+
+    Returns
+    -------
+    Q, R : ndarray, shape (d, m)
+        The two factors.
+
+    Notes
+    -----
     At this initialisation the nonzero squared singular values of
     ``Q R^T / sqrt(d m)`` follow ``hcizz.mp_product(kappa)`` as ``d -> inf``.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
     """
     m = lowrank_m(d, kappa)
     rng = check_rng(rng)
@@ -154,15 +241,48 @@ def init_lowrank(d, kappa, *, rng=None, dtype=np.float32):
 
 
 def lowrank_W(Q, R):
-    """``W = Q R^T / sqrt(d m)``."""
+    """Build the low-rank memory ``W = Q R^T / sqrt(d m)``.
+
+    Parameters
+    ----------
+    Q : ndarray, shape (d, m)
+        Left factor.
+    R : ndarray, shape (d, m)
+        Right factor.
+
+    Returns
+    -------
+    ndarray, shape (d, d)
+        ``W`` of rank at most ``m``.
+
+    References
+    ----------
+    docs/rank_constrained.md#the-model
+    """
     d, m = Q.shape
     return (Q @ R.T) * (1.0 / math.sqrt(d * m))
 
 
 def lowrank_grads(Q, R, dW):
-    """Chain rule for ``W = Q R^T / sqrt(d m)``: returns ``(dQ, dR)``.
+    """Apply the chain rule for ``W = Q R^T / sqrt(d m)``.
 
-    ``dQ = dW R / sqrt(d m)``, ``dR = dW^T Q / sqrt(d m)``.
+    Parameters
+    ----------
+    Q : ndarray, shape (d, m)
+        Left factor.
+    R : ndarray, shape (d, m)
+        Right factor.
+    dW : ndarray, shape (d, d)
+        Gradient of the loss with respect to ``W``.
+
+    Returns
+    -------
+    dQ, dR : ndarray, shape (d, m)
+        ``dQ = dW R / sqrt(d m)``, ``dR = dW^T Q / sqrt(d m)``.
+
+    References
+    ----------
+    docs/rank_constrained.md#the-model
     """
     d, m = Q.shape
     c = 1.0 / math.sqrt(d * m)

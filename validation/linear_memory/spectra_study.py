@@ -27,10 +27,14 @@ import argparse
 import math
 import sys
 from pathlib import Path
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["STORE", "spectrum_trial", "study_params", "pooled_ks", "gaussian_calibration", "summarise"]
+from validation.results import Result
+
+__all__ = ["STORE", "spectrum_trial", "study_params", "pooled_ks", "gaussian_calibration",
+           "GaussianCalibration", "summarise"]
 
 STORE = Path(__file__).resolve().parent / "stored" / "spectra_study.jsonl"
 KAPPAS = (1.0, 0.5, 0.25)
@@ -109,6 +113,10 @@ def spectrum_trial(params):
         ``p``, ``load``, ``success``, ``steps``, ``sv`` (descending, 6
         significant digits), ``margin`` (smallest correct-minus-largest-competitor
         score over facts divided by ``||W||_F``, the normalised margin at stop).
+
+    References
+    ----------
+    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
     """
     from .capacity import trial_rngs
     from .data import load_of, make_facts, p_from_load
@@ -149,7 +157,30 @@ def spectrum_trial(params):
 
 
 def study_params(ds, kappas=KAPPAS, fracs=FRACS, seeds=8, extra_steps=None):
-    """Trial parameters; ``extra_steps``: continue training that long after the first full recall."""
+    """List the trial parameters of the spectra study.
+
+    Parameters
+    ----------
+    ds : sequence of int
+        Dimensions.
+    kappas : sequence of float
+        Rank ratios (1: full rank).
+    fracs : sequence of float
+        Loads as fractions of the finite-``p`` capacity at each ``d``.
+    seeds : int
+        Trials per ``(d, kappa, frac)``.
+    extra_steps : int, optional
+        Continue training that long after the first full recall.
+
+    Returns
+    -------
+    list of dict
+        :func:`spectrum_trial` parameters.
+
+    References
+    ----------
+    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    """
     out = [{"kind": "spectra_study", "d": int(d), "kappa": float(k), "frac": float(f), "seed": int(s)}
            for d in ds for k in kappas for f in fracs for s in range(seeds)]
     if extra_steps:
@@ -164,7 +195,30 @@ def _scaled(sv, law):
 
 
 def pooled_ks(instances, k_eff):
-    """KS distance of the pooled, per-instance scaled values to the law; and the mean edge."""
+    """Compute the KS distance of pooled, per-instance scaled singular values to the law.
+
+    Parameters
+    ----------
+    instances : list of array_like
+        Top ``m`` singular values of each memory.
+    k_eff : float
+        Actual rank ratio ``m / d`` (1: quarter circle, else the truncated
+        quarter circle).
+
+    Returns
+    -------
+    ks : float
+        Kolmogorov-Smirnov statistic of the pooled values, each instance
+        scaled by its second-moment match to the law.
+    edge : float
+        Mean over instances of the smallest scaled value (the lower edge).
+    n : int
+        Number of pooled values.
+
+    References
+    ----------
+    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
+    """
     from scipy import stats
 
     law = _law(k_eff)
@@ -175,9 +229,59 @@ def pooled_ks(instances, k_eff):
     return ks, edge, int(pool.size)
 
 
+@dataclass(frozen=True)
+class GaussianCalibration(Result):
+    """Calibration of the pooled KS distance on Gaussian matrices (:func:`gaussian_calibration`).
+
+    Parameters
+    ----------
+    ks_mean, ks_sd : float
+        Mean and standard deviation over repetitions of the pooled KS distance.
+    edge_mean, edge_sd : float
+        Mean and standard deviation of the mean lower edge.
+    reps : int
+        Number of repetitions.
+
+    References
+    ----------
+    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    """
+
+    ks_mean: float
+    ks_sd: float
+    edge_mean: float
+    edge_sd: float
+    reps: int
+
+
 def gaussian_calibration(d, m, instances, *, reps=40, rng=0):
-    """KS and edge of the top ``m`` singular values of ``instances`` Gaussian ``d x d``
-    matrices (scaled like the trained ones), over ``reps`` repetitions: mean and sd."""
+    """Calibrate the pooled KS distance and edge on i.i.d. Gaussian matrices.
+
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    m : int
+        Number of top singular values kept.
+    instances : int
+        Gaussian ``d x d`` matrices (entries ``N(0, 1/d)``) pooled per
+        repetition, as many as trained memories.
+    reps : int
+        Repetitions.
+    rng : int or Generator
+        Randomness.
+
+    Returns
+    -------
+    GaussianCalibration
+        Mean and standard deviation over repetitions of :func:`pooled_ks`'s
+        distance and edge: the size of the KS distance that finite ``d`` and
+        pooling alone produce for a matrix that does follow the law.
+
+    References
+    ----------
+    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    """
     rng = np.random.default_rng(rng)
     ks, edge = [], []
     for _ in range(reps):
@@ -186,12 +290,30 @@ def gaussian_calibration(d, m, instances, *, reps=40, rng=0):
         k, e, _ = pooled_ks(inst, m / d)
         ks.append(k)
         edge.append(e)
-    return {"ks_mean": float(np.mean(ks)), "ks_sd": float(np.std(ks, ddof=1)),
-            "edge_mean": float(np.mean(edge)), "edge_sd": float(np.std(edge, ddof=1)), "reps": reps}
+    return GaussianCalibration(ks_mean=float(np.mean(ks)), ks_sd=float(np.std(ks, ddof=1)),
+                               edge_mean=float(np.mean(edge)), edge_sd=float(np.std(edge, ddof=1)),
+                               reps=reps)
 
 
 def summarise(results):
-    """One row per (kappa, d, frac) from trial results (each with d, kappa, frac)."""
+    """Summarise the spectra study, one row per ``(kappa, d, frac, extra_steps)``.
+
+    Parameters
+    ----------
+    results : list of dict
+        :func:`spectrum_trial` results, each with its ``d``, ``kappa`` and ``frac``.
+
+    Returns
+    -------
+    list of dict
+        Table rows (plain dicts): pooled KS distance and edge against the
+        (truncated) quarter circle, their Gaussian calibration
+        (:func:`gaussian_calibration`), the predicted edge, margins.
+
+    References
+    ----------
+    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    """
     from hcizz.quarter_circle import qc_quantile
     from .models import lowrank_m
 

@@ -20,7 +20,6 @@ from scipy.special import lambertw
 from hcizz.checks import check_int, check_real
 from hcizz.estimate import Estimate
 from replica import alpha_c, alpha_c_finite
-from replica import hebbian_threshold
 
 __all__ = ["full_rank_threshold", "lowrank_threshold", "lowrank_finite_threshold",
            "prediction"]
@@ -60,6 +59,10 @@ def full_rank_threshold(d, *, samples=20_000, rng=0, tol=1e-4):
     unique and the iteration ``alpha <- g(alpha)`` contracts (``|g'| << 1``).
     A Monte Carlo error ``s`` on ``g`` moves the fixed point by
     ``s / (1 - g')``, reported as the standard error.  Cached (deterministic for an int ``rng``).
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#load-and-capacity
     """
     d = check_int("d", d, low=2)
     return _self_consistent(d, None, start=0.9, step=lambda a: 0.05, samples=samples, rng=rng,
@@ -125,6 +128,10 @@ def lowrank_finite_threshold(d, kappa, *, samples=20_000, rng=0, tol=1e-4):
     threshold sits at a smaller ``p`` than the full-rank one at the same
     ``d``, where ``ln p / E[V_p]`` is larger, so the ratio of the two
     self-consistent predictions slightly exceeds ``alpha_c(kappa) / alpha_c(1)``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories
     """
     d = check_int("d", d, low=2)
     kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
@@ -134,18 +141,40 @@ def lowrank_finite_threshold(d, kappa, *, samples=20_000, rng=0, tol=1e-4):
 
 
 def lowrank_threshold(kappa):
-    """``replica.alpha_c(kappa)`` (asymptotic rank-constrained RS capacity)."""
+    """Return ``replica.alpha_c(kappa)``, the asymptotic rank-constrained RS capacity.
+
+    Parameters
+    ----------
+    kappa : float
+        Rank ratio in (0, 1].
+
+    Returns
+    -------
+    float
+        ``alpha_c(kappa)`` (1/2 at ``kappa = 1``).
+
+    References
+    ----------
+    arXiv:2605.10795; docs/rank_constrained.md#rank-constrained-capacity
+
+    Examples
+    --------
+    >>> lowrank_threshold(1.0)
+    0.5
+    """
     kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
     return float(alpha_c(kappa))
 
 
 
 def prediction(model, d, kappa=None):
-    """The matching prediction for a capacity measurement.
+    """Compute the matching prediction for a capacity measurement of a registered model.
 
     Parameters
     ----------
-    model : {"op", "dp", "lowrank", "hebbian"}
+    model : str
+        A registered memory model (:func:`validation.linear_memory.registry.model_names`:
+        ``"op"``, ``"dp"``, ``"lowrank"``, ``"hebbian"``, ...).
     d : int
         Dimension.
     kappa : float, optional
@@ -154,26 +183,31 @@ def prediction(model, d, kappa=None):
     Returns
     -------
     dict
-        ``value``, ``stderr`` and ``name`` of the prediction, plus ``half`` = 1/2
-        (the large-``d`` full-rank limit) for reference; Hebbian also
-        ``plain_model`` (the independent-Gaussian model's threshold).
-    """
-    from .models import lowrank_m
+        The model's declared ``theory(d, kappa)``: ``value``, ``stderr`` and
+        ``name`` of the prediction, plus ``half`` = 1/2 (the large-``d``
+        full-rank limit) for reference.  Full rank also ``p`` (the number of
+        facts at the fixed point, :func:`full_rank_threshold`); low rank
+        ``kappa_eff`` (the actual ``m / d``, :func:`lowrank_threshold`);
+        Hebbian ``plain_model`` (the independent-Gaussian model's threshold,
+        :func:`replica.hebbian_threshold`).  The keys depend on the model,
+        so this is a plain ``dict``.
 
-    out = {"half": 0.5}
-    if model in ("op", "dp"):
-        e = full_rank_threshold(d)
-        out.update(value=e.value, stderr=e.stderr, p=e.info["p"],
-                   name="alpha_c_finite(p), self-consistent at d")
-    elif model == "lowrank":
-        k_eff = lowrank_m(d, kappa) / d
-        out.update(value=lowrank_threshold(k_eff), stderr=0.0, kappa_eff=k_eff,
-                   name="alpha_c(m/d)")
-    elif model == "hebbian":
-        # OP data: the conditional model of replica.hebbian (its default) with problem="op"
-        out.update(value=float(hebbian_threshold(d, problem="op")), stderr=0.0,
-                   name="conditional Hebbian model, P(all recalled)=1/2",
-                   plain_model=float(hebbian_threshold(d, model="theory", problem="op")))
-    else:
-        raise ValueError(f"model must be one of op, dp, lowrank, hebbian, got {model!r}")
-    return out
+    Notes
+    -----
+    Full rank: the fixed point ``alpha* = alpha_c_finite(p(alpha*))`` with
+    ``p ln p = alpha d^2``; low rank: ``alpha_c(m/d)``; Hebbian: the load
+    where the conditional finite-size model gives ``P(all recalled) = 1/2``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#model;
+    docs/theory_full_rank.md#hebbian-rule
+
+    Examples
+    --------
+    >>> round(prediction("lowrank", 20, 0.5)["kappa_eff"], 2)
+    0.5
+    """
+    from .registry import get_model
+
+    return get_model(model).theory(d, kappa)

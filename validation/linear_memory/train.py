@@ -24,21 +24,19 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.optim import Adam, warmup_cosine
-from .models import xent_and_grad, init_lowrank, lowrank_W, lowrank_grads, scores, hebbian_W
+from .models import xent_and_grad, scores
+from .registry import get_parametrization
 from validation.losses import recalled
+from validation.results import Result
 
-__all__ = ["TrainConfig", "PRESETS", "get_config", "TrainResult", "train", "MODELS"]
-
-#: Memory models: full-rank ``W`` on OP or DP facts, low-rank ``Q R^T/sqrt(dm)``
-#: (OP facts), Hebbian (OP facts, no training).
-MODELS = ("op", "dp", "lowrank", "hebbian")
+__all__ = ["TrainConfig", "PRESETS", "get_config", "TrainResult", "train"]
 
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Optimiser settings.
+    """Optimiser settings of :func:`train`.
 
-    Attributes
+    Parameters
     ----------
     lr : float
         Peak Adam learning rate.
@@ -57,6 +55,10 @@ class TrainConfig:
     init_std : float
         Full-rank ``W`` starts with i.i.d. ``N(0, init_std^2 / d)`` entries
         (0: zeros).  Low-rank ``Q, R`` always start i.i.d. ``N(0, 1)``.
+
+    References
+    ----------
+    docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen
     """
 
     lr: float
@@ -77,7 +79,29 @@ PRESETS = {
 
 
 def get_config(preset="default", **overrides):
-    """The :class:`TrainConfig` of ``preset`` with fields replaced by ``overrides``."""
+    """Return the :class:`TrainConfig` of ``preset`` with fields replaced by ``overrides``.
+
+    Parameters
+    ----------
+    preset : str or TrainConfig
+        ``"default"`` or ``"paper"`` (:data:`PRESETS`), or a configuration.
+    **overrides
+        Fields to replace; ``None`` values are ignored.
+
+    Returns
+    -------
+    TrainConfig
+        The checked configuration (``ValueError`` naming a field out of range).
+
+    References
+    ----------
+    docs/linear_memory.md#protocol
+
+    Examples
+    --------
+    >>> get_config("paper", steps=100).steps
+    100
+    """
     if isinstance(preset, TrainConfig):
         cfg = preset
     elif preset in PRESETS:
@@ -96,11 +120,11 @@ def get_config(preset="default", **overrides):
     return cfg
 
 
-@dataclass
-class TrainResult:
-    """Outcome of :func:`train`.
+@dataclass(frozen=True)
+class TrainResult(Result):
+    """Outcome of :func:`train`, a frozen record with ``to_dict()``.
 
-    Attributes
+    Parameters
     ----------
     success : bool
         All ``p`` facts recalled by ``W``.
@@ -114,6 +138,10 @@ class TrainResult:
         The returned memory.
     W0 : ndarray (d, d) or None
         The memory at initialisation (trained models).
+
+    References
+    ----------
+    docs/linear_memory.md#protocol
     """
 
     success: bool
@@ -131,9 +159,11 @@ def train(facts, *, model="full", kappa=1.0, preset="default", rng=None, **overr
     ----------
     facts : Facts
         OP or DP fact set (its dtype is the training dtype, e.g. float32).
-    model : {"full", "lowrank", "hebbian"}
-        Full-rank ``W``; ``W = Q R^T / sqrt(d m)`` with ``m = kappa d``;
-        or the Hebbian rule (no training).
+    model : str or Parametrization
+        A parametrisation of a registered memory model
+        (:mod:`validation.linear_memory.registry`): ``"full"`` (full-rank
+        ``W``), ``"lowrank"`` (``W = Q R^T / sqrt(d m)`` with ``m = kappa d``),
+        ``"hebbian"`` (no training), or a :class:`~validation.linear_memory.registry.Parametrization`.
     kappa : float
         Rank ratio in (0, 1] (low-rank model only).
     preset : str or TrainConfig
@@ -146,48 +176,44 @@ def train(facts, *, model="full", kappa=1.0, preset="default", rng=None, **overr
     Returns
     -------
     TrainResult
+        Success (all facts recalled), accuracy, steps taken, last loss, the
+        memory and its initial value.
 
     Notes
     -----
     Learning rate at step ``t``: ``warmup_cosine(t, steps, lr, warmup, final)``.
     The recall flags of step ``t`` are those of the parameters *before* update
     ``t``, so a stop returns exactly the memory that recalled; after the last
-    step the final memory is evaluated once more.
+    step the final memory is evaluated once more.  The parametrisation's
+    ``init``, ``memory`` and ``grads`` (its declaration in
+    :mod:`validation.linear_memory.registry`) are the only model-specific steps.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#training-objective
     """
     cfg = get_config(preset, **overrides)
-    if model not in ("full", "lowrank", "hebbian"):
-        raise ValueError(f"model must be 'full', 'lowrank' or 'hebbian', got {model!r}")
+    par = get_parametrization(model)
     rng = check_rng(rng)
-    d, p = facts.d, facts.p
-    dtype = facts.E.dtype
-    if model == "hebbian":
-        W = hebbian_W(facts)
+    if not par.trained:
+        W = par.memory(facts)
         corr = recalled(scores(W, facts), facts.targets)
         return TrainResult(bool(corr.all()), float(corr.mean()), 0, float("nan"), W)
+    d, p = facts.d, facts.p
     scale = 1.0 / (cfg.temperature * math.sqrt(d))
     need = math.ceil(cfg.stop_accuracy * p - 1e-9)
-    if model == "full":
-        if cfg.init_std > 0:
-            W = rng.standard_normal((d, d), dtype=dtype.type) * dtype.type(cfg.init_std / math.sqrt(d))
-        else:
-            W = np.zeros((d, d), dtype=dtype)
-        W0 = W.copy()
-        params = [W]
-    else:
-        Q, R = init_lowrank(d, kappa, rng=rng, dtype=dtype)
-        params = [Q, R]
-        W0 = lowrank_W(Q, R)
+    params = par.init(facts, kappa, cfg, rng)
+    W0 = par.memory(params).copy()
     opt = Adam(params)
     loss, corr = float("nan"), None
     t = 0
     for t in range(cfg.steps):
-        Wt = params[0] if model == "full" else lowrank_W(*params)
+        Wt = par.memory(params)
         loss, dW, corr = xent_and_grad(Wt, facts, scale=scale)
         if int(corr.sum()) >= need:
             return TrainResult(bool(corr.all()), float(corr.mean()), t, loss, Wt, W0)
         lr = warmup_cosine(t, cfg.steps, lr=cfg.lr, warmup=cfg.warmup, final=cfg.final)
-        grads = [dW] if model == "full" else list(lowrank_grads(params[0], params[1], dW))
-        opt.step(grads, lr=lr)
-    Wt = params[0] if model == "full" else lowrank_W(*params)
+        opt.step(par.grads(params, dW), lr=lr)
+    Wt = par.memory(params)
     loss, _, corr = xent_and_grad(Wt, facts, scale=scale)
     return TrainResult(bool(corr.all()), float(corr.mean()), cfg.steps, loss, Wt, W0)

@@ -16,6 +16,24 @@ def _seed(ctx, name):
 
 
 def build(ctx):
+    """Build the report section ``factual_recall``: factual recall in one-layer transformers and associative memories.
+
+    Parameters
+    ----------
+    ctx : validation.report.Context
+        The report context: quick or full mode, seed, output folder, figure
+        saving and progress.
+
+    Returns
+    -------
+    SectionResult
+        The section's Markdown, its ``report.json`` entry (``data``; the keys
+        named on its docs page are a contract) and its figures.
+
+    References
+    ----------
+    arXiv:2412.06538; arXiv:2605.10795; docs/factual_recall.md#measured-results
+    """
     import matplotlib.pyplot as plt
 
     md, data, figs = [], {}, []

@@ -54,6 +54,24 @@ def _group_params(model, kappa, d, cfg, preset, theory):
 
 
 def build(ctx):
+    """Build the report section ``linear_memory``: trained capacity of linear memories (OP, DP, low rank, Hebbian) against the replica theory.
+
+    Parameters
+    ----------
+    ctx : validation.report.Context
+        The report context: quick or full mode, seed, output folder, figure
+        saving and progress.
+
+    Returns
+    -------
+    SectionResult
+        The section's Markdown, its ``report.json`` entry (``data``; the keys
+        named on its docs page are a contract) and its figures.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#measured-comparison-quick-report
+    """
     from validation.engine import run_sweep
     from validation.linear_memory.capacity import capacity_trial, extension_loads, fit_threshold, trial_params
     from validation.linear_memory.data import p_from_load
@@ -180,10 +198,25 @@ def build(ctx):
 
 
 def row_command(params, loads):
-    """The ``python -m validation capacity`` command line that retrains exactly the
-    trials of one table row: its model, ``d``, ``kappa``, preset and step budget
-    (from the row's trial parameters ``params``), its seeds, and its final ``loads``
-    (grid plus extension, as exact floats), with no further extension."""
+    """Return the ``python -m validation capacity`` command that retrains one table row's trials.
+
+    Parameters
+    ----------
+    params : list of dict
+        The row's trial parameters (model, ``d``, ``kappa``, preset, step
+        budget and seeds are read from them).
+    loads : sequence of float
+        The row's final loads (grid plus extension, written as exact floats).
+
+    Returns
+    -------
+    str
+        The command line, with no further extension of the grid.
+
+    References
+    ----------
+    docs/linear_memory.md#cli
+    """
     import shlex
 
     p0 = params[0]

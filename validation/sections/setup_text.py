@@ -140,7 +140,7 @@ _INTRO = (
 
 
 def setup_markdown(href=None):
-    """Markdown of the "Setup" section (with its ``## Setup`` heading).
+    """Build the Markdown of the "Setup" section (with its ``## Setup`` heading).
 
     Parameters
     ----------
@@ -151,6 +151,12 @@ def setup_markdown(href=None):
     Returns
     -------
     str
+        Markdown: the setup of every experiment with links to its docs page.
+
+    References
+    ----------
+    arXiv:2605.10795; arXiv:2412.06538; arXiv:2603.15923;
+    docs/theory_full_rank.md#original-problem-op
 
     Examples
     --------

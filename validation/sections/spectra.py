@@ -253,6 +253,24 @@ def _spherical(ctx, md_table):
 
 
 def build(ctx):
+    """Build the report section ``spectra``: rank-constrained capacity, spectral laws and spherical integrals.
+
+    Parameters
+    ----------
+    ctx : validation.report.Context
+        The report context: quick or full mode, seed, output folder, figure
+        saving and progress.
+
+    Returns
+    -------
+    SectionResult
+        The section's Markdown, its ``report.json`` entry (``data``; the keys
+        named on its docs page are a contract) and its figures.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/rank_constrained.md#rank-constrained-capacity
+    """
     from validation.report import SectionResult, md_table
 
     parts, data, figs = [], {}, []

@@ -19,6 +19,24 @@ D_THRESH = [20, 50, 100, 200, 1000, 10**4, 10**6, 10**9]
 
 
 def build(ctx):
+    """Build the report section ``theory``: replica theory of the full-rank linear memory against its oracles.
+
+    Parameters
+    ----------
+    ctx : validation.report.Context
+        The report context: quick or full mode, seed, output folder, figure
+        saving and progress.
+
+    Returns
+    -------
+    SectionResult
+        The section's Markdown, its ``report.json`` entry (``data``; the keys
+        named on its docs page are a contract) and its figures.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#finite-p-capacity
+    """
     import matplotlib.pyplot as plt
 
     from replica import (alpha_c_finite, energy_G, hebbian_recall_probability, hebbian_simulate,

@@ -147,6 +147,24 @@ def _mlp_beta_md(mlp, mlp_pred, bscan):
 
 
 def build(ctx):
+    """Build the report section ``token_retrieval``: early-phase token retrieval with random embeddings against its closed-form theory.
+
+    Parameters
+    ----------
+    ctx : validation.report.Context
+        The report context: quick or full mode, seed, output folder, figure
+        saving and progress.
+
+    Returns
+    -------
+    SectionResult
+        The section's Markdown, its ``report.json`` entry (``data``; the keys
+        named on its docs page are a contract) and its figures.
+
+    References
+    ----------
+    arXiv:2603.15923; docs/token_retrieval.md#theory-of-the-early-phase
+    """
     import matplotlib.pyplot as plt
     from matplotlib.ticker import NullFormatter
 

@@ -57,8 +57,11 @@ def plan(d, kappa, *, seeds=SEEDS, factors=FACTORS):
 
 
 
-def run(ds=DS, kappas=KAPPAS, *, store=STORE, workers=2, seeds=SEEDS, progress=True):
+def run(ds=DS, kappas=KAPPAS, *, store=STORE, workers=2, seeds=SEEDS, progress=True,
+        executor="processes"):
     """Run (or reuse from ``store``) every trial; returns ``(records, seconds, reused)``.
+
+    ``executor``: passed to ``run_sweep`` (a name or a shared ``WorkerPool``).
 
     ``records`` maps ``(kappa, d)`` to the list of trial results (with ``seed``).
     """
@@ -69,7 +72,7 @@ def run(ds=DS, kappas=KAPPAS, *, store=STORE, workers=2, seeds=SEEDS, progress=T
     plans = {(k, d): plan(d, k, seeds=seeds) for k in kappas for d in ds}
     params = [p for _, prm in plans.values() for p in prm]
     recs = run_sweep(capacity_trial, params, store=store, workers=workers, progress=progress,
-                     label="lowrank finite-p")
+                     executor=executor, label="lowrank finite-p")
     reused = recs.stats.n_skipped
     out = {}
     for prm, r in zip(params, recs):
@@ -83,7 +86,7 @@ def run(ds=DS, kappas=KAPPAS, *, store=STORE, workers=2, seeds=SEEDS, progress=T
             more += trial_params("lowrank", d, new, range(seeds), kappa=k)
     if more:
         recs2 = run_sweep(capacity_trial, more, store=store, workers=workers, progress=progress,
-                          label="lowrank finite-p (extension)")
+                          executor=executor, label="lowrank finite-p (extension)")
         reused += recs2.stats.n_skipped
         for prm, r in zip(more, recs2):
             if r["status"] == "ok":

@@ -8,6 +8,12 @@ Each report section lives in ``validation/sections/<key>.py`` and exposes
 A section's result is cached in ``DIR/.sections/<key>.json`` as soon as it is
 finished, so an interrupted ``reproduce`` resumes with the remaining sections
 (``--fresh`` recomputes everything).  All files are written atomically.
+
+One :class:`validation.engine.WorkerPool` serves the whole run: sections pass
+``executor=ctx.executor`` to ``run_sweep``, so the worker processes (or the
+Dask client) start once, at the first trial to compute.  ``report.json``
+``meta.sections`` holds each section's wall and CPU time
+(docs/sweeps.md#one-pool-for-many-sweeps).
 """
 from __future__ import annotations
 

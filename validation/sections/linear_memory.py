@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -28,6 +29,12 @@ FULL = {"ds": [20, 30, 40, 60],
         "seeds": 8, "hebbian_seeds": 32, "n_loads": 8,
         "paper": [("op", None, 20), ("op", None, 30), ("dp", None, 30)], "mech_d": 40, "workers": 2,
         "steps": None}
+
+#: Stored full-mode capacity sweep (optional package data): when present, full mode
+#: starts from a copy of it and trains only the trials it lacks. Regenerate with
+#: ``python -m validation reproduce --sections linear_memory --out report`` and copy
+#: ``report/linear_memory_trials.jsonl`` here.
+CAPACITY_STORE = Path(__file__).resolve().parent.parent / "linear_memory" / "stored" / "capacity_trials.jsonl"
 
 
 def _group_params(model, kappa, d, cfg, preset, theory):
@@ -76,6 +83,8 @@ def build(ctx):
         plan[g] = {"loads": loads, "params": prm}
         params += prm
     store = ctx.out / "linear_memory_trials.jsonl"
+    if not ctx.quick:  # full mode reuses a stored paper-size sweep when one is shipped
+        store = _store_copy(ctx, CAPACITY_STORE, store.name)
     ctx.progress(f"linear_memory: {len(params)} trials on {cfg['workers']} workers")
     recs = run_sweep(capacity_trial, params, store=store, workers=cfg["workers"],
                      executor=ctx.executor, progress=True, label="linear_memory")

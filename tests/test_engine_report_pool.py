@@ -66,8 +66,8 @@ def test_all_sections_share_one_pool_and_meta_has_their_costs(tmp_path, sweep_se
     assert again["a"] == data["a"]
 
 
-def test_pool_results_equal_a_pool_per_sweep(tmp_path, sweep_sections):
-    # the same sections with a pool per sweep (the old behaviour) give the same bits
+def test_shared_pool_results_equal_in_process_results(tmp_path, sweep_sections):
+    # the same sections run in the report process give the same bits as on the pool
     one = rep.reproduce(tmp_path / "one", quick=True)
     per = rep.reproduce(tmp_path / "inproc", quick=True, executor="inprocess")
     assert json.dumps(one["a"]) == json.dumps(per["a"]) and json.dumps(one["b"]) == json.dumps(per["b"])

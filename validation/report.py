@@ -350,7 +350,8 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0,
             "sections": costs, "total_wall_seconds": total, "total_cpu_seconds": total_cpu,
             "cpus": os.cpu_count(), "load_average": _loadavg(), "pool": pool.to_dict(),
             "command": reproduce_command(out, quick=quick, sections=sections, fresh=fresh,
-                                         seed=seed, executor=executor, workers=pool.workers,
+                                         seed=seed, executor=executor,
+                                         workers=pool.workers if workers is None else workers,
                                          scheduler=scheduler),
             "version": __version__}
     report["meta"] = meta

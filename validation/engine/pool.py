@@ -34,7 +34,8 @@ class WorkerPool:
         process (tests, debugging); nothing is started.
     workers : int, optional
         Worker processes (``"processes"``, or the LocalCluster of ``"dask"``
-        without a ``scheduler``); default ``os.cpu_count()``.
+        without a ``scheduler``); default ``os.cpu_count()``. ``"inprocess"``
+        has one (the caller).
     scheduler : str or distributed.Client, optional
         Dask only: a scheduler address (``"tcp://host:8786"``) or an existing
         client or cluster (used, never closed by the pool).
@@ -101,6 +102,8 @@ class WorkerPool:
             raise ValueError(f"scheduler is only used by executor='dask', got executor={executor!r}")
         self.executor = executor
         self.workers = (os.cpu_count() or 1) if workers is None else check_int("workers", workers, low=1)
+        if executor == "inprocess":
+            self.workers = 1
         self.scheduler = scheduler
         if executor == "dask":
             import_distributed()  # ValueError now if dask is missing

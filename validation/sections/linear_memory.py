@@ -85,7 +85,8 @@ def build(ctx):
     store = ctx.out / "linear_memory_trials.jsonl"
     if not ctx.quick:  # full mode reuses a stored paper-size sweep when one is shipped
         store = _store_copy(ctx, CAPACITY_STORE, store.name)
-    ctx.progress(f"linear_memory: {len(params)} trials on {cfg['workers']} workers")
+    n_workers = getattr(ctx.executor, "workers", cfg["workers"])  # the report's pool, if any
+    ctx.progress(f"linear_memory: {len(params)} trials on {n_workers} workers")
     recs = run_sweep(capacity_trial, params, store=store, workers=cfg["workers"],
                      executor=ctx.executor, progress=True, label="linear_memory")
     by_key = {}
@@ -162,7 +163,7 @@ def build(ctx):
           md_table(["model", "d", "preset", "alpha_emp", "95% CI", "theory", "prediction", "/OP", "trials"], rows),
           f"\n![Empirical thresholds: alpha_emp - 1/2 against 1/ln p (left) and all models against d (right)]({fig_name})\n",
           f"\nSweep: {len(params) + len(more)} trials ({n_reused} reused from the store "
-          f"`{store.name}`) in {t_sweep:.0f} s wall on {cfg['workers']} workers "
+          f"`{store.name}`) in {t_sweep:.0f} s wall on {n_workers} workers "
           f"(training summed over trials: {sum(r['train_seconds'] for r in data_rows):.0f} s wall, "
           f"{sum(r['train_cpu_seconds'] for r in data_rows):.0f} s CPU; the difference is load from "
           "other processes); "

@@ -34,7 +34,7 @@ IN_SCOPE = [
     "replica.symbolic", "replica.symbolic.full_rank", "replica.symbolic.rank_constrained",
     # validation: engine, token retrieval and the shared pieces
     "validation.engine", "validation.engine.cli", "validation.engine.executors",
-    "validation.engine.keys", "validation.engine.progress", "validation.engine.store",
+    "validation.engine.keys", "validation.engine.pool", "validation.engine.progress", "validation.engine.store",
     "validation.engine.sweep",
     "validation.token_retrieval", "validation.token_retrieval.cli",
     "validation.token_retrieval.early_phase", "validation.token_retrieval.experiments",

@@ -93,3 +93,32 @@ def test_sweep_on_a_cli_started_cluster_matches_local_run(cluster, tmp_path):
     again = run_sweep(demo.lstsq_trial, params, executor="inprocess", store=store, progress=False)
     assert again.stats.n_skipped == len(params)
     assert len(read_store(store).records) == len(params)
+
+
+def test_report_runs_on_one_client_of_a_cli_started_cluster(cluster, tmp_path, monkeypatch):
+    # `reproduce --executor dask --scheduler ADDRESS`: every section's sweeps go to the
+    # cluster through one WorkerPool (one client), with the local results bit for bit
+    import types
+
+    from validation import report as rep
+
+    params = [{"seed": s, "n": 120, "d": 30} for s in range(4)]
+
+    def build(ctx):
+        a = run_sweep(demo.lstsq_trial, params, executor=ctx.executor, progress=False)
+        b = run_sweep(demo.import_probe, [{"i": i} for i in range(4)], executor=ctx.executor,
+                      progress=False)
+        return rep.SectionResult("x", {"a": [r["result"] for r in a],
+                                       "pids": sorted({r["result"]["pid"] for r in b})})
+
+    mod = types.ModuleType("fake_a")
+    mod.KEY, mod.TITLE, mod.build = "a", "A", build
+    monkeypatch.setattr(rep, "SECTIONS", [("a", "fake_a")])
+    monkeypatch.setattr(rep, "_load", lambda name: mod)
+    data = rep.reproduce(tmp_path / "r", quick=True, executor="dask", scheduler=cluster)
+    local = run_sweep(demo.lstsq_trial, params, executor="inprocess", progress=False)
+    assert json.dumps(data["a"]["a"]) == json.dumps([r["result"] for r in local])
+    pool = data["meta"]["pool"]
+    assert pool["scheduler"] == cluster and pool["starts"] == 1 and pool["trials"] == 8
+    assert os.getpid() not in data["a"]["pids"]              # the trials ran on the workers
+    assert data["meta"]["command"].endswith(f"--executor dask --scheduler {cluster}")

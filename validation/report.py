@@ -8,6 +8,12 @@ Each report section lives in ``validation/sections/<key>.py`` and exposes
 A section's result is cached in ``DIR/.sections/<key>.json`` as soon as it is
 finished, so an interrupted ``reproduce`` resumes with the remaining sections
 (``--fresh`` recomputes everything).  All files are written atomically.
+
+One :class:`validation.engine.WorkerPool` serves the whole run: sections pass
+``executor=ctx.executor`` to ``run_sweep``, so the worker processes (or the
+Dask client) start once, at the first trial to compute.  ``report.json``
+``meta.sections`` holds each section's wall and CPU time
+(docs/sweeps.md#one-pool-for-many-sweeps).
 """
 from __future__ import annotations
 
@@ -70,15 +76,20 @@ class Context:
         Quick mode (small sizes, a few minutes in total on 2 cores).
     seed : int, optional
         Root seed; sections derive their own streams from it.
+    executor : str or validation.engine.WorkerPool, optional
+        What sections pass as ``run_sweep(..., executor=ctx.executor)``:
+        :func:`reproduce` gives one :class:`validation.engine.WorkerPool` for
+        the whole run; the default ``"processes"`` starts a pool per sweep.
 
     References
     ----------
-    docs/index.md#assocmem-documentation
+    docs/index.md#assocmem-documentation; docs/sweeps.md#one-pool-for-many-sweeps
     """
 
     out: Path
     quick: bool
     seed: int = 0
+    executor: object = "processes"
 
     def progress(self, msg):
         """Print one progress line on stderr.
@@ -119,7 +130,8 @@ def _load(module):
     return importlib.import_module(module)
 
 
-def reproduce_command(out="report", *, quick=False, sections=None, fresh=False, seed=0):
+def reproduce_command(out="report", *, quick=False, sections=None, fresh=False, seed=0,
+                      executor="processes", workers=2, scheduler=None):
     """Return the ``python -m validation reproduce`` command line equivalent to a :func:`reproduce` call.
 
     It is recorded as ``meta.command`` in ``report.json``.
@@ -136,6 +148,8 @@ def reproduce_command(out="report", *, quick=False, sections=None, fresh=False, 
         Ignore cached sections.
     seed : int, optional
         Root seed (omitted from the command when 0).
+    executor, workers, scheduler : optional
+        The worker pool (omitted when the defaults ``"processes"``, 2, None).
 
     Returns
     -------
@@ -162,6 +176,12 @@ def reproduce_command(out="report", *, quick=False, sections=None, fresh=False, 
         words.append("--fresh")
     if seed != 0:
         words += ["--seed", str(seed)]
+    if executor != "processes":
+        words += ["--executor", str(executor)]
+    if workers != 2:
+        words += ["--workers", str(workers)]
+    if isinstance(scheduler, str):
+        words += ["--scheduler", scheduler]
     return shlex.join(words)
 
 
@@ -213,7 +233,22 @@ def _section_docs_line(mod, out):
     return f"Model, definitions and derivations: [{docs}]({docs_href(docs, out)}).\n\n"
 
 
-def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0):
+def _cpu_now():
+    """(CPU seconds of this process, CPU seconds of its finished children)."""
+    try:
+        import resource
+    except ImportError:  # not POSIX: this process only
+        return time.process_time(), 0.0
+    me, ch = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, ch.ru_utime + ch.ru_stime
+
+
+def _worker_cpu(pool):
+    return pool.trial_cpu_seconds if pool is not None and pool.in_workers else 0.0
+
+
+def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0,
+              executor="processes", workers=2, scheduler=None):
     """Build ``out/report.md``, ``out/report.json`` and PNG figures.
 
     Parameters
@@ -228,17 +263,42 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0):
         Ignore cached section results from an earlier (interrupted) run.
     seed : int
         Root seed.
+    executor : {"processes", "dask", "inprocess"}
+        The one :class:`validation.engine.WorkerPool` every section's sweeps
+        run on (started at the first trial to compute, closed at the end).
+    workers : int
+        Its size (default 2).
+    scheduler : str, optional
+        Dask scheduler address (``executor="dask"``); None: a LocalCluster of
+        ``workers`` processes.
 
     Returns
     -------
     dict
-        The content of ``report.json``.
+        The content of ``report.json``. ``meta.sections.<key>`` holds the
+        section's ``wall_seconds`` and ``cpu_seconds`` (this process plus the
+        workers: ``cpu_seconds_main``, ``cpu_seconds_workers``) and whether it
+        was ``cached``; ``meta.total_wall_seconds`` and
+        ``meta.total_cpu_seconds`` cover the whole run, worker start-up
+        included; ``meta.pool`` the pool's counters.
 
     Raises
     ------
     ValueError
-        On an unknown section, a negative seed or an output folder that is a
-        file or cannot be created; nothing is written then.
+        On an unknown section, a negative seed, a bad pool setting or an
+        output folder that is a file or cannot be created; nothing is written
+        then.
+
+    Notes
+    -----
+    *CPU time.* ``cpu_seconds_main`` is this process's CPU time
+    (``getrusage``) during the section; ``cpu_seconds_workers`` adds the CPU
+    time spent inside the section's trials on the shared pool's workers (each
+    worker measures its trials) and that of any short-lived child processes
+    the section started and reaped. The workers' own start-up and idle time
+    belongs to no section; it is in ``meta.total_cpu_seconds``, measured after
+    the pool has shut down (this process and all its reaped children; with a
+    remote Dask scheduler, plus the trials' CPU time on the cluster).
 
     References
     ----------
@@ -260,6 +320,9 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0):
                 raise ValueError(f"sections must be a subset of {known}, got {s!r}")
         wanted = [k for k in known if k in sections]
     seed = check_int("seed", seed, low=0)
+    from .engine import WorkerPool
+
+    pool = WorkerPool(executor, workers=workers, scheduler=scheduler)  # checks; starts nothing
     if out.exists() and not out.is_dir():
         raise ValueError(f"out must be a folder, got the existing file {str(out)!r}")
     # everything is checked before the first file is written
@@ -269,9 +332,61 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0):
         raise ValueError(f"out must be a folder that can be created, got {str(out)!r} "
                          f"({exc.strerror})") from None
     cache = out / ".sections"
-    ctx = Context(out=out, quick=quick, seed=seed)
-    report, md_parts, timings = {}, [], {}
+    ctx = Context(out=out, quick=quick, seed=seed, executor=pool)
+    report, md_parts, timings, costs = {}, [], {}, {}
     t_all = time.perf_counter()
+    cpu_all = _cpu_now()
+    try:
+        _build_sections(ctx, wanted, cache, fresh, report, md_parts, timings, costs)
+    finally:
+        pool.close()
+    total = time.perf_counter() - t_all
+    cpu_end = _cpu_now()
+    total_cpu = (cpu_end[0] - cpu_all[0]) + (cpu_end[1] - cpu_all[1])
+    if pool.executor == "dask" and scheduler is not None:  # trials ran on another machine
+        total_cpu += pool.trial_cpu_seconds
+    meta = {"quick": quick, "seed": seed, "python": platform.python_version(),
+            "platform": platform.platform(), "seconds": timings, "total_seconds": total,
+            "sections": costs, "total_wall_seconds": total, "total_cpu_seconds": total_cpu,
+            "cpus": os.cpu_count(), "load_average": _loadavg(), "pool": pool.to_dict(),
+            "command": reproduce_command(out, quick=quick, sections=sections, fresh=fresh,
+                                         seed=seed, executor=executor,
+                                         workers=pool.workers if workers is None else workers,
+                                         scheduler=scheduler),
+            "version": __version__}
+    report["meta"] = meta
+    header = (f"# Associative-memory capacity: theory vs simulation\n\n"
+              f"Generated by `{meta['command']}` (assocmem {__version__}) "
+              f"({'quick' if quick else 'full'} mode, seed {seed}); "
+              f"every number below is also in `report.json`.\n\n"
+              f"Section run times (s, wall / CPU): "
+              + ", ".join(f"{k} {c['wall_seconds']:.1f} / "
+                          + ("?" if c.get("cpu_seconds") is None else f"{c['cpu_seconds']:.1f}")
+                          + (" (cached)" if c.get("cached") else "")
+                          for k, c in costs.items() if c.get("wall_seconds") is not None)
+              + f"; whole run {total:.1f} s wall, {total_cpu:.1f} s CPU on "
+              + (f"{pool.workers} worker processes" if pool.executor == "processes" else pool.describe())
+              + f" (pool started {pool.starts} time(s), {pool.startup_seconds:.1f} s).\n\n")
+    atomic_write_json(out / "report.json", report)
+    from .sections.setup_text import setup_markdown
+
+    setup = setup_markdown(lambda target: docs_href(target, out)) + "\n"
+    atomic_write_text(out / "report.md", header + setup + "\n".join(md_parts))
+    ctx.progress(f"wrote {out / 'report.md'} and {out / 'report.json'} in {total:.1f} s "
+                 f"({total_cpu:.1f} s CPU)")
+    return to_jsonable(report)
+
+
+def _loadavg():
+    try:
+        return list(os.getloadavg())
+    except (AttributeError, OSError):
+        return None
+
+
+def _build_sections(ctx, wanted, cache, fresh, report, md_parts, timings, costs):
+    """Build (or reuse) each wanted section; fills the four output containers."""
+    out, quick, seed, pool = ctx.out, ctx.quick, ctx.seed, ctx.executor
     for key, modname in SECTIONS:
         if key not in wanted:
             continue
@@ -299,37 +414,29 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0):
             ctx.progress(f"section {key}: reusing finished result from {cfile}")
             res = SectionResult(cached["markdown"], cached["data"], cached["figures"])
             timings[key] = cached.get("seconds")
+            costs[key] = {"wall_seconds": cached.get("seconds"),
+                          "cpu_seconds": cached.get("cpu_seconds"),
+                          "cpu_seconds_main": cached.get("cpu_seconds_main"),
+                          "cpu_seconds_workers": cached.get("cpu_seconds_workers"),
+                          "cached": True}
         else:
             ctx.progress(f"section {key}: building ({'quick' if quick else 'full'} mode)")
-            t0 = time.perf_counter()
+            t0, c0, w0 = time.perf_counter(), _cpu_now(), _worker_cpu(pool)
             res = mod.build(ctx)
             timings[key] = time.perf_counter() - t0
+            c1 = _cpu_now()
+            main = c1[0] - c0[0]
+            workers = (c1[1] - c0[1]) + (_worker_cpu(pool) - w0)
+            costs[key] = {"wall_seconds": timings[key], "cpu_seconds": main + workers,
+                          "cpu_seconds_main": main, "cpu_seconds_workers": workers, "cached": False}
             atomic_write_json(cfile, {"quick": quick, "seed": seed, "markdown": res.markdown,
                                       "data": to_jsonable(res.data), "figures": res.figures,
-                                      "seconds": timings[key]})
-            ctx.progress(f"section {key}: done in {timings[key]:.1f} s")
+                                      "seconds": timings[key], "cpu_seconds": main + workers,
+                                      "cpu_seconds_main": main, "cpu_seconds_workers": workers})
+            ctx.progress(f"section {key}: done in {timings[key]:.1f} s wall, "
+                         f"{main + workers:.1f} s CPU ({workers:.1f} s in workers)")
         report[key] = res.data
         md_parts.append(f"## {mod.TITLE}\n\n{_section_docs_line(mod, out)}{res.markdown.strip()}\n")
-    total = time.perf_counter() - t_all
-    meta = {"quick": quick, "seed": seed, "python": platform.python_version(),
-            "platform": platform.platform(), "seconds": timings, "total_seconds": total,
-            "command": reproduce_command(out, quick=quick, sections=sections, fresh=fresh,
-                                         seed=seed),
-            "version": __version__}
-    report["meta"] = meta
-    header = (f"# Associative-memory capacity: theory vs simulation\n\n"
-              f"Generated by `{meta['command']}` (assocmem {__version__}) "
-              f"({'quick' if quick else 'full'} mode, seed {seed}); "
-              f"every number below is also in `report.json`.\n\n"
-              f"Section run times (s): "
-              + ", ".join(f"{k} {v:.1f}" for k, v in timings.items() if v is not None) + "\n\n")
-    atomic_write_json(out / "report.json", report)
-    from .sections.setup_text import setup_markdown
-
-    setup = setup_markdown(lambda target: docs_href(target, out)) + "\n"
-    atomic_write_text(out / "report.md", header + setup + "\n".join(md_parts))
-    ctx.progress(f"wrote {out / 'report.md'} and {out / 'report.json'} in {total:.1f} s")
-    return to_jsonable(report)
 
 
 def md_table(header, rows, fmt=None):

@@ -24,10 +24,19 @@ def register(sub):
     p.add_argument("--fresh", action="store_true",
                    help="recompute sections finished by an earlier, interrupted run")
     p.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
+    p.add_argument("--workers", type=int, default=2,
+                   help="worker processes of the one pool every section's sweeps run on "
+                        "(default 2)")
+    p.add_argument("--executor", default="processes", choices=["processes", "dask", "inprocess"],
+                   help="the pool: local processes (default), Dask, or in this process")
+    p.add_argument("--scheduler", default=None,
+                   help="Dask scheduler address, e.g. tcp://HOST:8786 (with --executor dask; "
+                        "default: a LocalCluster of --workers processes)")
     p.set_defaults(func=_run)
 
 
 def _run(args):
     sections = args.sections.split(",") if args.sections else None
-    reproduce(args.out, quick=args.quick, sections=sections, fresh=args.fresh, seed=args.seed)
+    reproduce(args.out, quick=args.quick, sections=sections, fresh=args.fresh, seed=args.seed,
+              executor=args.executor, workers=args.workers, scheduler=args.scheduler)
     return 0

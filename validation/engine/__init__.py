@@ -5,11 +5,13 @@ included) returning a small JSON result record; a *sweep* is a list of
 trials. :func:`run_sweep` runs them in this process, on local worker
 processes (default) or on Dask distributed, appending each finished trial to
 an append-only JSONL store so that an interrupted sweep resumes where it
-stopped. See ``docs/sweeps.md``.
+stopped; a :class:`WorkerPool` keeps one set of workers for many sweeps.
+See ``docs/sweeps.md``.
 """
 from .keys import canonical_json, trial_key
+from .pool import WorkerPool
 from .store import DamagedLine, StoreScan, TrialStore, read_store
 from .sweep import SweepRecords, SweepStats, run_sweep
 
-__all__ = ["run_sweep", "trial_key", "canonical_json", "read_store", "StoreScan",
+__all__ = ["run_sweep", "WorkerPool", "trial_key", "canonical_json", "read_store", "StoreScan",
            "DamagedLine", "TrialStore", "SweepStats", "SweepRecords"]

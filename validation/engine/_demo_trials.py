@@ -16,8 +16,11 @@ import time
 
 import numpy as np
 
-__all__ = ["square", "lstsq_trial", "counted", "flaky", "env_probe", "die", "bad_result",
-           "read_log"]
+__all__ = ["square", "lstsq_trial", "counted", "flaky", "env_probe", "import_probe", "die",
+           "bad_result", "read_log"]
+
+#: Packages a worker must not import unless its trial needs them.
+HEAVY_MODULES = ("scipy", "matplotlib", "sympy", "mpmath", "hcizz", "replica")
 
 
 def square(params):
@@ -90,6 +93,16 @@ def env_probe(params):
     """The BLAS thread variables and pid of the process that ran the trial."""
     from .executors import BLAS_ENV_VARS
     return {"env": {k: os.environ.get(k) for k in BLAS_ENV_VARS}, "pid": os.getpid()}
+
+
+def import_probe(params):
+    """The pid of the process that ran the trial and which of
+    :data:`HEAVY_MODULES` it has imported (checks what workers import)."""
+    import sys
+
+    loaded = {m.partition(".")[0] for m in sys.modules}
+    return {"pid": os.getpid(), "heavy": [m for m in HEAVY_MODULES if m in loaded],
+            "n_modules": len(sys.modules), "i": params.get("i")}
 
 
 def die(params):

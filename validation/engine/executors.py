@@ -34,7 +34,8 @@ import numpy as np
 from validation._threads import BLAS_ENV_VARS as _BLAS_ENV_VARS
 
 __all__ = ["run_trial", "iter_inprocess", "iter_processes", "iter_dask",
-           "EXECUTORS", "BLAS_ENV_VARS", "pinned_blas_env"]
+           "EXECUTORS", "BLAS_ENV_VARS", "pinned_blas_env", "ProcessBackend",
+           "open_dask", "dask_run"]
 
 #: Names accepted by ``run_sweep(executor=...)``.
 EXECUTORS = ("inprocess", "processes", "dask")
@@ -88,16 +89,18 @@ def run_trial(fn, params):
     Returns
     -------
     dict
-        ``{"status": "ok", "result": dict, "seconds": float}`` or
-        ``{"status": "error", "error": {"type", "message", "traceback"},
-        "seconds": float}``. A result that is not a dict of JSON values is an
-        error (``TypeError``).
+        ``{"status": "ok", "result": dict, "seconds": float, "cpu_seconds":
+        float}`` or ``{"status": "error", "error": {"type", "message",
+        "traceback"}, "seconds": float, "cpu_seconds": float}``: wall and CPU
+        time of the trial in the process that ran it (``cpu_seconds`` is not
+        written to the store; :class:`validation.engine.WorkerPool` adds it up).
+        A result that is not a dict of JSON values is an error (``TypeError``).
 
     References
     ----------
     docs/sweeps.md#writing-a-trial
     """
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         result = fn(params)
         if not isinstance(result, dict):
@@ -106,8 +109,9 @@ def run_trial(fn, params):
     except Exception as exc:  # the trial failed: record it, the sweep goes on
         tb = traceback.format_exc()
         return {"status": "error", "seconds": time.perf_counter() - t0,
-                "error": error_info(exc, tb)}
-    return {"status": "ok", "result": result, "seconds": time.perf_counter() - t0}
+                "cpu_seconds": time.process_time() - c0, "error": error_info(exc, tb)}
+    return {"status": "ok", "result": result, "seconds": time.perf_counter() - t0,
+            "cpu_seconds": time.process_time() - c0}
 
 
 def error_info(exc, tb=None):
@@ -211,7 +215,9 @@ def iter_processes(fn, tasks, workers):
     submitted as soon as one finishes). If a worker process dies (a crash,
     ``os._exit``, an out-of-memory kill), the pool breaks: the trials in it at
     that moment are reported as failed (``BrokenProcessPool``, retried by the
-    next sweep) and a fresh pool carries on with the rest.
+    next sweep) and a fresh pool carries on with the rest. The pool is started
+    for this call and shut down after it; :class:`validation.engine.WorkerPool`
+    keeps one pool for many sweeps.
 
     Parameters
     ----------
@@ -233,33 +239,125 @@ def iter_processes(fn, tasks, workers):
     ----------
     docs/sweeps.md#running-a-sweep-locally
     """
-    import collections
-    import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-    from concurrent.futures.process import BrokenProcessPool
+    backend = ProcessBackend(min(workers, max(1, len(tasks))))
+    try:
+        yield from backend.run(fn, tasks)
+    finally:
+        backend.close()
 
-    queue = collections.deque(tasks)
-    workers = min(workers, max(1, len(tasks)))
-    ctx = multiprocessing.get_context("spawn")
 
-    def fill(pool, inflight):
-        """Submit queued trials up to ``workers`` in flight; False if the pool is broken."""
-        while queue and len(inflight) < workers:
-            idx, params = queue[0]
-            try:
-                fut = pool.submit(run_trial, fn, params)
-            except BrokenProcessPool:
-                return False
-            queue.popleft()
-            inflight[fut] = idx
-        return True
+def _ready():
+    """No-op task: returns this worker's pid once it has started."""
+    return os.getpid()
 
-    with pinned_blas_env():
-        while queue:
-            pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+
+class ProcessBackend:
+    """Keep a pool of spawned, BLAS-pinned worker processes across sweeps.
+
+    A ``ProcessPoolExecutor`` that outlives one sweep; restarted (fresh
+    processes) when a worker dies.
+
+    Parameters
+    ----------
+    workers : int
+        Number of worker processes.
+
+    Notes
+    -----
+    All ``workers`` processes are spawned when the pool starts (not on
+    demand), with the BLAS variables pinned in the parent's environment at that
+    moment only (:func:`pinned_blas_env`); ``start_seconds`` adds up the
+    start-ups (spawn, interpreter start, first imports of the engine).
+
+    References
+    ----------
+    docs/sweeps.md#one-pool-for-many-sweeps
+    """
+
+    def __init__(self, workers):
+        self.workers = int(workers)
+        self._pool = None
+        self.starts = 0
+        self.start_seconds = 0.0
+
+    def start(self):
+        """Start the worker processes now if none are running.
+
+        Returns
+        -------
+        ProcessBackend
+            ``self``.
+        """
+        if self._pool is not None:
+            return self
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        t0 = time.perf_counter()
+        ctx = multiprocessing.get_context("spawn")
+        with pinned_blas_env():
+            pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx,
                                        initializer=_init_worker, initargs=(os.getpid(),))
-            inflight, n_yielded = {}, 0
-            try:
+            # one no-op per worker spawns them all now (the executor spawns on
+            # demand, one process per submit while none is idle), under the pin
+            futs = [pool.submit(_ready) for _ in range(self.workers)]
+        self._pool = pool
+        try:
+            for f in futs:
+                f.result()
+        except Exception:  # a worker that cannot start: report it at the first trial
+            pass
+        self.starts += 1
+        self.start_seconds += time.perf_counter() - t0
+        return self
+
+    def close(self):
+        """Shut the worker processes down (waits for them)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def run(self, fn, tasks):
+        """Run ``tasks`` on the pool (started if needed), as :func:`iter_processes` does.
+
+        Parameters
+        ----------
+        fn : callable
+            Trial function (importable and picklable).
+        tasks : list of (int, dict)
+            ``(index, params)`` pairs.
+
+        Yields
+        ------
+        index : int
+            Index of the finished trial, in order of completion.
+        outcome : dict
+            Its outcome, as returned by :func:`run_trial`.
+        """
+        import collections
+        from concurrent.futures import FIRST_COMPLETED, wait
+        from concurrent.futures.process import BrokenProcessPool
+
+        queue = collections.deque(tasks)
+        workers = self.workers
+
+        def fill(pool, inflight):
+            """Submit queued trials up to ``workers`` in flight; False if the pool is broken."""
+            while queue and len(inflight) < workers:
+                idx, params = queue[0]
+                try:
+                    fut = pool.submit(run_trial, fn, params)
+                except BrokenProcessPool:
+                    return False
+                queue.popleft()
+                inflight[fut] = idx
+            return True
+
+        inflight = {}
+        try:
+            while queue:
+                pool = self.start()._pool
+                n_yielded = 0
                 alive = fill(pool, inflight)
                 while inflight:
                     done, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
@@ -286,11 +384,16 @@ def iter_processes(fn, tasks, workers):
                         inflight.clear()
                     n_yielded += len(finished)
                     yield from finished
-                if not alive and not n_yielded:
-                    raise RuntimeError("the worker process pool broke before running any "
-                                       "trial (could a worker process start at all?)")
-            finally:
-                pool.shutdown(wait=True, cancel_futures=True)
+                if not alive:
+                    self.close()  # the next round (or sweep) starts fresh processes
+                    if not n_yielded:
+                        raise RuntimeError("the worker process pool broke before running any "
+                                           "trial (could a worker process start at all?)")
+        finally:
+            # the consumer stopped early: drop the queued trials; those already
+            # running finish in the pool and their outcomes are discarded
+            for fut in inflight:
+                fut.cancel()
 
 
 # --------------------------------------------------------------------- dask
@@ -302,6 +405,84 @@ def import_distributed():
         raise ValueError("executor='dask' needs dask.distributed, which is not installed "
                          f"({exc}); install it with: pip install -e .[dask]") from None
     return Client, LocalCluster, as_completed
+
+
+def open_dask(stack, workers, scheduler=None):
+    """Return a ``distributed.Client`` for ``scheduler`` (see :func:`iter_dask`).
+
+    Parameters
+    ----------
+    stack : contextlib.ExitStack
+        What this call starts (a LocalCluster, a client) is closed with it.
+    workers : int
+        Workers of the LocalCluster started when ``scheduler`` is None.
+    scheduler : str, distributed.Client or cluster, optional
+        Where to run: an address, an existing client (returned as it is) or a
+        cluster.
+
+    Returns
+    -------
+    distributed.Client
+        The client.
+
+    References
+    ----------
+    docs/sweeps.md#running-on-a-dask-cluster
+    """
+    Client, LocalCluster, _ = import_distributed()
+    if scheduler is None:
+        cluster = stack.enter_context(LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True,
+            dashboard_address=":0", env={k: "1" for k in BLAS_ENV_VARS}))
+        return stack.enter_context(Client(cluster))
+    if isinstance(scheduler, Client):
+        return scheduler
+    if isinstance(scheduler, str) or hasattr(scheduler, "scheduler_address"):
+        return stack.enter_context(Client(scheduler))
+    raise ValueError("scheduler must be None, a scheduler address string, a "
+                     f"distributed.Client or a cluster, got {scheduler!r:.80}")
+
+
+def dask_run(client, fn, tasks):
+    """Run ``tasks`` on a Dask ``client``, as :func:`iter_dask` does.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        Where to run (not closed).
+    fn : callable
+        Trial function (importable and picklable).
+    tasks : list of (int, dict)
+        ``(index, params)`` pairs.
+
+    Yields
+    ------
+    index : int
+        Index of the finished trial, in order of completion.
+    outcome : dict
+        Its outcome, as returned by :func:`run_trial`.
+
+    References
+    ----------
+    docs/sweeps.md#running-on-a-dask-cluster
+    """
+    _, _, as_completed = import_distributed()
+    pending = {}  # future key -> (future, index); results are dropped once yielded
+    try:
+        futs = client.map(run_trial, [fn] * len(tasks), [p for _, p in tasks], pure=False)
+        for fut, (idx, _) in zip(futs, tasks):
+            pending[fut.key] = (fut, idx)
+        done = as_completed(futs, with_results=True, raise_errors=False)
+        del futs
+        for batch in done.batches():
+            for fut, res in batch:
+                _, idx = pending.pop(fut.key)
+                if isinstance(res, BaseException):  # KilledWorker, lost connection, ...
+                    res = _infra_error(res)
+                yield idx, res
+    finally:
+        if pending:
+            client.cancel([f for f, _ in pending.values()])
 
 
 def iter_dask(fn, tasks, workers, scheduler=None):
@@ -334,36 +515,6 @@ def iter_dask(fn, tasks, workers, scheduler=None):
     ----------
     docs/sweeps.md#running-on-a-dask-cluster
     """
-    Client, LocalCluster, as_completed = import_distributed()
-    stack = contextlib.ExitStack()
-    with stack:
-        if scheduler is None:
-            cluster = stack.enter_context(LocalCluster(
-                n_workers=workers, threads_per_worker=1, processes=True,
-                dashboard_address=":0", env={k: "1" for k in BLAS_ENV_VARS}))
-            client = stack.enter_context(Client(cluster))
-        elif isinstance(scheduler, Client):
-            client = scheduler
-        elif isinstance(scheduler, str):
-            client = stack.enter_context(Client(scheduler))
-        elif hasattr(scheduler, "scheduler_address"):
-            client = stack.enter_context(Client(scheduler))
-        else:
-            raise ValueError("scheduler must be None, a scheduler address string, a "
-                             f"distributed.Client or a cluster, got {scheduler!r:.80}")
-        pending = {}  # future key -> (future, index); results are dropped once yielded
-        try:
-            futs = client.map(run_trial, [fn] * len(tasks), [p for _, p in tasks], pure=False)
-            for fut, (idx, _) in zip(futs, tasks):
-                pending[fut.key] = (fut, idx)
-            done = as_completed(futs, with_results=True, raise_errors=False)
-            del futs
-            for batch in done.batches():
-                for fut, res in batch:
-                    _, idx = pending.pop(fut.key)
-                    if isinstance(res, BaseException):  # KilledWorker, lost connection, ...
-                        res = _infra_error(res)
-                    yield idx, res
-        finally:
-            if pending:
-                client.cancel([f for f, _ in pending.values()])
+    with contextlib.ExitStack() as stack:
+        client = open_dask(stack, workers, scheduler)
+        yield from dask_run(client, fn, tasks)

@@ -39,7 +39,14 @@ class SweepStats:
     wall_seconds : float
         Wall-clock duration of the call.
     executor : str
-        The executor used.
+        The executor used (for a :class:`validation.engine.WorkerPool`, its
+        executor name).
+    shared_pool : bool
+        Whether the trials ran on a :class:`validation.engine.WorkerPool`
+        that outlives the call.
+    cpu_seconds : float
+        CPU seconds spent inside the trials computed by this call, as
+        measured by the process that ran each one.
     store : str or None
         Path of the store, if any.
     store_damaged : list of DamagedLine
@@ -59,6 +66,8 @@ class SweepStats:
     n_retried: int = 0
     wall_seconds: float = 0.0
     executor: str = ""
+    shared_pool: bool = False
+    cpu_seconds: float = 0.0
     store: str | None = None
     store_damaged: list = dataclasses.field(default_factory=list)
 
@@ -124,18 +133,22 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
         Append-only JSONL file holding one record per finished trial. Trials
         with an ok record there are not recomputed; trials with only failed
         records are retried. None: nothing is persisted.
-    executor : {"processes", "inprocess", "dask"}
+    executor : {"processes", "inprocess", "dask"} or WorkerPool
         ``"processes"`` (default): a pool of spawned local processes, BLAS
-        pinned to one thread each. ``"inprocess"``: one after the other in
-        this process (tests, debugging, ``pdb``). ``"dask"``: Dask
-        distributed (``pip install -e .[dask]``).
+        pinned to one thread each, started for this call. ``"inprocess"``:
+        one after the other in this process (tests, debugging, ``pdb``).
+        ``"dask"``: Dask distributed (``pip install -e .[dask]``). A
+        :class:`validation.engine.WorkerPool`: its workers, which outlive
+        the call (one pool for many sweeps; started here if not yet).
     workers : int, optional
         Worker processes (``"processes"``) or LocalCluster workers
         (``"dask"`` without ``scheduler``); default ``os.cpu_count()``.
-        Ignored by ``"inprocess"`` and by a given Dask scheduler.
+        Ignored by ``"inprocess"``, by a given Dask scheduler and by a
+        ``WorkerPool`` (which has its own size).
     scheduler : str or distributed.Client, optional
         Dask only: scheduler address (``"tcp://host:8786"``) or an existing
-        client/cluster. None starts a LocalCluster for this call.
+        client/cluster. None starts a LocalCluster for this call. Not with
+        a ``WorkerPool`` (give it to the pool).
     progress : bool
         Progress lines (done/total, rate, ETA; throttled) and a final
         summary line on stderr.
@@ -182,7 +195,7 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
     References
     ----------
     docs/sweeps.md#running-a-sweep-locally; docs/sweeps.md#resuming;
-    docs/sweeps.md#running-on-a-dask-cluster
+    docs/sweeps.md#one-pool-for-many-sweeps; docs/sweeps.md#running-on-a-dask-cluster
 
     Examples
     --------
@@ -196,10 +209,19 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
     # to unpickle run_trial, and importing hcizz (scipy.stats) costs seconds
     from hcizz.checks import check_int
 
+    from .pool import WorkerPool
+
     t0 = time.monotonic()
-    if executor not in EXECUTORS:
-        raise ValueError(f"executor must be one of {', '.join(map(repr, EXECUTORS))}, got {executor!r}")
+    pool = executor if isinstance(executor, WorkerPool) else None
+    if pool is None and (not isinstance(executor, str) or executor not in EXECUTORS):
+        raise ValueError(f"executor must be one of {', '.join(map(repr, EXECUTORS))} or a "
+                         f"WorkerPool, got {executor!r:.80}")
     workers = (os.cpu_count() or 1) if workers is None else check_int("workers", workers, low=1)
+    if pool is not None:
+        if scheduler is not None:
+            raise ValueError("scheduler must be None with a WorkerPool executor (give it to the "
+                             f"pool), got {scheduler!r:.80}")
+        executor, workers = pool.executor, pool.workers
     if executor == "dask":
         import_distributed()  # ValueError now if dask is missing, even if nothing is left to run
     name = check_fn(fn, picklable=executor != "inprocess")
@@ -224,7 +246,7 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
     unique = list(order.items())  # (key, first index)
 
     stats = SweepStats(n_params=len(params), n_unique=len(unique), executor=executor,
-                       store=None if store is None else str(store))
+                       shared_pool=pool is not None, store=None if store is None else str(store))
     done = {}  # key -> record
     store_obj = None
     if store is not None:
@@ -239,13 +261,15 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
 
     bar = Progress(len(todo), label=label, enabled=bool(progress), skipped=stats.n_skipped)
     if progress and todo:
+        where = (pool.describe() if pool is not None else f"executor={executor!r}"
+                 + (f" with {workers} workers" if executor != "inprocess" and scheduler is None else ""))
         print(f"{label}: {len(todo)} trials to run ({stats.n_skipped} of {len(unique)} already "
-              f"in store, {stats.n_retried} retried) on executor={executor!r}"
-              + (f" with {workers} workers" if executor != "inprocess" and scheduler is None else ""),
-              file=sys.stderr)
+              f"in store, {stats.n_retried} retried) on {where}", file=sys.stderr)
     tasks = [(i, json.loads(texts[i])) for _, i in todo]
     if not tasks:  # everything is in the store: start no pool or cluster
         it = iter(())
+    elif pool is not None:
+        it = pool.run(fn, tasks)
     elif executor == "inprocess":
         it = iter_inprocess(fn, tasks)
     elif executor == "processes":
@@ -263,6 +287,8 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
             done[keys[i]] = rec
             stats.n_computed += 1
             stats.n_failed += rec["status"] != "ok"
+            cpu = outcome.get("cpu_seconds", math.nan)
+            stats.cpu_seconds += cpu if math.isfinite(cpu) else 0.0
             bar.update(failed=rec["status"] != "ok")
     finally:
         close = getattr(it, "close", None)

@@ -39,7 +39,7 @@ from .transformer import OneLayerTransformer
 __all__ = ["experiment_rng", "largest_passing", "train_transformer", "transformer_capacity",
            "memory_capacity_experiment", "transformer_capacity_experiment",
            "tradeoff_experiment", "sequential_experiment", "fit_through_origin",
-           "TransformerTrainResult", "TransformerCapacity"]
+           "TransformerTrainResult", "TransformerCapacity", "experiment_trial"]
 
 
 #: Stream index of each experiment: the CLI and the report section derive the
@@ -81,6 +81,36 @@ def experiment_rng(seed, name):
 
 def _progress(msg):
     print(f"[factual-recall] {msg}", file=sys.stderr, flush=True)
+
+
+def experiment_trial(params):
+    """Run one experiment as a trial of :func:`validation.engine.run_sweep`.
+
+    The report section runs its four experiments this way, on the report's
+    worker pool, so that they run side by side; the numbers are those of the
+    direct call ``<name>_experiment(quick=quick, rng=experiment_rng(seed, name))``.
+
+    Parameters
+    ----------
+    params : dict
+        ``name`` (``"memory"``, ``"transformer"``, ``"tradeoff"`` or
+        ``"sequential"``), ``quick`` (bool) and ``seed`` (root seed, int >= 0).
+
+    Returns
+    -------
+    dict
+        The experiment's result (progress lines go to stderr).
+
+    References
+    ----------
+    docs/sweeps.md#writing-a-trial; docs/factual_recall.md#measured-results
+    """
+    name = params["name"]
+    fns = {"memory": memory_capacity_experiment, "transformer": transformer_capacity_experiment,
+           "tradeoff": tradeoff_experiment, "sequential": sequential_experiment}
+    if name not in fns:
+        raise ValueError(f"name must be one of {sorted(fns)}, got {name!r}")
+    return fns[name](quick=bool(params["quick"]), rng=experiment_rng(params["seed"], name))
 
 
 def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):

@@ -881,7 +881,8 @@ def transformer_params(plan=TRANSFORMER_PLAN):
     return out
 
 
-def run_plan(which, *, store_dir=STORE_DIR, workers=1, progress=True, compute=True):
+def run_plan(which, *, store_dir=STORE_DIR, workers=1, progress=True, compute=True,
+             executor=None):
     """Run (or read back) one stored plan: ``"linear"``, ``"mlp"`` or ``"escape"``.
 
     Parameters
@@ -897,6 +898,9 @@ def run_plan(which, *, store_dir=STORE_DIR, workers=1, progress=True, compute=Tr
     compute : bool
         False: only read the stored records back (missing trials are left
         out); True: run the missing trials and append them to the store.
+    executor : str or validation.engine.WorkerPool, optional
+        Passed to ``run_sweep``; default ``"processes"`` if ``workers > 1``
+        else ``"inprocess"``.
 
     Returns
     -------
@@ -933,8 +937,10 @@ def run_plan(which, *, store_dir=STORE_DIR, workers=1, progress=True, compute=Tr
     path = Path(store_dir) / name
     if compute:
         path.parent.mkdir(parents=True, exist_ok=True)
+        if executor is None:
+            executor = "processes" if workers > 1 else "inprocess"
         recs = run_sweep(fn, params, store=path, workers=workers, progress=progress,
-                         executor="processes" if workers > 1 else "inprocess", label=which)
+                         executor=executor, label=which)
         return [(r["params"], r["result"]) for r in recs if r["status"] == "ok"]
     scan = read_store(path, warn=False)
     ok = scan.ok

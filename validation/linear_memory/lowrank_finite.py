@@ -80,7 +80,8 @@ def plan(d, kappa, *, seeds=SEEDS, factors=FACTORS):
 
 
 
-def run(ds=DS, kappas=KAPPAS, *, store=STORE, workers=2, seeds=SEEDS, progress=True):
+def run(ds=DS, kappas=KAPPAS, *, store=STORE, workers=2, seeds=SEEDS, progress=True,
+        executor="processes"):
     """Run (or reuse from ``store``) every trial of the low-rank finite-``p`` study.
 
     Parameters
@@ -97,6 +98,8 @@ def run(ds=DS, kappas=KAPPAS, *, store=STORE, workers=2, seeds=SEEDS, progress=T
         Trials per load.
     progress : bool
         Print progress.
+    executor : str or validation.engine.WorkerPool, optional
+        Passed to ``run_sweep`` (a name or a shared ``WorkerPool``).
 
     Returns
     -------
@@ -120,7 +123,7 @@ def run(ds=DS, kappas=KAPPAS, *, store=STORE, workers=2, seeds=SEEDS, progress=T
     plans = {(k, d): plan(d, k, seeds=seeds) for k in kappas for d in ds}
     params = [p for _, prm in plans.values() for p in prm]
     recs = run_sweep(capacity_trial, params, store=store, workers=workers, progress=progress,
-                     label="lowrank finite-p")
+                     executor=executor, label="lowrank finite-p")
     reused = recs.stats.n_skipped
     out = {}
     for prm, r in zip(params, recs):
@@ -134,7 +137,7 @@ def run(ds=DS, kappas=KAPPAS, *, store=STORE, workers=2, seeds=SEEDS, progress=T
             more += trial_params("lowrank", d, new, range(seeds), kappa=k)
     if more:
         recs2 = run_sweep(capacity_trial, more, store=store, workers=workers, progress=progress,
-                          label="lowrank finite-p (extension)")
+                          executor=executor, label="lowrank finite-p (extension)")
         reused += recs2.stats.n_skipped
         for prm, r in zip(more, recs2):
             if r["status"] == "ok":

@@ -346,7 +346,8 @@ def summarise(results):
     return rows
 
 
-def run(ds, *, seeds=8, store=STORE, workers=2, progress=True, fracs=FRACS, extra_steps=None):
+def run(ds, *, seeds=8, store=STORE, workers=2, progress=True, fracs=FRACS, extra_steps=None,
+        executor="processes"):
     from validation.engine import run_sweep
 
     params = study_params(ds, fracs=fracs, seeds=seeds, extra_steps=extra_steps)
@@ -354,7 +355,7 @@ def run(ds, *, seeds=8, store=STORE, workers=2, progress=True, fracs=FRACS, extr
     from validation.linear_memory.spectra_study import spectrum_trial as trial
 
     recs = run_sweep(trial, params, store=store, workers=workers, progress=progress,
-                     label="spectra study")
+                     executor=executor, label="spectra study")
     res = [{**r["result"], "d": p["d"], "kappa": p["kappa"], "frac": p["frac"],
             "extra_steps": p.get("extra_steps", 0)} for p, r in zip(params, recs) if r["status"] == "ok"]
     return res, recs.stats.n_skipped, len(params)

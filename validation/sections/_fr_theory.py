@@ -3,7 +3,8 @@
 Rendering only; the experiments are :mod:`validation.factual_recall.theory_check`
 (docs/factual_recall.md#memories-against-theory).  Quick mode reads the stored
 full-mode sweeps of ``validation/factual_recall/stored/`` back (no training) and
-refits them; full mode recomputes every trial into ``<out>/theory_check_store/``.
+refits them; full mode runs the plans on ``<out>/theory_check_store/``, a copy of
+the stored sweeps (stored trials reused, missing ones computed on the report's pool).
 """
 from __future__ import annotations
 
@@ -29,9 +30,21 @@ def _records(ctx, which):
         return tc.run_plan(which, compute=False), "stored"
     import os
 
+    import shutil
+
     store = ctx.out / "theory_check_store"
-    return (tc.run_plan(which, store_dir=store, progress=False,
+    name = _STORE_NAMES[which]
+    if not (store / name).exists() and (tc.STORE_DIR / name).exists():
+        # the paper-size runs stored with the package are reused; missing trials are computed
+        store.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(tc.STORE_DIR / name, store / name)
+    return (tc.run_plan(which, store_dir=store, progress=False, executor=ctx.executor,
                         workers=max(1, min(2, os.cpu_count() or 1))), str(store))
+
+
+#: store file of each plan (``theory_check.run_plan``)
+_STORE_NAMES = {"linear": "linear_memory.jsonl", "mlp": "mlp_memory.jsonl",
+                "escape": "escape_times.jsonl", "transformer": "transformer_budget.jsonl"}
 
 
 def build_theory_checks(ctx, md, data, figs):
@@ -44,8 +57,11 @@ def build_theory_checks(ctx, md, data, figs):
                "`validation/factual_recall/stored/` read back (engine JSONL store, no training "
                "in this run); fits, theory and figures are recomputed. Regenerate with "
                "`python -m validation.factual_recall.theory_check linear mlp escape transformer`."
-               if ctx.quick else "Full mode: every trial recomputed into "
-               "`theory_check_store/` of the report folder (resumable).")
+               if ctx.quick else "Full mode: the plans run on `theory_check_store/` of the "
+               "report folder, a copy of the stored sweeps of `validation/factual_recall/stored/` "
+               "(stored trials reused, missing ones computed; resumable). Regenerate the stored "
+               "sweeps with `python -m validation.factual_recall.theory_check linear mlp escape "
+               "transformer`.")
 
     if ctx.quick:
         missing = [w for w in ("linear", "mlp", "escape", "transformer")

@@ -11,8 +11,24 @@ TITLE = "Factual recall in one-layer transformers"
 DOCS = "docs/factual_recall.md"  # model and derivations; linked under the section heading
 
 
-def _seed(ctx, name):
-    return ex.experiment_rng(ctx.seed, name)
+#: The four experiments, longest first (so that two workers finish together).
+_EXPERIMENTS = ("transformer", "memory", "sequential", "tradeoff")
+
+
+def _run_experiments(ctx):
+    """Run the four experiments side by side on the report's pool (trials of
+    ``ex.experiment_trial``, results as the direct calls give them)."""
+    from validation.engine import run_sweep
+
+    params = [{"name": n, "quick": bool(ctx.quick), "seed": ctx.seed} for n in _EXPERIMENTS]
+    recs = run_sweep(ex.experiment_trial, params, executor=ctx.executor, workers=2,
+                     progress=True, label="factual_recall experiments")
+    bad = [r for r in recs if r["status"] != "ok"]
+    if bad:
+        e = bad[0]["error"]
+        raise RuntimeError(f"factual_recall experiment {bad[0]['params']['name']!r} failed: "
+                           f"{e['type']}: {e['message']}\n{e['traceback']}")
+    return {p["name"]: r["result"] for p, r in zip(params, recs)}
 
 
 def build(ctx):
@@ -37,13 +53,15 @@ def build(ctx):
     import matplotlib.pyplot as plt
 
     md, data, figs = [], {}, []
+    ctx.progress("factual_recall: experiments 1-4 on the worker pool")
+    res = _run_experiments(ctx)
     mode = "quick" if ctx.quick else "full"
     cmd = "python -m validation factual-recall {} " + ("--quick " if ctx.quick else "") + \
         f"--seed {ctx.seed}"
 
     # ---------------------------------------------------------------- 1. memories
     ctx.progress("factual_recall: 1/4 associative-memory capacity")
-    mem = ex.memory_capacity_experiment(quick=ctx.quick, rng=_seed(ctx, "memory"), progress=ctx.progress)
+    mem = res["memory"]
     data["memory"] = mem
     lf, mf = mem["linear_fit"], mem["mlp_fit"]
     md.append("### 1. Associative-memory capacity\n")
@@ -79,8 +97,7 @@ def build(ctx):
 
     # ---------------------------------------------------------------- 2. transformer
     ctx.progress("factual_recall: 2/4 transformer facts vs parameters")
-    tr = ex.transformer_capacity_experiment(quick=ctx.quick, rng=_seed(ctx, "transformer"),
-                                            progress=ctx.progress)
+    tr = res["transformer"]
     data["transformer"] = tr
     fpp = tr["facts_per_param"]
     data["facts_per_param"] = {"value": fpp["value"], "stderr": fpp["stderr"],
@@ -128,7 +145,7 @@ def build(ctx):
 
     # ---------------------------------------------------------------- 3. trade-off
     ctx.progress("factual_recall: 3/4 attention / MLP trade-off")
-    to = ex.tradeoff_experiment(quick=ctx.quick, rng=_seed(ctx, "tradeoff"), progress=ctx.progress)
+    to = res["tradeoff"]
     data["tradeoff"] = to
     md.append("\n### 3. Trade-off between attention and MLP parameters\n")
     md.append(f"Accuracy on a fixed set of {to['facts']} facts (`S = {to['S']}`, `R = {to['R']}`, "
@@ -164,7 +181,7 @@ def build(ctx):
 
     # ---------------------------------------------------------------- 4. sequential
     ctx.progress("factual_recall: 4/4 sequential learning")
-    sq = ex.sequential_experiment(quick=ctx.quick, rng=_seed(ctx, "sequential"), progress=ctx.progress)
+    sq = res["sequential"]
     st = sq["stages"]
     data["sequential"] = {k: v for k, v in sq.items() if k not in ("step", "total", "relation",
                                                                   "subject")}

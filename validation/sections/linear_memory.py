@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -28,6 +29,12 @@ FULL = {"ds": [20, 30, 40, 60],
         "seeds": 8, "hebbian_seeds": 32, "n_loads": 8,
         "paper": [("op", None, 20), ("op", None, 30), ("dp", None, 30)], "mech_d": 40, "workers": 2,
         "steps": None}
+
+#: Stored full-mode capacity sweep (optional package data): when present, full mode
+#: starts from a copy of it and trains only the trials it lacks. Regenerate with
+#: ``python -m validation reproduce --sections linear_memory --out report`` and copy
+#: ``report/linear_memory_trials.jsonl`` here.
+CAPACITY_STORE = Path(__file__).resolve().parent.parent / "linear_memory" / "stored" / "capacity_trials.jsonl"
 
 
 def _group_params(model, kappa, d, cfg, preset, theory):
@@ -94,9 +101,12 @@ def build(ctx):
         plan[g] = {"loads": loads, "params": prm}
         params += prm
     store = ctx.out / "linear_memory_trials.jsonl"
-    ctx.progress(f"linear_memory: {len(params)} trials on {cfg['workers']} workers")
+    if not ctx.quick:  # full mode reuses a stored paper-size sweep when one is shipped
+        store = _store_copy(ctx, CAPACITY_STORE, store.name)
+    n_workers = getattr(ctx.executor, "workers", cfg["workers"])  # the report's pool, if any
+    ctx.progress(f"linear_memory: {len(params)} trials on {n_workers} workers")
     recs = run_sweep(capacity_trial, params, store=store, workers=cfg["workers"],
-                     progress=True, label="linear_memory")
+                     executor=ctx.executor, progress=True, label="linear_memory")
     by_key = {}
     for prm, r in zip(params, recs):
         if r["status"] == "ok":
@@ -115,7 +125,7 @@ def build(ctx):
     if more:
         ctx.progress(f"linear_memory: extending {len(more)} trials where the crossing was not bracketed")
         recs2 = run_sweep(capacity_trial, more, store=store, workers=cfg["workers"],
-                          progress=True, label="linear_memory (extension)")
+                          executor=ctx.executor, progress=True, label="linear_memory (extension)")
         for prm, r in zip(more, recs2):
             if r["status"] == "ok":
                 by_key.setdefault(_gkey(prm), []).append({**r["result"], "seed": prm["seed"]})
@@ -171,7 +181,7 @@ def build(ctx):
           md_table(["model", "d", "preset", "alpha_emp", "95% CI", "theory", "prediction", "/OP", "trials"], rows),
           f"\n![Empirical thresholds: alpha_emp - 1/2 against 1/ln p (left) and all models against d (right)]({fig_name})\n",
           f"\nSweep: {len(params) + len(more)} trials ({n_reused} reused from the store "
-          f"`{store.name}`) in {t_sweep:.0f} s wall on {cfg['workers']} workers "
+          f"`{store.name}`) in {t_sweep:.0f} s wall on {n_workers} workers "
           f"(training summed over trials: {sum(r['train_seconds'] for r in data_rows):.0f} s wall, "
           f"{sum(r['train_cpu_seconds'] for r in data_rows):.0f} s CPU; the difference is load from "
           "other processes); "
@@ -270,7 +280,7 @@ def _exact(ctx, cfg, data_rows, theories):
             shutil.copyfile(STORE, store)
         allp = [q for d in ds for q in plans[d]]
         recs = run_sweep(exact_trial, allp, store=store, workers=cfg["workers"], progress=True,
-                         label="linear_memory exact")
+                         executor=ctx.executor, label="linear_memory exact")
         i = 0
         for d in ds:
             rr = recs[i:i + len(plans[d])]
@@ -594,7 +604,7 @@ def _lowrank_finite_p(ctx):
     ds = (20, 30) if ctx.quick else lf.DS
     ctx.progress("linear_memory: low-rank thresholds vs the finite-p rank-constrained capacity")
     store = _store_copy(ctx, lf.STORE, "lowrank_finite_p_trials.jsonl")
-    recs, sec, reused, n = lf.run(ds, lf.KAPPAS, store=store, workers=2)
+    recs, sec, reused, n = lf.run(ds, lf.KAPPAS, store=store, workers=2, executor=ctx.executor)
     rows = lf.summarise(recs)
     short = {(r["kappa"], r["d"]): r for r in lf.summarise(recs, budget=2048)}
     for r in rows:
@@ -682,7 +692,8 @@ def _margin_prediction(ctx):
     ctx.progress("linear_memory: normalised scores at the finite-p capacity vs the V_p minimiser")
     store = _store_copy(ctx, mg.STORE, "margin_trials.jsonl")
     params = mg.margin_params(ds, seeds)
-    recs = run_sweep(mg.margin_trial, params, store=store, workers=2, progress=True, label="margins")
+    recs = run_sweep(mg.margin_trial, params, store=store, workers=2, progress=True, label="margins",
+                     executor=ctx.executor)
     res = [{**r["result"], "d": prm["d"]} for prm, r in zip(params, recs) if r["status"] == "ok"]
     rows = mg.compare(res)
     table = []
@@ -779,11 +790,12 @@ def _spectra_study(ctx):
     ds = (20,) if ctx.quick else (20, 40, 80)
     ctx.progress("linear_memory: spectra study (pooled instances, Gaussian calibration)")
     store = _store_copy(ctx, ss.STORE, "spectra_study_trials.jsonl")
-    res, reused, n = ss.run(ds, store=store, workers=2)
+    res, reused, n = ss.run(ds, store=store, workers=2, executor=ctx.executor)
     rows = ss.summarise(res)
     # the same instances trained on for 2048 steps after their first full recall
     ds_c = (20,) if ctx.quick else (20, 40)
-    res_c, reused_c, n_c = ss.run(ds_c, store=store, workers=2, fracs=(0.8, 1.0), extra_steps=2048)
+    res_c, reused_c, n_c = ss.run(ds_c, store=store, workers=2, fracs=(0.8, 1.0), extra_steps=2048,
+                                  executor=ctx.executor)
     rows_c = ss.summarise(res_c)
     reused, n = reused + reused_c, n + n_c
     table_c = [[f"{r['kappa']:g}", r["d"], f"{r['load_fraction']:g}", f"{r['instances']}/{r['trials']}",

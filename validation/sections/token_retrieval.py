@@ -170,7 +170,7 @@ def build(ctx):
 
     t0 = time.perf_counter()
     quick = ctx.quick
-    kw = {} if quick else {"executor": "inprocess", "store": ctx.out / "token_retrieval_grid.jsonl"}
+    kw = {} if quick else {"executor": ctx.executor, "store": ctx.out / "token_retrieval_grid.jsonl"}
     recs, g = ex.grid_records(quick, seed=ctx.seed, progress=ctx.progress, **kw)
     Ns, ds, Ls = list(g["Ns"]), list(g["ds"]), list(g["Ls"])
     ctx.progress("token_retrieval: theory vs simulation")

@@ -329,6 +329,7 @@ def build_theory_checks(ctx, md, data, figs):
                          f"{r['facts_per_param']:.4f}", f"{r['successes']} / {r['trials']}")
                         for r in tb["rows"]]))
     md.append("\n" + _budget_reading(tb) + "\n")
+    _capacity_studies(ctx, md, data, figs)
 
 
 def _inside(g):
@@ -469,3 +470,215 @@ def _escape_reading(es):
     return (f"Pooled over the learning rates, `ln(1 + lr lambda) t` grows with `ln(1/init)` "
             f"at slope {a['slope']:.3f} {_fmt_ci(*a['ci'])} (relation) and {b['slope']:.3f} "
             f"{_fmt_ci(*b['ci'])} (subject) against the predicted 1.")
+
+
+# ---------------------------------------------------------------------------- 9-10. T = 32 studies
+
+def _capacity_studies(ctx, md, data, figs):
+    """Parts 9 (facts per parameter at T = 32, converged budgets) and 10 (trade-off map).
+
+    Both modes read the stored sweeps of ``validation/factual_recall/stored/`` (about an
+    hour of CPU, too long for a report run); regenerate or extend them with
+    ``python -m validation.factual_recall.capacity_study fpp tradeoff``."""
+    import matplotlib.pyplot as plt
+    from validation.factual_recall import capacity_study as cs
+
+    how = ("Both report modes read the stored sweeps `validation/factual_recall/stored/"
+           "facts_per_param.jsonl` and `tradeoff.jsonl` back (no training in this run; "
+           "fits and figures recomputed); they hold about an hour of CPU, so neither mode "
+           "recomputes them. Regenerate / extend (resumable): `python -m "
+           "validation.factual_recall.capacity_study fpp tradeoff --workers 2`.")
+    # ------------------------------------------------------------ 9. facts per parameter
+    ctx.progress("factual_recall: facts per parameter at T = 32 (stored)")
+    recs, pending = cs.fpp_records()
+    fp = cs.summarize_fpp(recs)
+    old = data.get("facts_per_param")
+    plan = cs.FPP_PLAN
+    data["facts_per_param"] = {
+        "value": fp["value"], "ci": fp["ci"], "bits_per_param": fp["bits_per_param"],
+        "bits_per_param_ci": fp.get("bits_per_param_ci", [math.nan, math.nan]),
+        "configs": [{k: r[k] for k in ("d", "H", "d_h", "m", "attn_ratio", "mlp_ratio",
+                                       "params", "steps", "facts", "ci", "facts_per_param",
+                                       "facts_per_param_ci", "bits_per_param",
+                                       "bits_per_param_ci", "budgets", "converged", "trials",
+                                       "seeds", "cpu_seconds")} for r in fp["configs"]],
+        "slope": fp["slope"], "exponent": fp["exponent"], "best": fp["best"],
+        "paper": 0.15, "paper_over_measured": 0.15 / fp["value"] if fp["value"] > 0 else None,
+        "settings": {"D": plan["D"], "T": plan["T"], "batch": plan["batch"],
+                     "lr": plan["lr"], "schedule": "constant", "seeds": plan["seeds"],
+                     "criterion": ">= 99% of facts recalled on fresh sequences",
+                     "grid_ratio": plan["ratio"]},
+        "pending_paths": pending, "source": "stored",
+        "fixed_budget_part2": old}
+    md.append("\n### 9. Facts per parameter at `T = 32` (budget-checked, stored)\n")
+    if not fp["configs"]:
+        md.append("Not rendered: no stored trials in `facts_per_param.jsonl`. " + how + "\n")
+    else:
+        md.append(f"`T = {plan['T']}`, `D = {plan['D']}`, `H = 8` heads (fewer, of size 1, "
+                  f"when `H d_h < 8`), batch {plan['batch']} fresh sequences, constant-rate "
+                  f"Adam lr {plan['lr']:g}, every fact evaluated on 2 fresh sequences every "
+                  f"{plan['eval_every']} steps, success = >= 99% recalled within the budget. "
+                  f"Per configuration and seed an adaptive search over `N` on a grid of ratio "
+                  f"2^(1/4) (bracket, then refine); capacity = 50% point of one logistic fit of "
+                  f"success against `ln N` over every seed and `N` (95% profile-likelihood CI). "
+                  + how + "\n")
+        md.append(md_table(
+            ["d", "H", "d_h", "m", "H d_h/d", "m/d", "params", "steps", "facts [95% CI]",
+             "facts/param [CI]", "bits/param", "budget where converged", "trials"],
+            [(r["d"], r["H"], r["d_h"], r["m"], f"{r['attn_ratio']:g}", f"{r['mlp_ratio']:g}",
+              r["params"], r["steps"], f"{r['facts']:.0f} {_fmt_ci(*r['ci'], f='{:.0f}')}",
+              f"{r['facts_per_param']:.4f} {_fmt_ci(*r['facts_per_param_ci'], f='{:.4f}')}",
+              f"{r['bits_per_param']:.3f}",
+              "not converged" if r["converged"] is None else r["converged"], r["trials"])
+             for r in fp["configs"]]))
+        md.append("\n" + _fpp_reading(fp, pending) + "\n")
+        fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+        cols = {16: "C0", 32: "C1", 64: "C2"}
+        for r in fp["configs"]:
+            if not math.isfinite(r["facts"]):
+                continue
+            lo, hi = r["ci"]
+            hi_ = hi if math.isfinite(hi) else r["facts"] * 3
+            ax[0].errorbar(r["params"], r["facts"], yerr=[[r["facts"] - lo], [hi_ - r["facts"]]],
+                           fmt="o", color=cols.get(r["d"], "k"), capsize=3)
+            ax[0].annotate(f"{r['attn_ratio']:g}/{r['mlp_ratio']:g}", (r["params"], r["facts"]),
+                           textcoords="offset points", xytext=(5, -10), fontsize=7)
+        for d_, c in cols.items():
+            ax[0].plot([], [], "o", color=c, label=f"d = {d_}")
+        xs = np.geomspace(5e2, 5e4, 20)
+        if math.isfinite(fp["value"]):
+            ax[0].plot(xs, fp["value"] * xs, "-", color="k",
+                       label=f"fit {fp['value']:.3f} facts/param")
+        ax[0].plot(xs, 0.15 * xs, ":", color="gray", label="paper guide 0.15 facts/param")
+        ax[0].set(xscale="log", yscale="log", xlabel="parameters 4 H d_h d + 2 m d",
+                  ylabel="facts stored at 99% (capacity)",
+                  title="T = 32 (labels: H d_h/d / m/d)")
+        ax[0].legend(fontsize=7)
+        for r in fp["configs"]:
+            b = [x for x in r["budgets"] if math.isfinite(x["facts"])]
+            if b:
+                ax[1].plot([x["budget"] for x in b], [x["facts"] / r["params"] for x in b],
+                           "o-", color=cols.get(r["d"], "k"), alpha=0.8,
+                           label=f"d={r['d']} {r['attn_ratio']:g}/{r['mlp_ratio']:g}")
+        ax[1].set(xscale="log", xlabel="step budget (batch 256)",
+                  ylabel="capacity / parameters", title="budget study (same runs)")
+        ax[1].legend(fontsize=6, ncol=2)
+        fig.tight_layout()
+        figs.append(ctx.savefig(fig, "fr_facts_per_param_t32.png"))
+        md.append(f"\n![facts per parameter at T = 32]({figs[-1]})\n")
+
+    # ------------------------------------------------------------ 10. trade-off
+    ctx.progress("factual_recall: attention / MLP trade-off (stored)")
+    trecs = cs.run_tradeoff(compute=False)
+    ts = cs.summarize_tradeoff(trecs)
+    tp = cs.TRADEOFF_PLAN
+    g = ts["grid"]
+    data.setdefault("tradeoff", {})
+    data["tradeoff"]["grid"] = g
+    data["tradeoff"]["boundary_fit"] = ts["boundary_fit"]
+    data["tradeoff"]["mlp_only_choice"] = {
+        "H": tp["H"][0], "d_h": tp["d_h"], "attention_params": g["attention_params"][0],
+        "why": "smallest attention of the grid: one head of size d_h routes a mixture of the "
+               "subject and relation embeddings to EOS; H d_h = 0 leaves the MLP only the "
+               "EOS token"}
+    md.append("\n### 10. Trade-off map at a fixed number of facts (stored)\n")
+    if not trecs:
+        md.append("Not rendered: no stored trials in `tradeoff.jsonl`. " + how + "\n")
+        return
+    md.append(f"`d = {g['d']}`, `d_h = {g['d_h']}`, {g['facts']} facts (`S = R`), `D = {tp['D']}`, "
+              f"`T = {tp['T']}`, {tp['steps']} constant-rate Adam steps (lr {tp['lr']:g}, "
+              f"batch {tp['batch']}), {tp['seeds']} seeds per cell (a new task and model each); "
+              "success = >= 99% recalled. Rows: heads `H` (attention params `4 H d_h d`); "
+              "columns: MLP width `m` (MLP params `2 m d`). 'MLP only' is the first row: one "
+              f"head of size {g['d_h']}, the smallest attention of the grid that still brings "
+              "the subject and the relation to the EOS position (with `H d_h = 0` the MLP "
+              "would see only the EOS token). Cells: mean final accuracy (successes / seeds).\n")
+    md.append(md_table(
+        ["H (att params) \\ m (MLP params)"] + [f"{m} ({p})" for m, p in
+                                                zip(g["m"], g["mlp_params"])],
+        [[f"{H} ({p})"] + [("-" if not math.isfinite(a) else
+                            f"{a:.3f} ({int(round(s * n))}/{n})")
+                           for a, s, n in zip(ra, rs, rn)]
+         for H, p, ra, rs, rn in zip(g["H"], g["attention_params"], g["accuracy"],
+                                     g["success"], g["trials"])]))
+    bf = ts["boundary_fit"]
+    md.append("\n" + _tradeoff_reading(ts) + "\n")
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    acc = np.array(g["accuracy"], float)
+    im = ax.imshow(acc, origin="lower", vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    ax.set_xticks(range(len(g["m"])), [str(p) for p in g["mlp_params"]])
+    ax.set_yticks(range(len(g["H"])), [str(p) for p in g["attention_params"]])
+    suc = np.array(g["success"], float)
+    for i in range(acc.shape[0]):
+        for j in range(acc.shape[1]):
+            if math.isfinite(suc[i, j]):
+                ax.text(j, i, f"{suc[i, j]:.1f}", ha="center", va="center", fontsize=7,
+                        color="w" if acc[i, j] < 0.6 else "k")
+    if bf is not None:
+        # boundary curves in cell coordinates: MLP params on a log grid between the columns
+        mp = np.array(g["mlp_params"], float)
+        ap = np.array(g["attention_params"], float)
+        xcol = np.arange(1, len(mp))          # columns with m > 0 (log-spaced)
+        lx, la = np.log(mp[1:]), np.log(ap)
+        for key, style in (("1", "-"), ("inf", "--")):
+            f = bf["fits"].get(key)
+            if f is None:
+                continue
+            Ms = np.geomspace(mp[1] / 1.5, mp[-1] * 1.5, 200)
+            n = g["facts"]
+            rest = n - f["c_m"] * Ms if key == "1" else np.where(f["c_m"] * Ms < n, n, np.nan)
+            A = np.where(rest > 0, rest / f["c_a"], np.nan)
+            ok = np.isfinite(A) & (A > 0)
+            xs = np.interp(np.log(Ms[ok]), lx, xcol, left=np.nan, right=np.nan)
+            ys = np.interp(np.log(A[ok]), la, np.arange(len(ap)), left=np.nan, right=np.nan)
+            lab = ("additive fit" if key == "1" else "max fit") + \
+                f" (log-lik {f['loglik']:.1f})"
+            ax.plot(xs, ys, style, color="r" if key == "1" else "orange", label=lab)
+        ax.legend(fontsize=7, loc="upper right")
+    ax.set(xlabel="MLP parameters 2 m d", ylabel="attention parameters 4 H d_h d",
+           title=f"mean accuracy, {g['facts']} facts (numbers: success fraction)")
+    fig.colorbar(im, ax=ax, label="accuracy")
+    fig.tight_layout()
+    figs.append(ctx.savefig(fig, "fr_tradeoff_t32.png"))
+    md.append(f"\n![trade-off map at T = 32]({figs[-1]})\n")
+
+
+def _fpp_reading(fp, pending):
+    if fp["slope"] is None:
+        return ("Fewer than two configurations have a finite capacity CI; no slope fitted."
+                + (f" {pending} search paths are unfinished (extend the store)." if pending
+                   else ""))
+    sl, ex = fp["slope"], fp["exponent"]
+    ratio = 0.15 / fp["value"] if fp["value"] > 0 else math.inf
+    txt = (f"Slope facts = c x params (weighted, through the origin): **c = {fp['value']:.4f} "
+           f"{_fmt_ci(*fp['ci'], f='{:.4f}')}** facts per parameter, i.e. "
+           f"{fp['bits_per_param']:.3f} bits per parameter (`log2 D = 3` bits per fact); "
+           f"reduced chi-square {sl['chi2_red']:.2f} over {sl['n']} configurations. ")
+    if ex is not None:
+        txt += (f"Log-log slope of facts against parameters {ex['slope']:.2f} "
+                f"{_fmt_ci(*ex['ci'], f='{:.2f}')} (1 = constant facts per parameter). ")
+    txt += (f"Largest per-configuration value {fp['best']:.4f}. The paper's guide line "
+            f"(0.15 facts/param) is {ratio:.1f}x above the fitted slope.")
+    if pending:
+        txt += f" {pending} search paths are unfinished (extend the store)."
+    return txt
+
+
+def _tradeoff_reading(ts):
+    bf = ts["boundary_fit"]
+    if bf is None:
+        return "Every trial succeeded or every trial failed: no boundary to fit."
+    f1, fi = bf["fits"].get("1"), bf["fits"].get("inf")
+    dl = bf["additive_vs_max"]
+    verdict = ("the additive law is preferred" if dl > 1.92 else
+               "the max law is preferred" if dl < -1.92 else
+               "the data do not separate the two laws")
+    return (f"Boundary fits `((c_a A)^p + (c_m M)^p)^(1/p) = N` by maximum likelihood "
+            f"({bf['n_trials']} trials, cells with `m > 0` and `m = 0` alike): additive "
+            f"(`p = 1`) `c_a = {f1['c_a']:.4f}`, `c_m = {f1['c_m']:.4f}` facts per parameter, "
+            f"log-likelihood {f1['loglik']:.2f}; max (`p = inf`) `c_a = {fi['c_a']:.4f}`, "
+            f"`c_m = {fi['c_m']:.4f}`, log-likelihood {fi['loglik']:.2f}. Difference "
+            f"{dl:+.2f} (same number of free parameters; |difference| > 1.92 is a 95% "
+            f"profile-likelihood statement): {verdict}. Best `p` on the profile grid: "
+            f"{bf['best_p']:g}; `p` values within the 95% profile interval: "
+            f"{', '.join(f'{p:g}' for p in bf['p_ci'])}.")

@@ -22,12 +22,24 @@ on CPU: the same model, loss and Adam update written in ``jax.numpy``,
 gradients by ``jax.value_and_grad``, the whole step under ``jax.jit``, the
 same fresh numpy batch each step, float32.  Before timing, the jax loss and
 gradients are checked against ours at the same parameters and batch.  The
-printed ratio is ours / jax (target <= 1.5).  ``--threads 1`` (default) pins
+printed ratio is ours / jax (target <= 1.5).  Times are process CPU time by
+default (``--clock wall`` for wall time): on a shared machine CPU time does not
+count the time other processes hold the cores, so single-threaded timings stay
+comparable under load.  ``--threads 1`` (default) pins
 both to one thread (BLAS through the environment variables, XLA through
 ``XLA_FLAGS``); they must be set before numpy and jax are imported, so the
 script re-executes itself once with them set.
 
-Run: ``python benchmarks/bench_transformer.py [--repeat N] [--threads K] [--no-jax]``
+Allocator: glibc returns large freed blocks to the kernel (``mmap`` above a threshold,
+heap trimming), so every step's ~18 MB of temporaries are fresh pages that the
+kernel maps and zeroes again: about 4600 minor page faults per step, which
+doubled the step's CPU time in our measurements.  Unless ``--default-malloc``
+is given, the re-executed run sets ``MALLOC_MMAP_THRESHOLD_`` (1 GiB) and
+``MALLOC_TRIM_THRESHOLD_`` (4 GiB) so freed blocks are reused; the same
+variables speed up long training sweeps (they change nothing numerically).
+
+Run: ``python benchmarks/bench_transformer.py [--repeat N] [--threads K] [--no-jax]
+[--default-malloc] [--clock cpu|wall]``
 (docs/factual_recall.md#speed-against-jax).
 """
 from __future__ import annotations
@@ -44,13 +56,19 @@ from validation.factual_recall.task import make_task
 from validation.optim import Adam
 
 
+#: Clock of every timing: process CPU time by default (all threads of this process; on a
+#: shared machine it does not count the time other processes hold the cores), or wall
+#: time with ``--clock wall``.
+_clock = time.process_time
+
+
 def _best(fn, repeat):
     fn()
     ts = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = _clock()
         fn()
-        ts.append(time.perf_counter() - t0)
+        ts.append(_clock() - t0)
     return min(ts), float(np.median(ts))
 
 
@@ -63,9 +81,9 @@ def _interleaved(fns, repeat):
     ts = [[] for _ in fns]
     for _ in range(repeat):
         for fn, t in zip(fns, ts):
-            t0 = time.perf_counter()
+            t0 = _clock()
             fn()
-            t.append(time.perf_counter() - t0)
+            t.append(_clock() - t0)
     return [(min(t), float(np.median(t))) for t in ts]
 
 
@@ -75,7 +93,13 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=1,
                     help="threads for BLAS and XLA (0: leave the environment alone)")
     ap.add_argument("--no-jax", action="store_true", help="skip the jax comparison")
+    ap.add_argument("--default-malloc", action="store_true",
+                    help="keep glibc's default mmap / trim thresholds (see the module notes)")
+    ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                    help="process CPU time (default; robust to other load) or wall time")
     args = ap.parse_args(argv)
+    global _clock
+    _clock = time.process_time if args.clock == "cpu" else time.perf_counter
     if args.threads < 0:
         print(f"bench_transformer: error: --threads must be >= 0, got {args.threads}",
               file=sys.stderr)
@@ -116,7 +140,18 @@ def main(argv=None):
                 * a.shape[-2] * a.shape[-1] * b.shape[-1] for a, b in ops)
     (t_step, t_step_med), (t_mm, t_mm_med) = _interleaved([step, products], args.repeat)
     print(f"one-layer transformer training step: d={d} H={H} d_h={d_h} m={m} batch={B} T={T} "
-          f"float32, {net.param_count} params")
+          f"float32, {net.param_count} params; clock: {args.clock} time; threads: "
+          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}, "
+          f"XLA_FLAGS={os.environ.get('XLA_FLAGS', 'unset')!r}, "
+          f"MALLOC_MMAP_THRESHOLD_={os.environ.get('MALLOC_MMAP_THRESHOLD_', 'unset')}")
+    import resource
+
+    f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(5):
+        step()
+    print(f"minor page faults per step: "
+          f"{(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / 5:.0f} "
+          f"(4 KiB each: fresh memory the kernel maps and zeroes for the step's temporaries)")
     print(f"step time        : {t_step * 1e3:8.2f} ms (best of {args.repeat}; median "
           f"{t_step_med * 1e3:.2f} ms)")
     print(f"matrix products  : {t_mm * 1e3:8.2f} ms ({len(ops)} products, "
@@ -252,9 +287,13 @@ def _compare_jax(net, task, B, repeat, t_step, t_mm):
           f"{t_o_med / t_j_med:.2f}); ours / own products earlier {t_step / t_mm:.2f}")
 
 
-def _pinned(threads):
-    """Environment with BLAS and XLA limited to ``threads`` threads."""
+def _pinned(threads, malloc=True):
+    """Environment with BLAS and XLA limited to ``threads`` threads and (``malloc``) glibc's
+    mmap / trim thresholds raised so that freed temporaries are reused, not unmapped."""
     env = dict(os.environ)
+    if malloc:
+        env.setdefault("MALLOC_MMAP_THRESHOLD_", str(2 ** 30))
+        env.setdefault("MALLOC_TRIM_THRESHOLD_", str(2 ** 32))
     for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[k] = str(threads)
     flags = env.get("XLA_FLAGS", "")
@@ -276,5 +315,6 @@ if __name__ == "__main__":
     if _t > 0 and not os.environ.get("_BENCH_TRANSFORMER_PINNED"):
         import subprocess
 
-        raise SystemExit(subprocess.call([sys.executable] + sys.argv, env=_pinned(_t)))
+        raise SystemExit(subprocess.call([sys.executable] + sys.argv,
+                                         env=_pinned(_t, "--default-malloc" not in _args)))
     raise SystemExit(main())

@@ -1,6 +1,6 @@
 """Transformer capacity at T = 32: facts per parameter and the attention / MLP trade-off.
 
-Two stored studies (docs/factual_recall.md#facts-per-parameter-at-t-32 and
+Two stored studies (docs/factual_recall.md#facts-per-parameter-budget-checked and
 docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters):
 
 1. **Facts per parameter.**  For every configuration ``(d, H d_h / d, m / d)`` of
@@ -405,9 +405,9 @@ def tradeoff_params(plan=TRADEOFF_PLAN):
         Records for :func:`validation.factual_recall.theory_check.transformer_budget_trial`.
     """
     out = []
-    for H in plan["H"]:
-        for m in plan["m"]:
-            for s in range(plan["seeds"]):
+    for s in range(plan["seeds"]):     # seed outermost: an interrupted run leaves whole grids
+        for H in plan["H"]:
+            for m in plan["m"]:
                 out.append({"d": plan["d"], "H": H, "d_h": plan["d_h"], "m": m,
                             "facts": plan["facts"], "D": plan["D"], "T": plan["T"],
                             "batch": plan["batch"], "lr": float(plan["lr"]),

@@ -459,9 +459,9 @@ def _budget_reading(tb):
     return (f"Largest capacity on this grid: {best['facts']:.1f} facts "
             f"({best['facts_per_param']:.4f} facts per parameter; {best['schedule']}, lr "
             f"{best['lr']:g}, {best['budget']} steps). Budget from which the constant-rate "
-            f"capacity stops moving within its CI: {conv}. Only one small shape was "
-            "studied (the facts-per-parameter figure of part 2 at converged budgets, over "
-            "`d` = 16-64 and the paper's ratios, is not done here).")
+            f"capacity stops moving within its CI: {conv}. Only one small shape at `T = 8` "
+            "here; part 9 repeats the budget check at `T = 32` for every configuration of "
+            "the facts-per-parameter study (`d` = 16-64, the paper's ratios).")
 
 
 def _escape_reading(es):

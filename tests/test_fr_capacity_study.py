@@ -243,3 +243,35 @@ def test_stored_fpp_store_is_engine_jsonl():
         pytest.skip("no stored facts-per-parameter sweep")
     first = json.loads(path.read_text().splitlines()[1])     # line 0: the store header
     assert first["params"]["T"] == 32 and "t_99" in first["result"]
+
+
+def test_examples_of_the_module():
+    """Every Examples section of capacity_study runs and gives what it shows."""
+    import doctest
+
+    res = doctest.testmod(cs, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert res.failed == 0 and res.attempted > 0
+
+
+def test_report_parts_9_10_contract_keys(tmp_path):
+    """The report's facts-per-parameter and trade-off keys (report.json contract) from the
+    stored sweeps; the fixed-budget part-2 figure is kept under ``fixed_budget_part2``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from validation.report import Context
+    from validation.sections import _fr_theory
+
+    md, figs = [], []
+    data = {"facts_per_param": {"value": 0.03}, "tradeoff": {"accuracy": [[0.5]]}}
+    _fr_theory._capacity_studies(Context(tmp_path, True), md, data, figs)
+    fp, to = data["facts_per_param"], data["tradeoff"]
+    assert {"value", "ci", "bits_per_param", "configs"} <= set(fp)
+    assert fp["fixed_budget_part2"] == {"value": 0.03}
+    assert {"grid", "boundary_fit", "accuracy"} <= set(to)
+    json.dumps(data)                                  # JSON-serialisable as written
+    for f in figs:
+        assert (tmp_path / f).stat().st_size > 0
+    if fp["configs"] and math.isfinite(fp["value"]):
+        # bits per parameter = facts per parameter x log2 D, D = 8
+        assert fp["bits_per_param"] == pytest.approx(3 * fp["value"], rel=1e-12)

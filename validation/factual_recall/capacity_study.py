@@ -101,8 +101,8 @@ def grid_facts(k, n0, ratio):
 
     Examples
     --------
-    >>> grid_facts(0, 64, 2 ** 0.25), grid_facts(4, 64, 2 ** 0.25)
-    (64, 128)
+    >>> grid_facts(0, 64, 2 ** 0.25), grid_facts(4, 64, 2 ** 0.25)   # 128 -> 11 x 12
+    (64, 132)
     """
     S, R = _split_facts(max(4, int(round(n0 * ratio ** k))))
     return S * R

@@ -57,7 +57,7 @@ FPP_PLAN = {"D": 8, "T": 32, "batch": 256, "lr": 0.01, "eval_every": 500, "eval_
 
 #: Trade-off study (``stored/tradeoff.jsonl``): ``d``, ``d_h`` fixed, heads ``H``
 #: and MLP widths ``m`` on a grid, ``facts`` fixed (square split).
-TRADEOFF_PLAN = {"d": 16, "d_h": 4, "H": (1, 2, 4, 8, 16), "m": (0, 4, 8, 16, 32, 64, 128), "facts": 100,
+TRADEOFF_PLAN = {"d": 16, "d_h": 4, "H": (1, 2, 3, 4, 5, 6, 8, 16), "m": (0, 4, 8, 16, 32, 64, 128), "facts": 100,
                  "D": 8, "T": 32, "batch": 256, "lr": 0.01, "steps": 6000, "eval_every": 500,
                  "eval_repeats": 2, "seeds": 3}
 
@@ -540,9 +540,20 @@ def summarize_tradeoff(records, plan=TRADEOFF_PLAN):
         ``grid``: ``H``, ``m``, ``attention_params`` (``4 H d_h d``),
         ``mlp_params`` (``2 m d``), ``accuracy`` (mean final accuracy per cell,
         [i_H][i_m]), ``success`` (fraction of seeds with >= 99 %), ``trials``;
-        ``boundary_fit`` (:func:`fit_boundary` on cells with ``m > 0``, the
-        attention-only column ``m = 0`` being checked separately as
-        ``attention_only``).
+        ``routing``: ``H`` of the smallest attention row in which the widest
+        MLP stores the facts in at least half of the seeds (below it the MLP
+        cannot help: not enough of the subject and relation reaches EOS; None
+        if no row qualifies) and its attention parameters; ``boundary_fit``:
+        :func:`fit_boundary` on the rows from that one up (every ``m``,
+        including ``m = 0``); ``boundary_fit_all``: the same on every row.
+
+    Notes
+    -----
+    The "MLP only" end of the trade-off is the routing row: the smallest
+    attention of the grid that brings enough of the subject and relation to
+    the EOS position for the MLP to store the facts.  Fitting the boundary
+    law on rows below it would mix the routing cut (a different mechanism)
+    into the additive-versus-max question.
     """
     d, d_h = plan["d"], plan["d_h"]
     Hs, ms = list(plan["H"]), list(plan["m"])
@@ -572,10 +583,19 @@ def summarize_tradeoff(records, plan=TRADEOFF_PLAN):
             "accuracy": acc.tolist(), "success": suc.tolist(), "trials": cnt.tolist(),
             "T": plan["T"], "D": plan["D"], "steps": plan["steps"], "batch": plan["batch"],
             "lr": plan["lr"]}
-    out = {"grid": grid, "boundary_fit": None}
+    out = {"grid": grid, "boundary_fit": None, "boundary_fit_all": None,
+           "routing": {"H": None, "attention_params": None}}
     A, M, Y = np.array(A, float), np.array(M, float), np.array(Y, bool)
+    route = next((i for i in range(len(Hs)) if np.isfinite(suc[i, -1]) and suc[i, -1] >= 0.5),
+                 None)
+    if route is not None:
+        out["routing"] = {"H": Hs[route], "attention_params": grid["attention_params"][route]}
     if Y.size and Y.any() and not Y.all():
-        out["boundary_fit"] = fit_boundary(A, M, Y, grid["facts"])
+        out["boundary_fit_all"] = fit_boundary(A, M, Y, grid["facts"])
+        if route is not None:
+            keep = A >= grid["attention_params"][route]
+            if Y[keep].any() and not Y[keep].all():
+                out["boundary_fit"] = fit_boundary(A[keep], M[keep], Y[keep], grid["facts"])
     return out
 
 

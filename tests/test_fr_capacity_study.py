@@ -59,13 +59,14 @@ def test_adaptive_path_brackets_a_monotone_threshold(true_k, start):
     ok = [k for k, s in tested.items() if s]
     bad = [k for k, s in tested.items() if not s]
     assert max(ok) == true_k and min(bad) == true_k + 1
-    # cost: |true_k - start| / 2 steps to bracket, then at most one refinement
-    assert len(tested) <= abs(true_k - start) // 2 + 3
+    # cost: |true_k - start| / 4 moves to bracket, then two bisections of the gap of 4
+    assert len(tested) <= abs(true_k - start) // 4 + 4
 
 
 def test_adaptive_path_respects_the_cap():
-    tested = {k: True for k in range(0, 14, 2)}
+    tested = {k: True for k in range(0, 28, 4)}
     assert cs.next_grid_index(tested, 0, max_trials=7) is None
+    assert cs.next_grid_index(tested, 0, max_trials=8) == 28
 
 
 # ----------------------------------------------------------------------------- capacity fit

@@ -6,7 +6,7 @@ docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters):
 1. **Facts per parameter.**  For every configuration ``(d, H d_h / d, m / d)`` of
    :data:`FPP_PLAN` and every seed, an adaptive search over the number of facts
    ``N`` on a geometric grid (ratio ``2^(1/4)``): bracket the 99 % point by steps
-   of two grid points, then test the grid point in between
+   of four grid points (a factor 2), then bisect on the grid
    (:func:`next_grid_index`).  Each trial is
    :func:`validation.factual_recall.theory_check.transformer_budget_trial`
    (constant-rate Adam, fresh batches, accuracy on every fact evaluated on a
@@ -50,7 +50,7 @@ __all__ = ["FPP_PLAN", "TRADEOFF_PLAN", "shape_of", "grid_facts", "next_grid_ind
 #: ``(d, H d_h / d, m / d, steps)``; ``N0 = rate0 * params`` is the grid origin,
 #: seed ``s`` starts at grid index ``start[s]``.
 FPP_PLAN = {"D": 8, "T": 32, "batch": 256, "lr": 0.01, "eval_every": 500, "eval_repeats": 2,
-            "seeds": 3, "ratio": 2 ** 0.25, "rate0": 0.04, "start": (0, 1, -1), "max_trials": 7,
+            "seeds": 3, "ratio": 2 ** 0.25, "rate0": 0.04, "start": (0, 1, -1), "max_trials": 8,
             "configs": ((16, 1.0, 1.0, 6000), (16, 0.25, 4.0, 6000), (16, 4.0, 0.25, 6000),
                         (32, 1.0, 1.0, 8000), (32, 0.5, 0.5, 8000),
                         (64, 0.25, 0.25, 12000), (64, 1.0, 1.0, 12000))}
@@ -108,7 +108,7 @@ def grid_facts(k, n0, ratio):
     return S * R
 
 
-def next_grid_index(tested, start, *, max_trials=7):
+def next_grid_index(tested, start, *, max_trials=8, step=4):
     """Next grid index of one adaptive path, or None when the path is done.
 
     Parameters
@@ -118,20 +118,23 @@ def next_grid_index(tested, start, *, max_trials=7):
     start : int
         First index.
     max_trials : int
+    step : int
+        Grid indices per move while not bracketed (4: a factor 2 in ``N`` on the
+        ``2^(1/4)`` grid).
 
     Returns
     -------
     int or None
-        ``start`` first; while only successes (failures) are known, two
+        ``start`` first; while only successes (failures) are known, ``step``
         indices above the largest success (below the smallest failure); once
-        bracketed with a gap of 2, the index in between; None once the largest
-        success and the smallest failure are adjacent (or inverted) or after
-        ``max_trials`` trials.
+        bracketed, the index halfway between the largest success and the
+        smallest failure (bisection on the grid); None once they are adjacent
+        (or inverted) or after ``max_trials`` trials.
 
     Examples
     --------
-    >>> next_grid_index({}, 0), next_grid_index({0: True}, 0), next_grid_index({0: True, 2: False}, 0)
-    (0, 2, 1)
+    >>> next_grid_index({}, 0), next_grid_index({0: True}, 0), next_grid_index({0: True, 4: False}, 0)
+    (0, 4, 2)
     >>> next_grid_index({0: True, 2: False, 1: True}, 0) is None
     True
     """
@@ -142,9 +145,9 @@ def next_grid_index(tested, start, *, max_trials=7):
     ok = [k for k, s in tested.items() if s]
     bad = [k for k, s in tested.items() if not s]
     if not bad:
-        return max(ok) + 2
+        return max(ok) + step
     if not ok:
-        return min(bad) - 2
+        return min(bad) - step
     lo, hi = max(ok), min(bad)
     if hi - lo > 1:
         return (lo + hi) // 2
@@ -204,33 +207,34 @@ def _n0(cfg, plan):
 
 
 def _paths(plan, ok):
-    """Replay every adaptive path from the stored records ``ok`` (key -> record): the list of
-    (config, seed, tested {k: (params, result)}, next params or None)."""
+    """Every adaptive path given the stored records ``ok`` (key -> record): the list of
+    (config, seed, tested {k: (params, result)}, next params or None).  ``tested`` holds
+    every stored trial of the path's configuration and seed that sits on the grid, so the
+    next index is decided from everything known (a change of the search rule reuses the
+    trials already made)."""
     from validation.engine import trial_key
 
     out = []
     for cfg in plan["configs"]:
         base, n0 = _fpp_base(cfg, plan), _n0(cfg, plan)
+        grid = {}
+        for k in range(-24, 40):
+            grid.setdefault(grid_facts(k, n0, plan["ratio"]), k)
         for s in range(plan["seeds"]):
             start = plan["start"][s % len(plan["start"])]
-            tested, seen = {}, {}
-            while True:
-                k = next_grid_index({j: _success(r, base["steps"]) for j, (_, r) in
-                                     tested.items()}, start, max_trials=plan["max_trials"])
-                if k is None:
-                    nxt = None
-                    break
-                f = grid_facts(k, n0, plan["ratio"])
-                if f in seen:        # the split maps two grid points onto one task: done
-                    nxt = None
-                    break
+            tested = {}
+            for f, k in grid.items():
                 p = dict(base, facts=f, seed=s)
                 rec = ok.get(trial_key(p, tc.transformer_budget_trial))
-                if rec is None:
-                    nxt = p
-                    break
-                tested[k] = (p, rec["result"])
-                seen[f] = k
+                if rec is not None:
+                    tested[k] = (p, rec["result"])
+            k = next_grid_index({j: _success(r, base["steps"]) for j, (_, r) in tested.items()},
+                                start, max_trials=plan["max_trials"])
+            nxt = None
+            if k is not None:
+                f = grid_facts(k, n0, plan["ratio"])
+                if grid.get(f) == k:     # else the split maps two grid points onto one task
+                    nxt = dict(base, facts=f, seed=s)
             out.append((cfg, s, tested, nxt))
     return out
 
@@ -255,15 +259,21 @@ def fpp_records(store_dir=tc.STORE_DIR, plan=FPP_PLAN):
     Returns
     -------
     records : dict
-        Per config tuple, the trials of every seed's path.
+        Per config tuple, every stored trial of that configuration (any ``N``,
+        seeds of the plan), whether or not the current search rule visits it.
     pending : int
         Paths whose next trial is not stored yet.
     """
-    paths = _paths(plan, _store_ok(Path(store_dir) / _FPP_STORE))
+    ok = _store_ok(Path(store_dir) / _FPP_STORE)
+    paths = _paths(plan, ok)
     recs = {}
-    for cfg, _, tested, _ in paths:
-        if tested:
-            recs.setdefault(cfg, []).extend(tested.values())
+    for cfg in plan["configs"]:
+        base = _fpp_base(cfg, plan)
+        got = [(r["params"], r["result"]) for r in ok.values()
+               if r["params"]["seed"] < plan["seeds"]
+               and all(r["params"].get(k) == v for k, v in base.items())]
+        if got:
+            recs[cfg] = sorted(got, key=lambda pr: (pr[0]["seed"], pr[0]["facts"]))
     return recs, sum(1 for *_, n in paths if n is not None)
 
 

@@ -554,13 +554,20 @@ def _capacity_studies(ctx, md, data, figs):
                   ylabel="facts stored at 99% (capacity)",
                   title="T = 32 (labels: H d_h/d / m/d)")
         ax[0].legend(fontsize=7)
-        for r in fp["configs"]:
+        marks = "osD^v<>"
+        ticks = set()
+        for i, r in enumerate(fp["configs"]):
             b = [x for x in r["budgets"] if math.isfinite(x["facts"])]
+            ticks |= {x["budget"] for x in r["budgets"]}
             if b:
                 ax[1].plot([x["budget"] for x in b], [x["facts"] / r["params"] for x in b],
-                           "o-", color=cols.get(r["d"], "k"), alpha=0.8,
-                           label=f"d={r['d']} {r['attn_ratio']:g}/{r['mlp_ratio']:g}")
-        ax[1].set(xscale="log", xlabel="step budget (batch 256)",
+                           "-", marker=marks[i % len(marks)], color=cols.get(r["d"], "k"),
+                           alpha=0.8, label=f"d={r['d']} {r['attn_ratio']:g}/{r['mlp_ratio']:g}")
+        ax[1].set_xscale("log")
+        ax[1].set_xticks(sorted(ticks), [f"{t:g}" for t in sorted(ticks)], fontsize=7,
+                         rotation=45)
+        ax[1].minorticks_off()
+        ax[1].set(xlabel="step budget (batch 256)",
                   ylabel="capacity / parameters", title="budget study (same runs)")
         ax[1].legend(fontsize=6, ncol=2)
         fig.tight_layout()
@@ -608,7 +615,7 @@ def _capacity_studies(ctx, md, data, figs):
                                      g["success"], g["trials"])]))
     bf = ts["boundary_fit"]
     md.append("\n" + _tradeoff_reading(ts) + "\n")
-    fig, ax = plt.subplots(figsize=(6, 4.5))
+    fig, ax = plt.subplots(figsize=(6.5, 5.2))
     acc = np.array(g["accuracy"], float)
     im = ax.imshow(acc, origin="lower", vmin=0, vmax=1, cmap="viridis", aspect="auto")
     ax.set_xticks(range(len(g["m"])), [str(p) for p in g["mlp_params"]])
@@ -641,13 +648,15 @@ def _capacity_studies(ctx, md, data, figs):
             ok = np.isfinite(A) & (A > 0)
             xs = np.interp(np.log(Ms[ok]), lx, xcol, left=np.nan, right=np.nan)
             ys = np.interp(np.log(A[ok]), la, np.arange(len(ap)), left=np.nan, right=np.nan)
+            if ts["routing"]["H"] is not None:   # drawn where it was fitted
+                ys[ys < g["H"].index(ts["routing"]["H"]) - 0.5] = np.nan
             lab = ("additive fit" if key == "1" else "max fit") + \
                 f" (log-lik {f['loglik']:.1f})"
             ax.plot(xs, ys, style, color="r" if key == "1" else "orange", label=lab)
         if ts["routing"]["H"] is not None:
-            ax.axhline(g["H"].index(ts["routing"]["H"]) - 0.5, color="w", lw=1, ls=":",
-                       label="routing row (fit from here up)")
-        ax.legend(fontsize=7, loc="upper right")
+            ax.axhline(g["H"].index(ts["routing"]["H"]) - 0.5, color="r", lw=1.2, ls=":",
+                       label="below: routing-starved rows (not fitted)")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
     ax.set(xlabel="MLP parameters 2 m d", ylabel="attention parameters 4 H d_h d",
            title=f"mean accuracy, {g['facts']} facts (numbers: success fraction)")
     fig.colorbar(im, ax=ax, label="accuracy")

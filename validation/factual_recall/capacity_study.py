@@ -44,7 +44,9 @@ from . import theory_check as tc
 
 __all__ = ["FPP_PLAN", "TRADEOFF_PLAN", "shape_of", "grid_facts", "next_grid_index",
            "fit_capacity", "fpp_records", "run_fpp", "summarize_fpp", "tradeoff_params",
-           "run_tradeoff", "fit_boundary", "summarize_tradeoff"]
+           "run_tradeoff", "fit_boundary", "summarize_tradeoff", "SCHEDULE_CHECK",
+           "schedule_check_params",
+           "run_schedule_check"]
 
 #: Facts-per-parameter study (``stored/facts_per_param.jsonl``): ``configs`` are
 #: ``(d, H d_h / d, m / d, steps)``; ``N0 = rate0 * params`` is the grid origin,
@@ -400,6 +402,78 @@ def summarize_fpp(records, plan=FPP_PLAN, level=0.95):
     return out
 
 
+#: Paired schedule check (``stored/fpp_schedule_check.jsonl``): per configuration of
+#: :data:`FPP_PLAN`, ``(config, facts, seed)`` of a constant-rate trial that failed just
+#: above the capacity (the smallest failed ``N`` of the store when the check was set up).
+SCHEDULE_CHECK = (((16, 1.0, 1.0, 6000), 100, 2), ((16, 0.25, 4.0, 6000), 110, 2),
+                  ((16, 4.0, 0.25, 6000), 144, 2), ((32, 1.0, 1.0, 8000), 576, 2),
+                  ((32, 0.5, 0.5, 8000), 289, 2), ((64, 0.25, 0.25, 12000), 576, 2),
+                  ((64, 1.0, 1.0, 12000), 1640, 2))
+
+
+def schedule_check_params(plan=FPP_PLAN, check=SCHEDULE_CHECK):
+    """Parameter records of the paired schedule check: the trials of ``check`` rerun with
+    the cosine schedule (5 % warm-up, decay to 1 %) at the same budget.
+
+    Parameters
+    ----------
+    plan : dict
+    check : sequence of (config, facts, seed)
+
+    Returns
+    -------
+    list of dict
+        Parameter records (``schedule="cosine"``); the task, initialisation and
+        batches are those of the constant-rate trial (same seed and sizes), so only
+        the learning-rate schedule differs.
+    """
+    return [dict(_fpp_base(cfg, plan), facts=int(f), seed=int(s), schedule="cosine")
+            for cfg, f, s in check]
+
+
+def run_schedule_check(store_dir=tc.STORE_DIR, plan=FPP_PLAN, *, workers=1, compute=True,
+                       progress=True):
+    """Run (resume) or read back the paired cosine-schedule check.
+
+    Parameters
+    ----------
+    store_dir : path
+    plan : dict
+    workers : int
+    compute : bool
+        False: read the stored trials only (``stored/fpp_schedule_check.jsonl``).
+    progress : bool
+
+    Returns
+    -------
+    list of dict
+        One per configuration: ``d, H, d_h, m, facts, seed``, ``constant``
+        (final accuracy, ``t_99`` of the constant-rate trial) and ``cosine`` (the
+        same for the cosine run), or only the parameters when not yet run.
+    """
+    from validation.engine import run_sweep, trial_key
+
+    path = Path(store_dir) / "fpp_schedule_check.jsonl"
+    params = schedule_check_params(plan)
+    if compute and params:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        run_sweep(tc.transformer_budget_trial, params, store=path, workers=workers,
+                  executor="processes" if workers > 1 else "inprocess", progress=progress,
+                  label="schedule-check")
+    ok, base = _store_ok(path), _store_ok(Path(store_dir) / _FPP_STORE)
+    out = []
+    for p in params:
+        row = {k: p[k] for k in ("d", "H", "d_h", "m", "facts", "seed", "steps")}
+        c = base.get(trial_key(dict(p, schedule="constant"), tc.transformer_budget_trial))
+        r = ok.get(trial_key(p, tc.transformer_budget_trial))
+        for name, rec in (("constant", c), ("cosine", r)):
+            if rec is not None:
+                row[name] = {"final_accuracy": rec["result"]["accuracy"][-1],
+                             "t_99": rec["result"]["t_99"]}
+        out.append(row)
+    return out
+
+
 # ----------------------------------------------------------------------------- trade-off
 
 def tradeoff_params(plan=TRADEOFF_PLAN):
@@ -621,7 +695,7 @@ def main(argv=None):
     """CLI: run (resume) the named studies into ``--store-dir``; one JSON line each."""
     ap = _Parser(prog="python -m validation.factual_recall.capacity_study",
                  description="Run the stored T = 32 transformer capacity studies.")
-    ap.add_argument("which", nargs="+", choices=["fpp", "tradeoff"])
+    ap.add_argument("which", nargs="+", choices=["fpp", "tradeoff", "schedule"])
     ap.add_argument("--store-dir", default=str(tc.STORE_DIR))
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--max-rounds", type=int, default=20)
@@ -638,6 +712,9 @@ def main(argv=None):
             r = run_fpp(a.store_dir, workers=a.workers, max_rounds=a.max_rounds)
             n = sum(len(v) for v in r["records"].values())
             print(json.dumps({"study": w, "trials": n, "pending_paths": r["pending"]}))
+        elif w == "schedule":
+            rows = run_schedule_check(a.store_dir, workers=a.workers)
+            print(json.dumps({"study": w, "trials": len(rows)}))
         else:
             recs = run_tradeoff(a.store_dir, workers=a.workers)
             print(json.dumps({"study": w, "trials": len(recs)}))

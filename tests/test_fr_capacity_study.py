@@ -276,3 +276,14 @@ def test_report_parts_9_10_contract_keys(tmp_path):
     if fp["configs"] and math.isfinite(fp["value"]):
         # bits per parameter = facts per parameter x log2 D, D = 8
         assert fp["bits_per_param"] == pytest.approx(3 * fp["value"], rel=1e-12)
+
+
+def test_schedule_check_pairs_with_the_constant_rate_trial():
+    """The cosine rerun differs from its constant-rate trial only in ``schedule`` (same
+    seed and sizes, hence same task, initialisation and batches)."""
+    for (cfg, f, s), p in zip(cs.SCHEDULE_CHECK, cs.schedule_check_params()):
+        d, H, d_h, m = cs.shape_of(*cfg[:3])
+        assert (p["d"], p["H"], p["d_h"], p["m"], p["facts"], p["seed"]) == (d, H, d_h, m, f, s)
+        assert p["schedule"] == "cosine" and p["steps"] == cfg[3]
+        assert {k for k in p if p[k] != cs._fpp_base(cfg, cs.FPP_PLAN).get(k, p[k])} == \
+            {"schedule"}

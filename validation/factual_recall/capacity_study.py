@@ -42,7 +42,7 @@ from .experiments import _split_facts
 from .transformer import OneLayerTransformer
 from . import theory_check as tc
 
-__all__ = ["FPP_PLAN", "TRADEOFF_PLAN", "shape_of", "grid_facts", "next_grid_index",
+__all__ = ["FPP_PLAN", "FPP_COSINE_PLAN", "TRADEOFF_PLAN", "shape_of", "grid_facts", "next_grid_index",
            "fit_capacity", "fpp_records", "run_fpp", "summarize_fpp", "tradeoff_params",
            "run_tradeoff", "fit_boundary", "summarize_tradeoff", "SCHEDULE_CHECK",
            "schedule_check_params",
@@ -56,6 +56,12 @@ FPP_PLAN = {"D": 8, "T": 32, "batch": 256, "lr": 0.01, "eval_every": 500, "eval_
             "configs": ((16, 1.0, 1.0, 6000), (16, 0.25, 4.0, 6000), (16, 4.0, 0.25, 6000),
                         (32, 1.0, 1.0, 8000), (32, 0.5, 0.5, 8000),
                         (64, 0.25, 0.25, 12000), (64, 1.0, 1.0, 12000))}
+
+#: The largest configuration again with the cosine schedule (5 % warm-up, decay to 1 %)
+#: instead of the constant rate (``stored/facts_per_param_cosine.jsonl``): same tasks,
+#: initialisations and batches per ``(N, seed)``; starts near the constant-rate capacity.
+FPP_COSINE_PLAN = dict(FPP_PLAN, schedule="cosine", configs=((64, 1.0, 1.0, 12000),),
+                       start=(4, 5, 3), store="facts_per_param_cosine.jsonl")
 
 #: Trade-off study (``stored/tradeoff.jsonl``): ``d``, ``d_h`` fixed, heads ``H``
 #: and MLP widths ``m`` on a grid, ``facts`` fixed (square split).
@@ -198,7 +204,8 @@ def _fpp_base(cfg, plan):
     d, a, b, steps = cfg
     d, H, d_h, m = shape_of(d, a, b)
     return {"d": d, "H": H, "d_h": d_h, "m": m, "D": plan["D"], "T": plan["T"],
-            "batch": plan["batch"], "lr": float(plan["lr"]), "schedule": "constant",
+            "batch": plan["batch"], "lr": float(plan["lr"]),
+            "schedule": plan.get("schedule", "constant"),
             "steps": int(steps), "eval_every": plan["eval_every"],
             "eval_repeats": plan["eval_repeats"]}
 
@@ -266,7 +273,7 @@ def fpp_records(store_dir=tc.STORE_DIR, plan=FPP_PLAN):
     pending : int
         Paths whose next trial is not stored yet.
     """
-    ok = _store_ok(Path(store_dir) / _FPP_STORE)
+    ok = _store_ok(Path(store_dir) / plan.get("store", _FPP_STORE))
     paths = _paths(plan, ok)
     recs = {}
     for cfg in plan["configs"]:
@@ -299,7 +306,7 @@ def run_fpp(store_dir=tc.STORE_DIR, plan=FPP_PLAN, *, workers=1, max_rounds=20,
     """
     from validation.engine import run_sweep
 
-    path = Path(store_dir) / _FPP_STORE
+    path = Path(store_dir) / plan.get("store", _FPP_STORE)
     path.parent.mkdir(parents=True, exist_ok=True)
     for _ in range(max_rounds):
         todo = [n for *_, n in _paths(plan, _store_ok(path)) if n is not None]
@@ -695,7 +702,7 @@ def main(argv=None):
     """CLI: run (resume) the named studies into ``--store-dir``; one JSON line each."""
     ap = _Parser(prog="python -m validation.factual_recall.capacity_study",
                  description="Run the stored T = 32 transformer capacity studies.")
-    ap.add_argument("which", nargs="+", choices=["fpp", "tradeoff", "schedule"])
+    ap.add_argument("which", nargs="+", choices=["fpp", "tradeoff", "schedule", "fpp-cosine"])
     ap.add_argument("--store-dir", default=str(tc.STORE_DIR))
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--max-rounds", type=int, default=20)
@@ -708,8 +715,9 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     for w in a.which:
-        if w == "fpp":
-            r = run_fpp(a.store_dir, workers=a.workers, max_rounds=a.max_rounds)
+        if w in ("fpp", "fpp-cosine"):
+            r = run_fpp(a.store_dir, FPP_PLAN if w == "fpp" else FPP_COSINE_PLAN,
+                        workers=a.workers, max_rounds=a.max_rounds)
             n = sum(len(v) for v in r["records"].values())
             print(json.dumps({"study": w, "trials": n, "pending_paths": r["pending"]}))
         elif w == "schedule":

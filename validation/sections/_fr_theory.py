@@ -559,6 +559,25 @@ def _capacity_studies(ctx, md, data, figs):
                           if 2 * k < len(done) else
                           "the constant-rate capacities above are lower bounds for this "
                           "optimiser setting, not the architecture's limit.") + "\n")
+        crec, cpend = cs.fpp_records(plan=cs.FPP_COSINE_PLAN)
+        if crec:
+            cf = cs.summarize_fpp(crec, cs.FPP_COSINE_PLAN)["configs"][0]
+            const = next((r for r in fp["configs"] if (r["d"], r["attn_ratio"], r["mlp_ratio"])
+                          == (cf["d"], cf["attn_ratio"], cf["mlp_ratio"])), None)
+            data["facts_per_param"]["cosine_largest"] = {
+                k: cf[k] for k in ("d", "H", "d_h", "m", "params", "steps", "facts", "ci",
+                                   "facts_per_param", "facts_per_param_ci", "trials")}
+            data["facts_per_param"]["cosine_largest"]["pending_paths"] = cpend
+            md.append(f"\nThe largest configuration (`d = {cf['d']}`, {cf['params']} params) "
+                      "searched again with the cosine schedule (`FPP_COSINE_PLAN`, "
+                      "`stored/facts_per_param_cosine.jsonl`, same tasks and batches per "
+                      f"`(N, seed)`, {cf['trials']} trials"
+                      + (f", {cpend} paths unfinished" if cpend else "") +
+                      f"): capacity {cf['facts']:.0f} {_fmt_ci(*cf['ci'], f='{:.0f}')}, "
+                      f"{cf['facts_per_param']:.4f} facts per parameter"
+                      + (f", against {const['facts']:.0f} "
+                         f"{_fmt_ci(*const['ci'], f='{:.0f}')} with the constant rate."
+                         if const else ".") + "\n")
         fig, ax = plt.subplots(1, 2, figsize=(10, 4))
         cols = {16: "C0", 32: "C1", 64: "C2"}
         for r in fp["configs"]:
@@ -570,6 +589,12 @@ def _capacity_studies(ctx, md, data, figs):
                            fmt="o", color=cols.get(r["d"], "k"), capsize=3)
             ax[0].annotate(f"{r['attn_ratio']:g}/{r['mlp_ratio']:g}", (r["params"], r["facts"]),
                            textcoords="offset points", xytext=(5, -10), fontsize=7)
+        cl = data["facts_per_param"].get("cosine_largest")
+        if cl and math.isfinite(cl["facts"]) and math.isfinite(cl["ci"][1]):
+            ax[0].errorbar(cl["params"] * 1.08, cl["facts"],
+                           yerr=[[cl["facts"] - cl["ci"][0]], [cl["ci"][1] - cl["facts"]]],
+                           fmt="s", mfc="none", color="C3", capsize=3,
+                           label="same, cosine schedule")
         for d_, c in cols.items():
             ax[0].plot([], [], "o", color=c, label=f"d = {d_}")
         xs = np.geomspace(5e2, 5e4, 20)

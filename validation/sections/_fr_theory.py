@@ -588,7 +588,8 @@ def _capacity_studies(ctx, md, data, figs):
             ax[0].errorbar(r["params"], r["facts"], yerr=[[r["facts"] - lo], [hi_ - r["facts"]]],
                            fmt="o", color=cols.get(r["d"], "k"), capsize=3)
             ax[0].annotate(f"{r['attn_ratio']:g}/{r['mlp_ratio']:g}", (r["params"], r["facts"]),
-                           textcoords="offset points", xytext=(5, -10), fontsize=7)
+                           textcoords="offset points",
+                           xytext=(5, 5) if r["d"] == 64 else (5, -11), fontsize=7)
         cl = data["facts_per_param"].get("cosine_largest")
         if cl and math.isfinite(cl["facts"]) and math.isfinite(cl["ci"][1]):
             ax[0].errorbar(cl["params"] * 1.08, cl["facts"],
@@ -621,7 +622,7 @@ def _capacity_studies(ctx, md, data, figs):
         ax[1].minorticks_off()
         ax[1].set(xlabel="step budget (batch 256)",
                   ylabel="capacity / parameters", title="budget study (same runs)")
-        ax[1].legend(fontsize=6, ncol=2)
+        ax[1].legend(fontsize=6, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.28))
         fig.tight_layout()
         figs.append(ctx.savefig(fig, "fr_facts_per_param_t32.png"))
         md.append(f"\n![facts per parameter at T = 32]({figs[-1]})\n")

@@ -2,8 +2,6 @@
 adaptive search, capacity fit, slope, trade-off boundary fit, stored-run plumbing."""
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -230,12 +228,14 @@ def test_tiny_study_end_to_end(tmp_path):
     assert (tmp_path / "facts_per_param.jsonl").read_text().count("\n") == lines
 
 
-def test_cli_refuses_bad_workers_in_one_line(tmp_path):
-    p = subprocess.run([sys.executable, "-m", "validation.factual_recall.capacity_study", "fpp",
-                        "--workers", "0", "--store-dir", str(tmp_path)],
-                       capture_output=True, text=True)
-    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1
-    assert "--workers" in p.stderr and list(tmp_path.iterdir()) == []
+def test_cli_refuses_bad_input_in_one_line(tmp_path, capsys):
+    assert cs.main(["fpp", "--workers", "0", "--store-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--workers" in err
+    with pytest.raises(SystemExit) as exc:
+        cs.main(["quadratic", "--store-dir", str(tmp_path)])
+    assert exc.value.code == 2 and capsys.readouterr().err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []          # nothing written on a refused call
 
 
 def test_stored_fpp_store_is_engine_jsonl():
@@ -254,6 +254,7 @@ def test_examples_of_the_module():
     assert res.failed == 0 and res.attempted > 0
 
 
+@pytest.mark.slow
 def test_report_parts_9_10_contract_keys(tmp_path):
     """The report's facts-per-parameter and trade-off keys (report.json contract) from the
     stored sweeps; the fixed-budget part-2 figure is kept under ``fixed_budget_part2``."""

@@ -288,3 +288,17 @@ def test_schedule_check_pairs_with_the_constant_rate_trial():
         assert p["schedule"] == "cosine" and p["steps"] == cfg[3]
         assert {k for k in p if p[k] != cs._fpp_base(cfg, cs.FPP_PLAN).get(k, p[k])} == \
             {"schedule"}
+
+
+def test_log_ratio_fit_closed_form():
+    x = np.array([1e3, 4e3, 2e4])
+    y = 0.08 * x * np.array([1.1, 0.9, 1.0])
+    sig = np.array([0.1, 0.2, 0.1])
+    f = cs._log_ratio_fit(x, y, sig)
+    w = 1 / sig ** 2
+    mu = np.sum(w * np.log(y / x)) / np.sum(w)
+    assert f["slope"] == pytest.approx(math.exp(mu), rel=1e-12)   # weighted geometric mean
+    assert f["ci"][0] < f["slope"] < f["ci"][1]
+    # exact proportional data: slope exact, zero scatter
+    g = cs._log_ratio_fit(x, 0.05 * x, sig)
+    assert g["slope"] == pytest.approx(0.05, rel=1e-12) and g["chi2_red"] == pytest.approx(0, abs=1e-20)

@@ -334,6 +334,22 @@ def _through_origin(x, y, sig, level=0.95):
             "chi2_red": red, "n": n}
 
 
+def _log_ratio_fit(x, y, sig_ln, level=0.95):
+    """``y = c x`` fitted in logs: weighted mean of ``ln(y / x)`` (weights ``1 / sig_ln^2``),
+    CI widened by the reduced chi-square (relative errors, no bias toward small ``y``)."""
+    r = np.log(np.asarray(y, float) / np.asarray(x, float))
+    w = 1.0 / np.asarray(sig_ln, float) ** 2
+    mu = float(np.sum(w * r) / np.sum(w))
+    n = len(r)
+    se = math.sqrt(1.0 / np.sum(w))
+    red = float(np.sum(w * (r - mu) ** 2)) / (n - 1) if n > 1 else math.nan
+    se_eff = se * math.sqrt(max(1.0, red)) if n > 1 else se
+    q = stats.t.ppf(0.5 + level / 2, n - 1) if n > 2 else stats.norm.ppf(0.5 + level / 2)
+    return {"slope": math.exp(mu), "stderr_ln": se_eff,
+            "ci": [math.exp(mu - q * se_eff), math.exp(mu + q * se_eff)], "chi2_red": red,
+            "n": n}
+
+
 def summarize_fpp(records, plan=FPP_PLAN, level=0.95):
     """Per-configuration capacities, the budget study and the facts-vs-parameters slope.
 
@@ -352,10 +368,12 @@ def summarize_fpp(records, plan=FPP_PLAN, level=0.95):
         ``facts_per_param`` and ``bits_per_param`` (``facts log2(D) / params``)
         with CIs, ``budgets`` (the fit at ``steps / 8, / 4, / 2`` rounded down to the evaluation grid, and ``steps``) and
         ``converged`` (smallest budget from which every larger budget's
-        capacity lies in its CI; None if none); ``slope``: weighted
-        least-squares facts = ``c`` params through the origin over the
-        configurations with a finite CI (weights from the CI in ``ln N``, CI
-        widened by the reduced chi-square); ``exponent``: OLS slope of
+        capacity lies in its CI; None if none); ``slope``: facts = ``c`` params
+        fitted in logs over the configurations with a finite CI (weighted mean of
+        ``ln(facts / params)``, weights from the CI in ``ln N``, CI widened by the
+        reduced chi-square; ``slope["linear"]`` is the weighted least-squares
+        fit through the origin in linear scale, which with relative errors
+        favours the configurations with fewer facts); ``exponent``: OLS slope of
         ``ln facts`` against ``ln params`` with its CI; ``value`` / ``ci`` (the
         slope), ``bits_per_param`` (slope times ``log2 D``), ``best`` (largest
         per-configuration facts / parameter).
@@ -398,9 +416,10 @@ def summarize_fpp(records, plan=FPP_PLAN, level=0.95):
     if len(good) >= 2:
         x = [r["params"] for r in good]
         y = [r["facts"] for r in good]
-        sig = [r["facts"] * (math.log(r["ci"][1]) - math.log(r["ci"][0]))
-               / (2 * stats.norm.ppf(0.5 + level / 2)) for r in good]
-        sl = _through_origin(x, y, sig, level)
+        sig_ln = [(math.log(r["ci"][1]) - math.log(r["ci"][0]))
+                  / (2 * stats.norm.ppf(0.5 + level / 2)) for r in good]
+        sl = _log_ratio_fit(x, y, sig_ln, level)
+        sl["linear"] = _through_origin(x, y, [v * s_ for v, s_ in zip(y, sig_ln)], level)
         out.update(slope=sl, value=sl["slope"], ci=sl["ci"],
                    bits_per_param=sl["slope"] * math.log2(D),
                    bits_per_param_ci=[c * math.log2(D) for c in sl["ci"]])

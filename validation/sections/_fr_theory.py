@@ -607,7 +607,7 @@ def _capacity_studies(ctx, md, data, figs):
             ax[0].errorbar(cl["params"] * 1.08, cl["facts"],
                            yerr=[[cl["facts"] - cl["ci"][0]], [cl["ci"][1] - cl["facts"]]],
                            fmt="s", mfc="none", color="C3", capsize=3,
-                           label="same, cosine schedule")
+                           label=f"d = {cl['d']} 1/1, cosine schedule")
         for d_, c in cols.items():
             ax[0].plot([], [], "o", color=c, label=f"d = {d_}")
         xs = np.geomspace(5e2, 5e4, 20)

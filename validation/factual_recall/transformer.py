@@ -180,14 +180,14 @@ class OneLayerTransformer:
         if B < 1 or T < 1:
             raise ValueError(f"tokens must have shape (B, T) with B, T >= 1, got {tokens.shape}")
         H, d_h, d = self.H, self.d_h, self.d
-        X = self.E[tokens]                                   # (B, T, d)
+        X = np.take(self.E, tokens, axis=0)                  # (B, T, d)
         xT = X[:, -1]                                        # (B, d)
         q = _mm(xT[None], Q)                           # (H, B, d_h)
         qk = _mm(q, K.transpose(0, 2, 1))              # (H, B, d): K_h Q_h^T x_T
-        s = _mm(X, qk.transpose(1, 2, 0))              # (B, T, H)
-        # softmax over T on a C-contiguous (B, H, T) copy, in place: reductions
-        # along a strided axis cost ~3x more than the transpose copy itself
-        A = np.ascontiguousarray(s.transpose(0, 2, 1))       # (B, H, T)
+        # scores directly as a C-contiguous (B, H, T) array (per sample a strided
+        # (H, d) block times X_b^T, both BLAS-ready without a copy), so the softmax
+        # over T runs in place along the contiguous last axis
+        A = _mm(qk.transpose(1, 0, 2), X.transpose(0, 2, 1))  # (B, H, T)
         A *= 1.0 / math.sqrt(d_h)
         A -= A.max(axis=2, keepdims=True)
         np.exp(A, out=A)

@@ -345,6 +345,7 @@ def build_theory_checks(ctx, md, data, figs):
                          f"{r['facts_per_param']:.4f}", f"{r['successes']} / {r['trials']}")
                         for r in tb["rows"]]))
     md.append("\n" + _budget_reading(tb) + "\n")
+    _capacity_studies(ctx, md, data, figs)
 
 
 def _inside(g):
@@ -474,9 +475,9 @@ def _budget_reading(tb):
     return (f"Largest capacity on this grid: {best['facts']:.1f} facts "
             f"({best['facts_per_param']:.4f} facts per parameter; {best['schedule']}, lr "
             f"{best['lr']:g}, {best['budget']} steps). Budget from which the constant-rate "
-            f"capacity stops moving within its CI: {conv}. Only one small shape was "
-            "studied (the facts-per-parameter figure of part 2 at converged budgets, over "
-            "`d` = 16-64 and the paper's ratios, is not done here).")
+            f"capacity stops moving within its CI: {conv}. Only one small shape at `T = 8` "
+            "here; part 9 repeats the budget check at `T = 32` for every configuration of "
+            "the facts-per-parameter study (`d` = 16-64, the paper's ratios).")
 
 
 def _escape_reading(es):
@@ -485,3 +486,318 @@ def _escape_reading(es):
     return (f"Pooled over the learning rates, `ln(1 + lr lambda) t` grows with `ln(1/init)` "
             f"at slope {a['slope']:.3f} {_fmt_ci(*a['ci'])} (relation) and {b['slope']:.3f} "
             f"{_fmt_ci(*b['ci'])} (subject) against the predicted 1.")
+
+
+# ---------------------------------------------------------------------------- 9-10. T = 32 studies
+
+def _capacity_studies(ctx, md, data, figs):
+    """Parts 9 (facts per parameter at T = 32, converged budgets) and 10 (trade-off map).
+
+    Both modes read the stored sweeps of ``validation/factual_recall/stored/`` (about an
+    hour of CPU, too long for a report run); regenerate or extend them with
+    ``python -m validation.factual_recall.capacity_study fpp tradeoff``."""
+    import matplotlib.pyplot as plt
+    from validation.factual_recall import capacity_study as cs
+
+    how = ("Both report modes read the stored sweeps `validation/factual_recall/stored/"
+           "facts_per_param.jsonl` and `tradeoff.jsonl` back (no training in this run; "
+           "fits and figures recomputed); they hold about an hour of CPU, so neither mode "
+           "recomputes them. Regenerate / extend (resumable): `python -m "
+           "validation.factual_recall.capacity_study fpp tradeoff --workers 2`.")
+    # ------------------------------------------------------------ 9. facts per parameter
+    ctx.progress("factual_recall: facts per parameter at T = 32 (stored)")
+    recs, pending = cs.fpp_records()
+    fp = cs.summarize_fpp(recs)
+    old = data.get("facts_per_param")
+    plan = cs.FPP_PLAN
+    data["facts_per_param"] = {
+        "value": fp["value"], "ci": fp["ci"], "bits_per_param": fp["bits_per_param"],
+        "bits_per_param_ci": fp.get("bits_per_param_ci", [math.nan, math.nan]),
+        "configs": [{k: r[k] for k in ("d", "H", "d_h", "m", "attn_ratio", "mlp_ratio",
+                                       "params", "steps", "facts", "ci", "facts_per_param",
+                                       "facts_per_param_ci", "bits_per_param",
+                                       "bits_per_param_ci", "budgets", "converged", "trials",
+                                       "seeds", "cpu_seconds")} for r in fp["configs"]],
+        "slope": fp["slope"], "exponent": fp["exponent"], "best": fp["best"],
+        "paper": 0.15, "paper_over_measured": 0.15 / fp["value"] if fp["value"] > 0 else None,
+        "settings": {"D": plan["D"], "T": plan["T"], "batch": plan["batch"],
+                     "lr": plan["lr"], "schedule": "constant", "seeds": plan["seeds"],
+                     "criterion": ">= 99% of facts recalled on fresh sequences",
+                     "grid_ratio": plan["ratio"]},
+        "pending_paths": pending, "source": "stored",
+        "fixed_budget_part2": old}
+    md.append("\n### 9. Facts per parameter at `T = 32` (budget-checked, stored)\n")
+    if not fp["configs"]:
+        md.append("Not rendered: no stored trials in `facts_per_param.jsonl`. " + how + "\n")
+    else:
+        md.append(f"`T = {plan['T']}`, `D = {plan['D']}`, `H = 8` heads (fewer, of size 1, "
+                  f"when `H d_h < 8`), batch {plan['batch']} fresh sequences, constant-rate "
+                  f"Adam lr {plan['lr']:g}, every fact evaluated on 2 fresh sequences every "
+                  f"{plan['eval_every']} steps, success = >= 99% recalled within the budget. "
+                  f"Per configuration and seed an adaptive search over `N` on a grid of ratio "
+                  f"2^(1/4) (bracket, then refine); capacity = 50% point of one logistic fit of "
+                  f"success against `ln N` over every seed and `N` (95% profile-likelihood CI). "
+                  + how + "\n")
+        md.append(md_table(
+            ["d", "H", "d_h", "m", "H d_h/d", "m/d", "params", "steps", "facts [95% CI]",
+             "facts/param [CI]", "bits/param", "budget where converged", "trials"],
+            [(r["d"], r["H"], r["d_h"], r["m"], f"{r['attn_ratio']:g}", f"{r['mlp_ratio']:g}",
+              r["params"], r["steps"], f"{r['facts']:.0f} {_fmt_ci(*r['ci'], f='{:.0f}')}",
+              f"{r['facts_per_param']:.4f} {_fmt_ci(*r['facts_per_param_ci'], f='{:.4f}')}",
+              f"{r['bits_per_param']:.3f}",
+              "not converged" if r["converged"] is None else r["converged"], r["trials"])
+             for r in fp["configs"]]))
+        md.append("\n" + _fpp_reading(fp, pending) + "\n")
+        sc = cs.run_schedule_check(compute=False)
+        data["facts_per_param"]["schedule_check"] = sc
+        done = [r for r in sc if "cosine" in r and "constant" in r]
+        if done:
+            md.append("\nPaired schedule check (`stored/fpp_schedule_check.jsonl`; `python -m "
+                      "validation.factual_recall.capacity_study schedule`): for each "
+                      "configuration, a constant-rate trial that failed just above the capacity "
+                      "rerun with the same task, initialisation and batches but a cosine "
+                      "schedule (5% warm-up, decay to 1% of 0.01) over the same budget.\n")
+            md.append(md_table(
+                ["d", "H", "d_h", "m", "facts", "seed", "steps", "constant lr: final acc",
+                 "cosine: final acc", "cosine: step reaching 99%"],
+                [(r["d"], r["H"], r["d_h"], r["m"], r["facts"], r["seed"], r["steps"],
+                  f"{r['constant']['final_accuracy']:.3f}",
+                  f"{r['cosine']['final_accuracy']:.3f}",
+                  "never" if r["cosine"]["t_99"] is None else r["cosine"]["t_99"])
+                 for r in done]))
+            k = sum(r["cosine"]["t_99"] is not None for r in done)
+            md.append(f"\nThe decaying schedule stores {k} of these {len(done)} fact sets that "
+                      "the constant rate did not: " + (
+                          "no sign that the constant rate is what limits the capacities."
+                          if k == 0 else
+                          "the schedule moves some capacities near their edge, most not; "
+                          "the capacities above are for this optimiser setting."
+                          if 2 * k < len(done) else
+                          "the constant-rate capacities above are lower bounds for this "
+                          "optimiser setting, not the architecture's limit.") + "\n")
+        crec, cpend = cs.fpp_records(plan=cs.FPP_COSINE_PLAN)
+        if crec:
+            cf = cs.summarize_fpp(crec, cs.FPP_COSINE_PLAN)["configs"][0]
+            const = next((r for r in fp["configs"] if (r["d"], r["attn_ratio"], r["mlp_ratio"])
+                          == (cf["d"], cf["attn_ratio"], cf["mlp_ratio"])), None)
+            data["facts_per_param"]["cosine_largest"] = {
+                k: cf[k] for k in ("d", "H", "d_h", "m", "params", "steps", "facts", "ci",
+                                   "facts_per_param", "facts_per_param_ci", "trials")}
+            data["facts_per_param"]["cosine_largest"]["pending_paths"] = cpend
+            # the slope again with the largest configuration's cosine capacity (the other
+            # configurations keep their constant-rate capacities: the paired schedule check
+            # found the cosine schedule no better for most of them)
+            fpb = cs.summarize_fpp({**recs, **crec})
+            data["facts_per_param"]["with_cosine_largest"] = {
+                "value": fpb["value"], "ci": fpb["ci"], "bits_per_param": fpb["bits_per_param"],
+                "exponent": fpb["exponent"], "slope": fpb["slope"]}
+            md.append(f"\nThe largest configuration (`d = {cf['d']}`, {cf['params']} params) "
+                      "searched again with the cosine schedule (`FPP_COSINE_PLAN`, "
+                      "`stored/facts_per_param_cosine.jsonl`, same tasks and batches per "
+                      f"`(N, seed)`, {cf['trials']} trials"
+                      + (f", {cpend} paths unfinished" if cpend else "") +
+                      f"): capacity {cf['facts']:.0f} {_fmt_ci(*cf['ci'], f='{:.0f}')}, "
+                      f"{cf['facts_per_param']:.4f} facts per parameter"
+                      + (f", against {const['facts']:.0f} "
+                         f"{_fmt_ci(*const['ci'], f='{:.0f}')} with the constant rate."
+                         if const else ".")
+                      + (f" With that capacity in place of the constant-rate one, the slope "
+                         f"becomes {fpb['value']:.4f} {_fmt_ci(*fpb['ci'], f='{:.4f}')} facts "
+                         f"per parameter ({fpb['bits_per_param']:.3f} bits), "
+                         f"{0.15 / fpb['value']:.1f}x below the paper's 0.15."
+                         if math.isfinite(fpb["value"]) else "") + "\n")
+        fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+        cols = {16: "C0", 32: "C1", 64: "C2"}
+        for r in fp["configs"]:
+            if not math.isfinite(r["facts"]):
+                continue
+            lo, hi = r["ci"]
+            hi_ = hi if math.isfinite(hi) else r["facts"] * 3
+            ax[0].errorbar(r["params"], r["facts"], yerr=[[r["facts"] - lo], [hi_ - r["facts"]]],
+                           fmt="o", color=cols.get(r["d"], "k"), capsize=3)
+            ax[0].annotate(f"{r['attn_ratio']:g}/{r['mlp_ratio']:g}", (r["params"], r["facts"]),
+                           textcoords="offset points",
+                           xytext=(5, 5) if r["d"] == 64 else (5, -11), fontsize=7)
+        cl = data["facts_per_param"].get("cosine_largest")
+        if cl and math.isfinite(cl["facts"]) and math.isfinite(cl["ci"][1]):
+            ax[0].errorbar(cl["params"] * 1.08, cl["facts"],
+                           yerr=[[cl["facts"] - cl["ci"][0]], [cl["ci"][1] - cl["facts"]]],
+                           fmt="s", mfc="none", color="C3", capsize=3,
+                           label=f"d = {cl['d']} 1/1, cosine schedule")
+        for d_, c in cols.items():
+            ax[0].plot([], [], "o", color=c, label=f"d = {d_}")
+        xs = np.geomspace(5e2, 5e4, 20)
+        if math.isfinite(fp["value"]):
+            ax[0].plot(xs, fp["value"] * xs, "-", color="k",
+                       label=f"fit {fp['value']:.3f} facts/param")
+        ax[0].plot(xs, 0.15 * xs, ":", color="gray", label="paper guide 0.15 facts/param")
+        ax[0].set(xscale="log", yscale="log", xlabel="parameters 4 H d_h d + 2 m d",
+                  ylabel="facts stored at 99% (capacity)",
+                  title="T = 32 (labels: H d_h/d / m/d)")
+        ax[0].legend(fontsize=7)
+        marks = "osD^v<>"
+        ticks = set()
+        for i, r in enumerate(fp["configs"]):
+            b = [x for x in r["budgets"] if math.isfinite(x["facts"])]
+            ticks |= {x["budget"] for x in r["budgets"]}
+            if b:
+                ax[1].plot([x["budget"] for x in b], [x["facts"] / r["params"] for x in b],
+                           "-", marker=marks[i % len(marks)], color=cols.get(r["d"], "k"),
+                           alpha=0.8, label=f"d={r['d']} {r['attn_ratio']:g}/{r['mlp_ratio']:g}")
+        ax[1].set_xscale("log")
+        ax[1].set_xticks(sorted(ticks), [f"{t:g}" for t in sorted(ticks)], fontsize=7,
+                         rotation=45)
+        ax[1].minorticks_off()
+        ax[1].set(xlabel="step budget (batch 256)",
+                  ylabel="capacity / parameters", title="budget study (same runs)")
+        ax[1].legend(fontsize=6, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.28))
+        fig.tight_layout()
+        figs.append(ctx.savefig(fig, "fr_facts_per_param_t32.png"))
+        md.append(f"\n![facts per parameter at T = 32]({figs[-1]})\n")
+
+    # ------------------------------------------------------------ 10. trade-off
+    ctx.progress("factual_recall: attention / MLP trade-off (stored)")
+    trecs = cs.run_tradeoff(compute=False)
+    ts = cs.summarize_tradeoff(trecs)
+    tp = cs.TRADEOFF_PLAN
+    g = ts["grid"]
+    data.setdefault("tradeoff", {})
+    data["tradeoff"]["grid"] = g
+    data["tradeoff"]["boundary_fit"] = ts["boundary_fit"]
+    data["tradeoff"]["boundary_fit_all"] = ts["boundary_fit_all"]
+    data["tradeoff"]["mlp_only_choice"] = dict(
+        ts["routing"], d_h=tp["d_h"],
+        why="smallest attention row in which the widest MLP stores the facts in at least half "
+            "of the seeds: below it not enough of the subject and relation reaches EOS for "
+            "any MLP (H d_h = 0 would leave the MLP only the EOS token); the boundary law is "
+            "fitted from this row up (boundary_fit), and on every row for comparison "
+            "(boundary_fit_all)")
+    md.append("\n### 10. Trade-off map at a fixed number of facts (stored)\n")
+    if not trecs:
+        md.append("Not rendered: no stored trials in `tradeoff.jsonl`. " + how + "\n")
+        return
+    md.append(f"`d = {g['d']}`, `d_h = {g['d_h']}`, {g['facts']} facts (`S = R`), `D = {tp['D']}`, "
+              f"`T = {tp['T']}`, {tp['steps']} constant-rate Adam steps (lr {tp['lr']:g}, "
+              f"batch {tp['batch']}), {tp['seeds']} seeds per cell (a new task and model each); "
+              "success = >= 99% recalled. Rows: heads `H` (attention params `4 H d_h d`); "
+              "columns: MLP width `m` (MLP params `2 m d`). Cells: mean final accuracy "
+              "(successes / seeds). 'MLP only' is the routing row: the smallest attention in "
+              "which the widest MLP stores the facts in at least half of the seeds; below it "
+              "not enough of the subject and relation reaches the EOS position for any MLP "
+              "(with `H d_h = 0` the MLP would see only the EOS token), the paper's "
+              "'vertical cut'.\n")
+    md.append(md_table(
+        ["H (att params) \\ m (MLP params)"] + [f"{m} ({p})" for m, p in
+                                                zip(g["m"], g["mlp_params"])],
+        [[f"{H} ({p})"] + [("-" if not math.isfinite(a) else
+                            f"{a:.3f} ({int(round(s * n))}/{n})")
+                           for a, s, n in zip(ra, rs, rn)]
+         for H, p, ra, rs, rn in zip(g["H"], g["attention_params"], g["accuracy"],
+                                     g["success"], g["trials"])]))
+    bf = ts["boundary_fit"]
+    md.append("\n" + _tradeoff_reading(ts) + "\n")
+    fig, ax = plt.subplots(figsize=(6.5, 5.2))
+    acc = np.array(g["accuracy"], float)
+    im = ax.imshow(acc, origin="lower", vmin=0, vmax=1, cmap="viridis", aspect="auto")
+    ax.set_xticks(range(len(g["m"])), [str(p) for p in g["mlp_params"]])
+    ax.set_yticks(range(len(g["H"])), [str(p) for p in g["attention_params"]])
+    suc = np.array(g["success"], float)
+    for i in range(acc.shape[0]):
+        for j in range(acc.shape[1]):
+            if math.isfinite(suc[i, j]):
+                ax.text(j, i, f"{suc[i, j]:.1f}", ha="center", va="center", fontsize=7,
+                        color="w" if acc[i, j] < 0.6 else "k")
+    if bf is not None:
+        # boundary curves in cell coordinates: MLP params on a log grid between the columns
+        mp = np.array(g["mlp_params"], float)
+        ap = np.array(g["attention_params"], float)
+        xcol = np.arange(1, len(mp))          # columns with m > 0 (log-spaced)
+        lx, la = np.log(mp[1:]), np.log(ap)
+        for key, style in (("1", "-"), ("inf", "--")):
+            f = bf["fits"].get(key)
+            if f is None:
+                continue
+            n = g["facts"]
+            if key == "1":
+                Ms = np.geomspace(mp[1] / 1.5, mp[-1] * 1.5, 200)
+                A = (n - f["c_m"] * Ms) / f["c_a"]
+            else:            # corner: A = n / c_a for M < n / c_m, then M = n / c_m
+                Ms_ = n / f["c_m"]
+                Ms = np.concatenate([np.geomspace(mp[1] / 1.5, Ms_, 100), np.full(100, Ms_)])
+                A = np.concatenate([np.full(100, n / f["c_a"]),
+                                    np.geomspace(n / f["c_a"], ap[0] / 1.5, 100)])
+            ok = np.isfinite(A) & (A > 0)
+            xs = np.interp(np.log(Ms[ok]), lx, xcol, left=np.nan, right=np.nan)
+            ys = np.interp(np.log(A[ok]), la, np.arange(len(ap)), left=np.nan, right=np.nan)
+            if ts["routing"]["H"] is not None:   # drawn where it was fitted
+                ys[ys < g["H"].index(ts["routing"]["H"]) - 0.5] = np.nan
+            lab = ("additive fit" if key == "1" else "max fit") + \
+                f" (log-lik {f['loglik']:.1f})"
+            ax.plot(xs, ys, style, color="r" if key == "1" else "orange", label=lab)
+        if ts["routing"]["H"] is not None:
+            ax.axhline(g["H"].index(ts["routing"]["H"]) - 0.5, color="r", lw=1.2, ls=":",
+                       label="below: routing-starved rows (not fitted)")
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
+    ax.set(xlabel="MLP parameters 2 m d", ylabel="attention parameters 4 H d_h d",
+           title=f"mean accuracy, {g['facts']} facts (numbers: success fraction)")
+    fig.colorbar(im, ax=ax, label="accuracy")
+    fig.tight_layout()
+    figs.append(ctx.savefig(fig, "fr_tradeoff_t32.png"))
+    md.append(f"\n![trade-off map at T = 32]({figs[-1]})\n")
+
+
+def _fpp_reading(fp, pending):
+    if fp["slope"] is None:
+        return ("Fewer than two configurations have a finite capacity CI; no slope fitted."
+                + (f" {pending} search paths are unfinished (extend the store)." if pending
+                   else ""))
+    sl, ex = fp["slope"], fp["exponent"]
+    ratio = 0.15 / fp["value"] if fp["value"] > 0 else math.inf
+    lin = sl.get("linear")
+    txt = (f"Slope facts = c x params (fitted in logs: weighted mean of ln(facts / params)): "
+           f"**c = {fp['value']:.4f} {_fmt_ci(*fp['ci'], f='{:.4f}')}** facts per parameter, "
+           f"i.e. {fp['bits_per_param']:.3f} bits per parameter (`log2 D = 3` bits per fact); "
+           f"reduced chi-square {sl['chi2_red']:.2f} over {sl['n']} configurations"
+           + (f" (weighted least squares through the origin in linear scale: "
+              f"{lin['slope']:.4f} {_fmt_ci(*lin['ci'], f='{:.4f}')})" if lin else "") + ". ")
+    if ex is not None:
+        txt += (f"Log-log slope of facts against parameters {ex['slope']:.2f} "
+                f"{_fmt_ci(*ex['ci'], f='{:.2f}')} (1 = constant facts per parameter). ")
+    txt += (f"Largest per-configuration value {fp['best']:.4f}. The paper's guide line "
+            f"(0.15 facts/param) is {ratio:.1f}x above the fitted slope.")
+    if pending:
+        txt += f" {pending} search paths are unfinished (extend the store)."
+    return txt
+
+
+def _tradeoff_reading(ts):
+    r = ts["routing"]
+    head = ("No attention row lets the widest MLP store the facts: no routing row. "
+            if r["H"] is None else
+            f"Routing row ('MLP only'): `H = {r['H']}` ({r['attention_params']} attention "
+            "params); the boundary law is fitted from there up. ")
+    txt = head + _boundary_text(ts["boundary_fit"])
+    if ts["boundary_fit_all"] is not None:
+        b = ts["boundary_fit_all"]
+        txt += (f" On every row (routing-starved rows included): additive minus max "
+                f"log-likelihood {b['additive_vs_max']:+.2f}, best `p` {b['best_p']:g}.")
+    return txt
+
+
+def _boundary_text(bf):
+    if bf is None:
+        return "Every trial succeeded or every trial failed there: no boundary to fit."
+    f1, fi = bf["fits"].get("1"), bf["fits"].get("inf")
+    dl = bf["additive_vs_max"]
+    verdict = ("the additive law is preferred" if dl > 1.92 else
+               "the max law is preferred" if dl < -1.92 else
+               "the data do not separate the two laws")
+    return (f"Boundary fits `((c_a A)^p + (c_m M)^p)^(1/p) = N` by maximum likelihood "
+            f"({bf['n_trials']} trials, `m = 0` included): additive "
+            f"(`p = 1`) `c_a = {f1['c_a']:.4f}`, `c_m = {f1['c_m']:.4f}` facts per parameter, "
+            f"log-likelihood {f1['loglik']:.2f}; max (`p = inf`) `c_a = {fi['c_a']:.4f}`, "
+            f"`c_m = {fi['c_m']:.4f}`, log-likelihood {fi['loglik']:.2f}. Difference "
+            f"{dl:+.2f} (same number of free parameters; |difference| > 1.92 is a 95% "
+            f"profile-likelihood statement): {verdict}. Best `p` on the profile grid: "
+            f"{bf['best_p']:g}; `p` values within the 95% profile interval: "
+            f"{', '.join(f'{p:g}' for p in bf['p_ci'])}.")

@@ -130,7 +130,10 @@ def build(ctx):
               f"{fpp['info']['ratio_std']:.4f}). The paper reports about 0.15 at `D = 8`; "
               f"{cmp_txt}. Our models are much smaller (d <= 32 against the paper's "
               f"hundreds) and trained for a fixed, short budget, so these are lower bounds on "
-              f"what the architecture can store at this budget.\n")
+              f"what the architecture can store at this budget; part 9 measures it at "
+              f"`T = 32` with budget-checked training (report key "
+              f"`facts_per_param`; this part's fit moves to "
+              f"`facts_per_param.fixed_budget_part2`).\n")
     fig, ax = plt.subplots(figsize=(4.5, 3.5))
     x = np.array([r["params"] for r in tr["rows"]])
     ax.scatter(x, [r["facts"] for r in tr["rows"]], c=[r["d"] for r in tr["rows"]])

@@ -1,0 +1,304 @@
+"""T = 32 transformer capacity studies (validation/factual_recall/capacity_study.py):
+adaptive search, capacity fit, slope, trade-off boundary fit, stored-run plumbing."""
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from validation.factual_recall import capacity_study as cs
+from validation.factual_recall.transformer import OneLayerTransformer
+
+
+# ----------------------------------------------------------------------------- shapes, grid
+
+def test_shape_of_paper_ratios():
+    # H = 8 heads of size H d_h / 8 when H d_h >= 8, else H d_h heads of size 1
+    assert cs.shape_of(64, 1.0, 1.0) == (64, 8, 8, 64)
+    assert cs.shape_of(64, 0.25, 0.25) == (64, 8, 2, 16)
+    assert cs.shape_of(16, 4.0, 0.25) == (16, 8, 8, 4)
+    assert cs.shape_of(16, 0.25, 4.0) == (16, 4, 1, 64)
+    with pytest.raises(ValueError, match="attn_ratio"):
+        cs.shape_of(2, 0.25, 1.0)
+
+
+def test_plan_configs_span_the_issue_ranges():
+    ds = {c[0] for c in cs.FPP_PLAN["configs"]}
+    ratios = {r for c in cs.FPP_PLAN["configs"] for r in c[1:3]}
+    assert min(ds) == 16 and max(ds) >= 64 and cs.FPP_PLAN["T"] == 32
+    assert min(ratios) >= 0.25 and max(ratios) <= 4 and cs.FPP_PLAN["seeds"] >= 3
+    tp = cs.TRADEOFF_PLAN
+    att = [OneLayerTransformer.count_params(tp["d"], H, tp["d_h"], 0) for H in tp["H"]]
+    mlp = [OneLayerTransformer.count_params(tp["d"], 0, 0, m) for m in tp["m"] if m]
+    assert max(att) / min(att) >= 8 and max(mlp) / min(mlp) >= 8
+
+
+def test_grid_facts_is_a_square_split_near_the_grid_point():
+    for k in range(-4, 9):
+        f = cs.grid_facts(k, 200, 2 ** 0.25)
+        target = 200 * 2 ** (k / 4)
+        # S R with R = round(sqrt n), S = round(n / R): |S R - n| <= R / 2 + 1/2
+        assert abs(f - target) <= math.sqrt(target) / 2 + 1.5
+
+
+@settings(max_examples=60, deadline=None)
+@given(true_k=st.integers(-12, 12), start=st.integers(-3, 3))
+def test_adaptive_path_brackets_a_monotone_threshold(true_k, start):
+    """Success iff k <= true_k: the path ends with adjacent indices around true_k (or
+    at the trial cap, only when the threshold is far from the start)."""
+    tested = {}
+    while True:
+        k = cs.next_grid_index(tested, start, max_trials=20)
+        if k is None:
+            break
+        assert k not in tested
+        tested[k] = k <= true_k
+    ok = [k for k, s in tested.items() if s]
+    bad = [k for k, s in tested.items() if not s]
+    assert max(ok) == true_k and min(bad) == true_k + 1
+    # cost: |true_k - start| / 4 moves to bracket, then two bisections of the gap of 4
+    assert len(tested) <= abs(true_k - start) // 4 + 4
+
+
+def test_adaptive_path_respects_the_cap():
+    tested = {k: True for k in range(0, 28, 4)}
+    assert cs.next_grid_index(tested, 0, max_trials=7) is None
+    assert cs.next_grid_index(tested, 0, max_trials=8) == 28
+
+
+# ----------------------------------------------------------------------------- capacity fit
+
+def _res(t):
+    return {"t_99": t}
+
+
+def test_fit_capacity_separated_data_lies_between_the_last_success_and_first_failure():
+    facts = [64, 76, 90, 107, 128, 152] * 3
+    res = [_res(500 if f <= 90 else None) for f in facts]
+    c = cs.fit_capacity(facts, res, 6000)
+    # complete separation: the MLE sits between ln 90 and ln 107; the CI holds it and stays
+    # inside the neighbouring grid points (the N resolution sets its width)
+    assert 90 <= c["facts"] <= 107
+    assert 76 <= c["ci"][0] < c["facts"] < c["ci"][1] <= 128
+    assert c["successes"] == 9 and c["trials"] == 18
+
+
+def test_fit_capacity_budget_counts_late_successes_as_failures():
+    facts = [64, 90, 128]
+    res = [_res(500), _res(4000), _res(None)]
+    assert cs.fit_capacity(facts, res, 1000)["successes"] == 1
+    assert cs.fit_capacity(facts, res, 4000)["successes"] == 2
+
+
+def test_fit_capacity_recovers_a_logistic_threshold():
+    rng = np.random.default_rng(3)
+    n50, w = 150.0, 0.15
+    facts = np.repeat(np.round(n50 * 2 ** (np.arange(-8, 9) / 4)), 40)
+    p = 1 / (1 + np.exp((np.log(facts) - math.log(n50)) / w))
+    res = [_res(100 if u < q else None) for u, q in zip(rng.random(facts.size), p)]
+    c = cs.fit_capacity(facts, res, 6000)
+    # 680 Bernoulli trials: the 95% CI must contain the truth (fails with prob ~5%, fixed seed)
+    assert c["ci"][0] <= n50 <= c["ci"][1]
+    # and is narrow: Fisher s.e. of ln n50 ~ w / sqrt(n_eff) ~ 0.15 / sqrt(100) -> +-3%
+    assert c["ci"][1] / c["ci"][0] < 1.25
+
+
+def test_through_origin_exact_and_weighted():
+    x = np.array([1.0, 2.0, 4.0])
+    sl = cs._through_origin(x, 0.07 * x, np.ones(3))
+    assert sl["slope"] == pytest.approx(0.07, rel=1e-12)   # exact data: exact slope
+    # weighted closed form sum(w x y) / sum(w x^2); se from the weights (chi2_red <= 1)
+    y, sig = np.array([0.1, 0.13, 0.3]), np.array([0.01, 0.02, 0.04])
+    w = 1 / sig ** 2
+    sl = cs._through_origin(x, y, sig)
+    assert sl["slope"] == pytest.approx(np.sum(w * x * y) / np.sum(w * x * x), rel=1e-12)
+    se0 = 1 / math.sqrt(np.sum(w * x * x))
+    assert sl["stderr"] == pytest.approx(se0 * math.sqrt(max(1.0, sl["chi2_red"])), rel=1e-12)
+    assert sl["ci"][0] < sl["slope"] < sl["ci"][1]
+
+
+def _fake_fpp_records(cap_rate, plan):
+    """Path records where success <=> facts <= cap_rate * params (deterministic)."""
+    out = {}
+    for cfg in plan["configs"]:
+        d, H, d_h, m = cs.shape_of(*cfg[:3])
+        P = OneLayerTransformer.count_params(d, H, d_h, m)
+        n0 = plan["rate0"] * P
+        recs = []
+        for s in range(plan["seeds"]):
+            tested = {}
+            while True:
+                k = cs.next_grid_index(tested, plan["start"][s], max_trials=plan["max_trials"])
+                if k is None:
+                    break
+                f = cs.grid_facts(k, n0, plan["ratio"])
+                ok = f <= cap_rate * P
+                tested[k] = ok
+                recs.append(({"facts": f, "seed": s}, {"t_99": 500 if ok else None,
+                                                        "cpu_seconds": 1.0}))
+        out[cfg] = recs
+    return out
+
+
+def test_summarize_fpp_recovers_a_planted_rate():
+    plan = dict(cs.FPP_PLAN, configs=((16, 1.0, 1.0, 4000), (32, 1.0, 1.0, 4000),
+                                      (32, 0.5, 0.5, 4000)))
+    s = cs.summarize_fpp(_fake_fpp_records(0.06, plan), plan)
+    assert len(s["configs"]) == 3
+    for r in s["configs"]:
+        # the capacity lies within one grid step (2^(1/4)) of the planted 0.06 params
+        assert 0.06 / 2 ** 0.25 <= r["facts_per_param"] <= 0.06 * 2 ** 0.25
+        assert r["bits_per_param"] == pytest.approx(r["facts_per_param"] * 3, rel=1e-12)
+        assert r["converged"] == 500          # every success at step 500
+    assert s["ci"][0] <= 0.06 * 2 ** 0.25 and s["ci"][1] >= 0.06 / 2 ** 0.25
+    assert s["bits_per_param"] == pytest.approx(3 * s["value"], rel=1e-12)
+
+
+# ----------------------------------------------------------------------------- trade-off
+
+def _grid_trials(law, rng, n=100, reps=30, w=0.1):
+    A = 256.0 * np.array([1, 2, 4, 8, 16])
+    M = 32.0 * np.array([4, 8, 16, 32, 64, 128])
+    AA, MM = [a.ravel() for a in np.meshgrid(A, M, indexing="ij")]
+    AA, MM = np.repeat(AA, reps), np.repeat(MM, reps)
+    cap = cs._combine(AA, MM, 0.04, 0.05, law)
+    p = 1 / (1 + np.exp(-(np.log(cap) - math.log(n)) / w))
+    return AA, MM, rng.random(AA.size) < p
+
+
+@pytest.mark.parametrize("law", [1.0, math.inf])
+def test_fit_boundary_tells_additive_from_max(law):
+    A, M, y = _grid_trials(law, np.random.default_rng(5))
+    bf = cs.fit_boundary(A, M, y, 100, ps=(1.0, 3.0, math.inf))
+    # 900 trials on a 5 x 6 grid whose corner region separates the laws: the true law wins by
+    # far more than the 1.92 log-likelihood units of a 95% statement (fixed seed)
+    if law == 1.0:
+        assert bf["additive_vs_max"] > 1.92 and bf["best_p"] == 1.0
+    else:
+        assert bf["additive_vs_max"] < -1.92 and bf["best_p"] == math.inf
+    f = bf["fits"]["1" if law == 1.0 else "inf"]
+    # coefficients: 30 trials per cell; relative error of a boundary location ~ w / sqrt(n)
+    # per cell, pooled over ~10 boundary cells -> a few %; 15% is a safe margin
+    assert f["c_a"] == pytest.approx(0.04, rel=0.15)
+    assert f["c_m"] == pytest.approx(0.05, rel=0.15)
+
+
+def test_combine_limits():
+    A, M = np.array([100.0, 300.0]), np.array([200.0, 50.0])
+    assert np.allclose(cs._combine(A, M, 1.0, 1.0, 1.0), A + M, rtol=1e-14)
+    assert np.allclose(cs._combine(A, M, 1.0, 1.0, math.inf), np.maximum(A, M), rtol=0)
+    # p = 2: Euclidean combination
+    assert np.allclose(cs._combine(A, M, 1.0, 1.0, 2.0), np.hypot(A, M), rtol=1e-14)
+
+
+def test_summarize_tradeoff_grid_from_records():
+    plan = dict(cs.TRADEOFF_PLAN, H=(1, 2), m=(0, 8))
+    recs = []
+    for p in cs.tradeoff_params(plan):
+        ok = p["H"] == 2 or p["m"] == 8
+        recs.append((p, {"facts": 100, "t_99": 500 if ok else None,
+                         "accuracy": [0.2, 1.0 if ok else 0.5]}))
+    s = cs.summarize_tradeoff(recs, plan)
+    g = s["grid"]
+    assert g["success"] == [[0.0, 1.0], [1.0, 1.0]]
+    assert g["accuracy"] == [[0.5, 1.0], [1.0, 1.0]]
+    assert g["attention_params"] == [4 * 1 * 4 * 16, 4 * 2 * 4 * 16]
+    assert g["mlp_params"] == [0, 2 * 8 * 16]
+    assert s["boundary_fit"] is not None
+
+
+def test_stored_records_read_back_without_training(tmp_path):
+    # an empty store folder: nothing stored, every path pending, nothing written
+    recs, pending = cs.fpp_records(tmp_path)
+    assert recs == {} and pending == cs.FPP_PLAN["seeds"] * len(cs.FPP_PLAN["configs"])
+    assert cs.run_tradeoff(tmp_path, compute=False) == []
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_tiny_study_end_to_end(tmp_path):
+    plan = dict(cs.FPP_PLAN, configs=((8, 1.0, 1.0, 100),), seeds=2, eval_every=50, T=6,
+                batch=64, max_trials=3)
+    r = cs.run_fpp(tmp_path, plan, progress=False)
+    trials = sum(len(v) for v in r["records"].values())
+    assert 2 <= trials <= 6 and r["pending"] == 0
+    # resumable: a second run replays the stored decisions and computes nothing new
+    lines = (tmp_path / "facts_per_param.jsonl").read_text().count("\n")
+    cs.run_fpp(tmp_path, plan, progress=False)
+    assert (tmp_path / "facts_per_param.jsonl").read_text().count("\n") == lines
+
+
+def test_cli_refuses_bad_input_in_one_line(tmp_path, capsys):
+    assert cs.main(["fpp", "--workers", "0", "--store-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--workers" in err
+    with pytest.raises(SystemExit) as exc:
+        cs.main(["quadratic", "--store-dir", str(tmp_path)])
+    assert exc.value.code == 2 and capsys.readouterr().err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []          # nothing written on a refused call
+
+
+def test_stored_fpp_store_is_engine_jsonl():
+    path = cs.tc.STORE_DIR / "facts_per_param.jsonl"
+    if not path.exists():
+        pytest.skip("no stored facts-per-parameter sweep")
+    first = json.loads(path.read_text().splitlines()[1])     # line 0: the store header
+    assert first["params"]["T"] == 32 and "t_99" in first["result"]
+
+
+def test_examples_of_the_module():
+    """Every Examples section of capacity_study runs and gives what it shows."""
+    import doctest
+
+    res = doctest.testmod(cs, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert res.failed == 0 and res.attempted > 0
+
+
+@pytest.mark.slow
+def test_report_parts_9_10_contract_keys(tmp_path):
+    """The report's facts-per-parameter and trade-off keys (report.json contract) from the
+    stored sweeps; the fixed-budget part-2 figure is kept under ``fixed_budget_part2``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from validation.report import Context
+    from validation.sections import _fr_theory
+
+    md, figs = [], []
+    data = {"facts_per_param": {"value": 0.03}, "tradeoff": {"accuracy": [[0.5]]}}
+    _fr_theory._capacity_studies(Context(tmp_path, True), md, data, figs)
+    fp, to = data["facts_per_param"], data["tradeoff"]
+    assert {"value", "ci", "bits_per_param", "configs"} <= set(fp)
+    assert fp["fixed_budget_part2"] == {"value": 0.03}
+    assert {"grid", "boundary_fit", "accuracy"} <= set(to)
+    json.dumps(data)                                  # JSON-serialisable as written
+    for f in figs:
+        assert (tmp_path / f).stat().st_size > 0
+    if fp["configs"] and math.isfinite(fp["value"]):
+        # bits per parameter = facts per parameter x log2 D, D = 8
+        assert fp["bits_per_param"] == pytest.approx(3 * fp["value"], rel=1e-12)
+
+
+def test_schedule_check_pairs_with_the_constant_rate_trial():
+    """The cosine rerun differs from its constant-rate trial only in ``schedule`` (same
+    seed and sizes, hence same task, initialisation and batches)."""
+    for (cfg, f, s), p in zip(cs.SCHEDULE_CHECK, cs.schedule_check_params()):
+        d, H, d_h, m = cs.shape_of(*cfg[:3])
+        assert (p["d"], p["H"], p["d_h"], p["m"], p["facts"], p["seed"]) == (d, H, d_h, m, f, s)
+        assert p["schedule"] == "cosine" and p["steps"] == cfg[3]
+        assert {k for k in p if p[k] != cs._fpp_base(cfg, cs.FPP_PLAN).get(k, p[k])} == \
+            {"schedule"}
+
+
+def test_log_ratio_fit_closed_form():
+    x = np.array([1e3, 4e3, 2e4])
+    y = 0.08 * x * np.array([1.1, 0.9, 1.0])
+    sig = np.array([0.1, 0.2, 0.1])
+    f = cs._log_ratio_fit(x, y, sig)
+    w = 1 / sig ** 2
+    mu = np.sum(w * np.log(y / x)) / np.sum(w)
+    assert f["slope"] == pytest.approx(math.exp(mu), rel=1e-12)   # weighted geometric mean
+    assert f["ci"][0] < f["slope"] < f["ci"][1]
+    # exact proportional data: slope exact, zero scatter
+    g = cs._log_ratio_fit(x, 0.05 * x, sig)
+    assert g["slope"] == pytest.approx(0.05, rel=1e-12) and g["chi2_red"] == pytest.approx(0, abs=1e-20)

@@ -1,0 +1,752 @@
+"""Transformer capacity at T = 32: facts per parameter and the attention / MLP trade-off.
+
+Two stored studies (docs/factual_recall.md#facts-per-parameter-budget-checked and
+docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters):
+
+1. **Facts per parameter.**  For every configuration ``(d, H d_h / d, m / d)`` of
+   :data:`FPP_PLAN` and every seed, an adaptive search over the number of facts
+   ``N`` on a geometric grid (ratio ``2^(1/4)``): bracket the 99 % point by steps
+   of four grid points (a factor 2), then bisect on the grid
+   (:func:`next_grid_index`).  Each trial is
+   :func:`validation.factual_recall.theory_check.transformer_budget_trial`
+   (constant-rate Adam, fresh batches, accuracy on every fact evaluated on a
+   grid of steps, stop at >= 99 %), so one run gives the outcome at every budget
+   up to its own (budget study for free).  The capacity is the 50 % point of a
+   logistic fit of success against ``ln N`` pooling every seed and every ``N``
+   (:func:`fit_capacity`), monotone in ``N`` by construction; its profile
+   likelihood interval includes the seed spread and the ``N`` resolution.
+   :func:`summarize_fpp` gives facts / parameter, bits / parameter and the
+   fitted slope of facts against parameters.
+2. **Trade-off.**  At a fixed number of facts, success and accuracy on a grid of
+   heads ``H`` (attention parameters ``4 H d_h d``) and MLP widths ``m`` (MLP
+   parameters ``2 m d``), :data:`TRADEOFF_PLAN`; :func:`fit_boundary` fits the
+   iso-capacity boundary ``((c_a A)^p + (c_m M)^p)^(1/p) = N`` (``p = 1``:
+   additive, ``p -> inf``: max) by maximum likelihood and profiles ``p``.
+
+Regenerate (resumable, appends to the stores of ``validation/factual_recall/stored/``):
+``python -m validation.factual_recall.capacity_study fpp tradeoff --workers 2``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+from scipy import optimize, stats
+
+from validation.linear_memory.capacity import fit_threshold
+from .experiments import _split_facts
+from .transformer import OneLayerTransformer
+from . import theory_check as tc
+
+__all__ = ["FPP_PLAN", "FPP_COSINE_PLAN", "TRADEOFF_PLAN", "shape_of", "grid_facts", "next_grid_index",
+           "fit_capacity", "fpp_records", "run_fpp", "summarize_fpp", "tradeoff_params",
+           "run_tradeoff", "fit_boundary", "summarize_tradeoff", "SCHEDULE_CHECK",
+           "schedule_check_params",
+           "run_schedule_check"]
+
+#: Facts-per-parameter study (``stored/facts_per_param.jsonl``): ``configs`` are
+#: ``(d, H d_h / d, m / d, steps)``; ``N0 = rate0 * params`` is the grid origin,
+#: seed ``s`` starts at grid index ``start[s]``.
+FPP_PLAN = {"D": 8, "T": 32, "batch": 256, "lr": 0.01, "eval_every": 500, "eval_repeats": 2,
+            "seeds": 3, "ratio": 2 ** 0.25, "rate0": 0.04, "start": (0, 1, -1), "max_trials": 8,
+            "configs": ((16, 1.0, 1.0, 6000), (16, 0.25, 4.0, 6000), (16, 4.0, 0.25, 6000),
+                        (32, 1.0, 1.0, 8000), (32, 0.5, 0.5, 8000),
+                        (64, 0.25, 0.25, 12000), (64, 1.0, 1.0, 12000))}
+
+#: The largest configuration again with the cosine schedule (5 % warm-up, decay to 1 %)
+#: instead of the constant rate (``stored/facts_per_param_cosine.jsonl``): same tasks,
+#: initialisations and batches per ``(N, seed)``; starts near the constant-rate capacity.
+FPP_COSINE_PLAN = dict(FPP_PLAN, schedule="cosine", configs=((64, 1.0, 1.0, 12000),),
+                       start=(4, 5, 3), store="facts_per_param_cosine.jsonl")
+
+#: Trade-off study (``stored/tradeoff.jsonl``): ``d``, ``d_h`` fixed, heads ``H``
+#: and MLP widths ``m`` on a grid, ``facts`` fixed (square split).
+TRADEOFF_PLAN = {"d": 16, "d_h": 4, "H": (1, 2, 3, 4, 5, 6, 8, 16), "m": (0, 4, 8, 16, 32, 64, 128), "facts": 100,
+                 "D": 8, "T": 32, "batch": 256, "lr": 0.01, "steps": 6000, "eval_every": 500,
+                 "eval_repeats": 2, "seeds": 3}
+
+_FPP_STORE = "facts_per_param.jsonl"
+_TRADEOFF_STORE = "tradeoff.jsonl"
+
+
+def shape_of(d, attn_ratio, mlp_ratio, max_heads=8):
+    """``(d, H, d_h, m)`` for the ratios ``H d_h / d`` and ``m / d``.
+
+    Parameters
+    ----------
+    d : int
+    attn_ratio, mlp_ratio : float
+        ``H d_h / d`` and ``m / d``.
+    max_heads : int
+        Heads used when ``H d_h >= max_heads`` (the paper's 8); below that
+        ``H = H d_h`` heads of size 1.
+
+    Returns
+    -------
+    tuple of int
+
+    Examples
+    --------
+    >>> shape_of(16, 1.0, 1.0), shape_of(16, 0.25, 4.0)
+    ((16, 8, 2, 16), (16, 4, 1, 64))
+    """
+    hd = int(round(attn_ratio * d))
+    m = int(round(mlp_ratio * d))
+    if hd < 1:
+        raise ValueError(f"attn_ratio * d must be >= 1, got {attn_ratio} * {d}")
+    H = max_heads if hd >= max_heads else hd
+    if hd % H:
+        raise ValueError(f"H d_h = {hd} is not a multiple of {H} heads")
+    return int(d), H, hd // H, m
+
+
+def grid_facts(k, n0, ratio):
+    """Number of facts ``S R`` (square split) at grid index ``k``: ``round(n0 ratio^k)``.
+
+    Examples
+    --------
+    >>> grid_facts(0, 64, 2 ** 0.25), grid_facts(4, 64, 2 ** 0.25)   # 128 -> 11 x 12
+    (64, 132)
+    """
+    S, R = _split_facts(max(4, int(round(n0 * ratio ** k))))
+    return S * R
+
+
+def next_grid_index(tested, start, *, max_trials=8, step=4):
+    """Next grid index of one adaptive path, or None when the path is done.
+
+    Parameters
+    ----------
+    tested : dict
+        ``{k: success}`` of the trials made so far on this path.
+    start : int
+        First index.
+    max_trials : int
+    step : int
+        Grid indices per move while not bracketed (4: a factor 2 in ``N`` on the
+        ``2^(1/4)`` grid).
+
+    Returns
+    -------
+    int or None
+        ``start`` first; while only successes (failures) are known, ``step``
+        indices above the largest success (below the smallest failure); once
+        bracketed, the index halfway between the largest success and the
+        smallest failure (bisection on the grid); None once they are adjacent
+        (or inverted) or after ``max_trials`` trials.
+
+    Examples
+    --------
+    >>> next_grid_index({}, 0), next_grid_index({0: True}, 0), next_grid_index({0: True, 4: False}, 0)
+    (0, 4, 2)
+    >>> next_grid_index({0: True, 2: False, 1: True}, 0) is None
+    True
+    """
+    if not tested:
+        return int(start)
+    if len(tested) >= max_trials:
+        return None
+    ok = [k for k, s in tested.items() if s]
+    bad = [k for k, s in tested.items() if not s]
+    if not bad:
+        return max(ok) + step
+    if not ok:
+        return min(bad) - step
+    lo, hi = max(ok), min(bad)
+    if hi - lo > 1:
+        return (lo + hi) // 2
+    return None
+
+
+def _success(result, budget):
+    t = result.get("t_99")
+    return t is not None and t <= budget
+
+
+def fit_capacity(facts, results, budget, level=0.95):
+    """Capacity (facts at 50 % success) from a logistic fit in ``ln N``.
+
+    Parameters
+    ----------
+    facts : array_like
+        Facts ``S R`` of each trial.
+    results : list of dict
+        Trial results (``t_99``).
+    budget : int
+        Success = ``t_99 <= budget`` (>= 99 % recalled within the budget).
+    level : float
+
+    Returns
+    -------
+    dict
+        ``facts`` (``exp`` of the fitted threshold in ``ln N``; NaN if the data
+        never cross 1/2), ``ci`` (profile-likelihood interval, ``0``/``inf`` at
+        the edges), ``successes``, ``trials``.
+
+    Notes
+    -----
+    :func:`validation.linear_memory.capacity.fit_threshold` on
+    ``(ln N, success)``: every seed and every ``N`` in one likelihood.
+    """
+    s = np.array([_success(r, budget) for r in results])
+    f = fit_threshold(np.log(np.asarray(facts, float)), s, level=level)
+    ex = lambda v: float(math.exp(v)) if math.isfinite(v) else (0.0 if v < 0 else math.inf)
+    return {"budget": int(budget), "facts": ex(f.threshold) if math.isfinite(f.threshold)
+            else math.nan, "ci": [ex(f.ci_low), ex(f.ci_high)], "successes": int(s.sum()),
+            "trials": int(s.size)}
+
+
+def _fpp_base(cfg, plan):
+    d, a, b, steps = cfg
+    d, H, d_h, m = shape_of(d, a, b)
+    return {"d": d, "H": H, "d_h": d_h, "m": m, "D": plan["D"], "T": plan["T"],
+            "batch": plan["batch"], "lr": float(plan["lr"]),
+            "schedule": plan.get("schedule", "constant"),
+            "steps": int(steps), "eval_every": plan["eval_every"],
+            "eval_repeats": plan["eval_repeats"]}
+
+
+def _n0(cfg, plan):
+    d, H, d_h, m = shape_of(*cfg[:3])
+    return plan["rate0"] * OneLayerTransformer.count_params(d, H, d_h, m)
+
+
+def _paths(plan, ok):
+    """Every adaptive path given the stored records ``ok`` (key -> record): the list of
+    (config, seed, tested {k: (params, result)}, next params or None).  ``tested`` holds
+    every stored trial of the path's configuration and seed that sits on the grid, so the
+    next index is decided from everything known (a change of the search rule reuses the
+    trials already made)."""
+    from validation.engine import trial_key
+
+    out = []
+    for cfg in plan["configs"]:
+        base, n0 = _fpp_base(cfg, plan), _n0(cfg, plan)
+        grid = {}
+        for k in range(-24, 40):
+            grid.setdefault(grid_facts(k, n0, plan["ratio"]), k)
+        for s in range(plan["seeds"]):
+            start = plan["start"][s % len(plan["start"])]
+            tested = {}
+            for f, k in grid.items():
+                p = dict(base, facts=f, seed=s)
+                rec = ok.get(trial_key(p, tc.transformer_budget_trial))
+                if rec is not None:
+                    tested[k] = (p, rec["result"])
+            k = next_grid_index({j: _success(r, base["steps"]) for j, (_, r) in tested.items()},
+                                start, max_trials=plan["max_trials"])
+            nxt = None
+            if k is not None:
+                f = grid_facts(k, n0, plan["ratio"])
+                if grid.get(f) == k:     # else the split maps two grid points onto one task
+                    nxt = dict(base, facts=f, seed=s)
+            out.append((cfg, s, tested, nxt))
+    return out
+
+
+def _store_ok(path):
+    from validation.engine import read_store
+
+    if not Path(path).exists():
+        return {}
+    return read_store(path, warn=False).ok
+
+
+def fpp_records(store_dir=tc.STORE_DIR, plan=FPP_PLAN):
+    """Stored facts-per-parameter trials: ``{config: [(params, result), ...]}`` and the
+    number of unfinished paths.
+
+    Parameters
+    ----------
+    store_dir : path
+    plan : dict
+
+    Returns
+    -------
+    records : dict
+        Per config tuple, every stored trial of that configuration (any ``N``,
+        seeds of the plan), whether or not the current search rule visits it.
+    pending : int
+        Paths whose next trial is not stored yet.
+    """
+    ok = _store_ok(Path(store_dir) / plan.get("store", _FPP_STORE))
+    paths = _paths(plan, ok)
+    recs = {}
+    for cfg in plan["configs"]:
+        base = _fpp_base(cfg, plan)
+        got = [(r["params"], r["result"]) for r in ok.values()
+               if r["params"]["seed"] < plan["seeds"]
+               and all(r["params"].get(k) == v for k, v in base.items())]
+        if got:
+            recs[cfg] = sorted(got, key=lambda pr: (pr[0]["seed"], pr[0]["facts"]))
+    return recs, sum(1 for *_, n in paths if n is not None)
+
+
+def run_fpp(store_dir=tc.STORE_DIR, plan=FPP_PLAN, *, workers=1, max_rounds=20,
+            progress=True):
+    """Run (resume) the adaptive facts-per-parameter study round by round.
+
+    Parameters
+    ----------
+    store_dir : path
+    plan : dict
+    workers : int
+    max_rounds : int
+        Each round runs the next trial of every unfinished path.
+    progress : bool
+
+    Returns
+    -------
+    dict
+        As :func:`fpp_records` (``records``, ``pending``).
+    """
+    from validation.engine import run_sweep
+
+    path = Path(store_dir) / plan.get("store", _FPP_STORE)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(max_rounds):
+        todo = [n for *_, n in _paths(plan, _store_ok(path)) if n is not None]
+        if not todo:
+            break
+        run_sweep(tc.transformer_budget_trial, todo, store=path, workers=workers,
+                  executor="processes" if workers > 1 else "inprocess", progress=progress,
+                  label="facts-per-param")
+    recs, pending = fpp_records(store_dir, plan)
+    return {"records": recs, "pending": pending}
+
+
+def _through_origin(x, y, sig, level=0.95):
+    """Weighted slope of ``y = c x`` with a CI widened by the reduced chi-square."""
+    x, y, sig = (np.asarray(v, float) for v in (x, y, sig))
+    w = 1.0 / sig ** 2
+    c = float(np.sum(w * x * y) / np.sum(w * x * x))
+    se = math.sqrt(1.0 / np.sum(w * x * x))
+    n = len(x)
+    chi2 = float(np.sum(w * (y - c * x) ** 2))
+    red = chi2 / (n - 1) if n > 1 else math.nan
+    se_eff = se * math.sqrt(max(1.0, red)) if n > 1 else se
+    q = stats.t.ppf(0.5 + level / 2, n - 1) if n > 2 else stats.norm.ppf(0.5 + level / 2)
+    return {"slope": c, "stderr": se_eff, "ci": [c - q * se_eff, c + q * se_eff],
+            "chi2_red": red, "n": n}
+
+
+def _log_ratio_fit(x, y, sig_ln, level=0.95):
+    """``y = c x`` fitted in logs: weighted mean of ``ln(y / x)`` (weights ``1 / sig_ln^2``),
+    CI widened by the reduced chi-square (relative errors, no bias toward small ``y``)."""
+    r = np.log(np.asarray(y, float) / np.asarray(x, float))
+    w = 1.0 / np.asarray(sig_ln, float) ** 2
+    mu = float(np.sum(w * r) / np.sum(w))
+    n = len(r)
+    se = math.sqrt(1.0 / np.sum(w))
+    red = float(np.sum(w * (r - mu) ** 2)) / (n - 1) if n > 1 else math.nan
+    se_eff = se * math.sqrt(max(1.0, red)) if n > 1 else se
+    q = stats.t.ppf(0.5 + level / 2, n - 1) if n > 2 else stats.norm.ppf(0.5 + level / 2)
+    return {"slope": math.exp(mu), "stderr_ln": se_eff,
+            "ci": [math.exp(mu - q * se_eff), math.exp(mu + q * se_eff)], "chi2_red": red,
+            "n": n}
+
+
+def summarize_fpp(records, plan=FPP_PLAN, level=0.95):
+    """Per-configuration capacities, the budget study and the facts-vs-parameters slope.
+
+    Parameters
+    ----------
+    records : dict
+        From :func:`fpp_records` / :func:`run_fpp`.
+    plan : dict
+    level : float
+
+    Returns
+    -------
+    dict
+        ``configs``: per configuration ``d, H, d_h, m``, ratios, ``params``,
+        ``steps``, ``capacity`` (:func:`fit_capacity` at the full budget),
+        ``facts_per_param`` and ``bits_per_param`` (``facts log2(D) / params``)
+        with CIs, ``budgets`` (the fit at ``steps / 8, / 4, / 2`` rounded down to the evaluation grid, and ``steps``) and
+        ``converged`` (smallest budget from which every larger budget's
+        capacity lies in its CI; None if none); ``slope``: facts = ``c`` params
+        fitted in logs over the configurations with a finite CI (weighted mean of
+        ``ln(facts / params)``, weights from the CI in ``ln N``, CI widened by the
+        reduced chi-square; ``slope["linear"]`` is the weighted least-squares
+        fit through the origin in linear scale, which with relative errors
+        favours the configurations with fewer facts); ``exponent``: OLS slope of
+        ``ln facts`` against ``ln params`` with its CI; ``value`` / ``ci`` (the
+        slope), ``bits_per_param`` (slope times ``log2 D``), ``best`` (largest
+        per-configuration facts / parameter).
+    """
+    D = plan["D"]
+    rows = []
+    for cfg in plan["configs"]:
+        recs = records.get(cfg, [])
+        if not recs:
+            continue
+        d, H, d_h, m = shape_of(*cfg[:3])
+        steps = cfg[3]
+        P = OneLayerTransformer.count_params(d, H, d_h, m)
+        facts = [p["facts"] for p, _ in recs]
+        res = [r for _, r in recs]
+        ev = plan["eval_every"]
+        buds = [fit_capacity(facts, res, b, level) for b in
+                sorted({max(ev, steps // k // ev * ev) for k in (8, 4, 2)} | {steps})]
+        cap = buds[-1]
+        conv = tc._converged([{"budget": b["budget"], "threshold": b["facts"],
+                               "ci_low": b["ci"][0], "ci_high": b["ci"][1]} for b in buds])
+        rows.append({"d": d, "H": H, "d_h": d_h, "m": m, "attn_ratio": cfg[1],
+                     "mlp_ratio": cfg[2], "params": P, "steps": steps, "capacity": cap,
+                     "facts": cap["facts"], "ci": cap["ci"],
+                     "facts_per_param": cap["facts"] / P,
+                     "facts_per_param_ci": [c / P for c in cap["ci"]],
+                     "bits_per_param": cap["facts"] * math.log2(D) / P,
+                     "bits_per_param_ci": [c * math.log2(D) / P for c in cap["ci"]],
+                     "budgets": buds, "converged": conv,
+                     "cpu_seconds": float(sum(r.get("cpu_seconds", 0.0) for r in res)),
+                     "trials": len(recs),
+                     "seeds": len({p["seed"] for p, _ in recs})})
+    good = [r for r in rows if math.isfinite(r["facts"]) and 0 < r["ci"][0]
+            and math.isfinite(r["ci"][1])]
+    out = {"configs": rows, "D": D, "T": plan["T"], "batch": plan["batch"], "lr": plan["lr"],
+           "paper": 0.15, "value": math.nan, "ci": [math.nan, math.nan],
+           "bits_per_param": math.nan, "slope": None, "exponent": None,
+           "best": max((r["facts_per_param"] for r in rows if math.isfinite(r["facts"])),
+                       default=math.nan)}
+    if len(good) >= 2:
+        x = [r["params"] for r in good]
+        y = [r["facts"] for r in good]
+        sig_ln = [(math.log(r["ci"][1]) - math.log(r["ci"][0]))
+                  / (2 * stats.norm.ppf(0.5 + level / 2)) for r in good]
+        sl = _log_ratio_fit(x, y, sig_ln, level)
+        sl["linear"] = _through_origin(x, y, [v * s_ for v, s_ in zip(y, sig_ln)], level)
+        out.update(slope=sl, value=sl["slope"], ci=sl["ci"],
+                   bits_per_param=sl["slope"] * math.log2(D),
+                   bits_per_param_ci=[c * math.log2(D) for c in sl["ci"]])
+        if len(good) >= 3:
+            out["exponent"] = tc._ols(np.log(x), np.log(y), level=level)
+    return out
+
+
+#: Paired schedule check (``stored/fpp_schedule_check.jsonl``): per configuration of
+#: :data:`FPP_PLAN`, ``(config, facts, seed)`` of a constant-rate trial that failed just
+#: above the capacity (the smallest failed ``N`` of the store when the check was set up).
+SCHEDULE_CHECK = (((16, 1.0, 1.0, 6000), 100, 2), ((16, 0.25, 4.0, 6000), 110, 2),
+                  ((16, 4.0, 0.25, 6000), 144, 2), ((32, 1.0, 1.0, 8000), 576, 2),
+                  ((32, 0.5, 0.5, 8000), 289, 2), ((64, 0.25, 0.25, 12000), 576, 2),
+                  ((64, 1.0, 1.0, 12000), 1640, 2))
+
+
+def schedule_check_params(plan=FPP_PLAN, check=SCHEDULE_CHECK):
+    """Parameter records of the paired schedule check: the trials of ``check`` rerun with
+    the cosine schedule (5 % warm-up, decay to 1 %) at the same budget.
+
+    Parameters
+    ----------
+    plan : dict
+    check : sequence of (config, facts, seed)
+
+    Returns
+    -------
+    list of dict
+        Parameter records (``schedule="cosine"``); the task, initialisation and
+        batches are those of the constant-rate trial (same seed and sizes), so only
+        the learning-rate schedule differs.
+    """
+    return [dict(_fpp_base(cfg, plan), facts=int(f), seed=int(s), schedule="cosine")
+            for cfg, f, s in check]
+
+
+def run_schedule_check(store_dir=tc.STORE_DIR, plan=FPP_PLAN, *, workers=1, compute=True,
+                       progress=True):
+    """Run (resume) or read back the paired cosine-schedule check.
+
+    Parameters
+    ----------
+    store_dir : path
+    plan : dict
+    workers : int
+    compute : bool
+        False: read the stored trials only (``stored/fpp_schedule_check.jsonl``).
+    progress : bool
+
+    Returns
+    -------
+    list of dict
+        One per configuration: ``d, H, d_h, m, facts, seed``, ``constant``
+        (final accuracy, ``t_99`` of the constant-rate trial) and ``cosine`` (the
+        same for the cosine run), or only the parameters when not yet run.
+    """
+    from validation.engine import run_sweep, trial_key
+
+    path = Path(store_dir) / "fpp_schedule_check.jsonl"
+    params = schedule_check_params(plan)
+    if compute and params:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        run_sweep(tc.transformer_budget_trial, params, store=path, workers=workers,
+                  executor="processes" if workers > 1 else "inprocess", progress=progress,
+                  label="schedule-check")
+    ok, base = _store_ok(path), _store_ok(Path(store_dir) / _FPP_STORE)
+    out = []
+    for p in params:
+        row = {k: p[k] for k in ("d", "H", "d_h", "m", "facts", "seed", "steps")}
+        c = base.get(trial_key(dict(p, schedule="constant"), tc.transformer_budget_trial))
+        r = ok.get(trial_key(p, tc.transformer_budget_trial))
+        for name, rec in (("constant", c), ("cosine", r)):
+            if rec is not None:
+                row[name] = {"final_accuracy": rec["result"]["accuracy"][-1],
+                             "t_99": rec["result"]["t_99"]}
+        out.append(row)
+    return out
+
+
+# ----------------------------------------------------------------------------- trade-off
+
+def tradeoff_params(plan=TRADEOFF_PLAN):
+    """Parameter records of the trade-off grid (every ``H``, ``m`` and seed).
+
+    Parameters
+    ----------
+    plan : dict
+
+    Returns
+    -------
+    list of dict
+        Records for :func:`validation.factual_recall.theory_check.transformer_budget_trial`.
+    """
+    out = []
+    for s in range(plan["seeds"]):     # seed outermost: an interrupted run leaves whole grids
+        for H in plan["H"]:
+            for m in plan["m"]:
+                out.append({"d": plan["d"], "H": H, "d_h": plan["d_h"], "m": m,
+                            "facts": plan["facts"], "D": plan["D"], "T": plan["T"],
+                            "batch": plan["batch"], "lr": float(plan["lr"]),
+                            "schedule": "constant", "steps": plan["steps"],
+                            "eval_every": plan["eval_every"],
+                            "eval_repeats": plan["eval_repeats"], "seed": s})
+    return out
+
+
+def run_tradeoff(store_dir=tc.STORE_DIR, plan=TRADEOFF_PLAN, *, workers=1, compute=True,
+                 progress=True):
+    """Run (resume) or read back the trade-off grid.
+
+    Parameters
+    ----------
+    store_dir : path
+    plan : dict
+    workers : int
+    compute : bool
+        False: read the stored trials only.
+    progress : bool
+
+    Returns
+    -------
+    list of (params, result)
+    """
+    from validation.engine import run_sweep, trial_key
+
+    path = Path(store_dir) / _TRADEOFF_STORE
+    params = tradeoff_params(plan)
+    if compute:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        recs = run_sweep(tc.transformer_budget_trial, params, store=path, workers=workers,
+                         executor="processes" if workers > 1 else "inprocess",
+                         progress=progress, label="tradeoff")
+        return [(r["params"], r["result"]) for r in recs if r["status"] == "ok"]
+    ok = _store_ok(path)
+    out = []
+    for p in params:
+        r = ok.get(trial_key(p, tc.transformer_budget_trial))
+        if r is not None:
+            out.append((r["params"], r["result"]))
+    return out
+
+
+def _combine(A, M, ca, cm, p):
+    a, m = ca * np.asarray(A, float), cm * np.asarray(M, float)
+    if math.isinf(p):
+        return np.maximum(a, m)
+    hi = np.maximum(np.maximum(a, m), 1e-300)
+    return hi * ((a / hi) ** p + (m / hi) ** p) ** (1.0 / p)
+
+
+def _nll(theta, A, M, y, n, p):
+    lca, lcm, lw = theta
+    cap = np.maximum(_combine(A, M, math.exp(lca), math.exp(lcm), p), 1e-300)
+    z = (np.log(cap) - math.log(n)) / math.exp(lw)
+    # log sigma(z) and log sigma(-z), stably
+    return float(np.sum(np.where(y, np.logaddexp(0, -z), np.logaddexp(0, z))))
+
+
+def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, math.inf)):
+    """Iso-capacity boundary ``((c_a A)^p + (c_m M)^p)^(1/p) = N``, fitted per ``p``.
+
+    Parameters
+    ----------
+    A, M : array_like
+        Attention and MLP parameters of each trial.
+    success : array_like of bool
+        Trial stored the ``n_facts`` facts (>= 99 %).
+    n_facts : int
+    ps : sequence of float
+        Exponents profiled; ``1`` is the additive law, ``inf`` the max law.
+
+    Returns
+    -------
+    dict
+        ``fits``: per ``p`` the maximum-likelihood ``c_a``, ``c_m``, ``width``
+        and ``loglik``; ``best_p``; ``additive_vs_max`` (``loglik(1) -
+        loglik(inf)``, positive favours the additive law); ``p_ci`` (the ``p``
+        values within ``chi2_1(0.95) / 2`` of the best log-likelihood).
+
+    Notes
+    -----
+    ``P(success) = sigma((ln C(A, M) - ln N) / w)`` with capacity ``C`` the
+    ``l_p`` combination of ``c_a A`` and ``c_m M``.  Both laws have the same
+    number of free parameters (``c_a, c_m, w``), so their log-likelihoods are
+    compared directly; a difference above ``chi2_1(0.95)/2 = 1.92`` is the
+    usual profile-likelihood 95 % statement about ``p``.
+    """
+    A, M = np.asarray(A, float), np.asarray(M, float)
+    y = np.asarray(success, bool)
+    fits = {}
+    best = None
+    for p in ps:
+        top = None
+        for lca0 in (-4.0, -2.0):
+            for lcm0 in (-4.0, -2.0):
+                r = optimize.minimize(_nll, [lca0, lcm0, math.log(0.2)],
+                                      args=(A, M, y, n_facts, p), method="Nelder-Mead",
+                                      options={"xatol": 1e-6, "fatol": 1e-8, "maxiter": 4000})
+                if top is None or r.fun < top.fun:
+                    top = r
+        lca, lcm, lw = top.x
+        key = "inf" if math.isinf(p) else f"{p:g}"
+        fits[key] = {"p": p, "c_a": math.exp(lca), "c_m": math.exp(lcm),
+                     "width": math.exp(lw), "loglik": -float(top.fun)}
+        if best is None or fits[key]["loglik"] > fits[best]["loglik"]:
+            best = key
+    lmax = fits[best]["loglik"]
+    cut = stats.chi2.ppf(0.95, 1) / 2
+    return {"fits": fits, "best_p": fits[best]["p"],
+            "additive_vs_max": fits["1"]["loglik"] - fits["inf"]["loglik"]
+            if "1" in fits and "inf" in fits else math.nan,
+            "p_ci": [fits[k]["p"] for k in fits if fits[k]["loglik"] >= lmax - cut],
+            "n_trials": int(y.size), "n_facts": int(n_facts)}
+
+
+def summarize_tradeoff(records, plan=TRADEOFF_PLAN):
+    """Accuracy / success map of the trade-off grid and its boundary fit.
+
+    Parameters
+    ----------
+    records : list of (params, result)
+    plan : dict
+
+    Returns
+    -------
+    dict
+        ``grid``: ``H``, ``m``, ``attention_params`` (``4 H d_h d``),
+        ``mlp_params`` (``2 m d``), ``accuracy`` (mean final accuracy per cell,
+        [i_H][i_m]), ``success`` (fraction of seeds with >= 99 %), ``trials``;
+        ``routing``: ``H`` of the smallest attention row in which the widest
+        MLP stores the facts in at least half of the seeds (below it the MLP
+        cannot help: not enough of the subject and relation reaches EOS; None
+        if no row qualifies) and its attention parameters; ``boundary_fit``:
+        :func:`fit_boundary` on the rows from that one up (every ``m``,
+        including ``m = 0``); ``boundary_fit_all``: the same on every row.
+
+    Notes
+    -----
+    The "MLP only" end of the trade-off is the routing row: the smallest
+    attention of the grid that brings enough of the subject and relation to
+    the EOS position for the MLP to store the facts.  Fitting the boundary
+    law on rows below it would mix the routing cut (a different mechanism)
+    into the additive-versus-max question.
+    """
+    d, d_h = plan["d"], plan["d_h"]
+    Hs, ms = list(plan["H"]), list(plan["m"])
+    acc = np.full((len(Hs), len(ms)), np.nan)
+    suc = np.full((len(Hs), len(ms)), np.nan)
+    cnt = np.zeros((len(Hs), len(ms)), int)
+    A, M, Y = [], [], []
+    facts = None
+    for p, r in records:
+        i, j = Hs.index(p["H"]), ms.index(p["m"])
+        facts = r["facts"]
+        a = float(r["accuracy"][-1])
+        ok = _success(r, p["steps"])
+        acc[i, j] = a if cnt[i, j] == 0 else acc[i, j] + a
+        suc[i, j] = ok if cnt[i, j] == 0 else suc[i, j] + ok
+        cnt[i, j] += 1
+        A.append(OneLayerTransformer.count_params(d, p["H"], d_h, 0))
+        M.append(OneLayerTransformer.count_params(d, 0, 0, p["m"]))
+        Y.append(ok)
+    with np.errstate(invalid="ignore"):
+        acc, suc = acc / np.where(cnt, cnt, 1), suc / np.where(cnt, cnt, 1)
+    acc[cnt == 0] = np.nan
+    suc[cnt == 0] = np.nan
+    grid = {"H": Hs, "m": ms, "d": d, "d_h": d_h, "facts": facts or plan["facts"],
+            "attention_params": [OneLayerTransformer.count_params(d, H, d_h, 0) for H in Hs],
+            "mlp_params": [OneLayerTransformer.count_params(d, 0, 0, m) for m in ms],
+            "accuracy": acc.tolist(), "success": suc.tolist(), "trials": cnt.tolist(),
+            "T": plan["T"], "D": plan["D"], "steps": plan["steps"], "batch": plan["batch"],
+            "lr": plan["lr"]}
+    out = {"grid": grid, "boundary_fit": None, "boundary_fit_all": None,
+           "routing": {"H": None, "attention_params": None}}
+    A, M, Y = np.array(A, float), np.array(M, float), np.array(Y, bool)
+    route = next((i for i in range(len(Hs)) if np.isfinite(suc[i, -1]) and suc[i, -1] >= 0.5),
+                 None)
+    if route is not None:
+        out["routing"] = {"H": Hs[route], "attention_params": grid["attention_params"][route]}
+    if Y.size and Y.any() and not Y.all():
+        out["boundary_fit_all"] = fit_boundary(A, M, Y, grid["facts"])
+        if route is not None:
+            keep = A >= grid["attention_params"][route]
+            if Y[keep].any() and not Y[keep].all():
+                out["boundary_fit"] = fit_boundary(A[keep], M[keep], Y[keep], grid["facts"])
+    return out
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line on stderr, exit status 2."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def main(argv=None):
+    """CLI: run (resume) the named studies into ``--store-dir``; one JSON line each."""
+    ap = _Parser(prog="python -m validation.factual_recall.capacity_study",
+                 description="Run the stored T = 32 transformer capacity studies.")
+    ap.add_argument("which", nargs="+", choices=["fpp", "tradeoff", "schedule", "fpp-cosine"])
+    ap.add_argument("--store-dir", default=str(tc.STORE_DIR))
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--max-rounds", type=int, default=20)
+    a = ap.parse_args(argv)
+    if a.workers < 1:
+        print(f"{ap.prog}: error: --workers must be >= 1, got {a.workers}", file=sys.stderr)
+        return 2
+    if a.max_rounds < 0:
+        print(f"{ap.prog}: error: --max-rounds must be >= 0, got {a.max_rounds}",
+              file=sys.stderr)
+        return 2
+    for w in a.which:
+        if w in ("fpp", "fpp-cosine"):
+            r = run_fpp(a.store_dir, FPP_PLAN if w == "fpp" else FPP_COSINE_PLAN,
+                        workers=a.workers, max_rounds=a.max_rounds)
+            n = sum(len(v) for v in r["records"].values())
+            print(json.dumps({"study": w, "trials": n, "pending_paths": r["pending"]}))
+        elif w == "schedule":
+            rows = run_schedule_check(a.store_dir, workers=a.workers)
+            print(json.dumps({"study": w, "trials": len(rows)}))
+        else:
+            recs = run_tradeoff(a.store_dir, workers=a.workers)
+            print(json.dumps({"study": w, "trials": len(recs)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

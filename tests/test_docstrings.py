@@ -58,6 +58,7 @@ IN_SCOPE = [
     "validation.factual_recall.experiments", "validation.factual_recall.memories",
     "validation.factual_recall.sequential", "validation.factual_recall.task",
     "validation.factual_recall.theory_check", "validation.factual_recall.transformer",
+    "validation.factual_recall.capacity_study",
     # validation: report sections (their build(ctx) functions)
     "validation.sections", "validation.sections.factual_recall",
     "validation.sections.linear_memory", "validation.sections.setup_text",

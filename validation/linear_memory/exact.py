@@ -32,6 +32,16 @@ and ``lambda`` is a Gordan certificate.  Only the pairs with
 product kernel ``(delta_k . delta_l)(e_mu . e_nu) + 1``.  The gradient over all
 ``p^2`` pairs is one scoring of ``x`` (two matrix products), which is how
 violated pairs are found.
+
+That active-set solver needs about as many deletions as additions, each
+``O(n^2)`` with ``n ~ d^2`` active pairs, so it scales like ``d^6``.  The
+default solver therefore works on the primal side of the same problem, in the
+``d^2`` entries of ``W``: an augmented Lagrangian whose multipliers converge to
+the NNLS ``lambda`` and whose iterates converge to ``x``, each subproblem
+solved by semismooth Newton with matrix-free CG (see
+:func:`exact_feasibility`); Lawson-Hanson, warm-started from its support, is
+the fallback.  Either way the returned certificate is re-checked from the
+fact set by :func:`verify_feasible` / :func:`verify_infeasible`.
 """
 from __future__ import annotations
 
@@ -299,6 +309,13 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
         Verify the certificate with :func:`verify_feasible` /
         :func:`verify_infeasible` before returning (a certificate that fails
         verification is not returned; the search goes on).
+    method : {"auto", "alm", "lh"}
+        ``"alm"``: augmented Lagrangian phase only (may return undecided);
+        ``"lh"``: Lawson-Hanson only (the earlier solver, also used for
+        ``optimal=True``); ``"auto"`` (default): augmented Lagrangian, then,
+        if it is undecided after its last penalty stage, Lawson-Hanson
+        warm-started from its support.  ``info["method"]`` says which
+        decided.
 
     Returns
     -------
@@ -306,7 +323,23 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
 
     Notes
     -----
-    Lawson-Hanson active set on ``min_{lambda >= 0} |sum lambda_k a_k|^2 +
+    **Augmented Lagrangian (default).**  The NNLS problem below is the dual
+    of the projection problem in ``W`` space
+
+        min_{x, s} 1/2 |x|_F^2 + 1/2 (1 + s)^2   s.t.  <a_k, x> + s >= 0,
+
+    solved by the method of multipliers: for a penalty ``rho`` (1, 10, ...,
+    ``1e8``) minimise ``1/2 |x|^2 + 1/2 (1+s)^2 + 1/(2 rho) sum_k
+    [(lambda_k - rho (<a_k, x> + s))_+^2 - lambda_k^2]`` by semismooth Newton
+    (generalised Hessian ``I + rho sum_{k active} (a_k, 1)(a_k, 1)^T``
+    applied matrix-free through the product structure, ``O(p d^2 + n d)``
+    per product; Jacobi-preconditioned CG; exact line search on the convex
+    piecewise quadratic), then ``lambda <- (lambda - rho g)_+``.  At an
+    inner optimum ``x = sum_k lambda_k a_k``, so ``lambda`` is a candidate
+    Gordan certificate (checked after each update); every Newton iterate
+    ``x`` whose ``p^2`` margins are all positive is a candidate memory.
+
+    **Lawson-Hanson (fallback, ``method="lh"``).**  Active set on ``min_{lambda >= 0} |sum lambda_k a_k|^2 +
     (sum lambda_k - 1)^2`` with the Cholesky factor of the active Gram matrix
     ``(delta_k . delta_l)(e_mu . e_nu) + 1`` kept up to date (block appends,
     rank-one deletions).  The data are scaled by ``1/sqrt(d)`` inside (no

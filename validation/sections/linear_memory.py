@@ -269,7 +269,11 @@ def _exact(ctx, cfg, data_rows, theories):
                          "missing": missing[d],
                          "max_infeasible_eps": max((r["margin"] for r in res if r["success"] is False), default=None),
                          "min_feasible_margin": min((r["margin"] for r in res if r["success"] is True), default=None),
-                         "max_active": max(r["active"] for r in res)}
+                         "max_active": max(r["active"] for r in res),
+                         "cpu_seconds_median": float(np.median([r.get("cpu_seconds", math.nan) for r in res])),
+                         "cpu_seconds_max": float(np.max([r.get("cpu_seconds", math.nan) for r in res])),
+                         "solvers": {m: sum(r.get("method", "lh") == m for r in res)
+                                     for m in sorted({r.get("method", "lh") for r in res})}}
         e = exact[str(d)]
         rows.append([d, _f(e["threshold"]), f"[{_f(e['ci'][0])}, {_f(e['ci'][1])}]",
                      f"{_f(e['theory'])} ± {e['theory_stderr']:.1g}",
@@ -280,7 +284,9 @@ def _exact(ctx, cfg, data_rows, theories):
     md = ["\n### Exact capacity: does a memory exist?\n",
           "For each instance (the same OP facts as the trained trial of equal d, load and seed), "
           "`validation.linear_memory.exact` decides whether *any* full-rank W recalls all p facts "
-          "(strict argmax), with a certificate checked independently of the solver: a W whose "
+          "(strict argmax; solver: augmented Lagrangian in W space with semismooth Newton-CG, "
+          "warm-started Lawson-Hanson NNLS as fallback), with a certificate checked independently "
+          "of the solver: a W whose "
           "p(p-1) score gaps are recomputed and all positive, or non-negative weights on pairs "
           "with sum_k lambda_k (c_mu - u_rho) e_mu^T = 0 up to a cosine bound <= 1e-9 "
           "(docs/linear_memory.md#exact-capacity). Threshold: the same logistic fit and 95% "
@@ -305,7 +311,7 @@ def _exact(ctx, cfg, data_rows, theories):
 def _exact_figure(ctx, exact):
     import matplotlib.pyplot as plt
 
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.4))
     ds = sorted(int(k) for k in exact)
     th = {d: exact[str(d)]["theory"] for d in ds}
     for off, key, ci, lab, fmt, col in ((-0.6, "threshold", "ci", "exact: a memory exists", "o", "C0"),
@@ -332,6 +338,21 @@ def _exact_figure(ctx, exact):
     a2.set_ylabel("threshold - finite-p RS prediction")
     a2.set_title("difference from theory, 95% CIs")
     a2.legend(fontsize=8)
+    cpu = np.array([exact[str(d)]["cpu_seconds_per_instance"] for d in ds])
+    hi = np.array([exact[str(d)].get("cpu_seconds_max", c) for d, c in zip(ds, cpu)])
+    a3.plot(ds, cpu, "o-", color="C0", label="mean")
+    a3.plot(ds, [exact[str(d)].get("cpu_seconds_median", math.nan) for d in ds], "s--", color="C2",
+            label="median")
+    a3.plot(ds, hi, "v:", color="C3", label="slowest instance")
+    a3.set_xscale("log")
+    a3.set_yscale("log")
+    a3.minorticks_off()
+    a3.set_xticks(ds)
+    a3.set_xticklabels([str(d) for d in ds])
+    a3.set_xlabel("d")
+    a3.set_ylabel("CPU seconds per instance (one core)")
+    a3.set_title("cost of one exact decision")
+    a3.legend(fontsize=8)
     fig.tight_layout()
     return ctx.savefig(fig, "linear_memory_exact.png")
 
@@ -351,7 +372,7 @@ def _f(x, spec=".3f"):
 def _capacity_figure(ctx, rows):
     import matplotlib.pyplot as plt
 
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.4))
     colors = {"op": "C0", "dp": "C1", "lowrank": "C2", "hebbian": "C3"}
     for m in ("op", "dp"):
         rr = [r for r in rows if r["model"] == m and r["preset"] == "default" and r["p_at_threshold"]]
@@ -572,7 +593,7 @@ def _lowrank_finite_p(ctx):
               _f(r["threshold_budget_2048"]), r["trials"]] for r in rows]
     n_in = sum(r["theory_in_ci"] for r in rows)
     ratios = [r["ratio"] for r in rows if r["ratio"] is not None]
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.4))
     for i, k in enumerate(lf.KAPPAS):
         rr = [r for r in rows if r["kappa"] == k and math.isfinite(r["threshold"])]
         if not rr:

@@ -215,12 +215,12 @@ def _exact(ctx, cfg, data_rows, theories):
     from validation.engine import read_store, run_sweep, trial_key
     from validation.linear_memory.data import p_from_load
     from validation.linear_memory.exact import exact_trial
-    from validation.linear_memory.exact_plan import PLAN, STORE, fit_exact, plan_params
+    from validation.linear_memory.exact_plan import PLAN, STORE, TIMING, fit_exact, plan_params
     from validation.linear_memory.theory import prediction
     from validation.report import md_table
 
     t0 = time.perf_counter()
-    ds = sorted(PLAN)
+    ds = sorted(PLAN) + sorted(d for d in TIMING if d not in PLAN)
     plans = {d: plan_params(d) for d in ds}
     results, missing = {}, {}
     if ctx.quick:
@@ -248,10 +248,29 @@ def _exact(ctx, cfg, data_rows, theories):
                   f"`validation/linear_memory/stored/{STORE.name}` ({recs.stats.n_skipped} reused, "
                   f"{recs.stats.n_computed} computed)")
     trained = {r["d"]: r for r in data_rows if r["model"] == "op" and r["preset"] == "default"}
-    exact, rows = {}, []
+    exact, rows, timing, trows = {}, [], {}, []
     for d in ds:
         res = results[d]
         if not res:
+            continue
+        cpus = np.array([r.get("cpu_seconds", math.nan) for r in res])
+        timing[str(d)] = {"instances": len(res), "p": sorted({int(r["p"]) for r in res}),
+                          "feasible": sum(r["success"] is True for r in res),
+                          "infeasible": sum(r["success"] is False for r in res),
+                          "undecided": sum(r["success"] is None for r in res),
+                          "cpu_seconds_mean": float(cpus.mean()), "cpu_seconds_median": float(np.median(cpus)),
+                          "cpu_seconds_max": float(cpus.max()),
+                          "seconds_mean": float(np.mean([r["seconds"] for r in res])),
+                          "solvers": {m: sum(r.get("method", "lh") == m for r in res)
+                                      for m in sorted({r.get("method", "lh") for r in res})},
+                          "threshold_fit": d in PLAN}
+        tm = timing[str(d)]
+        trows.append([d, ", ".join(map(str, tm["p"])) if len(tm["p"]) <= 2 else f"{tm['p'][0]}-{tm['p'][-1]}",
+                      tm["instances"], f"{tm['feasible']} / {tm['infeasible']} / {tm['undecided']}",
+                      f"{1e3 * tm['cpu_seconds_median']:.0f}", f"{1e3 * tm['cpu_seconds_mean']:.0f}",
+                      f"{1e3 * tm['cpu_seconds_max']:.0f}", f"{1e3 * tm['seconds_mean']:.0f}",
+                      ", ".join(f"{k}: {v}" for k, v in tm["solvers"].items())])
+        if d not in PLAN:
             continue
         fit = fit_exact(res)
         th = theories.get(("op", None, d)) or prediction("op", d)
@@ -294,21 +313,31 @@ def _exact(ctx, cfg, data_rows, theories):
     if rows:
         md.append(md_table(["d", "alpha_exact", "95% CI", "theory (finite-p RS)", "alpha_trained",
                             "trained CI", "instances", "s/instance (wall)", "CPU s/instance"], rows))
+    if trows:
+        md.append("\nCost of one exact decision (one core; CPU ms of the process, wall ms inflated by the "
+                  "other jobs on the machine; solver that decided: `alm` = augmented Lagrangian, `alm+lh` = "
+                  "Lawson-Hanson fallback, `lh` = earlier solver). Rows without a threshold above are "
+                  "timing-only instances (`exact_plan.TIMING`).\n")
+        md.append(md_table(["d", "p", "instances", "feasible / infeasible / undecided", "CPU ms median",
+                            "CPU ms mean", "CPU ms max", "wall ms mean", "solver"], trows))
     miss = {d: m for d, m in missing.items() if m}
     if miss:
         md.append("\nPlanned instances not in the store (not used): "
                   + ", ".join(f"d={d}: {m}" for d, m in miss.items()) + ".\n")
     figs = []
     if rows:
-        figs.append(_exact_figure(ctx, exact))
+        figs.append(_exact_figure(ctx, exact, timing))
         md.append(f"\n![Exact, trained and predicted thresholds against d]({figs[0]})\n")
     meta = {"store": f"validation/linear_memory/stored/{STORE.name}", "quick_reads_store": bool(ctx.quick),
-            "plan": {str(d): {"rel_loads": [float(x) for x in PLAN[d][0]], "seeds": PLAN[d][1]} for d in ds},
+            "plan": {str(d): {"rel_loads": [float(x) for x in PLAN[d][0]], "seeds": PLAN[d][1]} for d in sorted(PLAN)},
+            "timing_plan": {str(d): {"rel_loads": [float(x) for x in TIMING[d][0]], "seeds": TIMING[d][1]}
+                            for d in sorted(TIMING)},
+            "timing": timing,
             "seconds": time.perf_counter() - t0}
     return exact, meta, md, figs
 
 
-def _exact_figure(ctx, exact):
+def _exact_figure(ctx, exact, timing):
     import matplotlib.pyplot as plt
 
     fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.4))
@@ -338,12 +367,11 @@ def _exact_figure(ctx, exact):
     a2.set_ylabel("threshold - finite-p RS prediction")
     a2.set_title("difference from theory, 95% CIs")
     a2.legend(fontsize=8)
-    cpu = np.array([exact[str(d)]["cpu_seconds_per_instance"] for d in ds])
-    hi = np.array([exact[str(d)].get("cpu_seconds_max", c) for d, c in zip(ds, cpu)])
-    a3.plot(ds, cpu, "o-", color="C0", label="mean")
-    a3.plot(ds, [exact[str(d)].get("cpu_seconds_median", math.nan) for d in ds], "s--", color="C2",
-            label="median")
-    a3.plot(ds, hi, "v:", color="C3", label="slowest instance")
+    ts = sorted(int(k) for k in timing)
+    a3.plot(ts, [timing[str(d)]["cpu_seconds_mean"] for d in ts], "o-", color="C0", label="mean")
+    a3.plot(ts, [timing[str(d)]["cpu_seconds_median"] for d in ts], "s--", color="C2", label="median")
+    a3.plot(ts, [timing[str(d)]["cpu_seconds_max"] for d in ts], "v:", color="C3", label="slowest instance")
+    ds = ts
     a3.set_xscale("log")
     a3.set_yscale("log")
     a3.minorticks_off()

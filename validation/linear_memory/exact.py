@@ -88,12 +88,15 @@ class ExactResult:
         The active-set problem was solved to optimality (then ``gamma`` is
         the maximal Euclidean margin of the facts scaled by ``1/sqrt(d)``).
     gamma : float
-        ``|x| / (1 + s)`` at the last iterate (the optimal margin if
-        ``optimal``; 0 for infeasible instances).
+        Lawson-Hanson: ``|x| / (1 + s)`` at the last iterate (the optimal
+        margin if ``optimal``); 0 for infeasible instances; nan when the
+        augmented Lagrangian decided.
     active : int
-        Pairs with ``lambda_k > 0`` at the end.
+        Pairs with ``lambda_k > 0`` at the end (augmented Lagrangian: in the
+        last multiplier estimate).
     iterations, removals : int
-        Outer iterations (scorings of all pairs) and active-set removals.
+        Lawson-Hanson: outer iterations (scorings of all pairs) and
+        active-set removals; augmented Lagrangian: Newton steps, 0.
     seconds : float
         Wall time.
     """

@@ -60,7 +60,8 @@ def run(ds, *, store=STORE, workers=1, executor="inprocess"):
 
     out = {}
     for d in ds:
-        prm = plan_params(d)
+        # seed-major order: an interrupted run still covers every load
+        prm = sorted(plan_params(d), key=lambda q: (q["seed"], q["alpha"]))
         recs = run_sweep(exact_trial, prm, store=store, workers=workers, executor=executor,
                          progress=True, label=f"exact op d={d}")
         res = [r["result"] for r in recs if r["status"] == "ok"]

@@ -256,3 +256,19 @@ def test_warm_started_lawson_hanson_from_alm_support():
 def test_bad_method():
     with pytest.raises(ValueError, match="method"):
         exact_feasibility(make_op(3, 3, rng=0), method="simplex")
+
+
+def test_committed_store_covers_every_planned_instance():
+    # the report's table and cost panel are read from the store: every instance of PLAN and
+    # TIMING must be there, decided (no None), with a solver recorded and a CPU time
+    from validation.engine import read_store, trial_key
+    from validation.linear_memory.exact_plan import PLAN, STORE, TIMING, plan_params
+
+    scan = read_store(STORE, warn=False)
+    for d in sorted(PLAN) + sorted(TIMING):
+        for q in plan_params(d):
+            g = scan.ok.get(trial_key(q, exact_trial))
+            assert g is not None, q
+            r = g["result"]
+            assert r["success"] in (True, False) and r["method"] in ("alm", "alm+lh", "lh")
+            assert r["cpu_seconds"] > 0 and r["p"] >= d

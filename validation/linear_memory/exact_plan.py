@@ -26,7 +26,7 @@ STORE = Path(__file__).with_name("stored") / "exact_op.jsonl"
 #: Per d: relative loads around the finite-size RS prediction and seeds per load.
 PLAN = {20: (np.linspace(0.85, 1.15, 7), 8), 30: (np.linspace(0.85, 1.15, 7), 6),
         40: (np.linspace(0.88, 1.12, 5), 4), 60: (np.array([0.9, 0.95, 1.0, 1.1]), 4),
-        80: (np.array([0.92, 0.96, 1.0, 1.04]), 6), 100: (np.array([0.92, 0.96, 1.0, 1.04]), 6)}
+        80: (np.array([0.92, 0.96, 1.0, 1.02, 1.04]), 6), 100: (np.array([0.92, 0.96, 1.0, 1.02, 1.04]), 6)}
 
 #: Timing-only instances (too few for a threshold): per d, relative loads and seeds.
 TIMING = {150: (np.array([0.97]), 2)}

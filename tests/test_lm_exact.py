@@ -205,3 +205,70 @@ def test_committed_store_covers_plan_and_reproduces():
         q, g = next((q, g) for q, g in zip(prm, got) if g["result"]["success"] is outcome)
         r = exact_trial(q)
         assert r["success"] is outcome and r["p"] == g["result"]["p"]
+
+
+@pytest.mark.parametrize("kind, d, loads", [("op", 8, [0.8, 1.0, 1.2, 1.4]), ("dp", 8, [0.8, 1.0, 1.2, 1.4]),
+                                            ("op", 12, [0.9, 1.0, 1.1])])
+def test_alm_and_lawson_hanson_agree(kind, d, loads):
+    # the two solvers share no code path (primal augmented Lagrangian with CG vs dual NNLS
+    # with Cholesky updates); each certificate is re-checked by the python loops above
+    from validation.linear_memory.data import p_from_load
+
+    seen = set()
+    for i, a in enumerate(loads):
+        f = (make_op if kind == "op" else make_dp)(p_from_load(a, d), d, rng=200 + i)
+        ra = exact_feasibility(f, method="alm")
+        rl = exact_feasibility(f, method="lh")
+        assert ra.feasible is rl.feasible and ra.feasible is not None, (a, ra.feasible, rl.feasible)
+        assert ra.info["method"] == "alm" and rl.info["method"] == "lh"
+        if ra.feasible:
+            assert _loop_recalls_all(ra.W, f) and _loop_recalls_all(rl.W, f)
+        else:
+            assert _loop_cert_eps(f, ra.pairs, ra.lam) <= 1e-9     # documented cosine tolerance
+        seen.add(ra.feasible)
+    assert seen == {True, False}                                   # both outcomes exercised
+
+
+def test_warm_started_lawson_hanson_from_alm_support():
+    # the fallback path: an augmented-Lagrangian phase stopped early (rho <= 10) hands its
+    # support to Lawson-Hanson, whose first active set (> 256 pairs) is factored by the
+    # blocked pivoted Cholesky; the decision must equal the cold start's, with a valid certificate
+    from validation.linear_memory.exact import _alm, _lawson_hanson
+
+    for seed, expect in ((0, False), (2, True)):       # d = 20, load 0.97: one of each outcome
+        prm = {"model": "op", "d": 20, "alpha": 0.9713, "seed": seed}
+        from validation.linear_memory.capacity import trial_rngs
+        from validation.linear_memory.data import make_facts, p_from_load
+        p = p_from_load(prm["alpha"], 20)
+        f = make_facts("op", p, 20, rng=trial_rngs(seed, 20, p)[0])
+        r0 = _alm(f, tol=1e-9, verify=True, rho_max=10.0)
+        assert r0.feasible is None and r0.info["support"].shape[0] > 256
+        rw = _lawson_hanson(f, tol=1e-9, batch=None, max_iter=None, optimal=False, verify=True,
+                            start=r0.info["support"])
+        rc = exact_feasibility(f, method="lh")
+        assert rw.feasible is rc.feasible is expect
+        if expect:
+            assert _loop_recalls_all(rw.W, f)
+        else:
+            assert _loop_cert_eps(f, rw.pairs, rw.lam) <= 1e-9    # documented cosine tolerance
+
+
+def test_bad_method():
+    with pytest.raises(ValueError, match="method"):
+        exact_feasibility(make_op(3, 3, rng=0), method="simplex")
+
+
+def test_committed_store_covers_every_planned_instance():
+    # the report's table and cost panel are read from the store: every instance of PLAN and
+    # TIMING must be there, decided (no None), with a solver recorded and a CPU time
+    from validation.engine import read_store, trial_key
+    from validation.linear_memory.exact_plan import PLAN, STORE, TIMING, plan_params
+
+    scan = read_store(STORE, warn=False)
+    for d in sorted(PLAN) + sorted(TIMING):
+        for q in plan_params(d):
+            g = scan.ok.get(trial_key(q, exact_trial))
+            assert g is not None, q
+            r = g["result"]
+            assert r["success"] in (True, False) and r["method"] in ("alm", "alm+lh", "lh")
+            assert r["cpu_seconds"] > 0 and r["p"] >= d

@@ -32,6 +32,16 @@ and ``lambda`` is a Gordan certificate.  Only the pairs with
 product kernel ``(delta_k . delta_l)(e_mu . e_nu) + 1``.  The gradient over all
 ``p^2`` pairs is one scoring of ``x`` (two matrix products), which is how
 violated pairs are found.
+
+That active-set solver needs about as many deletions as additions, each
+``O(n^2)`` with ``n ~ d^2`` active pairs, so it scales like ``d^6``.  The
+default solver therefore works on the primal side of the same problem, in the
+``d^2`` entries of ``W``: an augmented Lagrangian whose multipliers converge to
+the NNLS ``lambda`` and whose iterates converge to ``x``, each subproblem
+solved by semismooth Newton with matrix-free CG (see
+:func:`exact_feasibility`); Lawson-Hanson, warm-started from its support, is
+the fallback.  Either way the returned certificate is re-checked from the
+fact set by :func:`verify_feasible` / :func:`verify_infeasible`.
 """
 from __future__ import annotations
 
@@ -41,6 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.linalg import solve_triangular
+from scipy.linalg.lapack import dpstrf as _dpstrf
 from scipy.linalg.lapack import dtrtrs as _dtrtrs
 
 from hcizz.checks import check_int, check_real
@@ -77,12 +88,15 @@ class ExactResult:
         The active-set problem was solved to optimality (then ``gamma`` is
         the maximal Euclidean margin of the facts scaled by ``1/sqrt(d)``).
     gamma : float
-        ``|x| / (1 + s)`` at the last iterate (the optimal margin if
-        ``optimal``; 0 for infeasible instances).
+        Lawson-Hanson: ``|x| / (1 + s)`` at the last iterate (the optimal
+        margin if ``optimal``); 0 for infeasible instances; nan when the
+        augmented Lagrangian decided.
     active : int
-        Pairs with ``lambda_k > 0`` at the end.
+        Pairs with ``lambda_k > 0`` at the end (augmented Lagrangian: in the
+        last multiplier estimate).
     iterations, removals : int
-        Outer iterations (scorings of all pairs) and active-set removals.
+        Lawson-Hanson: outer iterations (scorings of all pairs) and
+        active-set removals; augmented Lagrangian: Newton steps, 0.
     seconds : float
         Wall time.
     """
@@ -186,6 +200,10 @@ class _Factor:
         else:
             C = np.zeros((0, b))
             S = Knn.copy()
+        if b > 256:
+            kept = self._append_block(C, S, Knn, piv_tol)
+            if kept is not None:
+                return kept
         kept = []
         Rs = np.zeros((b, b))
         for j in range(b):
@@ -206,6 +224,24 @@ class _Factor:
             self.buf[n:n + k, n:n + k] = Rs[:k, :k]
             self.n = n + k
         return kept
+
+    def _append_block(self, C, S, Knn, piv_tol):
+        """Blocked version of :meth:`append` for large blocks (warm starts): pivoted
+        Cholesky (LAPACK ``dpstrf``) of the Schur complement keeps the columns in
+        pivot order up to the first pivot below ``piv_tol`` times its diagonal."""
+        n, b = self.n, S.shape[0]
+        R, piv, rank, info = _dpstrf(np.array(S, order="F"), tol=-1.0, lower=0)
+        piv = piv[:rank] - 1
+        dg = np.abs(np.diag(R))[:rank]
+        ok = dg * dg > piv_tol * np.diag(Knn)[piv]
+        k = int(np.argmin(ok)) if not ok.all() else rank
+        k = min(k, self.cap - n)
+        kept = piv[:k]
+        if k:
+            self.buf[:n, n:n + k] = C[:, kept]
+            self.buf[n:n + k, n:n + k] = np.triu(R[:k, :k])
+            self.n = n + k
+        return [int(j) for j in kept]
 
     def delete(self, j):
         """Decouple slot ``j``: afterwards ``R^T R`` equals ``Q`` with row and column
@@ -251,7 +287,7 @@ class _Factor:
 
 
 def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, optimal=False,
-                      verify=True):
+                      verify=True, method="auto"):
     """Decide whether a full-rank ``W`` recalling all facts exists.
 
     Parameters
@@ -276,6 +312,13 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
         Verify the certificate with :func:`verify_feasible` /
         :func:`verify_infeasible` before returning (a certificate that fails
         verification is not returned; the search goes on).
+    method : {"auto", "alm", "lh"}
+        ``"alm"``: augmented Lagrangian phase only (may return undecided);
+        ``"lh"``: Lawson-Hanson only (the earlier solver, also used for
+        ``optimal=True``); ``"auto"`` (default): augmented Lagrangian, then,
+        if it is undecided after its last penalty stage, Lawson-Hanson
+        warm-started from its support.  ``info["method"]`` says which
+        decided.
 
     Returns
     -------
@@ -283,7 +326,23 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
 
     Notes
     -----
-    Lawson-Hanson active set on ``min_{lambda >= 0} |sum lambda_k a_k|^2 +
+    **Augmented Lagrangian (default).**  The NNLS problem below is the dual
+    of the projection problem in ``W`` space
+
+        min_{x, s} 1/2 |x|_F^2 + 1/2 (1 + s)^2   s.t.  <a_k, x> + s >= 0,
+
+    solved by the method of multipliers: for a penalty ``rho`` (1, 10, ...,
+    ``1e8``) minimise ``1/2 |x|^2 + 1/2 (1+s)^2 + 1/(2 rho) sum_k
+    [(lambda_k - rho (<a_k, x> + s))_+^2 - lambda_k^2]`` by semismooth Newton
+    (generalised Hessian ``I + rho sum_{k active} (a_k, 1)(a_k, 1)^T``
+    applied matrix-free through the product structure, ``O(p d^2 + n d)``
+    per product; Jacobi-preconditioned CG; exact line search on the convex
+    piecewise quadratic), then ``lambda <- (lambda - rho g)_+``.  At an
+    inner optimum ``x = sum_k lambda_k a_k``, so ``lambda`` is a candidate
+    Gordan certificate (checked after each update); every Newton iterate
+    ``x`` whose ``p^2`` margins are all positive is a candidate memory.
+
+    **Lawson-Hanson (fallback, ``method="lh"``).**  Active set on ``min_{lambda >= 0} |sum lambda_k a_k|^2 +
     (sum lambda_k - 1)^2`` with the Cholesky factor of the active Gram matrix
     ``(delta_k . delta_l)(e_mu . e_nu) + 1`` kept up to date (block appends,
     rank-one deletions).  The data are scaled by ``1/sqrt(d)`` inside (no
@@ -304,6 +363,172 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
     True
     """
     tol = check_real("tol", tol, low=0, low_open=True, allow_array=False)
+    if method not in ("auto", "lh", "alm"):
+        raise ValueError(f"method must be 'auto', 'alm' or 'lh', got {method!r}")
+    if method == "lh" or optimal:
+        return _lawson_hanson(facts, tol=tol, batch=batch, max_iter=max_iter, optimal=optimal,
+                              verify=verify)
+    t0 = time.perf_counter()
+    r1 = _alm(facts, tol=tol, verify=verify)
+    if r1.feasible is not None or method == "alm":
+        r1.seconds = time.perf_counter() - t0
+        return r1
+    r2 = _lawson_hanson(facts, tol=tol, batch=batch, max_iter=max_iter, optimal=False,
+                        verify=verify, start=r1.info.pop("support"))
+    r2.info.update({"alm_" + k: v for k, v in r1.info.items()})
+    r2.info["alm_seconds"] = r1.seconds
+    r2.info["method"] = "alm+lh"
+    r2.seconds = time.perf_counter() - t0
+    return r2
+
+
+def _alm(facts, *, tol, verify, rho_max=1e8, rho0=1.0, newton_per_stage=80, cg_max=250):
+    """Augmented Lagrangian phase of :func:`exact_feasibility` (primal, in ``W`` space).
+
+    Solves ``min 1/2 |x|^2 + 1/2 (1 + s)^2`` s.t. ``<a_k, x> + s >= 0`` (all pairs),
+    whose dual is the NNLS problem of :func:`exact_feasibility`, by the method of
+    multipliers; each subproblem by semismooth Newton (matrix-free preconditioned
+    CG on the product structure) with an exact line search.  Stops at the first
+    verified certificate; otherwise returns an undecided result whose
+    ``info["support"]`` (pairs with positive multiplier, largest first) seeds the
+    Lawson-Hanson phase.
+    """
+    import scipy.sparse as sps
+
+    t0 = time.perf_counter()
+    p, d, kind = facts.p, facts.d, facts.kind
+    sc = 1.0 / math.sqrt(d)
+    E = facts.E.astype(np.float64) * sc
+    U = facts.U.astype(np.float64) * sc
+    ar = np.arange(p)
+    C = U if kind == "op" else U[ar, ar]
+
+    def deltas(mu, rh):
+        return C[mu] - (U[rh] if kind == "op" else U[mu, rh])
+
+    def scatter(mu):
+        return sps.csr_matrix((np.ones(mu.size), (mu, np.arange(mu.size))), shape=(p, mu.size))
+
+    # start: the Hebbian direction, s at the 2 d^2-th smallest margin (that many pairs active)
+    Wh = C.T @ E
+    x = 0.1 * Wh / np.linalg.norm(Wh)
+    M = _all_margins(x, E, U, kind)
+    kq = min(2 * d * d, p * (p - 1) // 4)
+    s = -float(np.partition(M[np.isfinite(M)], kq)[kq])
+    lam = np.zeros((p, p))
+    rho = float(rho0)
+    eps_in = 1e-2
+    res = None
+    n_newton = n_cg = outer = 0
+    mu = rh = w = None
+    while res is None and rho <= rho_max:
+        for _ in range(newton_per_stage + 1):
+            M = _all_margins(x, E, U, kind)
+            if float(M.min()) > 0:
+                ok = verify_feasible(facts, x) if verify else {"ok": True, "margin": math.nan}
+                if ok["ok"]:
+                    res = ExactResult(True, ok["margin"], W=x.copy())
+                    break
+            g = M + s
+            np.fill_diagonal(g, 0.0)
+            lt = lam - rho * g
+            np.fill_diagonal(lt, 0.0)
+            mu, rh = np.nonzero(lt > 0)
+            w = lt[mu, rh]
+            Dl = deltas(mu, rh)
+            Sm = scatter(mu)
+            Sx = (Sm @ (w[:, None] * Dl)).T @ E          # sum_k w_k a_k
+            gx = x - Sx
+            gs = (1.0 + s) - float(w.sum())
+            gn = math.sqrt(float(np.sum(gx * gx)) + gs * gs)
+            if gn <= eps_in or _ == newton_per_stage:
+                break
+            n_newton += 1
+            Em = E[mu]
+            dx = 1.0 + rho * ((Dl * Dl).T @ (Em * Em))    # Jacobi preconditioner
+            ds = 1.0 + rho * mu.size
+
+            def hv(V, vs):
+                m = rho * (np.einsum("kd,kd->k", Dl, (E @ V.T)[mu]) + vs)
+                return V + (Sm @ (m[:, None] * Dl)).T @ E, vs + float(m.sum())
+
+            X, Xs = np.zeros_like(x), 0.0
+            Rx, Rs = -gx, -gs
+            Zx, Zs = Rx / dx, Rs / ds
+            Px, Ps = Zx.copy(), Zs
+            rz = float(np.sum(Rx * Zx)) + Rs * Zs
+            cgtol = min(0.1, math.sqrt(gn)) * gn
+            for _cg in range(cg_max):
+                Qx, Qs = hv(Px, Ps)
+                al = rz / (float(np.sum(Px * Qx)) + Ps * Qs)
+                X += al * Px
+                Xs += al * Ps
+                Rx -= al * Qx
+                Rs -= al * Qs
+                n_cg += 1
+                if math.sqrt(float(np.sum(Rx * Rx)) + Rs * Rs) <= cgtol:
+                    break
+                Zx, Zs = Rx / dx, Rs / ds
+                rz2 = float(np.sum(Rx * Zx)) + Rs * Zs
+                Px = Zx + (rz2 / rz) * Px
+                Ps = Zs + (rz2 / rz) * Ps
+                rz = rz2
+            # exact line search: phi'(t) = 0 for the convex piecewise quadratic phi
+            gd = _all_margins(X, E, U, kind)
+            np.fill_diagonal(gd, 0.0)
+            gd += Xs
+            xd, dd = float(np.sum(x * X)), float(np.sum(X * X))
+            zg = -rho * gd
+            T = 2.0
+            while True:
+                # only pairs with a positive multiplier somewhere on [0, T] enter phi
+                ci = np.flatnonzero((lt > 0) | (lt + T * zg > 0))
+                z0, z1, gk = lt.ravel()[ci], zg.ravel()[ci], gd.ravel()[ci]
+                t = 1.0
+                for _ls in range(60):
+                    z = z0 + t * z1
+                    a = z > 0
+                    dphi = xd + t * dd + (1 + s + t * Xs) * Xs - float(z[a] @ gk[a])
+                    d2 = dd + Xs * Xs + rho * float(gk[a] @ gk[a])
+                    tn = min(max(t - dphi / d2, 0.0), T)
+                    done = abs(tn - t) <= 1e-12 * max(1.0, abs(t))
+                    t = tn
+                    if done:
+                        break
+                if t < T or T > 1e6:
+                    break
+                T *= 8.0
+            x = x + t * X
+            s = s + t * Xs
+        if res is not None:
+            break
+        # multiplier update; w are the new multipliers, Sx = sum_k w_k a_k
+        lam = np.maximum(lt, 0.0)
+        outer += 1
+        den = float(w @ (np.linalg.norm(Dl, axis=1) * np.linalg.norm(E[mu], axis=1)))
+        eps = float(np.linalg.norm(Sx)) / den if den > 0 else math.inf
+        if eps <= tol:
+            pairs = np.stack([mu, rh], 1)
+            ok = verify_infeasible(facts, pairs, w, tol=tol) if verify else {"ok": True, "eps": eps}
+            if ok["ok"]:
+                res = ExactResult(False, ok["eps"], pairs=pairs, lam=w.copy(), optimal=True, gamma=0.0)
+                break
+        rho *= 10.0
+        eps_in = max(min(eps_in * 0.2, 0.1 * float(np.linalg.norm(x))), 1e-15)
+    if res is None:
+        res = ExactResult(None, math.nan)
+        order = np.argsort(-w, kind="stable")
+        res.info["support"] = np.stack([mu[order], rh[order]], 1)
+    res.active = int(mu.size) if mu is not None else 0
+    res.iterations = n_newton
+    res.seconds = time.perf_counter() - t0
+    res.info.update(method="alm", outer=outer, newton=n_newton, cg=n_cg, rho=rho)
+    return res
+
+
+def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None):
+    """Lawson-Hanson NNLS with constraint generation (see :func:`exact_feasibility`);
+    ``start``: optional (m, 2) pairs that form the first active set."""
     t0 = time.perf_counter()
     p, d = facts.p, facts.d
     kind = facts.kind
@@ -395,7 +620,10 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
         nb = 1 if single else min(batch, bad.size, cap - n, d * d + 1 - n_act)
         if nb <= 0:
             break
-        if n_act == 0:
+        if n_act == 0 and start is not None and it == 1:
+            # warm start: the support found by the augmented Lagrangian phase
+            rows, cols = start[:d * d, 0], start[:d * d, 1]
+        elif n_act == 0:
             # start: every input with its strongest competitor under the Hebbian memory
             # (at x = 0 all gradients are equal and carry no information)
             Mh = _all_margins(C.T @ E, E, U, kind)
@@ -469,6 +697,7 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
     res.active, res.iterations, res.removals = int(n), it, n_rem
     res.seconds = time.perf_counter() - t0
     res.info["mean_delete_depth"] = depth / max(n_rem, 1)
+    res.info.setdefault("method", "lh")
     return res
 
 
@@ -615,7 +844,7 @@ def exact_trial(params):
     facts = make_facts(model, p, d, rng=rf, dtype=np.dtype(params.get("dtype", "float32")))
     r = exact_feasibility(facts, tol=params.get("tol", DEFAULT_TOL))
     out = r.summary()
-    out.update(p=p, load=float(load_of(p, d)), success=r.feasible,
+    out.update(p=p, load=float(load_of(p, d)), success=r.feasible, method=r.info.get("method", "lh"),
                seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0)
     return out
 

@@ -258,12 +258,12 @@ def _exact(ctx, cfg, data_rows, theories):
     from validation.engine import read_store, run_sweep, trial_key
     from validation.linear_memory.data import p_from_load
     from validation.linear_memory.exact import exact_trial
-    from validation.linear_memory.exact_plan import PLAN, STORE, fit_exact, plan_params
+    from validation.linear_memory.exact_plan import PLAN, STORE, TIMING, fit_exact, plan_params
     from validation.linear_memory.theory import prediction
     from validation.report import md_table
 
     t0 = time.perf_counter()
-    ds = sorted(PLAN)
+    ds = sorted(PLAN) + sorted(d for d in TIMING if d not in PLAN)
     plans = {d: plan_params(d) for d in ds}
     results, missing = {}, {}
     if ctx.quick:
@@ -291,10 +291,29 @@ def _exact(ctx, cfg, data_rows, theories):
                   f"`validation/linear_memory/stored/{STORE.name}` ({recs.stats.n_skipped} reused, "
                   f"{recs.stats.n_computed} computed)")
     trained = {r["d"]: r for r in data_rows if r["model"] == "op" and r["preset"] == "default"}
-    exact, rows = {}, []
+    exact, rows, timing, trows = {}, [], {}, []
     for d in ds:
         res = results[d]
         if not res:
+            continue
+        cpus = np.array([r.get("cpu_seconds", math.nan) for r in res])
+        timing[str(d)] = {"instances": len(res), "p": sorted({int(r["p"]) for r in res}),
+                          "feasible": sum(r["success"] is True for r in res),
+                          "infeasible": sum(r["success"] is False for r in res),
+                          "undecided": sum(r["success"] is None for r in res),
+                          "cpu_seconds_mean": float(cpus.mean()), "cpu_seconds_median": float(np.median(cpus)),
+                          "cpu_seconds_max": float(cpus.max()),
+                          "seconds_mean": float(np.mean([r["seconds"] for r in res])),
+                          "solvers": {m: sum(r.get("method", "lh") == m for r in res)
+                                      for m in sorted({r.get("method", "lh") for r in res})},
+                          "threshold_fit": d in PLAN}
+        tm = timing[str(d)]
+        trows.append([d, ", ".join(map(str, tm["p"])) if len(tm["p"]) <= 2 else f"{tm['p'][0]}-{tm['p'][-1]}",
+                      tm["instances"], f"{tm['feasible']} / {tm['infeasible']} / {tm['undecided']}",
+                      f"{1e3 * tm['cpu_seconds_median']:.0f}", f"{1e3 * tm['cpu_seconds_mean']:.0f}",
+                      f"{1e3 * tm['cpu_seconds_max']:.0f}", f"{1e3 * tm['seconds_mean']:.0f}",
+                      ", ".join(f"{k}: {v}" for k, v in tm["solvers"].items())])
+        if d not in PLAN:
             continue
         fit = fit_exact(res)
         th = theories.get(("op", None, d)) or prediction("op", d)
@@ -312,7 +331,11 @@ def _exact(ctx, cfg, data_rows, theories):
                          "missing": missing[d],
                          "max_infeasible_eps": max((r["margin"] for r in res if r["success"] is False), default=None),
                          "min_feasible_margin": min((r["margin"] for r in res if r["success"] is True), default=None),
-                         "max_active": max(r["active"] for r in res)}
+                         "max_active": max(r["active"] for r in res),
+                         "cpu_seconds_median": float(np.median([r.get("cpu_seconds", math.nan) for r in res])),
+                         "cpu_seconds_max": float(np.max([r.get("cpu_seconds", math.nan) for r in res])),
+                         "solvers": {m: sum(r.get("method", "lh") == m for r in res)
+                                     for m in sorted({r.get("method", "lh") for r in res})}}
         e = exact[str(d)]
         rows.append([d, _f(e["threshold"]), f"[{_f(e['ci'][0])}, {_f(e['ci'][1])}]",
                      f"{_f(e['theory'])} ± {e['theory_stderr']:.1g}",
@@ -323,7 +346,9 @@ def _exact(ctx, cfg, data_rows, theories):
     md = ["\n### Exact capacity: does a memory exist?\n",
           "For each instance (the same OP facts as the trained trial of equal d, load and seed), "
           "`validation.linear_memory.exact` decides whether *any* full-rank W recalls all p facts "
-          "(strict argmax), with a certificate checked independently of the solver: a W whose "
+          "(strict argmax; solver: augmented Lagrangian in W space with semismooth Newton-CG, "
+          "warm-started Lawson-Hanson NNLS as fallback), with a certificate checked independently "
+          "of the solver: a W whose "
           "p(p-1) score gaps are recomputed and all positive, or non-negative weights on pairs "
           "with sum_k lambda_k (c_mu - u_rho) e_mu^T = 0 up to a cosine bound <= 1e-9 "
           "(docs/linear_memory.md#exact-capacity). Threshold: the same logistic fit and 95% "
@@ -331,24 +356,34 @@ def _exact(ctx, cfg, data_rows, theories):
     if rows:
         md.append(md_table(["d", "alpha_exact", "95% CI", "theory (finite-p RS)", "alpha_trained",
                             "trained CI", "instances", "s/instance (wall)", "CPU s/instance"], rows))
+    if trows:
+        md.append("\nCost of one exact decision (one core; CPU ms of the process, wall ms inflated by the "
+                  "other jobs on the machine; solver that decided: `alm` = augmented Lagrangian, `alm+lh` = "
+                  "Lawson-Hanson fallback, `lh` = earlier solver). Rows without a threshold above are "
+                  "timing-only instances (`exact_plan.TIMING`).\n")
+        md.append(md_table(["d", "p", "instances", "feasible / infeasible / undecided", "CPU ms median",
+                            "CPU ms mean", "CPU ms max", "wall ms mean", "solver"], trows))
     miss = {d: m for d, m in missing.items() if m}
     if miss:
         md.append("\nPlanned instances not in the store (not used): "
                   + ", ".join(f"d={d}: {m}" for d, m in miss.items()) + ".\n")
     figs = []
     if rows:
-        figs.append(_exact_figure(ctx, exact))
+        figs.append(_exact_figure(ctx, exact, timing))
         md.append(f"\n![Exact, trained and predicted thresholds against d]({figs[0]})\n")
     meta = {"store": f"validation/linear_memory/stored/{STORE.name}", "quick_reads_store": bool(ctx.quick),
-            "plan": {str(d): {"rel_loads": [float(x) for x in PLAN[d][0]], "seeds": PLAN[d][1]} for d in ds},
+            "plan": {str(d): {"rel_loads": [float(x) for x in PLAN[d][0]], "seeds": PLAN[d][1]} for d in sorted(PLAN)},
+            "timing_plan": {str(d): {"rel_loads": [float(x) for x in TIMING[d][0]], "seeds": TIMING[d][1]}
+                            for d in sorted(TIMING)},
+            "timing": timing,
             "seconds": time.perf_counter() - t0}
     return exact, meta, md, figs
 
 
-def _exact_figure(ctx, exact):
+def _exact_figure(ctx, exact, timing):
     import matplotlib.pyplot as plt
 
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.4))
     ds = sorted(int(k) for k in exact)
     th = {d: exact[str(d)]["theory"] for d in ds}
     for off, key, ci, lab, fmt, col in ((-0.6, "threshold", "ci", "exact: a memory exists", "o", "C0"),
@@ -375,6 +410,20 @@ def _exact_figure(ctx, exact):
     a2.set_ylabel("threshold - finite-p RS prediction")
     a2.set_title("difference from theory, 95% CIs")
     a2.legend(fontsize=8)
+    ts = sorted(int(k) for k in timing)
+    a3.plot(ts, [timing[str(d)]["cpu_seconds_mean"] for d in ts], "o-", color="C0", label="mean")
+    a3.plot(ts, [timing[str(d)]["cpu_seconds_median"] for d in ts], "s--", color="C2", label="median")
+    a3.plot(ts, [timing[str(d)]["cpu_seconds_max"] for d in ts], "v:", color="C3", label="slowest instance")
+    ds = ts
+    a3.set_xscale("log")
+    a3.set_yscale("log")
+    a3.minorticks_off()
+    a3.set_xticks(ds)
+    a3.set_xticklabels([str(d) for d in ds])
+    a3.set_xlabel("d")
+    a3.set_ylabel("CPU seconds per instance (one core)")
+    a3.set_title("cost of one exact decision")
+    a3.legend(fontsize=8)
     fig.tight_layout()
     return ctx.savefig(fig, "linear_memory_exact.png")
 
@@ -394,7 +443,7 @@ def _f(x, spec=".3f"):
 def _capacity_figure(ctx, rows):
     import matplotlib.pyplot as plt
 
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.4))
     colors = {"op": "C0", "dp": "C1", "lowrank": "C2", "hebbian": "C3"}
     for m in ("op", "dp"):
         rr = [r for r in rows if r["model"] == m and r["preset"] == "default" and r["p_at_threshold"]]
@@ -615,7 +664,7 @@ def _lowrank_finite_p(ctx):
               _f(r["threshold_budget_2048"]), r["trials"]] for r in rows]
     n_in = sum(r["theory_in_ci"] for r in rows)
     ratios = [r["ratio"] for r in rows if r["ratio"] is not None]
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.4))
     for i, k in enumerate(lf.KAPPAS):
         rr = [r for r in rows if r["kappa"] == k and math.isfinite(r["threshold"])]
         if not rr:

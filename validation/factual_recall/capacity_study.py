@@ -79,6 +79,7 @@ def shape_of(d, attn_ratio, mlp_ratio, max_heads=8):
     Parameters
     ----------
     d : int
+        Embedding dimension of the model.
     attn_ratio, mlp_ratio : float
         ``H d_h / d`` and ``m / d``.
     max_heads : int
@@ -88,6 +89,18 @@ def shape_of(d, attn_ratio, mlp_ratio, max_heads=8):
     Returns
     -------
     tuple of int
+        ``(d, H, d_h, m)``: embedding dimension, number of heads, head size
+        ``round(attn_ratio d) / H`` and MLP width ``round(mlp_ratio d)``.
+
+    Raises
+    ------
+    ValueError
+        If ``round(attn_ratio d) < 1`` or it is not a multiple of the number of
+        heads.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
 
     Examples
     --------
@@ -105,7 +118,29 @@ def shape_of(d, attn_ratio, mlp_ratio, max_heads=8):
 
 
 def grid_facts(k, n0, ratio):
-    """Number of facts ``S R`` (square split) at grid index ``k``: ``round(n0 ratio^k)``.
+    """Number of facts ``S R`` (square split) at grid index ``k`` of a geometric grid.
+
+    Parameters
+    ----------
+    k : int
+        Grid index (negative below the origin).
+    n0 : float
+        Grid origin: the target number of facts at ``k = 0`` (the study uses
+        ``rate0`` times the parameter count).
+    ratio : float
+        Ratio of consecutive grid points (``2^(1/4)`` in the study).
+
+    Returns
+    -------
+    int
+        ``S R`` for the square split ``R = round(sqrt(n))``, ``S = round(n / R)``
+        of the target ``n = max(4, round(n0 ratio^k))``; it can differ slightly
+        from ``n`` (128 becomes 12 x 11 = 132), and two neighbouring indices can
+        give the same number.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
 
     Examples
     --------
@@ -124,8 +159,9 @@ def next_grid_index(tested, start, *, max_trials=8, step=4):
     tested : dict
         ``{k: success}`` of the trials made so far on this path.
     start : int
-        First index.
+        Grid index of the path's first trial.
     max_trials : int
+        Most trials on one path: None is returned once ``tested`` holds this many.
     step : int
         Grid indices per move while not bracketed (4: a factor 2 in ``N`` on the
         ``2^(1/4)`` grid).
@@ -138,6 +174,10 @@ def next_grid_index(tested, start, *, max_trials=8, step=4):
         bracketed, the index halfway between the largest success and the
         smallest failure (bisection on the grid); None once they are adjacent
         (or inverted) or after ``max_trials`` trials.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
 
     Examples
     --------
@@ -179,11 +219,12 @@ def fit_capacity(facts, results, budget, level=0.95):
     budget : int
         Success = ``t_99 <= budget`` (>= 99 % recalled within the budget).
     level : float
+        Confidence level of the profile-likelihood interval.
 
     Returns
     -------
     dict
-        ``facts`` (``exp`` of the fitted threshold in ``ln N``; NaN if the data
+        ``budget`` (as given), ``facts`` (``exp`` of the fitted threshold in ``ln N``; NaN if the data
         never cross 1/2), ``ci`` (profile-likelihood interval, ``0``/``inf`` at
         the edges), ``successes``, ``trials``.
 
@@ -191,6 +232,10 @@ def fit_capacity(facts, results, budget, level=0.95):
     -----
     :func:`validation.linear_memory.capacity.fit_threshold` on
     ``(ln N, success)``: every seed and every ``N`` in one likelihood.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
     """
     s = np.array([_success(r, budget) for r in results])
     f = fit_threshold(np.log(np.asarray(facts, float)), s, level=level)
@@ -257,21 +302,31 @@ def _store_ok(path):
 
 
 def fpp_records(store_dir=tc.STORE_DIR, plan=FPP_PLAN):
-    """Stored facts-per-parameter trials: ``{config: [(params, result), ...]}`` and the
-    number of unfinished paths.
+    """Read the stored facts-per-parameter trials and count the unfinished paths.
 
     Parameters
     ----------
     store_dir : path
+        Directory of the JSONL stores (default: the package's
+        ``validation/factual_recall/stored/``).
+        The store read is ``plan["store"]`` (default ``facts_per_param.jsonl``).
     plan : dict
+        Study plan, :data:`FPP_PLAN` or :data:`FPP_COSINE_PLAN` (its ``configs``,
+        ``seeds``, ``ratio``, ``start``, ``max_trials`` and run settings).
 
     Returns
     -------
     records : dict
-        Per config tuple, every stored trial of that configuration (any ``N``,
-        seeds of the plan), whether or not the current search rule visits it.
+        Per config tuple with at least one stored trial, the list of
+        ``(params, result)`` of every stored trial of that configuration (any
+        ``N``, seeds of the plan), whether or not the current search rule
+        visits it, sorted by seed then facts.
     pending : int
         Paths whose next trial is not stored yet.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
     """
     ok = _store_ok(Path(store_dir) / plan.get("store", _FPP_STORE))
     paths = _paths(plan, ok)
@@ -293,16 +348,28 @@ def run_fpp(store_dir=tc.STORE_DIR, plan=FPP_PLAN, *, workers=1, max_rounds=20,
     Parameters
     ----------
     store_dir : path
+        Directory of the JSONL stores (default: the package's
+        ``validation/factual_recall/stored/``).
+        New trials are appended to ``plan["store"]`` (default
+        ``facts_per_param.jsonl``), which is created if missing.
     plan : dict
+        Study plan, :data:`FPP_PLAN` or :data:`FPP_COSINE_PLAN`.
     workers : int
+        Worker processes for the sweep (1: run in this process).
     max_rounds : int
-        Each round runs the next trial of every unfinished path.
+        Most rounds; each round runs the next trial of every unfinished path.
     progress : bool
+        Print the sweep's progress lines and summary line on stderr.
 
     Returns
     -------
     dict
-        As :func:`fpp_records` (``records``, ``pending``).
+        ``records`` and ``pending`` as returned by :func:`fpp_records` after the
+        last round (``pending > 0`` if ``max_rounds`` stopped the search).
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
     """
     from validation.engine import run_sweep
 
@@ -358,7 +425,10 @@ def summarize_fpp(records, plan=FPP_PLAN, level=0.95):
     records : dict
         From :func:`fpp_records` / :func:`run_fpp`.
     plan : dict
+        The plan the records were made with (its ``configs``, ``D``, ``T``,
+        ``batch``, ``lr`` and ``eval_every``).
     level : float
+        Confidence level of every interval (capacities, slope, exponent).
 
     Returns
     -------
@@ -375,8 +445,17 @@ def summarize_fpp(records, plan=FPP_PLAN, level=0.95):
         fit through the origin in linear scale, which with relative errors
         favours the configurations with fewer facts); ``exponent``: OLS slope of
         ``ln facts`` against ``ln params`` with its CI; ``value`` / ``ci`` (the
-        slope), ``bits_per_param`` (slope times ``log2 D``), ``best`` (largest
-        per-configuration facts / parameter).
+        slope), ``bits_per_param`` (slope times ``log2 D``) and
+        ``bits_per_param_ci``, ``best`` (largest per-configuration facts /
+        parameter), ``paper`` (0.15, the paper's facts per parameter), ``D``,
+        ``T``, ``batch``, ``lr`` (from the plan).  With fewer than two
+        configurations with a finite CI, ``slope`` is None and ``value``,
+        ``ci``, ``bits_per_param`` are NaN; with fewer than three,
+        ``exponent`` is None.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
     """
     D = plan["D"]
     rows = []
@@ -438,13 +517,19 @@ SCHEDULE_CHECK = (((16, 1.0, 1.0, 6000), 100, 2), ((16, 0.25, 4.0, 6000), 110, 2
 
 
 def schedule_check_params(plan=FPP_PLAN, check=SCHEDULE_CHECK):
-    """Parameter records of the paired schedule check: the trials of ``check`` rerun with
-    the cosine schedule (5 % warm-up, decay to 1 %) at the same budget.
+    """Build the parameter records of the paired cosine-schedule check.
+
+    The trials of ``check`` are rerun with the cosine schedule (5 % warm-up,
+    decay to 1 %) at the same budget.
 
     Parameters
     ----------
     plan : dict
+        Plan of the constant-rate study the check pairs with (:data:`FPP_PLAN`);
+        gives the shared run settings.
     check : sequence of (config, facts, seed)
+        Trials to rerun: ``config`` as in ``plan["configs"]``, the number of
+        facts and the seed (default :data:`SCHEDULE_CHECK`).
 
     Returns
     -------
@@ -452,6 +537,10 @@ def schedule_check_params(plan=FPP_PLAN, check=SCHEDULE_CHECK):
         Parameter records (``schedule="cosine"``); the task, initialisation and
         batches are those of the constant-rate trial (same seed and sizes), so only
         the learning-rate schedule differs.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
     """
     return [dict(_fpp_base(cfg, plan), facts=int(f), seed=int(s), schedule="cosine")
             for cfg, f, s in check]
@@ -464,18 +553,30 @@ def run_schedule_check(store_dir=tc.STORE_DIR, plan=FPP_PLAN, *, workers=1, comp
     Parameters
     ----------
     store_dir : path
+        Directory of the JSONL stores (default: the package's
+        ``validation/factual_recall/stored/``).
+        The cosine trials live in ``fpp_schedule_check.jsonl``, their
+        constant-rate partners are read from ``facts_per_param.jsonl``.
     plan : dict
+        Plan of the constant-rate study (:data:`FPP_PLAN`); the trials are those
+        of :data:`SCHEDULE_CHECK`.
     workers : int
+        Worker processes for the sweep (1: run in this process).
     compute : bool
         False: read the stored trials only (``stored/fpp_schedule_check.jsonl``).
     progress : bool
+        Print the sweep's progress lines and summary line on stderr.
 
     Returns
     -------
     list of dict
-        One per configuration: ``d, H, d_h, m, facts, seed``, ``constant``
+        One per configuration: ``d, H, d_h, m, facts, seed, steps``, ``constant``
         (final accuracy, ``t_99`` of the constant-rate trial) and ``cosine`` (the
-        same for the cosine run), or only the parameters when not yet run.
+        same for the cosine run); a key is absent while its trial is not stored.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
     """
     from validation.engine import run_sweep, trial_key
 
@@ -508,11 +609,18 @@ def tradeoff_params(plan=TRADEOFF_PLAN):
     Parameters
     ----------
     plan : dict
+        Trade-off plan (:data:`TRADEOFF_PLAN`): ``d``, ``d_h``, the grids ``H`` and
+        ``m``, ``facts``, ``seeds`` and the run settings.
 
     Returns
     -------
     list of dict
-        Records for :func:`validation.factual_recall.theory_check.transformer_budget_trial`.
+        Records for :func:`validation.factual_recall.theory_check.transformer_budget_trial`,
+        one per seed, ``H`` and ``m`` (seed outermost), constant learning rate.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters
     """
     out = []
     for s in range(plan["seeds"]):     # seed outermost: an interrupted run leaves whole grids
@@ -534,15 +642,28 @@ def run_tradeoff(store_dir=tc.STORE_DIR, plan=TRADEOFF_PLAN, *, workers=1, compu
     Parameters
     ----------
     store_dir : path
+        Directory of the JSONL stores (default: the package's
+        ``validation/factual_recall/stored/``).
+        The grid is stored in ``tradeoff.jsonl`` (created if missing).
     plan : dict
+        Trade-off plan (:data:`TRADEOFF_PLAN`).
     workers : int
+        Worker processes for the sweep (1: run in this process).
     compute : bool
         False: read the stored trials only.
     progress : bool
+        Print the sweep's progress lines and summary line on stderr.
 
     Returns
     -------
     list of (params, result)
+        The grid's trials that finished without error, in the order of
+        :func:`tradeoff_params`; with ``compute=False`` the trials not stored
+        yet are left out.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters
     """
     from validation.engine import run_sweep, trial_key
 
@@ -589,6 +710,7 @@ def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, m
     success : array_like of bool
         Trial stored the ``n_facts`` facts (>= 99 %).
     n_facts : int
+        Number of facts ``N`` every trial had to store.
     ps : sequence of float
         Exponents profiled; ``1`` is the additive law, ``inf`` the max law.
 
@@ -598,7 +720,9 @@ def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, m
         ``fits``: per ``p`` the maximum-likelihood ``c_a``, ``c_m``, ``width``
         and ``loglik``; ``best_p``; ``additive_vs_max`` (``loglik(1) -
         loglik(inf)``, positive favours the additive law); ``p_ci`` (the ``p``
-        values within ``chi2_1(0.95) / 2`` of the best log-likelihood).
+        values within ``chi2_1(0.95) / 2`` of the best log-likelihood),
+        ``n_trials`` and ``n_facts``.  ``additive_vs_max`` is NaN unless ``ps``
+        holds both ``1`` and ``inf``.
 
     Notes
     -----
@@ -607,6 +731,10 @@ def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, m
     number of free parameters (``c_a, c_m, w``), so their log-likelihoods are
     compared directly; a difference above ``chi2_1(0.95)/2 = 1.92`` is the
     usual profile-likelihood 95 % statement about ``p``.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters
     """
     A, M = np.asarray(A, float), np.asarray(M, float)
     y = np.asarray(success, bool)
@@ -642,20 +770,27 @@ def summarize_tradeoff(records, plan=TRADEOFF_PLAN):
     Parameters
     ----------
     records : list of (params, result)
+        Trials of the trade-off grid, e.g. from :func:`run_tradeoff`.
     plan : dict
+        The plan the records were made with (:data:`TRADEOFF_PLAN`): its ``d``,
+        ``d_h``, grids ``H`` and ``m``, ``facts`` and run settings.
 
     Returns
     -------
     dict
         ``grid``: ``H``, ``m``, ``attention_params`` (``4 H d_h d``),
         ``mlp_params`` (``2 m d``), ``accuracy`` (mean final accuracy per cell,
-        [i_H][i_m]), ``success`` (fraction of seeds with >= 99 %), ``trials``;
+        [i_H][i_m]), ``success`` (fraction of seeds with >= 99 %), ``trials``
+        (count per cell; empty cells have NaN accuracy and success), and ``d``,
+        ``d_h``, ``facts``, ``T``, ``D``, ``steps``, ``batch``, ``lr``;
         ``routing``: ``H`` of the smallest attention row in which the widest
         MLP stores the facts in at least half of the seeds (below it the MLP
         cannot help: not enough of the subject and relation reaches EOS; None
         if no row qualifies) and its attention parameters; ``boundary_fit``:
         :func:`fit_boundary` on the rows from that one up (every ``m``,
         including ``m = 0``); ``boundary_fit_all``: the same on every row.
+        A fit is None when its trials are all successes or all failures
+        (``boundary_fit`` also when there is no routing row).
 
     Notes
     -----
@@ -664,6 +799,10 @@ def summarize_tradeoff(records, plan=TRADEOFF_PLAN):
     the EOS position for the MLP to store the facts.  Fitting the boundary
     law on rows below it would mix the routing cut (a different mechanism)
     into the additive-versus-max question.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters
     """
     d, d_h = plan["d"], plan["d_h"]
     Hs, ms = list(plan["H"]), list(plan["m"])

@@ -19,6 +19,14 @@ Policy (documented once, here and in ``docs/reliability.md#json``)
   of a trial, hashed into its key -- a non-finite value is refused instead
   (``nonfinite="raise"``, a ``ValueError`` naming the entry), since ``nan``
   is not equal to itself.
+* a worker process of the sweep engine converts a trial's result to plain
+  Python values with ``nonfinite="keep"`` and ``strict_types=True`` (a value
+  of any other type is a ``TypeError`` naming the entry); the parent writes it
+  to the store under the string policy.
+
+This module imports only the standard library and numpy, and importing it
+does not import the rest of ``hcizz`` (its package ``__init__`` is lazy), so
+a worker process that needs it does not load scipy.
 """
 from __future__ import annotations
 
@@ -40,7 +48,8 @@ def _np():
     return numpy
 
 
-def to_json_value(obj, *, nonfinite="string", where="value", strict_types=False):
+def to_json_value(obj, *, nonfinite="string", where="value", strict_types=False,
+                  type_error=ValueError):
     """Convert ``obj`` to plain JSON values under the project policy.
 
     Parameters
@@ -48,14 +57,21 @@ def to_json_value(obj, *, nonfinite="string", where="value", strict_types=False)
     obj : object
         Dicts, lists, tuples, str, int, float, bool, None, numpy scalars and
         arrays, paths, objects with ``to_dict()``.
-    nonfinite : {"string", "raise"}
+    nonfinite : {"string", "raise", "keep"}
         ``"string"``: NaN/inf become ``"nan"``, ``"inf"``, ``"-inf"``.
         ``"raise"``: a ``ValueError`` naming ``where``.
+        ``"keep"``: they stay Python floats; the result is plain Python values
+        but not yet strict JSON (the sweep engine's workers use it: the
+        parent process writes the record with the ``"string"`` policy).
     where : str
         Name of ``obj`` used in error messages (``params['x'][1]``).
     strict_types : bool
-        Refuse (``ValueError``) dict keys that are not ``str`` and values of any
+        Refuse (``type_error``) dict keys that are not ``str`` and values of any
         other type, instead of passing them through (``str`` keys) / unchanged.
+    type_error : type, optional
+        Exception class of a ``strict_types`` refusal: ``ValueError`` (default)
+        for a bad argument, ``TypeError`` where a function returned a value of
+        the wrong type (the sweep engine's trial results).
 
     Returns
     -------
@@ -71,7 +87,22 @@ def to_json_value(obj, *, nonfinite="string", where="value", strict_types=False)
     >>> import numpy as np
     >>> to_json_value({"a": np.float64(0.5), "b": [float("-inf"), np.nan], "c": (1, 2)})
     {'a': 0.5, 'b': ['-inf', 'nan'], 'c': [1, 2]}
+    >>> to_json_value({"y": np.array([1.0, np.inf])}, nonfinite="keep", strict_types=True)
+    {'y': [1.0, inf]}
+    >>> to_json_value({"s": {1, 2}}, where="result", strict_types=True, type_error=TypeError)
+    Traceback (most recent call last):
+    ...
+    TypeError: result['s'] must be JSON-serialisable: got set {1, 2}
     """
+    if nonfinite not in _NONFINITE_POLICIES:
+        raise ValueError(f"nonfinite must be one of {_NONFINITE_POLICIES}, got {nonfinite!r}")
+    return _convert(obj, nonfinite, where, strict_types, type_error)
+
+
+_NONFINITE_POLICIES = ("string", "raise", "keep")
+
+
+def _convert(obj, nonfinite, where, strict_types, type_error):
     np = _np()
     if obj is None or isinstance(obj, (bool, str)):
         return obj
@@ -81,7 +112,7 @@ def to_json_value(obj, *, nonfinite="string", where="value", strict_types=False)
         return int(obj)
     if isinstance(obj, float) or (np is not None and isinstance(obj, np.floating)):
         f = float(obj)
-        if math.isfinite(f):
+        if math.isfinite(f) or nonfinite == "keep":
             return f
         if nonfinite == "raise":
             raise ValueError(f"{where} must be JSON-serialisable: non-finite float {f!r} is not allowed")
@@ -91,24 +122,23 @@ def to_json_value(obj, *, nonfinite="string", where="value", strict_types=False)
         for k, v in obj.items():
             if not isinstance(k, str):
                 if strict_types:
-                    raise ValueError(f"{where} must be JSON-serialisable: dict key {k!r} is not a str")
+                    raise type_error(f"{where} must be JSON-serialisable: dict key {k!r} is not a str")
                 k = str(k)
-            out[k] = to_json_value(v, nonfinite=nonfinite, where=f"{where}[{k!r}]",
-                                   strict_types=strict_types)
+            out[k] = _convert(v, nonfinite, f"{where}[{k!r}]", strict_types, type_error)
         return out
     if isinstance(obj, (list, tuple)):
-        return [to_json_value(v, nonfinite=nonfinite, where=f"{where}[{i}]", strict_types=strict_types)
+        return [_convert(v, nonfinite, f"{where}[{i}]", strict_types, type_error)
                 for i, v in enumerate(obj)]
     if np is not None and isinstance(obj, np.ndarray):
-        return to_json_value(obj.tolist(), nonfinite=nonfinite, where=where, strict_types=strict_types)
+        return _convert(obj.tolist(), nonfinite, where, strict_types, type_error)
     if strict_types:
-        raise ValueError(f"{where} must be JSON-serialisable: got {type(obj).__name__} {obj!r:.80}")
+        raise type_error(f"{where} must be JSON-serialisable: got {type(obj).__name__} {obj!r:.80}")
     if isinstance(obj, PurePath):
         return str(obj)
     if hasattr(obj, "to_dict"):
-        return to_json_value(obj.to_dict(), nonfinite=nonfinite, where=where)
+        return _convert(obj.to_dict(), nonfinite, where, strict_types, type_error)
     if hasattr(obj, "_mpf_") or type(obj).__name__ in ("Fraction", "Decimal"):
-        return to_json_value(float(obj), nonfinite=nonfinite, where=where)
+        return _convert(float(obj), nonfinite, where, strict_types, type_error)
     return obj
 
 

@@ -37,7 +37,8 @@ def test_one_process_pool_serves_many_sweeps_bit_identically(tmp_path):
 
 def test_workers_import_only_what_the_trial_needs():
     # a worker that ran the engine's trivial trial has not imported scipy, matplotlib,
-    # sympy, mpmath, hcizz or replica (the caller has loaded scipy and matplotlib)
+    # sympy, mpmath, replica, nor hcizz beyond its shared layer (the caller has loaded
+    # scipy and matplotlib)
     import matplotlib  # noqa: F401
     import scipy.stats  # noqa: F401
 

@@ -29,8 +29,7 @@ import threading
 import time
 import traceback
 
-import numpy as np
-
+from hcizz.jsonout import to_json_value
 from validation._threads import BLAS_ENV_VARS as _BLAS_ENV_VARS
 
 __all__ = ["run_trial", "iter_inprocess", "iter_processes", "iter_dask",
@@ -45,35 +44,6 @@ EXECUTORS = ("inprocess", "processes", "dask")
 BLAS_ENV_VARS = _BLAS_ENV_VARS
 
 _TRACEBACK_CHARS = 4000
-
-
-def _plain_result(obj, where="result"):
-    """Result record -> plain Python values (numpy scalars/arrays converted,
-    non-JSON types refused with ``TypeError``; non-finite floats kept as floats).
-    This is not a JSON writer: the parent writes the record under the project's
-    one JSON policy (:mod:`hcizz.jsonout`, via ``sweep._make_line``; non-finite
-    floats become ``"nan"``/``"inf"``/``"-inf"``). It lives here, not in
-    ``hcizz``, because worker processes must not import scipy."""
-    if obj is None or isinstance(obj, (bool, str)):
-        return obj
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    if isinstance(obj, (int, np.integer)):
-        return int(obj)
-    if isinstance(obj, (float, np.floating)):
-        return float(obj)
-    if isinstance(obj, np.ndarray):
-        return _plain_result(obj.tolist(), where)
-    if isinstance(obj, dict):
-        out = {}
-        for k, v in obj.items():
-            if not isinstance(k, str):
-                raise TypeError(f"{where} has a non-str key {k!r}: trial results must be JSON dicts")
-            out[k] = _plain_result(v, f"{where}[{k!r}]")
-        return out
-    if isinstance(obj, (list, tuple)):
-        return [_plain_result(v, f"{where}[{i}]") for i, v in enumerate(obj)]
-    raise TypeError(f"{where} is a {type(obj).__name__}, which is not JSON-serialisable")
 
 
 def run_trial(fn, params):
@@ -105,7 +75,10 @@ def run_trial(fn, params):
         result = fn(params)
         if not isinstance(result, dict):
             raise TypeError(f"trial function must return a dict, got {type(result).__name__}")
-        result = _plain_result(result)
+        # plain Python values; non-finite floats stay floats (the parent writes
+        # the record under the JSON policy, docs/reliability.md#json)
+        result = to_json_value(result, nonfinite="keep", where="result", strict_types=True,
+                               type_error=TypeError)
     except Exception as exc:  # the trial failed: record it, the sweep goes on
         tb = traceback.format_exc()
         return {"status": "error", "seconds": time.perf_counter() - t0,

@@ -37,14 +37,13 @@ import sys
 
 import numpy as np
 
+from hcizz.jsonout import to_json_value
+
 __all__ = ["canonical_json", "normalize_params", "trial_key", "key_of", "fn_name", "check_fn"]
 
 
 def _normalize(obj, where):
-    # the project's one JSON converter (docs/reliability.md#json); imported
-    # here, not at module level, to keep scipy out of worker start-up
-    from hcizz.jsonout import to_json_value
-
+    # the project's one JSON converter (docs/reliability.md#json)
     return to_json_value(obj, nonfinite="raise", where=where, strict_types=True)
 
 

@@ -93,7 +93,7 @@ plt.show()
 
 # %%
 # Stored studies at the paper's length: facts per parameter and the trade-off
-# --------------------------------------------------------------------------
+# ---------------------------------------------------------------------------
 # Nothing is trained here: the stored sweeps of
 # :mod:`validation.factual_recall.capacity_study` (``T = 32``, ``H = 8`` heads,
 # constant-rate Adam until 99 % of the facts are recalled) are read back and

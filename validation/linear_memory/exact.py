@@ -327,7 +327,7 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
     Notes
     -----
     **Augmented Lagrangian (default).**  The NNLS problem below is the dual
-    of the projection problem in ``W`` space
+    of the projection problem in ``W`` space::
 
         min_{x, s} 1/2 |x|_F^2 + 1/2 (1 + s)^2   s.t.  <a_k, x> + s >= 0,
 

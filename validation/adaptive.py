@@ -82,7 +82,7 @@ class AdaptiveResult:
         return out
 
 
-def next_loads(fit, loads, success, *, batch, step, lower=0.0):
+def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0):
     """The next batch of loads given the current data and fit.
 
     Parameters
@@ -98,6 +98,8 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0):
         Step (> 0) used to walk out of an unbracketed region.
     lower : float
         Smallest admissible load.
+    min_spread : float
+        Smallest spread ``s`` (below).
 
     Returns
     -------
@@ -111,11 +113,17 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0):
     * Otherwise, with fitted 1/2 point ``a`` and width ``w``: the interval
       half-width ``h`` (where the interval is infinite on a side, the distance
       from ``a`` to the farthest load tried on that side, at least ``step``),
-      spread ``s = min(max(h / 2, w), h)`` and loads ``a + s u`` with ``u``
-      equally spaced in ``[-1, 1]`` (``u = 0`` for a batch of one).  Trials near
-      the 1/2 point carry the most information on it (Fisher information of
-      a logistic location ``P (1 - P) / w^2``); the spread keeps the width
-      identifiable, and shrinks with the interval (a stochastic bisection).
+      spread ``s = max(min(max(h / 2, w), h), min_spread)`` and loads ``a + s u``
+      with ``u`` equally spaced in ``[-1, 1]`` (``u = 0`` for a batch of one).
+      Trials near the 1/2 point carry the most information on it (Fisher
+      information of a logistic location ``P (1 - P) / w^2``); the spread
+      shrinks with the interval (a stochastic bisection) but not below
+      ``min_spread``: in a band much narrower than the true width every
+      outcome is a coin flip, a noise-fitted sharp step then pulls the next
+      loads into the band, and the profile interval (which cannot identify
+      the width there) undercovers.  :func:`adaptive_threshold` uses the
+      target half-width, so the outer loads sit near the 18 % / 82 % points of a
+      logistic of width ``target / 1.54``, the D-optimal pair for (location, width).
     """
     x = np.asarray(loads, float)
     y = np.asarray(success, bool)
@@ -133,13 +141,13 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0):
     hi = fit.ci_high if math.isfinite(fit.ci_high) else a + max(x.max() - a, step)
     h = max(0.5 * (hi - lo), 1e-12)
     w = fit.width if math.isfinite(fit.width) else h
-    s = min(max(h / 2, w), h)
+    s = max(min(max(h / 2, w), h), min_spread)
     u = np.linspace(-1.0, 1.0, batch) if batch > 1 else np.zeros(1)
     return [float(max(v, lower)) for v in a + s * u]
 
 
 def adaptive_threshold(run, fit, start, *, target_halfwidth, max_trials, batch=2, seed0=0,
-                       step=None, snap=None, lower=0.0, min_trials=None):
+                       step=None, snap=None, lower=0.0, min_trials=None, confirm=1):
     """Measure a threshold by a sequential design around the current fit.
 
     Parameters
@@ -172,7 +180,10 @@ def adaptive_threshold(run, fit, start, *, target_halfwidth, max_trials, batch=2
         Smallest admissible load.
     min_trials : int, optional
         Do not stop on the target before this many trials (default
-        ``len(start) + batch``).
+        ``len(start) + 2 * batch``).
+    confirm : int
+        Stop on the target only when it was also met by the fits of the
+        ``confirm`` previous rounds (>= 0; default 1).
 
     Returns
     -------
@@ -224,11 +235,13 @@ def adaptive_threshold(run, fit, start, *, target_halfwidth, max_trials, batch=2
         s = sorted(start)
         step = (s[-1] - s[0]) / (len(s) - 1) if len(s) > 1 and s[-1] > s[0] else 0.1 * abs(s[0])
     step = check_real("step", step, low=0, low_open=True, allow_array=False)
-    min_trials = len(start) + batch if min_trials is None else check_int("min_trials", min_trials, low=1)
+    min_trials = len(start) + 2 * batch if min_trials is None else check_int("min_trials", min_trials, low=1)
+    confirm = check_int("confirm", confirm, low=0)
     snap = snap or (lambda v: v)
     loads, success, seeds, history = [], [], [], []
     todo = start
     f = None
+    streak = 0
     stop = "max_trials"
     while len(loads) < max_trials:
         todo = [snap(v) for v in todo[:max_trials - len(loads)]]
@@ -240,9 +253,12 @@ def adaptive_threshold(run, fit, start, *, target_halfwidth, max_trials, batch=2
         f = fit(loads, success)
         history.append({"trials": len(loads), "threshold": float(f.threshold), "ci_low": float(f.ci_low),
                         "ci_high": float(f.ci_high), "loads": [float(v) for v in got]})
-        if len(loads) >= min_trials and (f.ci_high - f.ci_low) / 2 <= target_halfwidth:
+        met = (f.ci_high - f.ci_low) / 2 <= target_halfwidth
+        streak = streak + 1 if met else 0
+        if len(loads) >= min_trials and streak > confirm:
             stop = "target"
             break
-        todo = next_loads(f, loads, success, batch=batch, step=step, lower=lower)
+        todo = next_loads(f, loads, success, batch=batch, step=step, lower=lower,
+                          min_spread=target_halfwidth)
     return AdaptiveResult(threshold=float(f.threshold), ci_low=float(f.ci_low), ci_high=float(f.ci_high),
                           loads=loads, success=success, seeds=seeds, history=history, stop=stop, fit=f)

@@ -121,9 +121,8 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0):
       ``min_spread``: in a band much narrower than the true width every
       outcome is a coin flip, a noise-fitted sharp step then pulls the next
       loads into the band, and the profile interval (which cannot identify
-      the width there) undercovers.  :func:`adaptive_threshold` uses the
-      target half-width, so the outer loads sit near the 18 % / 82 % points of a
-      logistic of width ``target / 1.54``, the D-optimal pair for (location, width).
+      the width there) undercovers.  :func:`adaptive_threshold` uses twice the
+      target half-width (simulated coverage: docs/sweeps.md#adaptive-threshold-design).
     """
     x = np.asarray(loads, float)
     y = np.asarray(success, bool)
@@ -259,6 +258,6 @@ def adaptive_threshold(run, fit, start, *, target_halfwidth, max_trials, batch=2
             stop = "target"
             break
         todo = next_loads(f, loads, success, batch=batch, step=step, lower=lower,
-                          min_spread=target_halfwidth)
+                          min_spread=2 * target_halfwidth)
     return AdaptiveResult(threshold=float(f.threshold), ci_low=float(f.ci_low), ci_high=float(f.ci_high),
                           loads=loads, success=success, seeds=seeds, history=history, stop=stop, fit=f)

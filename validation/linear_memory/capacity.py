@@ -494,6 +494,14 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
             "seconds": time.perf_counter() - t0}
 
 
+def _adaptive_settings(model, d, kappa, theory, alphas):
+    """First loads, walk step, load snapping and floor of the adaptive design."""
+    c = grid_center(model, d, kappa, theory)
+    start = sorted(alphas) if alphas is not None else [0.95 * c, 1.05 * c]
+    return {"center": c, "start": start, "step": 0.1 * c, "lower": 0.05 * c,
+            "snap": lambda a: float(load_of(p_from_load(a, d), d))}
+
+
 def _measure_adaptive(model, d, kappa, preset, theory, alphas, store, workers, executor, progress,
                       seed0, ci_halfwidth, max_trials, batch, overrides, t0):
     """``measure_capacity(design="adaptive")``: rounds of :func:`run_sweep` chosen
@@ -503,8 +511,8 @@ def _measure_adaptive(model, d, kappa, preset, theory, alphas, store, workers, e
     from .train import TrainConfig, get_config
 
     get_config(preset, **{k: v for k, v in overrides.items() if k in TrainConfig.__dataclass_fields__})
-    c = grid_center(model, d, kappa, theory)
-    start = sorted(alphas) if alphas is not None else [0.95 * c, 1.05 * c]
+    st = _adaptive_settings(model, d, kappa, theory, alphas)
+    start, c = st["start"], st["center"]
     _check_capacity_memory(model, d, p_from_load(1.5 * max(start), d), overrides.get("dtype") or "float32")
     if model == "dp":
         from .data import dp_nbytes
@@ -528,8 +536,8 @@ def _measure_adaptive(model, d, kappa, preset, theory, alphas, store, workers, e
         return [r["load"] for r in res], [r["success"] for r in res]
 
     ad = adaptive_threshold(run, fit_threshold, start, target_halfwidth=ci_halfwidth,
-                            max_trials=max_trials, batch=batch, seed0=seed0, step=0.1 * c,
-                            snap=lambda a: float(load_of(max(p_from_load(a, d), 2), d)), lower=0.05 * c)
+                            max_trials=max_trials, batch=batch, seed0=seed0, step=st["step"],
+                            snap=st["snap"], lower=st["lower"])
     fit = ad.fit
     return {"method": "train", "design": "adaptive", "model": model, "d": d, "kappa": kappa,
             "preset": preset, "threshold": fit.threshold, "ci_low": fit.ci_low, "ci_high": fit.ci_high,

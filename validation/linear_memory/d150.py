@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["STORE", "PLAN", "PAPER", "CI_HALFWIDTH", "BATCH", "group_theory", "run_group",
+__all__ = ["STORE", "LR", "PLAN", "PAPER", "CI_HALFWIDTH", "BATCH", "START", "group_key", "group_theory", "run_group",
            "stored_results", "summarise", "budget_table", "trained_threshold"]
 
 #: Committed store of the d = 100/150 trials.
@@ -38,14 +38,21 @@ BATCH = 4
 #: First-round loads relative to the finite-p prediction (thresholds measured at
 #: d <= 80 sit 0-5 % above it; loads above the threshold cost the whole budget).
 START = (0.97, 1.01, 1.05, 1.09)
-#: Groups in priority order: (model, kappa, d) -> {"steps": budget, "max_trials": cap}.
+#: Adam learning rate of the plan.  The default preset's 0.1 (chosen at d <= 60)
+#: fails at d = 100 above load ~0.82 with recall collapsing to 25-90 % after
+#: 4096 steps, while lr 0.03 and 0.01 recall every fact of the same instance
+#: (docs/linear_memory.md#the-papers-size-d--100-and-150).
+LR = 0.03
+#: Groups in priority order: (model, kappa, d, lr) -> {"steps": budget, "max_trials": cap}
+#: (lr None: the default preset's 0.1, kept as the record of the optimiser limit).
 PLAN = {
-    ("op", None, 100): {"steps": 4096, "max_trials": 40},
-    ("op", None, 150): {"steps": 4096, "max_trials": 36},
-    ("lowrank", 0.5, 150): {"steps": 4096, "max_trials": 32},
-    ("lowrank", 0.25, 150): {"steps": 4096, "max_trials": 32},
-    ("lowrank", 0.5, 100): {"steps": 4096, "max_trials": 40},
-    ("lowrank", 0.25, 100): {"steps": 4096, "max_trials": 40},
+    ("op", None, 100, LR): {"steps": 4096, "max_trials": 40},
+    ("op", None, 150, LR): {"steps": 4096, "max_trials": 36},
+    ("lowrank", 0.5, 150, LR): {"steps": 4096, "max_trials": 32},
+    ("lowrank", 0.25, 150, LR): {"steps": 4096, "max_trials": 32},
+    ("lowrank", 0.5, 100, LR): {"steps": 4096, "max_trials": 40},
+    ("lowrank", 0.25, 100, LR): {"steps": 4096, "max_trials": 40},
+    ("op", None, 100, None): {"steps": 4096, "max_trials": 40},
 }
 #: The linear-memory paper's d = 150 thresholds (arXiv:2605.10795, its table), per kappa.
 PAPER = {1.0: 0.50, 0.5: 0.46, 0.25: 0.31}
@@ -65,26 +72,29 @@ def group_theory(model, kappa, d):
     return {"value": float(e.value), "stderr": float(e.stderr), "kappa_eff": float(k_eff)}
 
 
-def _key(model, kappa, d):
-    return f"{model} d={d}" + (f" kappa={kappa:g}" if kappa is not None else "")
+def group_key(model, kappa, d, lr=LR):
+    """Row name of a group: ``"op d=150 lr=0.03"``, ``"lowrank d=150 kappa=0.5 lr=0.03"``
+    (``lr=None``: ``"... lr=0.1 (default preset)"``)."""
+    return (f"{model} d={d}" + (f" kappa={kappa:g}" if kappa is not None else "")
+            + (f" lr={lr:g}" if lr is not None else " lr=0.1 (default preset)"))
 
 
-def run_group(model, kappa, d, *, store=STORE, workers=2, progress=True, **plan):
+def run_group(model, kappa, d, lr=LR, *, store=STORE, workers=2, progress=True, **plan):
     """Run (or resume from ``store``) the adaptive measurement of one group;
     returns the dict of :func:`~validation.linear_memory.capacity.measure_capacity`."""
     from .capacity import measure_capacity
 
-    cfg = {**PLAN.get((model, kappa, d), {"steps": 4096, "max_trials": 32}), **plan}
+    cfg = {**PLAN.get((model, kappa, d, lr), {"steps": 4096, "max_trials": 32}), **plan}
     th = group_theory(model, kappa, d)["value"]
     return measure_capacity(model, d, kappa=kappa, design="adaptive", alphas=[th * f for f in START],
                             ci_halfwidth=CI_HALFWIDTH, max_trials=cfg["max_trials"], batch=BATCH,
                             store=store, workers=workers, progress=progress, steps=cfg["steps"],
-                            dtype="float32")
+                            dtype="float32", lr=lr)
 
 
 def stored_results(store=STORE):
-    """Trial results of the store grouped by ``(model, kappa, d)`` (with ``seed``,
-    ``steps_budget``); a missing store gives ``{}``."""
+    """Trial results of the store grouped by ``(model, kappa, d, lr)`` (with ``seed``,
+    ``steps_budget``; ``lr`` None for the default preset); a missing store gives ``{}``."""
     from validation.engine import read_store
 
     if not Path(store).exists():
@@ -92,7 +102,7 @@ def stored_results(store=STORE):
     out = {}
     for rec in read_store(store, warn=False).ok.values():
         prm = rec["params"]
-        g = (prm["model"], prm.get("kappa"), prm["d"])
+        g = (prm["model"], prm.get("kappa"), prm["d"], prm.get("lr"))
         out.setdefault(g, []).append({**rec["result"], "seed": prm["seed"],
                                       "steps_budget": prm.get("steps"), "finished": rec.get("finished")})
     return out
@@ -116,14 +126,15 @@ def summarise(results=None):
     results = stored_results() if results is None else results
     rows = {}
     for g in [g for g in PLAN if g in results] + [g for g in results if g not in PLAN]:
-        model, kappa, d = g
+        model, kappa, d, lr = g
         res = sorted(results[g], key=lambda r: r["seed"])
         fit = fit_threshold([r["load"] for r in res], [r["success"] for r in res])
         th = group_theory(model, kappa, d)
         hw = (fit.ci_high - fit.ci_low) / 2
         cap = PLAN.get(g, {}).get("max_trials", math.inf)
-        rows[_key(*g)] = {
-            "model": model, "kappa": kappa, "d": d, "threshold": fit.threshold,
+        rows[group_key(*g)] = {
+            "model": model, "kappa": kappa, "d": d, "lr": lr if lr is not None else 0.1,
+            "threshold": fit.threshold,
             "ci": [fit.ci_low, fit.ci_high], "halfwidth": hw,
             "theory_finite_p": th["value"], "theory_stderr": th["stderr"], "kappa_eff": th["kappa_eff"],
             "paper": PAPER.get(1.0 if model == "op" else kappa) if d == 150 else None,
@@ -157,18 +168,18 @@ def budget_table(results=None, budgets=(256, 512, 1024, 2048, 4096)):
             rows.append({"budget": int(b), "threshold": f.threshold, "ci": [f.ci_low, f.ci_high],
                          "successes": int(s.sum()), "near_successes": int(s[near].sum()),
                          "near_trials": int(near.sum())})
-        out[_key(*g)] = rows
+        out[group_key(*g)] = rows
     return out
 
 
-def trained_threshold(d, model="op", kappa=None, store=STORE):
+def trained_threshold(d, model="op", kappa=None, lr=LR, store=STORE):
     """The stored trained threshold of one group as a dict (``threshold``,
     ``ci``, ``trials``, ...; see :func:`summarise`), or None if not stored."""
     res = stored_results(store)
-    g = (model, kappa, d)
+    g = (model, kappa, d, lr)
     if g not in res:
         return None
-    return summarise({g: res[g]})[_key(*g)]
+    return summarise({g: res[g]})[group_key(*g)]
 
 
 def main(argv=None):
@@ -190,7 +201,7 @@ def main(argv=None):
     for g in groups:
         t0 = time.perf_counter()
         r = run_group(*g, store=a.store, workers=a.workers)
-        print(f"{_key(*g)}: {r['threshold']:.4f} [{r['ci_low']:.4f}, {r['ci_high']:.4f}] "
+        print(f"{group_key(*g)}: {r['threshold']:.4f} [{r['ci_low']:.4f}, {r['ci_high']:.4f}] "
               f"trials {r['trials']} stop {r['stop']} wall {time.perf_counter() - t0:.0f} s "
               f"cpu {r['train_cpu_seconds']:.0f} s", flush=True)
     return 0

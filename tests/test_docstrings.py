@@ -38,7 +38,7 @@ IN_SCOPE = [
     "validation.token_retrieval.early_phase", "validation.token_retrieval.experiments",
     "validation.token_retrieval.model", "validation.token_retrieval.task",
     "validation.token_retrieval.theory", "validation.token_retrieval.trials",
-    "validation._io", "validation.report", "validation.losses", "validation.optim",
+    "validation._io", "validation.report", "validation.losses", "validation.optim", "validation.adaptive",
     "validation.__main__", "validation.report_cli",
 ]
 

@@ -28,7 +28,7 @@ __all__ = ["AdaptiveResult", "adaptive_threshold", "next_loads"]
 class AdaptiveResult:
     """Outcome of :func:`adaptive_threshold`.
 
-    Attributes
+    Parameters
     ----------
     threshold : float
         Fitted 1/2 point of the last fit (NaN if never bracketed).
@@ -75,7 +75,13 @@ class AdaptiveResult:
         return (self.ci_high - self.ci_low) / 2
 
     def to_dict(self):
-        """Plain values (the fit as its ``to_dict()`` when it has one)."""
+        """The fields as plain values.
+
+        Returns
+        -------
+        dict
+            The fields, ``trials``, and the fit as its ``to_dict()`` when it has one.
+        """
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["fit"] = self.fit.to_dict() if hasattr(self.fit, "to_dict") else self.fit
         out["trials"] = self.trials
@@ -114,7 +120,9 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0):
       half-width ``h`` (where the interval is infinite on a side, the distance
       from ``a`` to the farthest load tried on that side, at least ``step``),
       spread ``s = max(min(max(h / 2, w), h), min_spread)`` and loads ``a + s u``
-      with ``u`` equally spaced in ``[-1, 1]`` (``u = 0`` for a batch of one).
+      with ``u`` equally spaced in ``[-1, 1]`` (a batch of two: ``u = -1/3, 1/3``,
+      the inner pair of a batch of four, so that the interval keeps shrinking on
+      a sharp transition; a batch of one: ``u = 0``).
       Trials near the 1/2 point carry the most information on it (Fisher
       information of a logistic location ``P (1 - P) / w^2``); the spread
       shrinks with the interval (a stochastic bisection) but not below
@@ -123,6 +131,10 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0):
       loads into the band, and the profile interval (which cannot identify
       the width there) undercovers.  :func:`adaptive_threshold` uses twice the
       target half-width (simulated coverage: docs/sweeps.md#adaptive-threshold-design).
+
+    References
+    ----------
+    docs/sweeps.md#adaptive-threshold-design
     """
     x = np.asarray(loads, float)
     y = np.asarray(success, bool)
@@ -141,7 +153,8 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0):
     h = max(0.5 * (hi - lo), 1e-12)
     w = fit.width if math.isfinite(fit.width) else h
     s = max(min(max(h / 2, w), h), min_spread)
-    u = np.linspace(-1.0, 1.0, batch) if batch > 1 else np.zeros(1)
+    u = np.linspace(-1.0, 1.0, batch) if batch > 2 else np.array([-1 / 3, 1 / 3][:batch]) if batch == 2 \
+        else np.zeros(1)
     return [float(max(v, lower)) for v in a + s * u]
 
 
@@ -187,6 +200,8 @@ def adaptive_threshold(run, fit, start, *, target_halfwidth, max_trials, batch=2
     Returns
     -------
     AdaptiveResult
+        Last fit, every trial's load, outcome and seed, the per-round history and
+        why it stopped.
 
     Raises
     ------

@@ -121,7 +121,7 @@ def summarise(res, target=TARGET):
     their ratio, the target CI half-width, and the per-replicate rows."""
     rows = {}
     for d, v in res.items():
-        row = {"ci_halfwidth": target, "replicates": len(v["grid"]), "theory": v["theory"]}
+        row = {"ci_halfwidth": target, "ci_width": 2 * target, "replicates": len(v["grid"]), "theory": v["theory"]}
         for k in ("grid", "adaptive"):
             n = np.array([x["trials"] for x in v[k]], float)
             c = np.array([x["cpu_seconds"] for x in v[k]], float)

@@ -148,3 +148,24 @@ def test_adaptive_compare_replay_needs_the_trials(tmp_path):
 
     with pytest.raises(LookupError, match="not in"):
         ac.compare(ds=(20,), replicates=1, store=tmp_path / "none.jsonl", compute=False)
+
+
+@pytest.mark.slow
+def test_report_blocks_read_the_committed_stores(tmp_path):
+    # the report.json contract of issue 13/16: linear_memory.d150 rows and
+    # linear_memory.adaptive_design; both blocks read committed stores and compute nothing
+    from validation.linear_memory import adaptive_compare as ac
+    from validation.linear_memory import d150
+    from validation.report import Context
+    from validation.sections import linear_memory as L
+
+    ctx = Context(tmp_path, True)
+    md, data, figs = L._d150(ctx)
+    assert data["read_from_store"] and "read these trials from the committed store" in "\n".join(md)
+    for row in data["rows"].values():
+        assert {"threshold", "ci", "theory_finite_p", "paper", "trials", "wall_seconds"} <= set(row)
+    assert set(data["rows"]) | set(data["lr_check_rows"]) == set(d150.summarise())
+    md, ad = L._adaptive_design(ctx)
+    assert set(ad) == {str(d) for d in ac.DS}
+    for row in ad.values():
+        assert row["ci_width"] == 2 * ac.TARGET and row["trials_adaptive"] < row["trials_grid"]

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["STORE", "LR", "PLAN", "PAPER", "CI_HALFWIDTH", "BATCH", "START", "group_key", "group_theory", "run_group",
-           "stored_results", "summarise", "budget_table", "trained_threshold"]
+           "stored_results", "summarise", "budget_table", "lr_check", "trained_threshold"]
 
 #: Committed store of the d = 100/150 trials.
 STORE = Path(__file__).resolve().parent / "stored" / "d150.jsonl"
@@ -43,7 +43,7 @@ START = (0.97, 1.01, 1.05, 1.09)
 #: steps; on the same instances lr 0.03 and 0.01 recall more (lr 0.01: 99.3 % at
 #: 0.853, where 0.1 reaches 52 %), and at 0.887 lr 0.01 (4096 steps) and 0.003
 #: (8192 steps) end at the same loss and recall (55 %): converged
-#: (docs/linear_memory.md#the-paper-s-size-d-100-and-150).
+#: (docs/linear_memory.md#thresholds-at-d--100-and-150).
 LR = 0.01
 #: Groups in priority order: (model, kappa, d, lr) -> {"steps": budget, "max_trials": cap,
 #: "run": measured by ``main``}.  lr None: the default preset's 0.1.  The lr 0.1 and 0.03
@@ -148,6 +148,9 @@ def summarise(results=None):
             "wall_seconds": float(sum(r["seconds"] for r in res)) / 2,
             "cpu_seconds": float(sum(r.get("cpu_seconds", 0.0) for r in res)),
             "steps_budget": res[0]["steps_budget"], "counts": fit.counts,
+            "failure_accuracy": [round(float(r["accuracy"]), 4) for r in res if not r["success"]],
+            "success_steps_max": max((int(r["steps"]) for r in res if r["success"]), default=None),
+            "measured": bool(PLAN.get(g, {}).get("run", True)),
             "done": bool(hw <= CI_HALFWIDTH or len(res) >= cap)}
     return rows
 
@@ -176,6 +179,30 @@ def budget_table(results=None, budgets=(256, 512, 1024, 2048, 4096)):
                          "near_trials": int(near.sum())})
         out[group_key(*g)] = rows
     return out
+
+
+def lr_check(results=None, d=100):
+    """The learning-rate check: the first-round instances (seeds 0-3 at the start
+    loads, identical in every group) of the OP groups at ``d`` trained with each
+    stored learning rate.
+
+    Returns
+    -------
+    list of dict
+        ``load``, ``seed``, ``lr``, ``success``, ``accuracy``, ``steps``, ``loss``,
+        sorted by load and learning rate.
+    """
+    results = stored_results() if results is None else results
+    out = []
+    for (m, k, dd, lr), res in results.items():
+        if m != "op" or dd != d:
+            continue
+        for r in res:
+            if r["seed"] < len(START):
+                out.append({"load": r["load"], "seed": r["seed"], "lr": 0.1 if lr is None else lr,
+                            "success": r["success"], "accuracy": r["accuracy"], "steps": r["steps"],
+                            "loss": r["loss"]})
+    return sorted(out, key=lambda r: (r["load"], -r["lr"]))
 
 
 def trained_threshold(d, model="op", kappa=None, lr=LR, store=STORE):

@@ -574,13 +574,16 @@ def _d150(ctx):
     md = ["\n### The paper's size: d = 100 and d = 150\n",
           "Thresholds of full-rank (OP) and rank-constrained memories at d = 100 and 150, measured by the "
           "adaptive design (`measure_capacity(design=\"adaptive\")`: rounds of 4 loads chosen from the "
-          "current logistic fit until the 95% CI half-width is <= 0.03 or a trial cap; default preset, "
-          "float32, stop at the first full recall, 4096 steps). "
+          "current logistic fit until the 95% CI half-width is <= 0.03 or a trial cap; default preset "
+          f"but Adam lr {d150.LR:g} (see the learning-rate check below), float32, stop at the first full "
+          "recall, 4096 steps). "
           f"**Both quick and full mode read these trials from the committed store `{src}`** (nothing is "
           "trained here); regenerate or continue with `nice -n 10 python -m validation.linear_memory.d150 "
           "--workers 2`. Theory: the finite-p capacity `alpha_c_finite(p, kappa=m/d)` with p "
           "self-consistent at d; paper: the linear-memory paper's d = 150 table (arXiv:2605.10795).\n"]
     table = []
+    checks = {k: r for k, r in rows.items() if not r["measured"]}
+    rows = {k: r for k, r in rows.items() if r["measured"]}
     for k, r in rows.items():
         name = "OP" if r["model"] == "op" else f"k={r['kappa']:g}"
         table.append([name, r["d"], f"{r['lr']:g}", _f(r["threshold"]), f"[{_f(r['ci'][0])}, {_f(r['ci'][1])}]",
@@ -590,11 +593,21 @@ def _d150(ctx):
     if table:
         md.append(md_table(["model", "d", "Adam lr", "alpha_emp", "95% CI", "finite-p theory", "paper", "trials",
                             "CPU min", "complete"], table))
-    missing = [d150.group_key(*g) for g in d150.PLAN if d150.group_key(*g) not in rows]
+    missing = [d150.group_key(*g) for g, c in d150.PLAN.items() if c["run"] and d150.group_key(*g) not in rows]
     if missing:
         md.append("\nNot yet in the store (not measured): " + ", ".join(missing) + ".\n")
+    lrc = d150.lr_check()
+    if lrc:
+        md.append("\nLearning-rate check (d = 100, OP, the first round's four instances, identical for every "
+                  "learning rate; 4096 steps): the default preset's lr 0.1 fails where smaller rates recall "
+                  "more, so the plan uses lr " + f"{d150.LR:g}" + ":\n")
+        md.append(md_table(["load", "seed", "Adam lr", "success", "recalled fraction", "steps", "final loss"],
+                           [[f"{r['load']:.4f}", r["seed"], f"{r['lr']:g}", "yes" if r["success"] else "no",
+                             f"{r['accuracy']:.3f}", r["steps"], f"{r['loss']:.3f}"] for r in lrc]))
     brows = []
     for k, bl in budgets.items():
+        if k in checks:
+            continue
         for b in bl:
             brows.append([k, b["budget"], _f(b["threshold"]), f"[{_f(b['ci'][0])}, {_f(b['ci'][1])}]",
                           f"{b['near_successes']}/{b['near_trials']}"])
@@ -636,9 +649,12 @@ def _d150(ctx):
         md.append(f"\n![d = 100/150 thresholds against the finite-p theory and the paper]({figs[0]})\n")
     data = {k: {kk: r[kk] for kk in ("model", "kappa", "d", "lr", "threshold", "ci", "theory_finite_p",
                                       "theory_stderr", "paper", "trials", "wall_seconds", "cpu_seconds",
-                                      "steps_budget", "counts", "done")} for k, r in rows.items()}
-    return md, {"rows": data, "budget": budgets, "store": src, "read_from_store": True,
-                "missing": missing}, figs
+                                      "steps_budget", "counts", "done", "failure_accuracy",
+                                      "success_steps_max")} for k, r in rows.items()}
+    return md, {"rows": data, "budget": budgets, "lr_check": lrc, "store": src, "read_from_store": True,
+                "missing": missing, "lr": d150.LR,
+                "lr_check_rows": {k: {kk: r[kk] for kk in ("threshold", "ci", "trials", "failure_accuracy")}
+                                  for k, r in checks.items()}}, figs
 
 
 def _adaptive_design(ctx):

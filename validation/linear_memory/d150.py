@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["STORE", "LR", "PLAN", "PAPER", "CI_HALFWIDTH", "BATCH", "START", "group_key", "group_theory", "run_group",
-           "stored_results", "summarise", "budget_table", "lr_check", "trained_threshold"]
+           "stored_results", "summarise", "budget_table", "lr_check", "LONG_BUDGET", "long_budget_check",
+           "trained_threshold"]
 
 #: Committed store of the d = 100/150 trials.
 STORE = Path(__file__).resolve().parent / "stored" / "d150.jsonl"
@@ -98,9 +99,11 @@ def run_group(model, kappa, d, lr=LR, *, store=STORE, workers=2, progress=True, 
                             dtype="float32", **over)
 
 
-def stored_results(store=STORE):
-    """Trial results of the store grouped by ``(model, kappa, d, lr)`` (with ``seed``,
-    ``steps_budget``; ``lr`` None for the default preset); a missing store gives ``{}``."""
+def stored_results(store=STORE, steps=4096):
+    """Trial results of the store with step budget ``steps``, grouped by
+    ``(model, kappa, d, lr)`` (with ``seed``, ``steps_budget``; ``lr`` None for the
+    default preset); a missing store gives ``{}``.  Trials with another budget
+    (the longer-budget checks) are left out."""
     from validation.engine import read_store
 
     if not Path(store).exists():
@@ -108,6 +111,8 @@ def stored_results(store=STORE):
     out = {}
     for rec in read_store(store, warn=False).ok.values():
         prm = rec["params"]
+        if prm.get("steps") != steps:
+            continue
         g = (prm["model"], prm.get("kappa"), prm["d"], prm.get("lr"))
         out.setdefault(g, []).append({**rec["result"], "seed": prm["seed"],
                                       "steps_budget": prm.get("steps"), "finished": rec.get("finished")})
@@ -178,6 +183,54 @@ def budget_table(results=None, budgets=(256, 512, 1024, 2048, 4096)):
                          "successes": int(s.sum()), "near_successes": int(s[near].sum()),
                          "near_trials": int(near.sum())})
         out[group_key(*g)] = rows
+    return out
+
+
+#: Longer-budget reruns of stored failures near the threshold: (model, kappa, d, lr, load, seed, steps).
+LONG_BUDGET = [("op", None, 100, LR, 0.8532366180317538, 1, 16384)]
+
+
+def long_budget_check(store=STORE, compute=False, workers=2):
+    """Stored 4096-step failures near the threshold rerun with a longer budget
+    (:data:`LONG_BUDGET`): does a longer run recall them?
+
+    Parameters
+    ----------
+    store : path
+        The store.
+    compute : bool
+        Run the missing reruns (else read what is stored).
+    workers : int
+        Worker processes when computing.
+
+    Returns
+    -------
+    list of dict
+        ``load``, ``seed``, ``lr``, ``steps_budget``, ``success``, ``steps``,
+        ``accuracy``, ``loss``, and ``accuracy_4096``/``loss_4096`` of the
+        4096-step trial of the same instance (None if not stored).
+    """
+    from validation.engine import read_store, run_sweep, trial_key
+    from .capacity import capacity_trial, trial_params
+
+    params = [trial_params(m, d, [a], [sd], kappa=k, steps=st, dtype="float32", lr=lr)[0]
+              for m, k, d, lr, a, sd, st in LONG_BUDGET]
+    if compute:
+        run_sweep(capacity_trial, params, store=store, workers=workers, label="d150 long budget")
+    if not Path(store).exists():
+        return []
+    ok = read_store(store, warn=False).ok
+    out = []
+    for q in params:
+        rec = ok.get(trial_key(q, capacity_trial))
+        if rec is None:
+            continue
+        base = ok.get(trial_key({**q, "steps": 4096}, capacity_trial))
+        r = rec["result"]
+        out.append({"load": r["load"], "seed": q["seed"], "lr": q["lr"], "steps_budget": q["steps"],
+                    "success": r["success"], "steps": r["steps"], "accuracy": r["accuracy"], "loss": r["loss"],
+                    "accuracy_4096": base["result"]["accuracy"] if base else None,
+                    "loss_4096": base["result"]["loss"] if base else None})
     return out
 
 

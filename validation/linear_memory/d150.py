@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["STORE", "LR", "PLAN", "PAPER", "CI_HALFWIDTH", "BATCH", "START", "group_key", "group_theory", "run_group",
-           "stored_results", "summarise", "budget_table", "lr_check", "LONG_BUDGET", "long_budget_check",
+           "stored_results", "summarise", "budget_table", "lr_check", "LONG_BUDGET", "LONG_STORE", "long_budget_check",
            "trained_threshold"]
 
 #: Committed store of the d = 100/150 trials.
@@ -187,17 +187,20 @@ def budget_table(results=None, budgets=(256, 512, 1024, 2048, 4096)):
 
 
 #: Longer-budget reruns of stored failures near the threshold: (model, kappa, d, lr, load, seed, steps).
-LONG_BUDGET = [("op", None, 100, LR, 0.8532366180317538, 1, 16384)]
+LONG_BUDGET = [("op", None, 100, LR, 0.8532366180317538, 1, 16384),
+               ("op", None, 100, LR, 0.856474311786472, 10, 16384)]
+#: Their store (a separate file: the main sweep holds the lock of :data:`STORE` while it runs).
+LONG_STORE = STORE.with_name("d150_budget.jsonl")
 
 
-def long_budget_check(store=STORE, compute=False, workers=2):
+def long_budget_check(store=LONG_STORE, compute=False, workers=2):
     """Stored 4096-step failures near the threshold rerun with a longer budget
     (:data:`LONG_BUDGET`): does a longer run recall them?
 
     Parameters
     ----------
     store : path
-        The store.
+        The store of the reruns (the 4096-step trials are read from :data:`STORE`).
     compute : bool
         Run the missing reruns (else read what is stored).
     workers : int
@@ -220,12 +223,13 @@ def long_budget_check(store=STORE, compute=False, workers=2):
     if not Path(store).exists():
         return []
     ok = read_store(store, warn=False).ok
+    main = read_store(STORE, warn=False).ok if STORE.exists() else {}
     out = []
     for q in params:
         rec = ok.get(trial_key(q, capacity_trial))
         if rec is None:
             continue
-        base = ok.get(trial_key({**q, "steps": 4096}, capacity_trial))
+        base = main.get(trial_key({**q, "steps": 4096}, capacity_trial))
         r = rec["result"]
         out.append({"load": r["load"], "seed": q["seed"], "lr": q["lr"], "steps_budget": q["steps"],
                     "success": r["success"], "steps": r["steps"], "accuracy": r["accuracy"], "loss": r["loss"],

@@ -155,6 +155,7 @@ def summarise(results=None):
             "steps_budget": res[0]["steps_budget"], "counts": fit.counts,
             "failure_accuracy": [round(float(r["accuracy"]), 4) for r in res if not r["success"]],
             "success_steps_max": max((int(r["steps"]) for r in res if r["success"]), default=None),
+            "max_success_load": max((float(r["load"]) for r in res if r["success"]), default=None),
             "measured": bool(PLAN.get(g, {}).get("run", True)),
             "done": bool(hw <= CI_HALFWIDTH or len(res) >= cap)}
     return rows

@@ -604,6 +604,16 @@ def _d150(ctx):
         md.append(md_table(["load", "seed", "Adam lr", "success", "recalled fraction", "steps", "final loss"],
                            [[f"{r['load']:.4f}", r["seed"], f"{r['lr']:g}", "yes" if r["success"] else "no",
                              f"{r['accuracy']:.3f}", r["steps"], f"{r['loss']:.3f}"] for r in lrc]))
+    lb = d150.long_budget_check()
+    if lb:
+        md.append("\nLonger budget (stored 4096-step failures near the threshold rerun with "
+                  f"{lb[0]['steps_budget']} steps; store `validation/linear_memory/stored/{d150.LONG_STORE.name}`, "
+                  "`d150.long_budget_check`):\n")
+        md.append(md_table(["load", "seed", "Adam lr", "recalled at 4096 steps", "budget", "success",
+                            "steps", "recalled"],
+                           [[f"{r['load']:.4f}", r["seed"], f"{r['lr']:g}", _f(r["accuracy_4096"]),
+                             r["steps_budget"], "yes" if r["success"] else "no", r["steps"],
+                             f"{r['accuracy']:.3f}"] for r in lb]))
     brows = []
     for k, bl in budgets.items():
         if k in checks:
@@ -618,7 +628,7 @@ def _d150(ctx):
                             "full-budget threshold"], brows))
     figs = []
     if rows:
-        fig, ax = plt.subplots(figsize=(7.5, 4.4))
+        fig, ax = plt.subplots(figsize=(10.5, 4.6))
         cols = {None: "C0", 0.5: "C1", 0.25: "C2"}
         for k, r in rows.items():
             c = cols.get(r["kappa"], "C3")
@@ -629,10 +639,13 @@ def _d150(ctx):
                         label=f"{lab}: measured (95% CI)")
             ax.plot([r["d"] + 2], [r["theory_finite_p"]], "^", color=c, mfc="none", ms=8,
                     label=f"{lab}: finite-p theory")
-            if r["paper"] is not None:
-                ax.plot([r["d"] + 6], [r["paper"]], "s", color=c, ms=7, label=f"{lab}: paper (d=150)")
+            if not math.isfinite(r["threshold"]) and r["max_success_load"] is not None:
+                ax.plot([r["d"] - 2], [r["max_success_load"]], "v", color=c, ms=8,
+                        label=f"{lab}: largest load recalled so far (threshold not yet bracketed)")
         for kap, c in ((1.0, "C0"), (0.5, "C1"), (0.25, "C2")):
             ax.axhline(float(alpha_c(kap)), color=c, ls=":", lw=1)
+            lab = "OP" if kap == 1.0 else f"kappa={kap:g}"
+            ax.plot([156], [d150.PAPER[kap]], "s", color=c, ms=7, label=f"{lab}: paper (d=150)")
         ax.text(0.01, 0.02, "dotted: large-d alpha_c(kappa)", transform=ax.transAxes, fontsize=8)
         ax.set_xlim(85, 170)
         ax.set_xticks([100, 150])
@@ -650,8 +663,8 @@ def _d150(ctx):
     data = {k: {kk: r[kk] for kk in ("model", "kappa", "d", "lr", "threshold", "ci", "theory_finite_p",
                                       "theory_stderr", "paper", "trials", "wall_seconds", "cpu_seconds",
                                       "steps_budget", "counts", "done", "failure_accuracy",
-                                      "success_steps_max")} for k, r in rows.items()}
-    return md, {"rows": data, "budget": budgets, "lr_check": lrc, "store": src, "read_from_store": True,
+                                      "success_steps_max", "max_success_load")} for k, r in rows.items()}
+    return md, {"rows": data, "budget": budgets, "lr_check": lrc, "long_budget": lb, "store": src, "read_from_store": True,
                 "missing": missing, "lr": d150.LR,
                 "lr_check_rows": {k: {kk: r[kk] for kk in ("threshold", "ci", "trials", "failure_accuracy")}
                                   for k, r in checks.items()}}, figs

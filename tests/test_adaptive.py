@@ -169,3 +169,18 @@ def test_report_blocks_read_the_committed_stores(tmp_path):
     assert set(ad) == {str(d) for d in ac.DS}
     for row in ad.values():
         assert row["ci_width"] == 2 * ac.TARGET and row["trials_adaptive"] < row["trials_grid"]
+
+
+@pytest.mark.parametrize("argv, msg", [(["--ci-halfwidth", "0"], "ci-halfwidth"),
+                                       (["--max-trials", "0"], "max-trials"),
+                                       (["--method", "exact"], "needs --method train")])
+def test_cli_adaptive_refusals(argv, msg, tmp_path, capsys):
+    # a refused call prints one line, exits 2 and writes nothing
+    from hcizz.cli import run_cli
+    from validation.__main__ import main
+
+    store = tmp_path / "s.jsonl"
+    argv = ["capacity", "--model", "op", "--d", "12", "--design", "adaptive", "--store", str(store)] + argv
+    rc = run_cli(main, argv, prog="python -m validation")
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and msg in err[0] and not store.exists()

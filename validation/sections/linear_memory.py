@@ -641,15 +641,16 @@ def _d150(ctx):
         for k, r in rows.items():
             c = cols.get(r["kappa"], "C3")
             lab = "OP" if r["model"] == "op" else f"kappa={r['kappa']:g}"
-            lo = r["threshold"] - r["ci"][0] if math.isfinite(r["ci"][0]) else 0
-            hi = r["ci"][1] - r["threshold"] if math.isfinite(r["ci"][1]) else 0
-            ax.errorbar([r["d"] - 2], [r["threshold"]], yerr=[[lo], [hi]], fmt="o", color=c, capsize=3,
-                        label=f"{lab}: measured (95% CI)")
+            bounded = math.isfinite(r["ci"][0]) and math.isfinite(r["ci"][1])
+            if bounded:
+                ax.errorbar([r["d"] - 2], [r["threshold"]],
+                            yerr=[[r["threshold"] - r["ci"][0]], [r["ci"][1] - r["threshold"]]],
+                            fmt="o", color=c, capsize=3, label=f"{lab}: measured (95% CI)")
             ax.plot([r["d"] + 2], [r["theory_finite_p"]], "^", color=c, mfc="none", ms=8,
                     label=f"{lab}: finite-p theory")
-            if not math.isfinite(r["threshold"]) and r["max_success_load"] is not None:
+            if not bounded and r["max_success_load"] is not None:
                 ax.plot([r["d"] - 2], [r["max_success_load"]], "v", color=c, ms=8,
-                        label=f"{lab}: largest load recalled so far (threshold not yet bracketed)")
+                        label=f"{lab}: largest load recalled so far (no finite CI yet)")
         for kap, c in ((1.0, "C0"), (0.5, "C1"), (0.25, "C2")):
             ax.axhline(float(alpha_c(kap)), color=c, ls=":", lw=1)
             lab = "OP" if kap == 1.0 else f"kappa={kap:g}"

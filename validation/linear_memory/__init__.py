@@ -6,7 +6,9 @@ low rank), ``registry`` (each memory model declared once: name, facts,
 parametrisation, theory, CLI help, grid), ``train`` (Adam presets), ``capacity`` (trials, threshold fits),
 ``theory`` (matching predictions), ``mechanism`` (scores, spectra),
 ``budget`` (step-budget study), ``exact`` (certified existence of a memory,
-``exact_plan`` its committed sweep), ``cli`` (``python -m validation capacity``).
+``exact_plan`` its committed sweep), ``d150`` (adaptive d = 100/150 thresholds,
+committed store), ``adaptive_compare`` (fixed grid vs adaptive design), ``cli``
+(``python -m validation capacity``).
 """
 from .data import Facts, make_facts, make_op, make_dp, p_from_load, load_of
 from .models import scores, xent_and_grad, hebbian_W, lowrank_W

@@ -437,10 +437,19 @@ class CapacityMeasurement(Result):
         Mean number of training steps taken.
     seconds : float
         Wall time of the measurement.
+    design : {"grid", "adaptive"}
+        How the loads were chosen (fixed grid, or sequential design around the
+        current fit: :func:`validation.adaptive.adaptive_threshold`).
+    history : list, optional
+        Adaptive design only: per round, the trials, threshold, CI and loads.
+    stop : {"target", "max_trials"}, optional
+        Adaptive design only: why the design stopped.
+    seed_list : list, optional
+        Adaptive design only: the seed of each trial.
 
     References
     ----------
-    docs/linear_memory.md#empirical-capacity-threshold
+    docs/linear_memory.md#empirical-capacity-threshold; docs/sweeps.md#adaptive-threshold-design
     """
 
     method: str
@@ -461,6 +470,10 @@ class CapacityMeasurement(Result):
     train_cpu_seconds: float
     steps_mean: float
     seconds: float
+    design: str = "grid"
+    history: list = optional()
+    stop: str = optional()
+    seed_list: list = optional()
 
 
 def grid_center(model, d, kappa=None, theory=None):
@@ -499,7 +512,8 @@ def grid_center(model, d, kappa=None, theory=None):
 
 def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="default",
                      store=None, workers=None, executor="processes", progress=True,
-                     extend=None, n_loads=None, rel=None, seed0=0, method="train", **overrides):
+                     extend=None, n_loads=None, rel=None, seed0=0, method="train", design="grid",
+                     ci_halfwidth=0.03, max_trials=200, batch=None, **overrides):
     """Empirical capacity of one model at one ``d`` (and ``kappa``) vs theory.
 
     Parameters
@@ -542,6 +556,22 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         ``"exact"``: success = a memory recalling all facts exists
         (:func:`validation.linear_memory.exact.exact_trial`, full rank only,
         same facts as the trained trials of equal ``(model, d, alpha, seed)``).
+    design : {"grid", "adaptive"}
+        ``"grid"``: the loads above, ``seeds`` trials each (plus extension
+        rounds).  ``"adaptive"``: a sequential design
+        (:func:`validation.adaptive.adaptive_threshold`): a first round at
+        ``alphas`` (default: the grid centre times 0.95 and 1.05), then
+        ``batch`` loads per round chosen from the current logistic fit, one
+        new seed per trial (``seed0, seed0 + 1, ...``), until the 95% CI
+        half-width is <= ``ci_halfwidth`` or ``max_trials`` trials were run
+        (``seeds``, ``extend``, ``n_loads`` and ``rel`` are not used).
+        Training only (``method="train"``).
+    ci_halfwidth : float
+        Target CI half-width of the adaptive design (> 0).
+    max_trials : int
+        Trial cap of the adaptive design (>= 1).
+    batch : int, optional
+        Loads per adaptive round (default: ``workers``, or 2).
     **overrides
         Training overrides (``steps``, ``lr``, ...).
 
@@ -552,13 +582,16 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         ``ci_high``, ``width``, ``counts`` (``[load, successes, trials]``),
         ``theory`` (dict of :func:`validation.linear_memory.theory.prediction`),
         ``trials``, ``train_seconds`` (sum over trials), ``seconds`` (wall),
-        ``method``; exact only: ``certificates``
-        (:func:`validation.linear_memory.exact.certificate_summary`).
+        ``method``, ``design``; exact only: ``certificates``
+        (:func:`validation.linear_memory.exact.certificate_summary`);
+        adaptive only: ``history`` (per round: trials, threshold, CI, loads),
+        ``stop`` (``"target"`` or ``"max_trials"``), ``seed_list``.
+        A :class:`CapacityMeasurement`.
 
     References
     ----------
     arXiv:2605.10795; docs/linear_memory.md#empirical-capacity-threshold;
-    docs/linear_memory.md#exact-capacity
+    docs/linear_memory.md#exact-capacity; docs/sweeps.md#adaptive-threshold-design
     """
     from validation.engine import run_sweep
     from .theory import prediction
@@ -577,11 +610,22 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     seeds = check_int("seeds", seeds, low=1)
     if preset not in ("default", "paper"):
         raise ValueError(f"preset must be 'default' or 'paper', got {preset!r}")
+    if design not in ("grid", "adaptive"):
+        raise ValueError(f"design must be 'grid' or 'adaptive', got {design!r}")
+    if design == "adaptive":
+        if method != "train":
+            raise ValueError(f"design 'adaptive' needs method 'train', got {method!r}")
+        check_real("ci_halfwidth", ci_halfwidth, low=0, low_open=True, allow_array=False)
+        max_trials = check_int("max_trials", max_trials, low=1)
+        batch = check_int("batch", batch if batch is not None else (workers or 2), low=1)
     if extend is None:
         extend = 0 if alphas is not None else 2
     extend = check_int("extend", extend, low=0)
     t0 = time.perf_counter()
     theory = prediction(model, d, kappa)
+    if design == "adaptive":
+        return _measure_adaptive(model, d, kappa, preset, theory, alphas, store, workers, executor,
+                                 progress, seed0, ci_halfwidth, max_trials, batch, overrides, t0)
     if alphas is None:
         c = decl.center(d, kappa, theory)
         loads = load_grid(c, n=n_loads or decl.grid[0], rel=rel or decl.grid[1], d=d)
@@ -645,6 +689,62 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         threshold=fit.threshold, ci_low=fit.ci_low, ci_high=fit.ci_high,
         width=fit.width, counts=fit.counts, theory=theory,
         trials=len(results), train_seconds=float(sum(r["seconds"] for r in results)),
+        train_cpu_seconds=float(sum(r.get("cpu_seconds", 0.0) for r in results)),
+        steps_mean=float(np.mean([r.get("steps", 0) for r in results])),
+        seconds=time.perf_counter() - t0, design="grid")
+
+
+def _adaptive_settings(model, d, kappa, theory, alphas):
+    """First loads, walk step, load snapping and floor of the adaptive design."""
+    c = get_model(model).center(d, kappa, theory)
+    start = sorted(alphas) if alphas is not None else [0.95 * c, 1.05 * c]
+    return {"center": c, "start": start, "step": 0.1 * c, "lower": 0.05 * c,
+            "snap": lambda a: float(load_of(p_from_load(a, d), d))}
+
+
+def _measure_adaptive(model, d, kappa, preset, theory, alphas, store, workers, executor, progress,
+                      seed0, ci_halfwidth, max_trials, batch, overrides, t0):
+    """``measure_capacity(design="adaptive")``: rounds of :func:`run_sweep` chosen
+    by :func:`validation.adaptive.adaptive_threshold` around :func:`fit_threshold`."""
+    from validation.adaptive import adaptive_threshold
+    from validation.engine import run_sweep
+    from .train import TrainConfig, get_config
+
+    get_config(preset, **{k: v for k, v in overrides.items() if k in TrainConfig.__dataclass_fields__})
+    st = _adaptive_settings(model, d, kappa, theory, alphas)
+    start, c = st["start"], st["center"]
+    _check_capacity_memory(model, d, p_from_load(1.5 * max(start), d), overrides.get("dtype") or "float32")
+    if get_model(model).facts == "dp":
+        from .data import dp_nbytes
+
+        if dp_nbytes(p_from_load(1.5 * max(start), d), d) > DEFAULT_MAX_BYTES:
+            raise ValueError(f"d={d}: the DP candidate tensor at 1.5x the largest start load exceeds "
+                             f"{DEFAULT_MAX_BYTES / 2**30:.0f} GiB per worker; use a smaller d")
+    label = f"capacity {model} d={d}" + (f" kappa={kappa:g}" if model == "lowrank" else "") + " (adaptive)"
+    results = []
+
+    def run(loads, seeds):
+        params = [trial_params(model, d, [a], [s], kappa=kappa, preset=preset, **overrides)[0]
+                  for a, s in zip(loads, seeds)]
+        recs = run_sweep(capacity_trial, params, store=store, workers=workers, executor=executor,
+                         progress=progress, label=label)
+        bad = [r for r in recs if r["status"] != "ok"]
+        if bad:
+            raise RuntimeError(f"{len(bad)} trial(s) failed, first: {bad[0]['error']}")
+        res = [r["result"] for r in recs]
+        results.extend(res)
+        return [r["load"] for r in res], [r["success"] for r in res]
+
+    ad = adaptive_threshold(run, fit_threshold, start, target_halfwidth=ci_halfwidth,
+                            max_trials=max_trials, batch=batch, seed0=seed0, step=st["step"],
+                            snap=st["snap"], lower=st["lower"])
+    fit = ad.fit
+    return CapacityMeasurement(
+        method="train", design="adaptive", model=model, d=d, kappa=kappa, preset=preset,
+        threshold=fit.threshold, ci_low=fit.ci_low, ci_high=fit.ci_high, width=fit.width,
+        counts=fit.counts, theory=theory, trials=ad.trials,
+        history=ad.history, stop=ad.stop, seed_list=ad.seeds,
+        train_seconds=float(sum(r["seconds"] for r in results)),
         train_cpu_seconds=float(sum(r.get("cpu_seconds", 0.0) for r in results)),
         steps_mean=float(np.mean([r.get("steps", 0) for r in results])),
         seconds=time.perf_counter() - t0)

@@ -6,6 +6,7 @@ Examples::
     python -m validation capacity --model lowrank --kappa 0.5 --d 30 --store lm.jsonl
     python -m validation capacity --model hebbian --d 40 --alphas 0.02,0.03,0.04
     python -m validation capacity --model op --method exact --d 20 --seeds 6 --json
+    python -m validation capacity --model op --d 30 --design adaptive --ci-halfwidth 0.03 --json
 """
 from __future__ import annotations
 
@@ -71,6 +72,12 @@ def register(sub):
     p.add_argument("--extend", type=int, default=None,
                    help="rounds of grid extension until the crossing is bracketed "
                         "(default 2 with the automatic grid, 0 with --alphas)")
+    p.add_argument("--design", default="grid", choices=["grid", "adaptive"],
+                   help="grid: --seeds trials per load; adaptive: loads chosen from the current fit "
+                        "until the 95%% CI half-width is <= --ci-halfwidth (docs/sweeps.md)")
+    p.add_argument("--ci-halfwidth", type=float, default=0.03, help="adaptive target half-width (default 0.03)")
+    p.add_argument("--max-trials", type=int, default=200, help="adaptive trial cap (default 200)")
+    p.add_argument("--lr", type=float, default=None, help="override the preset's Adam learning rate")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
     return p
@@ -114,8 +121,22 @@ def run(args):
         raise ValueError(f"workers must be an integer >= 1, got {args.workers}")
     if args.extend is not None and not 0 <= args.extend <= 10:
         raise ValueError(f"extend must be an integer in [0, 10], got {args.extend}")
+    if args.design == "adaptive" and args.method != "train":
+        raise ValueError(f"--design adaptive needs --method train, got {args.method}")
+    if not (args.ci_halfwidth > 0 and math.isfinite(args.ci_halfwidth)):
+        raise ValueError(f"ci-halfwidth must be a positive number, got {args.ci_halfwidth}")
+    if args.max_trials < 1:
+        raise ValueError(f"max-trials must be an integer >= 1, got {args.max_trials}")
+    if args.method == "exact" and args.lr is not None:
+        raise ValueError("--lr is a training option; it has no meaning with --method exact")
+    if args.lr is not None and not (args.lr > 0 and math.isfinite(args.lr)):
+        raise ValueError(f"lr must be a positive number, got {args.lr}")
     alphas = _floats(args.alphas) if args.alphas else None
     extend = {} if args.extend is None else {"extend": args.extend}
+    if args.design == "adaptive":
+        extend = {"design": "adaptive", "ci_halfwidth": args.ci_halfwidth, "max_trials": args.max_trials}
+    if args.lr is not None:
+        extend["lr"] = args.lr
     try:
         res = measure_capacity(args.model, args.d, kappa=args.kappa, seeds=args.seeds, alphas=alphas,
                                **extend, preset=args.preset, store=args.store, workers=args.workers,

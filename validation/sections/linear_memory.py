@@ -641,7 +641,183 @@ def _finite_p_blocks(ctx):
     md += a
     data["spectra_study"] = b
     figs += c
+    a, b, c = _d150(ctx)
+    md += a
+    data["d150"] = b
+    figs += c
+    a, b = _adaptive_design(ctx)
+    md += a
+    data["adaptive_design"] = b
     return md, data, figs
+
+
+def _d150(ctx):
+    """The paper's size: d = 100/150 thresholds read from the committed store
+    ``validation/linear_memory/stored/d150.jsonl`` (both modes; nothing computed)."""
+    import matplotlib.pyplot as plt
+    from replica import alpha_c
+    from validation.linear_memory import d150
+    from validation.report import md_table
+
+    ctx.progress("linear_memory: d = 100/150 thresholds (read from the committed store)")
+    rows = d150.summarise()
+    budgets = d150.budget_table()
+    src = "validation/linear_memory/stored/d150.jsonl"
+    md = ["\n### The paper's size: d = 100 and d = 150\n",
+          "Thresholds of full-rank (OP) and rank-constrained memories at d = 100 and 150, measured by the "
+          "adaptive design (`measure_capacity(design=\"adaptive\")`: rounds of 4 loads chosen from the "
+          "current logistic fit until the 95% CI half-width is <= 0.03 or a trial cap; default preset "
+          f"but Adam lr {d150.LR:g} (see the learning-rate check below), float32, stop at the first full "
+          "recall, 4096 steps). "
+          f"**Both quick and full mode read these trials from the committed store `{src}`** (nothing is "
+          "trained here); regenerate or continue with `nice -n 10 python -m validation.linear_memory.d150 "
+          "--workers 2`. Theory: the finite-p capacity `alpha_c_finite(p, kappa=m/d)` with p "
+          "self-consistent at d; paper: the linear-memory paper's d = 150 table (arXiv:2605.10795).\n"]
+    table = []
+    checks = {k: r for k, r in rows.items() if not r["measured"]}
+    rows = {k: r for k, r in rows.items() if r["measured"]}
+    for k, r in rows.items():
+        name = "OP" if r["model"] == "op" else f"k={r['kappa']:g}"
+        table.append([name, r["d"], f"{r['lr']:g}", _f(r["threshold"]), f"[{_f(r['ci'][0])}, {_f(r['ci'][1])}]",
+                      f"{r['theory_finite_p']:.3f} ± {r['theory_stderr']:.1g}",
+                      _f(r["paper"], ".2f") if r["paper"] is not None else "-",
+                      r["trials"], f"{r['cpu_seconds'] / 60:.0f}", "yes" if r["done"] else "**no** (partial)"])
+    if table:
+        md.append(md_table(["model", "d", "Adam lr", "alpha_emp", "95% CI", "finite-p theory", "paper", "trials",
+                            "CPU min", "complete"], table))
+    missing = [d150.group_key(*g) for g, c in d150.PLAN.items() if c["run"] and d150.group_key(*g) not in rows]
+    if missing:
+        md.append("\nNot yet in the store (not measured): " + ", ".join(missing) + ".\n")
+    lrc = d150.lr_check()
+    if lrc:
+        md.append("\nLearning-rate check (d = 100, OP, the first round's four instances, identical for every "
+                  "learning rate; 4096 steps): the default preset's lr 0.1 fails where smaller rates recall "
+                  "more, so the plan uses lr " + f"{d150.LR:g}" + ":\n")
+        md.append(md_table(["load", "seed", "Adam lr", "success", "recalled fraction", "steps", "final loss"],
+                           [[f"{r['load']:.4f}", r["seed"], f"{r['lr']:g}", "yes" if r["success"] else "no",
+                             f"{r['accuracy']:.3f}", r["steps"], f"{r['loss']:.3f}"] for r in lrc]))
+    lb = d150.long_budget_check()
+    if lb:
+        md.append("\nLonger budget (stored 4096-step failures near the threshold rerun with "
+                  f"{lb[0]['steps_budget']} steps; store `validation/linear_memory/stored/{d150.LONG_STORE.name}`, "
+                  "`d150.long_budget_check`):\n")
+        md.append(md_table(["load", "seed", "Adam lr", "recalled at 4096 steps", "budget", "success",
+                            "steps", "recalled"],
+                           [[f"{r['load']:.4f}", r["seed"], f"{r['lr']:g}", _f(r["accuracy_4096"]),
+                             r["steps_budget"], "yes" if r["success"] else "no", r["steps"],
+                             f"{r['accuracy']:.3f}"] for r in lb]))
+        sub = _long_budget_refit(d150, lb)
+        for k, f in sub.items():
+            md.append(f"\n{k} with these reruns' outcomes in place of their 4096-step ones: threshold "
+                      f"{_f(f['threshold'])} [{_f(f['ci'][0])}, {_f(f['ci'][1])}] (the 4096-step fit above "
+                      "is a lower estimate where a rerun succeeds).\n")
+        d150_long_refit = sub
+    else:
+        d150_long_refit = {}
+    brows = []
+    for k, bl in budgets.items():
+        if k in checks:
+            continue
+        for b in bl:
+            brows.append([k, b["budget"], _f(b["threshold"]), f"[{_f(b['ci'][0])}, {_f(b['ci'][1])}]",
+                          f"{b['near_successes']}/{b['near_trials']}"])
+    if brows:
+        md.append("\nStep budget (from the same trials: with a constant learning rate a run with budget B "
+                  "is the first B steps of the stored run, so success(B) = success and steps <= B):\n")
+        md.append(md_table(["group", "budget B", "threshold(B)", "95% CI", "successes within +-3% of the "
+                            "full-budget threshold"], brows))
+    figs = []
+    if rows:
+        fig, ax = plt.subplots(figsize=(10.5, 4.6))
+        cols = {None: "C0", 0.5: "C1", 0.25: "C2"}
+        for k, r in rows.items():
+            c = cols.get(r["kappa"], "C3")
+            lab = "OP" if r["model"] == "op" else f"kappa={r['kappa']:g}"
+            bounded = math.isfinite(r["ci"][0]) and math.isfinite(r["ci"][1])
+            if bounded:
+                ax.errorbar([r["d"] - 2], [r["threshold"]],
+                            yerr=[[r["threshold"] - r["ci"][0]], [r["ci"][1] - r["threshold"]]],
+                            fmt="o", color=c, capsize=3, label=f"{lab}: measured (95% CI)")
+            ax.plot([r["d"] + 2], [r["theory_finite_p"]], "^", color=c, mfc="none", ms=8,
+                    label=f"{lab}: finite-p theory")
+            if not bounded and r["max_success_load"] is not None:
+                ax.plot([r["d"] - 2], [r["max_success_load"]], "v", color=c, ms=8,
+                        label=f"{lab}: largest load recalled so far (no finite CI yet)")
+        for kap, c in ((1.0, "C0"), (0.5, "C1"), (0.25, "C2")):
+            ax.axhline(float(alpha_c(kap)), color=c, ls=":", lw=1)
+            lab = "OP" if kap == 1.0 else f"kappa={kap:g}"
+            ax.plot([156], [d150.PAPER[kap]], "s", color=c, ms=7, label=f"{lab}: paper (d=150)")
+        ax.text(0.01, 0.02, "dotted: large-d alpha_c(kappa)", transform=ax.transAxes, fontsize=8)
+        ax.set_xlim(85, 170)
+        ax.set_xticks([100, 150])
+        ax.set_xlabel("d")
+        ax.set_ylabel("threshold load  p ln p / d^2")
+        ax.set_title("d = 100 / 150: measured, finite-p theory, paper")
+        h, l = ax.get_legend_handles_labels()
+        seen = {}
+        for hh, ll in zip(h, l):
+            seen.setdefault(ll, hh)
+        ax.legend(seen.values(), seen.keys(), fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+        fig.tight_layout()
+        figs.append(ctx.savefig(fig, "linear_memory_d150.png"))
+        md.append(f"\n![d = 100/150 thresholds against the finite-p theory and the paper]({figs[0]})\n")
+    data = {k: {kk: r[kk] for kk in ("model", "kappa", "d", "lr", "threshold", "ci", "theory_finite_p",
+                                      "theory_stderr", "paper", "trials", "wall_seconds", "cpu_seconds",
+                                      "steps_budget", "counts", "done", "failure_accuracy",
+                                      "success_steps_max", "max_success_load")} for k, r in rows.items()}
+    return md, {"rows": data, "budget": budgets, "lr_check": lrc, "long_budget": lb,
+                "long_budget_refit": d150_long_refit, "store": src, "read_from_store": True,
+                "missing": missing, "lr": d150.LR,
+                "lr_check_rows": {k: {kk: r[kk] for kk in ("threshold", "ci", "trials", "failure_accuracy")}
+                                  for k, r in checks.items()}}, figs
+
+
+def _long_budget_refit(d150, lb):
+    """Threshold fits of the groups with long-budget reruns, the reruns' outcomes
+    replacing those of the same instances' 4096-step trials."""
+    from validation.linear_memory.capacity import fit_threshold
+
+    res = d150.stored_results()
+    out = {}
+    for g, rr in res.items():
+        sub = {(round(r["load"], 12), r["seed"]): r["success"] for r in lb
+               if g[0] == "op" and g[3] == r["lr"]}
+        if not sub or not any((round(r["load"], 12), r["seed"]) in sub for r in rr):
+            continue
+        succ = [sub.get((round(r["load"], 12), r["seed"]), r["success"]) for r in rr]
+        f = fit_threshold([r["load"] for r in rr], succ)
+        out[d150.group_key(*g)] = {"threshold": f.threshold, "ci": [f.ci_low, f.ci_high],
+                                   "replaced": len(sub)}
+    return out
+
+
+def _adaptive_design(ctx):
+    """Trials needed for a 0.03 CI half-width: fixed grid against adaptive design,
+    replayed from the committed store ``stored/adaptive_design.jsonl``."""
+    from validation.linear_memory import adaptive_compare as ac
+    from validation.report import md_table
+
+    ctx.progress("linear_memory: fixed grid vs adaptive design (replayed from the committed store)")
+    try:
+        rows = ac.summarise(ac.compare(compute=False))
+    except LookupError as exc:
+        return ([f"\n### Adaptive design\n\nNot available: {exc}.\n"],
+                {"error": str(exc)})
+    table = [[d, r["replicates"], f"{r['trials_grid']:.1f} ± {r['trials_grid_stderr']:.1f}",
+              f"{r['trials_adaptive']:.1f} ± {r['trials_adaptive_stderr']:.1f}", f"{r['trials_ratio']:.2f}",
+              f"{r['cpu_seconds_grid']:.1f}", f"{r['cpu_seconds_adaptive']:.1f}",
+              f"{r['reached_grid']}/{r['replicates']}, {r['reached_adaptive']}/{r['replicates']}"]
+             for d, r in rows.items()]
+    md = ["\n### Adaptive design: trials for a given CI\n",
+          f"OP thresholds at small d measured to a 95% CI half-width <= {ac.TARGET} by the report's fixed grid "
+          "(8 loads, one more seed per load until the target is met) and by the adaptive design, each "
+          f"replicate from the same seed pool; {ac.REPLICATES} replicates (mean ± standard error). "
+          "Replayed from the committed store `validation/linear_memory/stored/adaptive_design.jsonl` "
+          "(regenerate: `nice -n 10 python -m validation.linear_memory.adaptive_compare`); the design and its "
+          "simulated CI coverage: docs/sweeps.md#adaptive-threshold-design.\n",
+          md_table(["d", "replicates", "trials grid", "trials adaptive", "ratio", "CPU s grid",
+                    "CPU s adaptive", "target reached (grid, adaptive)"], table)]
+    return md, rows
 
 
 def _lowrank_finite_p(ctx):

@@ -52,7 +52,8 @@ IN_SCOPE = [
     "validation.linear_memory.margins", "validation.linear_memory.mechanism",
     "validation.linear_memory.models", "validation.linear_memory.registry",
     "validation.linear_memory.spectra_study", "validation.linear_memory.theory",
-    "validation.linear_memory.train",
+    "validation.linear_memory.train", "validation.linear_memory.d150",
+    "validation.linear_memory.adaptive_compare",
     # validation: factual recall
     "validation.factual_recall", "validation.factual_recall.cli",
     "validation.factual_recall.experiments", "validation.factual_recall.memories",

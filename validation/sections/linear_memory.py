@@ -318,6 +318,15 @@ def _exact(ctx, cfg, data_rows, theories):
         fit = fit_exact(res)
         th = theories.get(("op", None, d)) or prediction("op", d)
         tr = trained.get(d)
+        tr_src = "main sweep (default preset, lr 0.1)" if tr else None
+        if tr is None:       # d >= 100: the stored adaptive d = 100/150 thresholds (Adam lr 0.01)
+            from validation.linear_memory.d150 import trained_threshold as _stored_trained
+
+            st = _stored_trained(d)
+            if st is not None:
+                tr = {"threshold": st["threshold"], "ci_low": st["ci"][0], "ci_high": st["ci"][1]}
+                tr_src = (f"stored d = 100/150 sweep (Adam lr {st['lr']:g}, {st['steps_budget']} steps, "
+                          f"{st['trials']} adaptive trials)")
         und = sum(r["success"] is None for r in res)
         sec = float(np.mean([r["seconds"] for r in res]))
         cpu = float(np.mean([r.get("cpu_seconds", math.nan) for r in res]))
@@ -325,6 +334,7 @@ def _exact(ctx, cfg, data_rows, theories):
                          "theory": th["value"], "theory_stderr": th["stderr"],
                          "trained_threshold": tr["threshold"] if tr else None,
                          "trained_ci": [tr["ci_low"], tr["ci_high"]] if tr else None,
+                         "trained_source": tr_src,
                          "seconds_per_instance": sec, "cpu_seconds_per_instance": cpu,
                          "p_at_threshold": p_from_load(fit.threshold, d) if math.isfinite(fit.threshold) else None,
                          "counts": fit.counts, "instances": len(res), "undecided": und,
@@ -339,7 +349,7 @@ def _exact(ctx, cfg, data_rows, theories):
         e = exact[str(d)]
         rows.append([d, _f(e["threshold"]), f"[{_f(e['ci'][0])}, {_f(e['ci'][1])}]",
                      f"{_f(e['theory'])} ± {e['theory_stderr']:.1g}",
-                     _f(e["trained_threshold"]) if tr else "-",
+                     (_f(e["trained_threshold"]) + ("*" if d not in trained else "")) if tr else "-",
                      f"[{_f(tr['ci_low'])}, {_f(tr['ci_high'])}]" if tr else "-",
                      f"{len(res)}" + (f" ({und} undecided)" if und else ""),
                      f"{sec:.1f}", f"{cpu:.1f}"])
@@ -356,6 +366,11 @@ def _exact(ctx, cfg, data_rows, theories):
     if rows:
         md.append(md_table(["d", "alpha_exact", "95% CI", "theory (finite-p RS)", "alpha_trained",
                             "trained CI", "instances", "s/instance (wall)", "CPU s/instance"], rows))
+    if any(str(d) in exact and d not in trained and exact[str(d)]["trained_threshold"] is not None for d in ds):
+        md.append("\n\\* trained threshold from the stored d = 100/150 sweep "
+                  "(`validation/linear_memory/stored/d150.jsonl`, Adam lr 0.01, adaptive design; "
+                  "docs/linear_memory.md#thresholds-at-d--100-and-150); the other trained thresholds come "
+                  "from this section's capacity sweep.\n")
     if trows:
         md.append("\nCost of one exact decision (one core; CPU ms of the process, wall ms inflated by the "
                   "other jobs on the machine; solver that decided: `alm` = augmented Lagrangian, `alm+lh` = "

@@ -102,8 +102,47 @@ def _adaptive(d, r, target, run, theory):
 
 
 def compare(ds=DS, replicates=REPLICATES, target=TARGET, *, store=STORE, compute=True):
-    """Both designs on every ``(d, replicate)``; returns ``{d: {"grid": [...], "adaptive": [...]}}``
-    (per replicate: ``trials``, ``threshold``, ``ci``, ``reached``, ``cpu_seconds``)."""
+    """Run (or replay) the fixed grid and the adaptive design on every ``(d, replicate)``.
+
+    Full-rank OP memories, default preset, 4096 steps, float32.  Replicate ``r``
+    draws its seeds from ``1000 r, 1000 r + 1, ...`` in both designs.  The grid
+    runs the loads :data:`GRID_FACTORS` times the finite-``p`` prediction (each
+    rounded to a whole number of facts), one more seed per load per round, up to
+    12 seeds; the adaptive design uses the settings of
+    :mod:`validation.linear_memory.d150` (start, batch), capped at 96 trials.
+    Both stop at the first 95% CI half-width <= ``target``.
+
+    Parameters
+    ----------
+    ds : sequence of int
+        Dimensions.
+    replicates : int
+        Replicates per dimension and design.
+    target : float
+        Target 95% CI half-width of the threshold.
+    store : path
+        Engine JSONL store of the trials (default: the committed :data:`STORE`).
+    compute : bool
+        True: run the missing trials in process and append them to ``store``;
+        False: replay from ``store`` only, training nothing.
+
+    Returns
+    -------
+    dict
+        ``d`` -> ``{"grid": [...], "adaptive": [...], "theory": float}``: per
+        design a list with one dict per replicate (``trials``, ``threshold``,
+        ``ci``, ``reached`` (the target was met before the cap), ``cpu_seconds``
+        (summed trial CPU time)); ``theory`` is the finite-``p`` prediction.
+
+    Raises
+    ------
+    LookupError
+        With ``compute=False``, when a trial the designs need is not in ``store``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/sweeps.md#adaptive-threshold-design
+    """
     from .theory import prediction
 
     run = _runner(store, compute)
@@ -117,8 +156,31 @@ def compare(ds=DS, replicates=REPLICATES, target=TARGET, *, store=STORE, compute
 
 
 def summarise(res, target=TARGET):
-    """Per ``d``: mean (standard error) trials and CPU seconds of each design,
-    their ratio, the target CI half-width, and the per-replicate rows."""
+    """Summarise a comparison per ``d``: mean trials and CPU time of each design, their ratio.
+
+    Parameters
+    ----------
+    res : dict
+        The output of :func:`compare`.
+    target : float
+        The target CI half-width the comparison was run with (recorded in the
+        rows, not re-applied).
+
+    Returns
+    -------
+    dict
+        ``str(d)`` -> row dict: ``ci_halfwidth`` (``target``), ``ci_width``
+        (``2 target``), ``replicates``, ``theory``; per design ``k`` in
+        ``grid``/``adaptive``: ``trials_k`` (mean over replicates),
+        ``trials_k_stderr`` (its standard error, nan for a single replicate),
+        ``cpu_seconds_k`` (mean), ``reached_k`` (replicates that met the target)
+        and ``thresholds_k`` (per replicate); ``trials_ratio`` and ``cpu_ratio``
+        (adaptive / grid).
+
+    References
+    ----------
+    arXiv:2605.10795; docs/sweeps.md#adaptive-threshold-design
+    """
     rows = {}
     for d, v in res.items():
         row = {"ci_halfwidth": target, "ci_width": 2 * target, "replicates": len(v["grid"]), "theory": v["theory"]}

@@ -65,8 +65,38 @@ PAPER = {1.0: 0.50, 0.5: 0.46, 0.25: 0.31}
 
 
 def group_theory(model, kappa, d):
-    """Finite-``p`` prediction of a group: ``alpha_c_finite(p)`` (full rank) or
-    ``alpha_c_finite(p, kappa=m/d)`` (rank ``m``), ``p`` self-consistent at ``d``."""
+    """Compute the finite-``p`` capacity prediction of one group.
+
+    Full rank: ``alpha_c_finite(p)``; rank ``m``: ``alpha_c_finite(p, kappa=m/d)``;
+    in both, ``p`` is solved self-consistently from ``p ln p = alpha d^2``.
+
+    Parameters
+    ----------
+    model : {"op", "lowrank"}
+        Memory model of the group: ``"op"`` (full rank, original problem) or
+        ``"lowrank"`` (any other value is treated as rank-constrained).
+    kappa : float or None
+        Rank ratio in (0, 1] of a rank-constrained group (the prediction uses the
+        actual ``m / d`` with ``m = max(1, round(kappa d))``); ignored for ``"op"``.
+    d : int
+        Dimension.
+
+    Returns
+    -------
+    dict
+        ``value`` (the predicted threshold load), ``stderr`` (its Monte Carlo
+        standard error) and ``kappa_eff`` (the rank ratio used: 1.0 for
+        ``"op"``, else ``m / d``), all floats.
+
+    See Also
+    --------
+    validation.linear_memory.theory.prediction : The full-rank prediction.
+    validation.linear_memory.theory.lowrank_finite_threshold : The rank-constrained one.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#thresholds-at-d--100-and-150
+    """
     from .models import lowrank_m
     from .theory import lowrank_finite_threshold, prediction
 
@@ -79,15 +109,85 @@ def group_theory(model, kappa, d):
 
 
 def group_key(model, kappa, d, lr=LR):
-    """Row name of a group: ``"op d=150 lr=0.03"``, ``"lowrank d=150 kappa=0.5 lr=0.03"``
-    (``lr=None``: ``"... lr=0.1 (default preset)"``)."""
+    """Format the row name of a group (the key of :func:`summarise` and :func:`budget_table`).
+
+    Parameters
+    ----------
+    model : str
+        Memory model of the group (``"op"``, ``"lowrank"``).
+    kappa : float or None
+        Rank ratio; None (full rank) leaves the ``kappa=`` part out.
+    d : int
+        Dimension.
+    lr : float or None
+        Adam learning rate of the group; None stands for the default preset's 0.1.
+
+    Returns
+    -------
+    str
+        ``"<model> d=<d>[ kappa=<kappa>] lr=<lr>"`` (numbers in ``%g`` format), with
+        ``" lr=0.1 (default preset)"`` at the end when ``lr`` is None.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#thresholds-at-d--100-and-150
+
+    Examples
+    --------
+    >>> group_key("op", None, 150)
+    'op d=150 lr=0.01'
+    >>> group_key("lowrank", 0.5, 100, 0.03)
+    'lowrank d=100 kappa=0.5 lr=0.03'
+    >>> group_key("op", None, 100, None)
+    'op d=100 lr=0.1 (default preset)'
+    """
     return (f"{model} d={d}" + (f" kappa={kappa:g}" if kappa is not None else "")
             + (f" lr={lr:g}" if lr is not None else " lr=0.1 (default preset)"))
 
 
 def run_group(model, kappa, d, lr=LR, *, store=STORE, workers=2, progress=True, **plan):
-    """Run (or resume from ``store``) the adaptive measurement of one group;
-    returns the dict of :func:`~validation.linear_memory.capacity.measure_capacity`."""
+    """Run (or resume from ``store``) the adaptive threshold measurement of one group.
+
+    Calls :func:`~validation.linear_memory.capacity.measure_capacity` with
+    ``design="adaptive"``: a first round at :data:`START` times the group's
+    finite-``p`` prediction (:func:`group_theory`), then rounds of :data:`BATCH`
+    loads until the 95% CI half-width is <= :data:`CI_HALFWIDTH` or the trial cap
+    is reached; float32, the step budget and trial cap of the group's :data:`PLAN`
+    entry (a group not in the plan: 4096 steps, 32 trials).  Trials already in
+    ``store`` are reused, not retrained.
+
+    Parameters
+    ----------
+    model : {"op", "lowrank"}
+        Memory model of the group.
+    kappa : float or None
+        Rank ratio in (0, 1] (``"lowrank"``); None for ``"op"``.
+    d : int
+        Dimension.
+    lr : float or None
+        Adam learning rate; None trains with the default preset's rate (0.1).
+    store : path
+        Engine JSONL store the trials are read from and appended to.
+    workers : int
+        Worker processes of the sweep.
+    progress : bool
+        Print progress.
+    **plan
+        Overrides of the group's plan entry: ``steps`` (step budget) and
+        ``max_trials`` (trial cap); other keys are ignored.
+
+    Returns
+    -------
+    CapacityMeasurement
+        The result of :func:`~validation.linear_memory.capacity.measure_capacity`:
+        ``threshold``, ``ci_low``, ``ci_high``, ``trials``, ``counts``,
+        ``history``, ``stop``, ``seed_list``, times and the prediction.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#thresholds-at-d--100-and-150;
+    docs/sweeps.md#adaptive-threshold-design
+    """
     from .capacity import measure_capacity
 
     cfg = {**PLAN.get((model, kappa, d, lr), {"steps": 4096, "max_trials": 32}), **plan}
@@ -100,10 +200,30 @@ def run_group(model, kappa, d, lr=LR, *, store=STORE, workers=2, progress=True, 
 
 
 def stored_results(store=STORE, steps=4096):
-    """Trial results of the store with step budget ``steps``, grouped by
-    ``(model, kappa, d, lr)`` (with ``seed``, ``steps_budget``; ``lr`` None for the
-    default preset); a missing store gives ``{}``.  Trials with another budget
-    (the longer-budget checks) are left out."""
+    """Read the trial results of a store with one step budget, grouped by group.
+
+    Parameters
+    ----------
+    store : path
+        Engine JSONL store (default: the committed :data:`STORE`).  A missing
+        file gives ``{}``.
+    steps : int
+        Step budget of the trials kept; trials with another budget (the
+        longer-budget checks) are left out.
+
+    Returns
+    -------
+    dict
+        ``(model, kappa, d, lr)`` -> list of the completed trials' result dicts
+        (``load``, ``success``, ``accuracy``, ``steps``, ``loss``, ``seconds``,
+        ...), each with ``seed``, ``steps_budget`` and ``finished`` (time stamp
+        of the record) added; ``lr`` is None for trials run with the default
+        preset's rate.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#thresholds-at-d--100-and-150
+    """
     from validation.engine import read_store
 
     if not Path(store).exists():
@@ -120,17 +240,35 @@ def stored_results(store=STORE, steps=4096):
 
 
 def summarise(results=None):
-    """One row per stored group: threshold fit of *all* its trials (the adaptive
-    run's final fit), theory, paper value, trials and time.
+    """Summarise every stored group in one row (threshold fit, theory, paper value, cost).
+
+    The threshold is the logistic fit of *all* the group's trials (the adaptive
+    run's final fit).  Groups of :data:`PLAN` come first, in priority order.
+
+    Parameters
+    ----------
+    results : dict, optional
+        Trials grouped as by :func:`stored_results`; default: the 4096-step
+        trials of the committed :data:`STORE`.
 
     Returns
     -------
     dict
-        ``"<model> d=<d>[ kappa=<k>]"`` -> ``model``, ``kappa``, ``d``,
-        ``threshold``, ``ci``, ``halfwidth``, ``theory_finite_p``,
-        ``theory_stderr``, ``paper`` (d = 150 only), ``trials``, ``successes``,
-        ``wall_seconds`` (sum of trial walls / 2 workers), ``cpu_seconds``,
-        ``steps_budget``, ``counts``, ``done`` (half-width <= target or cap reached).
+        :func:`group_key` -> row dict: ``model``, ``kappa``, ``d``, ``lr`` (0.1 for
+        the default preset), ``threshold``, ``ci`` (95% profile-likelihood
+        interval), ``halfwidth``, ``theory_finite_p``, ``theory_stderr``,
+        ``kappa_eff`` (:func:`group_theory`), ``paper`` (the paper's value at
+        d = 150, else None), ``trials``, ``successes``, ``wall_seconds`` (sum of
+        trial walls / 2 workers), ``cpu_seconds``, ``steps_budget``, ``counts``
+        (``[load, successes, trials]`` rows), ``failure_accuracy`` (fraction of
+        facts recalled by each failure), ``success_steps_max`` and
+        ``max_success_load`` (None without a success), ``measured`` (the group's
+        ``run`` flag in :data:`PLAN`) and ``done`` (half-width <=
+        :data:`CI_HALFWIDTH` or trial cap reached).
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#thresholds-at-d--100-and-150
     """
     from .capacity import fit_threshold
 
@@ -162,10 +300,34 @@ def summarise(results=None):
 
 
 def budget_table(results=None, budgets=(256, 512, 1024, 2048, 4096)):
-    """Step-budget study from the stored trials: per group and budget ``B``,
-    the threshold fit with ``success(B) = success and steps <= B`` (exact for
-    the constant learning rate of the default preset) and the success count
-    in a window of +-3 % around the full-budget threshold."""
+    """Compute the step-budget study of the stored groups.
+
+    Per group and budget ``B``, the threshold is refitted with
+    ``success(B) = success and steps <= B``: with a constant learning rate a run
+    with budget ``B`` is the first ``B`` steps of the stored run, so this is
+    exact for every ``B`` up to the stored budget.
+
+    Parameters
+    ----------
+    results : dict, optional
+        Trials grouped as by :func:`stored_results`; default: the 4096-step
+        trials of the committed :data:`STORE`.
+    budgets : sequence of int
+        Step budgets ``B``; those above a group's stored budget are skipped.
+
+    Returns
+    -------
+    dict
+        :func:`group_key` -> list with one dict per budget: ``budget``,
+        ``threshold``, ``ci`` (95% interval), ``successes`` (at that budget),
+        ``near_successes`` and ``near_trials`` (successes and trials at loads
+        within +-3 % of the full-budget threshold; none when that threshold is
+        not finite).
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#thresholds-at-d--100-and-150
+    """
     from .capacity import fit_threshold
 
     results = stored_results() if results is None else results
@@ -195,8 +357,9 @@ LONG_STORE = STORE.with_name("d150_budget.jsonl")
 
 
 def long_budget_check(store=LONG_STORE, compute=False, workers=2):
-    """Stored 4096-step failures near the threshold rerun with a longer budget
-    (:data:`LONG_BUDGET`): does a longer run recall them?
+    """Rerun stored 4096-step failures near the threshold with a longer budget.
+
+    The instances of :data:`LONG_BUDGET`: does a longer run recall them?
 
     Parameters
     ----------
@@ -212,7 +375,12 @@ def long_budget_check(store=LONG_STORE, compute=False, workers=2):
     list of dict
         ``load``, ``seed``, ``lr``, ``steps_budget``, ``success``, ``steps``,
         ``accuracy``, ``loss``, and ``accuracy_4096``/``loss_4096`` of the
-        4096-step trial of the same instance (None if not stored).
+        4096-step trial of the same instance (None if not stored); only the
+        reruns found in ``store``, empty if it does not exist.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#thresholds-at-d--100-and-150
     """
     from validation.engine import read_store, run_sweep, trial_key
     from .capacity import capacity_trial, trial_params
@@ -240,15 +408,29 @@ def long_budget_check(store=LONG_STORE, compute=False, workers=2):
 
 
 def lr_check(results=None, d=100):
-    """The learning-rate check: the first-round instances (seeds 0-3 at the start
-    loads, identical in every group) of the OP groups at ``d`` trained with each
-    stored learning rate.
+    """Collect the learning-rate check of the full-rank (OP) groups at one ``d``.
+
+    The first-round instances (seeds 0-3 at the :data:`START` loads, identical in
+    every group) trained with each stored learning rate.
+
+    Parameters
+    ----------
+    results : dict, optional
+        Trials grouped as by :func:`stored_results`; default: the 4096-step
+        trials of the committed :data:`STORE`.
+    d : int
+        Dimension of the OP groups compared.
 
     Returns
     -------
     list of dict
-        ``load``, ``seed``, ``lr``, ``success``, ``accuracy``, ``steps``, ``loss``,
-        sorted by load and learning rate.
+        ``load``, ``seed``, ``lr`` (0.1 for the default preset), ``success``,
+        ``accuracy``, ``steps``, ``loss``; sorted by load, then by decreasing
+        learning rate.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#thresholds-at-d--100-and-150
     """
     results = stored_results() if results is None else results
     out = []
@@ -264,8 +446,32 @@ def lr_check(results=None, d=100):
 
 
 def trained_threshold(d, model="op", kappa=None, lr=LR, store=STORE):
-    """The stored trained threshold of one group as a dict (``threshold``,
-    ``ci``, ``trials``, ...; see :func:`summarise`), or None if not stored."""
+    """Look up the stored trained threshold of one group.
+
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    model : {"op", "lowrank"}
+        Memory model of the group.
+    kappa : float or None
+        Rank ratio (``"lowrank"``); None for ``"op"``.
+    lr : float or None
+        Adam learning rate of the group; None for the default preset's.
+    store : path
+        Engine JSONL store (default: the committed :data:`STORE`); its 4096-step
+        trials are used.
+
+    Returns
+    -------
+    dict or None
+        The group's row of :func:`summarise` (``threshold``, ``ci``, ``trials``,
+        ``theory_finite_p``, ...), or None if the store holds no trial of the group.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#thresholds-at-d--100-and-150
+    """
     res = stored_results(store)
     g = (model, kappa, d, lr)
     if g not in res:

@@ -28,13 +28,14 @@ Regenerate (resumable, appends to the stores of ``validation/factual_recall/stor
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
 from pathlib import Path
 
 import numpy as np
+
+from hcizz.cli import ArgumentParser
 from scipy import optimize, stats
 
 from validation.linear_memory.capacity import fit_threshold
@@ -848,17 +849,9 @@ def summarize_tradeoff(records, plan=TRADEOFF_PLAN):
     return out
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line on stderr, exit status 2."""
-
-    def error(self, message):
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-
 def main(argv=None):
     """CLI: run (resume) the named studies into ``--store-dir``; one JSON line each."""
-    ap = _Parser(prog="python -m validation.factual_recall.capacity_study",
+    ap = ArgumentParser(prog="python -m validation.factual_recall.capacity_study",
                  description="Run the stored T = 32 transformer capacity studies.")
     ap.add_argument("which", nargs="+", choices=["fpp", "tradeoff", "schedule", "fpp-cosine"])
     ap.add_argument("--store-dir", default=str(tc.STORE_DIR))

@@ -28,7 +28,6 @@ runs used by the report's quick mode live in ``validation/factual_recall/stored/
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -37,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from hcizz.cli import ArgumentParser
 from scipy import stats
 from scipy.special import lambertw
 
@@ -1109,17 +1110,9 @@ def summarize_transformer(records, plan=TRANSFORMER_PLAN):
     return {"rows": rows, "params": params, "converged": conv}
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors as one line on stderr, exit status 2."""
-
-    def error(self, message):
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
-
-
 def main(argv=None):
     """CLI: run (resume) the named plans into ``--store-dir``; one JSON line per plan."""
-    ap = _Parser(prog="python -m validation.factual_recall.theory_check",
+    ap = ArgumentParser(prog="python -m validation.factual_recall.theory_check",
                  description="Run the stored theory-check sweeps.")
     ap.add_argument("which", nargs="+", choices=["linear", "mlp", "escape", "transformer"])
     ap.add_argument("--store-dir", default=str(STORE_DIR))

@@ -18,13 +18,14 @@ rerun replays the finished rounds from the store and continues).
 """
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from hcizz.cli import ArgumentParser
 
 __all__ = ["STORE", "LR", "PLAN", "PAPER", "CI_HALFWIDTH", "BATCH", "START", "group_key", "group_theory", "run_group",
            "stored_results", "summarise", "budget_table", "lr_check", "LONG_BUDGET", "LONG_STORE", "long_budget_check",
@@ -480,7 +481,7 @@ def trained_threshold(d, model="op", kappa=None, lr=LR, store=STORE):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m validation.linear_memory.d150",
+    ap = ArgumentParser(prog="python -m validation.linear_memory.d150",
                                  description="adaptive d = 100/150 capacity thresholds into the committed store")
     ap.add_argument("--groups", default="all",
                     help="comma-separated indices into the groups of PLAN with run=True (priority order), default all")

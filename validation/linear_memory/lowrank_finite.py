@@ -16,13 +16,14 @@ the store are skipped).
 """
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+
+from hcizz.cli import ArgumentParser
 
 __all__ = ["STORE", "KAPPAS", "DS", "plan", "run", "summarise"]
 
@@ -197,7 +198,7 @@ def summarise(records, *, budget=None):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m validation.linear_memory.lowrank_finite",
+    ap = ArgumentParser(prog="python -m validation.linear_memory.lowrank_finite",
                                  description="low-rank thresholds vs alpha_c(kappa) ln p / E[V_p]")
     ap.add_argument("--d", default=",".join(map(str, DS)), help="comma-separated dimensions")
     ap.add_argument("--kappa", default=",".join(map(str, KAPPAS)), help="comma-separated rank fractions")

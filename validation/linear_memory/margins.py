@@ -11,12 +11,13 @@ the profile of its largest competitors, for :func:`validation.engine.run_sweep`
 """
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
 
 import numpy as np
+
+from hcizz.cli import ArgumentParser
 
 __all__ = ["STORE", "DS", "margin_trial", "margin_params", "observables", "predicted", "compare"]
 
@@ -245,7 +246,7 @@ def compare(results, *, samples=4000):
 def main(argv=None):
     from validation.engine import run_sweep
 
-    ap = argparse.ArgumentParser(prog="python -m validation.linear_memory.margins",
+    ap = ArgumentParser(prog="python -m validation.linear_memory.margins",
                                  description="trained OP memories at the finite-p capacity: scores and margins")
     ap.add_argument("--d", default=",".join(map(str, DS)))
     ap.add_argument("--seeds", type=int, default=SEEDS)

@@ -23,13 +23,14 @@ trials (:func:`spectrum_trial`), stored in :data:`STORE`; regenerate with
 """
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
 from dataclasses import dataclass
 
 import numpy as np
+
+from hcizz.cli import ArgumentParser
 
 from validation.results import Result
 
@@ -362,7 +363,7 @@ def run(ds, *, seeds=8, store=STORE, workers=2, progress=True, fracs=FRACS, extr
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m validation.linear_memory.spectra_study",
+    ap = ArgumentParser(prog="python -m validation.linear_memory.spectra_study",
                                  description="pooled trained spectra vs the truncated quarter circle")
     ap.add_argument("--d", default="20")
     ap.add_argument("--seeds", type=int, default=8)

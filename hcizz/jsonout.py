@@ -68,6 +68,8 @@ def to_json_value(obj, *, nonfinite="string", where="value", strict_types=False,
     strict_types : bool
         Refuse (``type_error``) dict keys that are not ``str`` and values of any
         other type, instead of passing them through (``str`` keys) / unchanged.
+        Objects with ``to_dict()`` (the project's result records) are converted
+        through it in both modes.
     type_error : type, optional
         Exception class of a ``strict_types`` refusal: ``ValueError`` (default)
         for a bad argument, ``TypeError`` where a function returned a value of
@@ -131,12 +133,14 @@ def _convert(obj, nonfinite, where, strict_types, type_error):
                 for i, v in enumerate(obj)]
     if np is not None and isinstance(obj, np.ndarray):
         return _convert(obj.tolist(), nonfinite, where, strict_types, type_error)
+    if hasattr(obj, "to_dict"):
+        # result records (frozen dataclasses with to_dict(), docs/architecture.md) are plain
+        # data by construction, so even the strict mode accepts them
+        return _convert(obj.to_dict(), nonfinite, where, strict_types, type_error)
     if strict_types:
         raise type_error(f"{where} must be JSON-serialisable: got {type(obj).__name__} {obj!r:.80}")
     if isinstance(obj, PurePath):
         return str(obj)
-    if hasattr(obj, "to_dict"):
-        return _convert(obj.to_dict(), nonfinite, where, strict_types, type_error)
     if hasattr(obj, "_mpf_") or type(obj).__name__ in ("Fraction", "Decimal"):
         return _convert(float(obj), nonfinite, where, strict_types, type_error)
     return obj

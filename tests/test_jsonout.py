@@ -70,3 +70,28 @@ def test_submodule_loaded_first_does_not_shadow_its_function():
             "print(type(hcizz.quarter_circle).__name__, type(hcizz.mp_product).__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["QuarterCircle", "function"]
+
+
+def test_strict_mode_converts_result_records():
+    # a trial may return the project's frozen result records (docs/architecture.md);
+    # the sweep engine's strict conversion must write them through to_dict(), nested too
+    from validation.factual_recall.sequential import StageTimes
+    from hcizz.jsonout import to_json_value
+
+    st = StageTimes(relation_learnt=75, subject_learnt=730, plateau1=3.45, plateau2=float("nan"),
+                    final=2.0, order="relation-first")
+    out = to_json_value({"stages": st}, nonfinite="keep", where="result", strict_types=True,
+                        type_error=TypeError)
+    assert out["stages"]["relation_learnt"] == 75 and out["stages"]["order"] == "relation-first"
+    assert math.isnan(out["stages"]["plateau2"])
+
+
+def test_sequential_experiment_runs_as_an_engine_trial():
+    # regression: the report runs the four factual-recall experiments as engine trials; the
+    # sequential one returns a StageTimes record, which the worker conversion refused
+    from validation.engine.executors import run_trial
+    from validation.factual_recall.experiments import experiment_trial
+
+    r = run_trial(experiment_trial, {"name": "sequential", "quick": True, "seed": 0})
+    assert r["status"] == "ok", r.get("error")
+    assert r["result"]["stages"]["order"] in ("relation-first", "subject-first", "undetermined")

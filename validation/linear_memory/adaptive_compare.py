@@ -3,7 +3,7 @@
 For full-rank OP memories at small ``d`` (cheap trials), each replicate ``r``
 uses the seed pool starting at ``1000 r``:
 
-* **grid** — the report's full-mode grid (:data:`GRID_FACTORS` times the
+* **grid** — the report's full-mode grid (:data:`validation.linear_memory.adaptive_compare.GRID_FACTORS` times the
   finite-``p`` prediction, 8 loads), seeds ``1000 r + 0 .. S - 1`` at every
   load, ``S = 1, 2, ...`` until the 95% CI half-width of
   :func:`~validation.linear_memory.capacity.fit_threshold` is <= the target
@@ -15,7 +15,7 @@ uses the seed pool starting at ``1000 r``:
 
 Both designs run the same trial function (default preset, 4096 steps,
 float32) and stop on the same target.  The trials are stored in the
-committed store :data:`STORE`; the report replays both designs from it
+committed store :data:`validation.linear_memory.adaptive_compare.STORE`; the report replays both designs from it
 (computing nothing).  Regenerate with::
 
     nice -n 10 python -m validation.linear_memory.adaptive_compare
@@ -106,7 +106,7 @@ def compare(ds=DS, replicates=REPLICATES, target=TARGET, *, store=STORE, compute
 
     Full-rank OP memories, default preset, 4096 steps, float32.  Replicate ``r``
     draws its seeds from ``1000 r, 1000 r + 1, ...`` in both designs.  The grid
-    runs the loads :data:`GRID_FACTORS` times the finite-``p`` prediction (each
+    runs the loads :data:`validation.linear_memory.adaptive_compare.GRID_FACTORS` times the finite-``p`` prediction (each
     rounded to a whole number of facts), one more seed per load per round, up to
     12 seeds; the adaptive design uses the settings of
     :mod:`validation.linear_memory.d150` (start, batch), capped at 96 trials.
@@ -121,7 +121,7 @@ def compare(ds=DS, replicates=REPLICATES, target=TARGET, *, store=STORE, compute
     target : float
         Target 95% CI half-width of the threshold.
     store : path
-        Engine JSONL store of the trials (default: the committed :data:`STORE`).
+        Engine JSONL store of the trials (default: the committed :data:`validation.linear_memory.adaptive_compare.STORE`).
     compute : bool
         True: run the missing trials in process and append them to ``store``;
         False: replay from ``store`` only, training nothing.
@@ -161,7 +161,7 @@ def summarise(res, target=TARGET):
     Parameters
     ----------
     res : dict
-        The output of :func:`compare`.
+        The output of :func:`validation.linear_memory.adaptive_compare.compare`.
     target : float
         The target CI half-width the comparison was run with (recorded in the
         rows, not re-applied).

@@ -1,13 +1,13 @@
 """Capacity thresholds at the paper's size (d = 100 and 150), adaptive design, committed store.
 
-Groups (in priority order, :data:`PLAN`): full rank OP and rank-constrained
+Groups (in priority order, :data:`validation.linear_memory.d150.PLAN`): full rank OP and rank-constrained
 (``kappa`` = 0.5, 0.25) memories at ``d`` = 100 and 150, each measured by
 :func:`validation.linear_memory.capacity.measure_capacity` with
 ``design="adaptive"`` (rounds of :data:`BATCH` loads chosen from the current
 logistic fit until the 95% CI half-width is <= :data:`CI_HALFWIDTH` or the
 group's trial cap is reached), float32, stop at the first step where all
 facts are recalled, and the step budget of the group.  Every trial is
-appended to the engine's JSONL store :data:`STORE` (committed, shipped as
+appended to the engine's JSONL store :data:`validation.linear_memory.d150.STORE` (committed, shipped as
 package data); the report reads it and computes nothing.  Regenerate,
 extend or resume (after an interruption, SIGKILL included) with::
 
@@ -110,7 +110,7 @@ def group_theory(model, kappa, d):
 
 
 def group_key(model, kappa, d, lr=LR):
-    """Format the row name of a group (the key of :func:`summarise` and :func:`budget_table`).
+    """Format the row name of a group (the key of :func:`validation.linear_memory.d150.summarise` and :func:`validation.linear_memory.d150.budget_table`).
 
     Parameters
     ----------
@@ -151,9 +151,9 @@ def run_group(model, kappa, d, lr=LR, *, store=STORE, workers=2, progress=True, 
 
     Calls :func:`~validation.linear_memory.capacity.measure_capacity` with
     ``design="adaptive"``: a first round at :data:`START` times the group's
-    finite-``p`` prediction (:func:`group_theory`), then rounds of :data:`BATCH`
+    finite-``p`` prediction (:func:`validation.linear_memory.d150.group_theory`), then rounds of :data:`BATCH`
     loads until the 95% CI half-width is <= :data:`CI_HALFWIDTH` or the trial cap
-    is reached; float32, the step budget and trial cap of the group's :data:`PLAN`
+    is reached; float32, the step budget and trial cap of the group's :data:`validation.linear_memory.d150.PLAN`
     entry (a group not in the plan: 4096 steps, 32 trials).  Trials already in
     ``store`` are reused, not retrained.
 
@@ -206,7 +206,7 @@ def stored_results(store=STORE, steps=4096):
     Parameters
     ----------
     store : path
-        Engine JSONL store (default: the committed :data:`STORE`).  A missing
+        Engine JSONL store (default: the committed :data:`validation.linear_memory.d150.STORE`).  A missing
         file gives ``{}``.
     steps : int
         Step budget of the trials kept; trials with another budget (the
@@ -244,27 +244,27 @@ def summarise(results=None):
     """Summarise every stored group in one row (threshold fit, theory, paper value, cost).
 
     The threshold is the logistic fit of *all* the group's trials (the adaptive
-    run's final fit).  Groups of :data:`PLAN` come first, in priority order.
+    run's final fit).  Groups of :data:`validation.linear_memory.d150.PLAN` come first, in priority order.
 
     Parameters
     ----------
     results : dict, optional
-        Trials grouped as by :func:`stored_results`; default: the 4096-step
-        trials of the committed :data:`STORE`.
+        Trials grouped as by :func:`validation.linear_memory.d150.stored_results`; default: the 4096-step
+        trials of the committed :data:`validation.linear_memory.d150.STORE`.
 
     Returns
     -------
     dict
-        :func:`group_key` -> row dict: ``model``, ``kappa``, ``d``, ``lr`` (0.1 for
+        :func:`validation.linear_memory.d150.group_key` -> row dict: ``model``, ``kappa``, ``d``, ``lr`` (0.1 for
         the default preset), ``threshold``, ``ci`` (95% profile-likelihood
         interval), ``halfwidth``, ``theory_finite_p``, ``theory_stderr``,
-        ``kappa_eff`` (:func:`group_theory`), ``paper`` (the paper's value at
+        ``kappa_eff`` (:func:`validation.linear_memory.d150.group_theory`), ``paper`` (the paper's value at
         d = 150, else None), ``trials``, ``successes``, ``wall_seconds`` (sum of
         trial walls / 2 workers), ``cpu_seconds``, ``steps_budget``, ``counts``
         (``[load, successes, trials]`` rows), ``failure_accuracy`` (fraction of
         facts recalled by each failure), ``success_steps_max`` and
         ``max_success_load`` (None without a success), ``measured`` (the group's
-        ``run`` flag in :data:`PLAN`) and ``done`` (half-width <=
+        ``run`` flag in :data:`validation.linear_memory.d150.PLAN`) and ``done`` (half-width <=
         :data:`CI_HALFWIDTH` or trial cap reached).
 
     References
@@ -311,15 +311,15 @@ def budget_table(results=None, budgets=(256, 512, 1024, 2048, 4096)):
     Parameters
     ----------
     results : dict, optional
-        Trials grouped as by :func:`stored_results`; default: the 4096-step
-        trials of the committed :data:`STORE`.
+        Trials grouped as by :func:`validation.linear_memory.d150.stored_results`; default: the 4096-step
+        trials of the committed :data:`validation.linear_memory.d150.STORE`.
     budgets : sequence of int
         Step budgets ``B``; those above a group's stored budget are skipped.
 
     Returns
     -------
     dict
-        :func:`group_key` -> list with one dict per budget: ``budget``,
+        :func:`validation.linear_memory.d150.group_key` -> list with one dict per budget: ``budget``,
         ``threshold``, ``ci`` (95% interval), ``successes`` (at that budget),
         ``near_successes`` and ``near_trials`` (successes and trials at loads
         within +-3 % of the full-budget threshold; none when that threshold is
@@ -353,7 +353,7 @@ def budget_table(results=None, budgets=(256, 512, 1024, 2048, 4096)):
 #: Longer-budget reruns of stored failures near the threshold: (model, kappa, d, lr, load, seed, steps).
 LONG_BUDGET = [("op", None, 100, LR, 0.8532366180317538, 1, 16384),
                ("op", None, 100, LR, 0.856474311786472, 10, 16384)]
-#: Their store (a separate file: the main sweep holds the lock of :data:`STORE` while it runs).
+#: Their store (a separate file: the main sweep holds the lock of :data:`validation.linear_memory.d150.STORE` while it runs).
 LONG_STORE = STORE.with_name("d150_budget.jsonl")
 
 
@@ -365,7 +365,7 @@ def long_budget_check(store=LONG_STORE, compute=False, workers=2):
     Parameters
     ----------
     store : path
-        The store of the reruns (the 4096-step trials are read from :data:`STORE`).
+        The store of the reruns (the 4096-step trials are read from :data:`validation.linear_memory.d150.STORE`).
     compute : bool
         Run the missing reruns (else read what is stored).
     workers : int
@@ -417,8 +417,8 @@ def lr_check(results=None, d=100):
     Parameters
     ----------
     results : dict, optional
-        Trials grouped as by :func:`stored_results`; default: the 4096-step
-        trials of the committed :data:`STORE`.
+        Trials grouped as by :func:`validation.linear_memory.d150.stored_results`; default: the 4096-step
+        trials of the committed :data:`validation.linear_memory.d150.STORE`.
     d : int
         Dimension of the OP groups compared.
 
@@ -460,13 +460,13 @@ def trained_threshold(d, model="op", kappa=None, lr=LR, store=STORE):
     lr : float or None
         Adam learning rate of the group; None for the default preset's.
     store : path
-        Engine JSONL store (default: the committed :data:`STORE`); its 4096-step
+        Engine JSONL store (default: the committed :data:`validation.linear_memory.d150.STORE`); its 4096-step
         trials are used.
 
     Returns
     -------
     dict or None
-        The group's row of :func:`summarise` (``threshold``, ``ci``, ``trials``,
+        The group's row of :func:`validation.linear_memory.d150.summarise` (``threshold``, ``ci``, ``trials``,
         ``theory_finite_p``, ...), or None if the store holds no trial of the group.
 
     References

@@ -110,7 +110,7 @@ def group_theory(model, kappa, d):
 
 
 def group_key(model, kappa, d, lr=LR):
-    """Format the row name of a group (the key of :func:`validation.linear_memory.d150.summarise` and :func:`validation.linear_memory.d150.budget_table`).
+    """Format the row name of a group (the key of the rows of ``summarise`` and ``budget_table``).
 
     Parameters
     ----------
@@ -353,7 +353,7 @@ def budget_table(results=None, budgets=(256, 512, 1024, 2048, 4096)):
 #: Longer-budget reruns of stored failures near the threshold: (model, kappa, d, lr, load, seed, steps).
 LONG_BUDGET = [("op", None, 100, LR, 0.8532366180317538, 1, 16384),
                ("op", None, 100, LR, 0.856474311786472, 10, 16384)]
-#: Their store (a separate file: the main sweep holds the lock of :data:`validation.linear_memory.d150.STORE` while it runs).
+#: Their store (a separate file: the main sweep holds the lock of ``STORE`` while it runs).
 LONG_STORE = STORE.with_name("d150_budget.jsonl")
 
 

@@ -402,7 +402,7 @@ def _exact_figure(ctx, exact, timing):
     ds = sorted(int(k) for k in exact)
     th = {d: exact[str(d)]["theory"] for d in ds}
     for off, key, ci, lab, fmt, col in ((-0.6, "threshold", "ci", "exact: a memory exists", "o", "C0"),
-                                        (0.6, "trained_threshold", "trained_ci", "trained (Adam, default preset)",
+                                        (0.6, "trained_threshold", "trained_ci", "trained (Adam: default preset; d >= 100 lr 0.01)",
                                          "s", "C1")):
         sel = [d for d in ds if exact[str(d)][key] is not None and math.isfinite(exact[str(d)][key])]
         if not sel:

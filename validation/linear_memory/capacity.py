@@ -9,8 +9,7 @@ The empirical capacity is the load where the success probability crosses
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import math
 import time
@@ -274,7 +273,7 @@ def success_counts(loads, success):
 
 
 @dataclass(frozen=True)
-class ThresholdFit(Mapping):
+class ThresholdFit(Result):
     """Result of :func:`fit_threshold`, a frozen record with ``to_dict()``.
 
     Readable by attribute (``fit.threshold``) and, for existing callers, as a
@@ -312,27 +311,6 @@ class ThresholdFit(Mapping):
     n: int
     level: float
     method: str
-
-    def to_dict(self):
-        """Return the fields as a plain ``dict``.
-
-        Returns
-        -------
-        dict
-            Field name to value.
-        """
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-    def __getitem__(self, key):
-        if key not in self.__dataclass_fields__:
-            raise KeyError(key)
-        return getattr(self, key)
-
-    def __iter__(self):
-        return iter(self.__dataclass_fields__)
-
-    def __len__(self):
-        return len(self.__dataclass_fields__)
 
 
 def fit_threshold(loads, success, *, level=0.95, n_grid=481, n_width=61, min_width=None):
@@ -712,7 +690,7 @@ def _measure_adaptive(model, d, kappa, preset, theory, alphas, store, workers, e
 
     get_config(preset, **{k: v for k, v in overrides.items() if k in TrainConfig.__dataclass_fields__})
     st = _adaptive_settings(model, d, kappa, theory, alphas)
-    start, c = st["start"], st["center"]
+    start = st["start"]
     _check_capacity_memory(model, d, p_from_load(1.5 * max(start), d), overrides.get("dtype") or "float32")
     if get_model(model).facts == "dp":
         from .data import dp_nbytes

@@ -146,6 +146,48 @@ def _mlp_beta_md(mlp, mlp_pred, bscan):
     return md
 
 
+def _adaptive_design(ctx):
+    """Trials the fixed N grid and the adaptive design need for a given CI of N_c(d, L),
+    replayed from the committed store (both modes; nothing is computed)."""
+    from validation.token_retrieval import adaptive_boundary as ab
+
+    ctx.progress("token_retrieval: fixed grid vs adaptive design (replayed from the committed store)")
+    t0 = time.perf_counter()
+    cmd = "nice -n 10 python -m validation.token_retrieval.adaptive_boundary"
+    try:
+        res = ab.compare(compute=False)
+    except LookupError as exc:
+        return ([f"### Adaptive design of the boundary\n\nNot available: {exc}.\n"], {"error": str(exc)})
+    rows, out = [], {}
+    for r in res:
+        rows.append([r.d, r.L, f"{r.threshold:.1f} [{r.ci[0]:.1f}, {r.ci[1]:.1f}]", f"{r.centre:.1f}",
+                     f"{r.trials_grid:.1f} ± {r.trials_grid_stderr:.1f}",
+                     f"{r.trials_adaptive:.1f} ± {r.trials_adaptive_stderr:.1f}", f"{r.trials_ratio:.2f}",
+                     f"{r.reached_grid}/{r.replicates}, {r.reached_adaptive}/{r.replicates}",
+                     f"{r.covers_grid}/{r.replicates}, {r.covers_adaptive}/{r.replicates}"])
+        out[f"d={r.d},L={r.L}"] = r.to_dict()
+    t = res[0].target_halfwidth if res else ab.TARGET
+    md = ["### Adaptive design of the boundary\n",
+          f"Retrieval boundary N_c(d, L) measured to a 95% CI half-width of log N_c <= {t} (N_c to about "
+          f"±{100 * (math.exp(t) - 1):.0f}%) by the report's fixed N grid ({len(ab.GRID_NS)} values "
+          f"{ab.GRID_NS[0]}..{ab.GRID_NS[-1]}, one more seed per value until the target is met, at most "
+          f"{ab.S_MAX} seeds) and by the adaptive design (`validation.adaptive.adaptive_threshold`, rounds of "
+          f"{ab.BATCH} values of N around the current logistic fit in log N, first round around the theory's "
+          f"N_c), replicate r drawing seeds 1000 r, 1000 r + 1, ... in both designs; a trial's draw depends on "
+          f"(N, d, L, seed) only, so the designs share the trials they both ask for. {res[0].replicates if res else 0} "
+          "replicates (mean ± standard error); N_c and its CI from all distinct trials of a boundary. "
+          f"{'Quick and full mode both' if ctx.quick else 'Both modes'} replay the committed store "
+          "`validation/token_retrieval/stored/adaptive_design.jsonl` (nothing is computed here; regenerate: "
+          f"`{cmd}`); the design: docs/token_retrieval.md#adaptive-design-of-the-boundary.\n",
+          _table(["d", "L", "N_c [95% CI]", "first round around", "trials grid", "trials adaptive", "ratio",
+                  "target reached (grid, adaptive)", "CIs covering N_c (grid, adaptive)"], rows)]
+    data = {"boundaries": out, "target_halfwidth": t, "target_on": "log N_c (95% profile-likelihood CI)",
+            "replicates": res[0].replicates if res else 0, "grid_Ns": list(ab.GRID_NS), "s_max": ab.S_MAX,
+            "batch": ab.BATCH, "store": "validation/token_retrieval/stored/adaptive_design.jsonl",
+            "replayed": True, "command": cmd, "seconds": time.perf_counter() - t0}
+    return md, data
+
+
 def build(ctx):
     """Build the report section ``token_retrieval``: early-phase token retrieval with random embeddings against its closed-form theory.
 
@@ -539,6 +581,8 @@ def build(ctx):
     md.append(
         f"Logistic likelihood-ratio test of the linear-in-logs model against all pairwise products "
         f"(retrieval): LR = {mt['lr']:.1f}, df = {mt['df']}, p = {mt['p_value']:.2g}.\n")
+    ad_md, ad_data = _adaptive_design(ctx)
+    md.extend(ad_md)
     md.append("### Information-theoretic (counting) bound\n")
     md.append(
         "Any predictor of our form with hard attention (any w in R^d, any readout Wv in R^{d x d}) "
@@ -647,6 +691,7 @@ def build(ctx):
         "success": {"retrieval": {str(k): v[0] for k, v in fr_ret.items()},
                     "recall": {str(k): v[0] for k, v in fr_rec.items()},
                     "test_acc": {str(k): v[0] for k, v in fr_test.items()}},
+        "adaptive_design": ad_data,
         "orthogonal": orth, "snr": snr, "gd": gd, "mlp": mlp, "beta_scan": bscan,
         "seconds": seconds,
         "command": "python -m validation reproduce" + (" --quick" if quick else "")

@@ -122,7 +122,10 @@ def test_designs_draw_the_same_trials(tmp_path):
     store = tmp_path / "s.jsonl"
     res, = ab.compare(boundaries=((32, 4),), replicates=1, target=0.3, store=store,
                       grid_ns=tuple(range(2, 13)), s_max=2, centre=lambda d, L: 6.0)
-    recs = [v["result"] for v in read_store(store, warn=False).ok.values()]
+    ok = read_store(store, warn=False).ok.values()
+    # keyed by the trial's module name (also when the CLI runs as __main__), so the report can replay it
+    assert {v["fn"] for v in ok} == {"validation.token_retrieval.adaptive_boundary:boundary_trial"}
+    recs = [v["result"] for v in ok]
     by = {(x["N"], x["seed"]): x for x in recs}
     # one stored record per distinct (N, seed): a pair both designs asked for is run once
     assert len(by) == len(recs) == res.trials_pooled
@@ -152,3 +155,60 @@ def test_cli_bad_input_is_one_line(capsys):
 
     rc = run_cli(ab.main, ["--boundaries", "128-8", "--replay"], prog="p")
     assert rc == 2 and capsys.readouterr().err.count("\n") == 1
+
+
+def test_store_keys_do_not_depend_on_how_the_module_runs(tmp_path, monkeypatch):
+    # run as `python -m ...` the module is __main__; a second copy under another name stands in for it
+    # here: its trials must still be stored under the module's own name, which the report's replay looks up
+    import importlib.util
+    import sys
+
+    from validation.engine import read_store
+
+    name = "validation.token_retrieval.adaptive_boundary_copy"
+    spec = importlib.util.spec_from_file_location(name, ab.__file__)
+    mod = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, mod)
+    spec.loader.exec_module(mod)
+    assert mod.boundary_trial.__module__ == name
+    store = tmp_path / "s.jsonl"
+    mod.compare(boundaries=((32, 4),), replicates=1, target=1.0, store=store, grid_ns=(2, 3), s_max=1,
+                centre=lambda d, L: 3.0)
+    fns = {v["fn"] for v in read_store(store, warn=False).ok.values()}
+    assert fns == {"validation.token_retrieval.adaptive_boundary:boundary_trial"}
+
+
+def test_committed_summary_is_consistent():
+    # the committed result the quick report reads: one record per default boundary, internally consistent
+    res = ab.load_summary()
+    assert [(r.d, r.L) for r in res] == [tuple(b) for b in ab.BOUNDARIES]
+    for r in res:
+        assert r.replicates == ab.REPLICATES and r.target_halfwidth == ab.TARGET
+        for k in ("grid", "adaptive"):
+            t = np.array([x["trials"] for x in r.runs[k]], float)
+            assert len(t) == r.replicates and r[f"trials_{k}"] == pytest.approx(t.mean(), rel=1e-12)
+            assert r[f"reached_{k}"] == sum(x["reached"] for x in r.runs[k])
+            # a replicate that reached the target has an interval at most twice the target wide (in log N)
+            for x in r.runs[k]:
+                if x["reached"]:
+                    assert math.log(x["ci"][1] / x["ci"][0]) <= 2 * r.target_halfwidth + 1e-12
+            assert t.max() <= len(ab.GRID_NS) * ab.S_MAX
+        assert r.ci[0] <= r.threshold <= r.ci[1]
+
+
+def test_load_summary_refuses_other_files(tmp_path):
+    with pytest.raises(LookupError, match="no adaptive-design summary"):
+        ab.load_summary(tmp_path / "none.json")
+    (tmp_path / "x.json").write_text('{"boundaries": [{"d": 1}]}')
+    with pytest.raises(ValueError, match="not an adaptive-design summary"):
+        ab.load_summary(tmp_path / "x.json")
+
+
+@pytest.mark.slow
+def test_replay_of_the_committed_store_equals_the_summary():
+    # the full report replays the committed store: it must reproduce the committed summary exactly
+    # (the designs are deterministic functions of the stored outcomes); about 700 fits
+    from validation._io import to_jsonable
+
+    got = to_jsonable([r.to_dict() for r in ab.compare(compute=False)])
+    assert got == to_jsonable([r.to_dict() for r in ab.load_summary()])

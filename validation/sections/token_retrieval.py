@@ -147,16 +147,28 @@ def _mlp_beta_md(mlp, mlp_pred, bscan):
 
 
 def _adaptive_design(ctx):
-    """Trials the fixed N grid and the adaptive design need for a given CI of N_c(d, L),
-    replayed from the committed store (both modes; nothing is computed)."""
+    """Trials the fixed N grid and the adaptive design need for a given CI of N_c(d, L): quick mode
+    reads the committed summary, full mode replays the committed store (no trial is run in either)."""
     from validation.token_retrieval import adaptive_boundary as ab
 
-    ctx.progress("token_retrieval: fixed grid vs adaptive design (replayed from the committed store)")
     t0 = time.perf_counter()
     cmd = "nice -n 10 python -m validation.token_retrieval.adaptive_boundary"
+    matches = None
     try:
-        res = ab.compare(compute=False)
-    except LookupError as exc:
+        if ctx.quick:
+            ctx.progress("token_retrieval: fixed grid vs adaptive design (committed summary)")
+            res = ab.load_summary()
+        else:
+            ctx.progress("token_retrieval: fixed grid vs adaptive design (replayed from the committed store)")
+            res = ab.compare(compute=False)
+            try:
+                from validation._io import to_jsonable
+
+                matches = to_jsonable([r.to_dict() for r in res]) == \
+                    to_jsonable([r.to_dict() for r in ab.load_summary()])
+            except (LookupError, ValueError):
+                matches = False
+    except (LookupError, ValueError) as exc:
         return ([f"### Adaptive design of the boundary\n\nNot available: {exc}.\n"], {"error": str(exc)})
     rows, out = [], {}
     for r in res:
@@ -164,7 +176,8 @@ def _adaptive_design(ctx):
                      f"{r.trials_grid:.1f} ± {r.trials_grid_stderr:.1f}",
                      f"{r.trials_adaptive:.1f} ± {r.trials_adaptive_stderr:.1f}", f"{r.trials_ratio:.2f}",
                      f"{r.reached_grid}/{r.replicates}, {r.reached_adaptive}/{r.replicates}",
-                     f"{r.covers_grid}/{r.replicates}, {r.covers_adaptive}/{r.replicates}"])
+                     f"{r.covers_grid}/{r.replicates}, {r.covers_adaptive}/{r.replicates}",
+                     f"{r.cpu_seconds_grid:.2f}, {r.cpu_seconds_adaptive:.2f}"])
         out[f"d={r.d},L={r.L}"] = r.to_dict()
     t = res[0].target_halfwidth if res else ab.TARGET
     md = ["### Adaptive design of the boundary\n",
@@ -176,15 +189,32 @@ def _adaptive_design(ctx):
           f"N_c), replicate r drawing seeds 1000 r, 1000 r + 1, ... in both designs; a trial's draw depends on "
           f"(N, d, L, seed) only, so the designs share the trials they both ask for. {res[0].replicates if res else 0} "
           "replicates (mean ± standard error); N_c and its CI from all distinct trials of a boundary. "
-          f"{'Quick and full mode both' if ctx.quick else 'Both modes'} replay the committed store "
-          "`validation/token_retrieval/stored/adaptive_design.jsonl` (nothing is computed here; regenerate: "
-          f"`{cmd}`); the design: docs/token_retrieval.md#adaptive-design-of-the-boundary.\n",
+          + ("Quick mode reads the committed result `validation/token_retrieval/stored/adaptive_design_summary.json` "
+             "(no trial and no fit is run here; full mode replays both designs from the committed trial store "
+             "`validation/token_retrieval/stored/adaptive_design.jsonl` and checks the summary). " if ctx.quick else
+             "Replayed from the committed trial store `validation/token_retrieval/stored/adaptive_design.jsonl` "
+             "(no trial is run here; the replay "
+             + ("equals" if matches else "DIFFERS FROM") + " the committed summary "
+             "`validation/token_retrieval/stored/adaptive_design_summary.json`). ")
+          + f"Regenerate: `{cmd}`; the design: docs/token_retrieval.md#adaptive-design-of-the-boundary.\n",
           _table(["d", "L", "N_c [95% CI]", "first round around", "trials grid", "trials adaptive", "ratio",
-                  "target reached (grid, adaptive)", "CIs covering N_c (grid, adaptive)"], rows)]
+                  "target reached (grid, adaptive)", "CIs covering N_c (grid, adaptive)",
+                  "trial CPU s (grid, adaptive)"], rows),
+          "Trial CPU s: summed early-phase CPU time per replicate (the grid's trials at N = 256, 512 take "
+          "three quarters of it). 'CIs covering N_c': replicates whose own 95% interval contains the pooled "
+          "N_c (nominal 95%; stopping at the first narrow interval undercovers, "
+          "docs/sweeps.md#adaptive-threshold-design)." + "".join(
+              f" At d = {r.d}, L = {r.L} the grid stopped at its cap of {len(ab.GRID_NS) * ab.S_MAX} trials in "
+              f"{r.replicates - r.reached_grid} of {r.replicates} replicates, so its mean is a lower bound."
+              for r in res if r.reached_grid < r.replicates) + "".join(
+              f" At d = {r.d}, L = {r.L} the adaptive design stopped at its cap in "
+              f"{r.replicates - r.reached_adaptive} of {r.replicates} replicates."
+              for r in res if r.reached_adaptive < r.replicates) + "\n"]
     data = {"boundaries": out, "target_halfwidth": t, "target_on": "log N_c (95% profile-likelihood CI)",
             "replicates": res[0].replicates if res else 0, "grid_Ns": list(ab.GRID_NS), "s_max": ab.S_MAX,
             "batch": ab.BATCH, "store": "validation/token_retrieval/stored/adaptive_design.jsonl",
-            "replayed": True, "command": cmd, "seconds": time.perf_counter() - t0}
+            "source": "summary" if ctx.quick else "replayed from the store", "replay_matches_summary": matches,
+            "command": cmd, "seconds": time.perf_counter() - t0}
     return md, data
 
 

@@ -172,7 +172,8 @@ def _adaptive_design(ctx):
         return ([f"### Adaptive design of the boundary\n\nNot available: {exc}.\n"], {"error": str(exc)})
     rows, out = [], {}
     for r in res:
-        rows.append([r.d, r.L, f"{r.threshold:.1f} [{r.ci[0]:.1f}, {r.ci[1]:.1f}]", f"{r.centre:.1f}",
+        rows.append([r.d, r.L, f"{r.threshold:.1f} [{r.ci[0]:.1f}, {r.ci[1]:.1f}]", f"{r.width:.2f}",
+                     f"{r.centre:.1f}",
                      f"{r.trials_grid:.1f} ± {r.trials_grid_stderr:.1f}",
                      f"{r.trials_adaptive:.1f} ± {r.trials_adaptive_stderr:.1f}", f"{r.trials_ratio:.2f}",
                      f"{r.reached_grid}/{r.replicates}, {r.reached_adaptive}/{r.replicates}",
@@ -197,7 +198,7 @@ def _adaptive_design(ctx):
              + ("equals" if matches else "DIFFERS FROM") + " the committed summary "
              "`validation/token_retrieval/stored/adaptive_design_summary.json`). ")
           + f"Regenerate: `{cmd}`; the design: docs/token_retrieval.md#adaptive-design-of-the-boundary.\n",
-          _table(["d", "L", "N_c [95% CI]", "first round around", "trials grid", "trials adaptive", "ratio",
+          _table(["d", "L", "N_c [95% CI]", "width w (log N)", "first round around", "trials grid", "trials adaptive", "ratio",
                   "target reached (grid, adaptive)", "CIs covering N_c (grid, adaptive)",
                   "trial CPU s (grid, adaptive)"], rows),
           "Trial CPU s: summed early-phase CPU time per replicate (the grid's trials at N = 256, 512 take "

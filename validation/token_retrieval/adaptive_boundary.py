@@ -277,6 +277,8 @@ class DesignComparison(Result):
         ``N_c`` fitted to all distinct trials of both designs and every replicate.
     ci : list of float
         Its 95% profile-likelihood interval ``[low, high]`` (in ``N``).
+    width : float
+        The logistic width ``w`` (in ``log N``) of that fit.
     trials_grid, trials_adaptive : float
         Mean trials to reach the target (or the cap) over replicates.
     trials_grid_stderr, trials_adaptive_stderr : float
@@ -309,6 +311,7 @@ class DesignComparison(Result):
     centre: float
     threshold: float
     ci: list
+    width: float
     trials_grid: float
     trials_adaptive: float
     trials_grid_stderr: float
@@ -490,7 +493,7 @@ def compare(boundaries=BOUNDARIES, replicates=REPLICATES, target=TARGET, *, stor
         out.append(DesignComparison(
             d=d, L=L, target_halfwidth=target, replicates=replicates, centre=c,
             threshold=nc,
-            ci=_exp_ci(f.ci_low, f.ci_high), trials_grid=tg, trials_grid_stderr=sg, trials_adaptive=ta,
+            ci=_exp_ci(f.ci_low, f.ci_high), width=float(f.width), trials_grid=tg, trials_grid_stderr=sg, trials_adaptive=ta,
             trials_adaptive_stderr=sa, trials_ratio=ta / tg,
             reached_grid=sum(x["reached"] for x in runs["grid"]),
             reached_adaptive=sum(x["reached"] for x in runs["adaptive"]),
@@ -600,7 +603,8 @@ def main(argv=None):
         print(dumps(to_jsonable([r.to_dict() for r in res])))
         return 0
     for r in res:
-        print(f"d={r.d} L={r.L}: N_c {r.threshold:.2f} [{r.ci[0]:.2f}, {r.ci[1]:.2f}] (first round around {r.centre:.1f}, "
+        print(f"d={r.d} L={r.L}: N_c {r.threshold:.2f} [{r.ci[0]:.2f}, {r.ci[1]:.2f}], width {r.width:.3f} in log N "
+              f"(first round around {r.centre:.1f}, "
               f"{r.trials_pooled} trials); trials grid {r.trials_grid:.1f} ± {r.trials_grid_stderr:.1f}, "
               f"adaptive {r.trials_adaptive:.1f} ± {r.trials_adaptive_stderr:.1f} (ratio {r.trials_ratio:.2f}); "
               f"CPU s grid {r.cpu_seconds_grid:.2f}, adaptive {r.cpu_seconds_adaptive:.2f}; reached "

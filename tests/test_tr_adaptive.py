@@ -148,6 +148,8 @@ def test_replay_needs_the_trials_and_bad_arguments(tmp_path):
         ab.compare(replicates=0, run=_synthetic(3.0, 0.1))
     with pytest.raises(ValueError, match="target"):
         ab.compare(target=0.0, run=_synthetic(3.0, 0.1))
+    with pytest.raises(ValueError, match="s_max"):                 # 8 values x 126 seeds > a pool of 1000
+        ab.compare(s_max=126, run=_synthetic(3.0, 0.1))
 
 
 def test_cli_bad_input_is_one_line(capsys):

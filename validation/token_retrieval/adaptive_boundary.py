@@ -427,8 +427,9 @@ def compare(boundaries=BOUNDARIES, replicates=REPLICATES, target=TARGET, *, stor
     grid_ns : sequence of int, optional
         ``N`` values of the fixed grid (default the report's full-mode grid).
     s_max : int, optional
-        Most seeds per grid value (>= 1); the adaptive design is capped at
-        ``len(grid_ns) * s_max`` trials.
+        Most seeds per grid value (1 to ``1000 // len(grid_ns)``, so that a
+        replicate stays inside its seed pool); the adaptive design is capped
+        at ``len(grid_ns) * s_max`` trials.
     centre : callable, optional
         ``centre(d, L) -> N``, the centre of the adaptive design's first round
         (default :func:`validation.token_retrieval.theory.retrieval_boundary`,
@@ -442,7 +443,7 @@ def compare(boundaries=BOUNDARIES, replicates=REPLICATES, target=TARGET, *, stor
     Raises
     ------
     ValueError
-        ``replicates``, ``target`` or ``s_max`` out of range.
+        ``replicates``, ``target``, ``grid_ns`` or ``s_max`` out of range.
     LookupError
         With ``compute=False``, when a trial the designs need is not in ``store``.
 
@@ -462,8 +463,11 @@ def compare(boundaries=BOUNDARIES, replicates=REPLICATES, target=TARGET, *, stor
     """
     replicates = check_int("replicates", replicates, low=1, high=1000)
     target = check_real("target", target, low=0, low_open=True, allow_array=False)
-    s_max = check_int("s_max", s_max, low=1)
     grid_ns = [check_int("grid_ns", n, low=2) for n in grid_ns]
+    if not grid_ns:
+        raise ValueError("grid_ns must hold at least one value of N, got []")
+    # a replicate's seeds stay below the next replicate's pool (1000 seeds)
+    s_max = check_int("s_max", s_max, low=1, high=1000 // len(grid_ns))
     if run is None:
         run = _runner(store, compute)
     if centre is None:

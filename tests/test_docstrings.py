@@ -42,6 +42,7 @@ IN_SCOPE = [
     "validation.token_retrieval.theory", "validation.token_retrieval.trials",
     "validation.token_retrieval.runs", "validation.token_retrieval.success",
     "validation.token_retrieval.boundary", "validation.token_retrieval.moments",
+    "validation.token_retrieval.adaptive_boundary",
     "validation.logistic", "validation.adaptive",
     "validation._io", "validation.report", "validation.losses", "validation.optim", "validation.results",
     "validation.__main__", "validation.report_cli",

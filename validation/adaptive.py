@@ -2,8 +2,9 @@
 
 A threshold experiment runs trials at a *load* ``x`` (a control parameter:
 facts per parameter, sequence length, ...) whose outcome is success or
-failure, and fits ``P(success | x)`` with a decreasing logistic whose 1/2
-point is the threshold.  A fixed grid spends most trials at loads where the
+failure, and fits ``P(success | x)`` with a decreasing logistic (an
+increasing one with ``increasing=True``, e.g. a number of training samples)
+whose 1/2 point is the threshold.  A fixed grid spends most trials at loads where the
 outcome is nearly certain and carries almost no information about the 1/2
 point.  :func:`adaptive_threshold` instead chooses each new batch of loads
 from the current fit: inside the current confidence interval of the
@@ -88,7 +89,7 @@ class AdaptiveResult:
         return out
 
 
-def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0):
+def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0, increasing=False):
     """The next batch of loads given the current data and fit.
 
     Parameters
@@ -106,6 +107,10 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0):
         Smallest admissible load.
     min_spread : float
         Smallest spread ``s`` (below).
+    increasing : bool
+        False (default): success is likely at small loads (a capacity);
+        True: at large loads (e.g. a number of training samples).  Only the
+        direction of the walk out of an unbracketed region depends on it.
 
     Returns
     -------
@@ -115,7 +120,8 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0):
     Notes
     -----
     * Only successes so far: ``max(loads) + k * step``, ``k = 1..batch``
-      (only failures: ``min(loads) - k * step``, kept above ``lower``).
+      (only failures: ``min(loads) - k * step``, kept above ``lower``); with
+      ``increasing=True`` the other way round.
     * Otherwise, with fitted 1/2 point ``a`` and width ``w``: the interval
       half-width ``h`` (where the interval is infinite on a side, the distance
       from ``a`` to the farthest load tried on that side, at least ``step``),
@@ -139,15 +145,17 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0):
     x = np.asarray(loads, float)
     y = np.asarray(success, bool)
     k = np.arange(1, batch + 1)
-    if y.all():
-        return [float(v) for v in x.max() + k * step]
-    if not y.any():
+    if y.all() or not y.any():
+        up = bool(y.all()) != bool(increasing)      # walk towards the outcome not yet seen
+        if up:
+            return [float(v) for v in x.max() + k * step]
         return [float(max(v, lower)) for v in x.min() - k * step]
     a = fit.threshold
     if not math.isfinite(a):
         # both outcomes seen but the fit sits on its search edge: bisect the
-        # gap between the largest success and the smallest failure
-        a = 0.5 * (x[y].max() + x[~y].min())
+        # gap between the largest success and the smallest failure (increasing:
+        # the largest failure and the smallest success)
+        a = 0.5 * (x[~y].max() + x[y].min()) if increasing else 0.5 * (x[y].max() + x[~y].min())
     lo = fit.ci_low if math.isfinite(fit.ci_low) else a - max(a - x.min(), step)
     hi = fit.ci_high if math.isfinite(fit.ci_high) else a + max(x.max() - a, step)
     h = max(0.5 * (hi - lo), 1e-12)
@@ -159,7 +167,7 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0):
 
 
 def adaptive_threshold(run, fit, start, *, target_halfwidth, max_trials, batch=2, seed0=0,
-                       step=None, snap=None, lower=0.0, min_trials=None, confirm=1):
+                       step=None, snap=None, lower=0.0, min_trials=None, confirm=1, increasing=False):
     """Measure a threshold by a sequential design around the current fit.
 
     Parameters
@@ -196,6 +204,10 @@ def adaptive_threshold(run, fit, start, *, target_halfwidth, max_trials, batch=2
     confirm : int
         Stop on the target only when it was also met by the fits of the
         ``confirm`` previous rounds (>= 0; default 1).
+    increasing : bool
+        Whether success becomes likely as the load grows (default False: a
+        capacity, success below the threshold); passed to :func:`next_loads`.
+        The caller's ``fit`` must model the same direction.
 
     Returns
     -------
@@ -273,6 +285,6 @@ def adaptive_threshold(run, fit, start, *, target_halfwidth, max_trials, batch=2
             stop = "target"
             break
         todo = next_loads(f, loads, success, batch=batch, step=step, lower=lower,
-                          min_spread=2 * target_halfwidth)
+                          min_spread=2 * target_halfwidth, increasing=increasing)
     return AdaptiveResult(threshold=float(f.threshold), ci_low=float(f.ci_low), ci_high=float(f.ci_high),
                           loads=loads, success=success, seeds=seeds, history=history, stop=stop, fit=f)

@@ -23,7 +23,7 @@ import numpy as np
 
 from hcizz.cli import ArgumentParser
 
-__all__ = ["STORE", "DS", "PLAN", "LR_FROM_D", "margin_trial", "margin_params", "study_params", "observables",
+__all__ = ["STORE", "DS", "PLAN", "LR_FROM_D", "TYPICAL_MAX_FRACTION", "margin_trial", "margin_params", "study_params", "observables",
            "predicted", "typical_predicted", "compare", "trend"]
 
 STORE = Path(__file__).resolve().parent / "stored" / "margin_trials.jsonl"
@@ -37,13 +37,15 @@ N_TOP = 10
 LR_FROM_D = 100
 #: The stored study, in order: (dimensions, load fractions of the finite-``p`` capacity, Adam rate).
 #: Rate ``None``: the default rule (0.1 of the default preset below :data:`LR_FROM_D`, 0.01 from it);
-#: a number is stored with the trial.  The d = 80 rows at 0.01 and the d = 100 row at 0.1 compare the
-#: two rates on the same instances.
+#: a number is stored with the trial.  The rate changes the margins (docs), so both rates are run on
+#: the same instances where it is cheap: 0.01 at every d (d = 40-150), 0.1 up to d = 100.
 PLAN = (((40, 60, 80), (1.0, 0.95), None),
         ((40, 60, 80), (0.90,), None),
         ((80,), (0.95, 0.90), 0.01),
         ((100,), (0.90,), 0.1),
-        ((100, 150), (0.95, 0.90), None))
+        ((100, 150), (0.95, 0.90), None),
+        ((40, 60), (0.95, 0.90), 0.01),
+        ((100,), (0.95,), 0.1))
 
 
 def observables(correct, competitors, n_top=N_TOP):
@@ -120,6 +122,8 @@ def margin_trial(params):
 
 
 FRACS = (1.0, 0.95)
+#: Rows at or above this fraction of the finite-p capacity get no below-capacity (typical-memory) prediction.
+TYPICAL_MAX_FRACTION = 0.99
 
 
 def margin_params(ds=DS, seeds=SEEDS, fracs=FRACS, lr=None):
@@ -294,7 +298,10 @@ def compare(results, *, samples=4000, typical_samples=1000):
         Monte Carlo samples of the capacity-point prediction (:func:`predicted`).
     typical_samples : int
         Rows of the below-capacity prediction (:func:`typical_predicted`);
-        0 leaves it out.
+        0 leaves it out.  It is computed for load fractions below
+        :data:`TYPICAL_MAX_FRACTION` only: at the capacity load the RS overlap is
+        1 within the Monte Carlo error of the saddle's own capacity, and the
+        prediction is the ``V_p`` minimiser.
 
     Returns
     -------
@@ -339,14 +346,17 @@ def compare(results, *, samples=4000, typical_samples=1000):
         else:
             tr_c["mean_se"] = tr_m["mean_se"] = float("nan")
         load = float(rr[0]["load"])
-        ty = typical_predicted(p, load, samples=typical_samples, rng=d) if typical_samples else None
+        frac = load / float(full_rank_threshold(d).value)
+        # at the capacity load the below-capacity prediction is the q -> 1 limit (the V_p minimiser)
+        ty = (typical_predicted(p, load, samples=typical_samples, rng=d)
+              if typical_samples and frac < TYPICAL_MAX_FRACTION else None)
         typ = None if ty is None else {
             "q_star": ty["q_star"], "q_stderr": ty["q_stderr"], "alpha_c": ty["alpha_c"],
             "correct": _stats(ty["correct"]), "margin": _stats(ty["margin"]),
             "gap_profile": ty["gaps"].mean(axis=0).tolist(), "row_max_mean": float(ty["row_max"].mean()),
             "frac_margin_below_0.05": float(np.mean(ty["margin"] < 0.05))}
         rows.append({"d": d, "p": p, "lr": lr, "load": load,
-                     "load_fraction": load / float(full_rank_threshold(d).value),
+                     "load_fraction": frac,
                      "memories": len(rr), "trials": total[(d, p, lr)],
                      "trained": {"correct": tr_c, "margin": tr_m, "gap_profile": gp.tolist(),
                                  "row_max_mean": float(np.mean(corr - marg)),
@@ -383,27 +393,30 @@ def _quantity(row, what):
             math.hypot(t["margin"]["mean_se"], ty["margin"]["mean_se"]))
 
 
-def trend(rows, what, fraction, *, tol=0.01):
-    """Fit ``y = a + b ln p`` by weighted least squares over the rows at one load fraction.
+def trend(rows, what, fraction, *, lr=None, tol=0.01):
+    """Fit ``y = a + b ln p`` by weighted least squares over the rows at one load fraction and one rate.
 
     Parameters
     ----------
     rows : list of dict
-        :func:`compare` rows.  Per ``d`` the row with the study's rate is used
-        (0.1 below :data:`LR_FROM_D`, ``validation.linear_memory.d150.LR`` from it).
+        :func:`compare` rows.
     what : str
         ``"excess"`` (trained minus ``V_p``-minimiser correct mean),
         ``"margin"`` (trained margin mean), ``"excess_typical"`` or
         ``"margin_typical"`` (trained minus typical-memory prediction).
     fraction : float
         Load fraction of the rows (within ``tol``).
+    lr : float, optional
+        Adam rate of the rows; ``None``: the study rule (0.1 below
+        :data:`LR_FROM_D`, ``validation.linear_memory.d150.LR`` from it), which
+        mixes two protocols.
     tol : float
         Tolerance on the load fraction.
 
     Returns
     -------
     dict
-        ``d``, ``ln_p``, ``y``, ``se`` (per row), ``slope``, ``slope_se``,
+        ``what``, ``fraction``, ``lr``, and ``d``, ``ln_p``, ``y``, ``se`` (per row), ``slope``, ``slope_se``,
         ``intercept``, ``intercept_se``, ``chi2`` and ``dof`` of the fit
         (``nan`` with fewer than 3 finite rows), and ``ratio_last_first``
         (``y`` at the largest ``d`` over ``y`` at the smallest).
@@ -423,11 +436,11 @@ def trend(rows, what, fraction, *, tol=0.01):
     if what not in _QUANTITIES:
         raise ValueError(f"what must be one of {', '.join(_QUANTITIES)}, got {what!r}")
     sel = [r for r in rows if abs(r["load_fraction"] - fraction) <= tol
-           and r["lr"] == (LR if r["d"] >= LR_FROM_D else 0.1)]
+           and r["lr"] == (lr if lr is not None else (LR if r["d"] >= LR_FROM_D else 0.1))]
     sel.sort(key=lambda r: r["d"])
     vals = [_quantity(r, what) for r in sel]
     keep = [(r, y, e) for r, (y, e) in zip(sel, vals) if math.isfinite(y) and e > 0]
-    out = {"what": what, "fraction": fraction, "d": [r["d"] for r, _, _ in keep],
+    out = {"what": what, "fraction": fraction, "lr": lr, "d": [r["d"] for r, _, _ in keep],
            "ln_p": [math.log(r["p"]) for r, _, _ in keep], "y": [y for _, y, _ in keep],
            "se": [e for _, _, e in keep], "slope": math.nan, "slope_se": math.nan, "intercept": math.nan,
            "intercept_se": math.nan, "chi2": math.nan, "dof": max(len(keep) - 2, 0),

@@ -961,7 +961,7 @@ def _margin_prediction(ctx):
                       f"{_m(t['margin'])}", f"0 (mass {q['frac_margin_zero']:.3f})", f"{q['k_active_mean']:.2f}",
                       f"{r['sqrt_2lnp']:.3f}"])
         table_t.append([r["d"], r["p"], f"{r['lr']:g}", f"{r['load_fraction']:.2f}",
-                        "1 (beyond RS capacity)" if ty is None else f"{ty['q_star']:.3f} ± {ty['q_stderr']:.3f}",
+                        "1 (at capacity: the V_p limit)" if ty is None else f"{ty['q_star']:.3f} ± {ty['q_stderr']:.3f}",
                         f"{t['correct']['mean']:.3f}", "-" if ty is None else f"{ty['correct']['mean']:.3f}",
                         f"{t['correct']['var']:.3f}", "-" if ty is None else f"{ty['correct']['var']:.3f}",
                         _m(t["margin"]), "-" if ty is None else _m(ty["margin"]),
@@ -971,10 +971,10 @@ def _margin_prediction(ctx):
     vr = [r["trained"]["correct"]["var"] / r["predicted"]["correct"]["var"] for r in rows]
     gap_rows = []
     for r in rows:
-        for j in (0, 2, 4, 9):
-            gap_rows.append([r["d"], r["p"], f"{r['lr']:g}", j + 1, f"{r['trained']['gap_profile'][j]:.3f}",
-                             f"{r['predicted']['gap_profile'][j]:.3f}",
-                             "-" if r["typical"] is None else f"{r['typical']['gap_profile'][j]:.3f}"])
+        gap_rows.append([r["d"], r["p"], f"{r['lr']:g}", f"{r['load_fraction']:.2f}"]
+                        + [f"{r['trained']['gap_profile'][j]:.3f} / {r['predicted']['gap_profile'][j]:.3f} / "
+                           + ("-" if r["typical"] is None else f"{r['typical']['gap_profile'][j]:.3f}")
+                           for j in (0, 2, 4, 9)])
     trends, trend_rows = {}, []
     for lr, lab in ((0.01, "0.01"), (0.1, "0.1"), (None, "mixed: 0.1 below d=100, 0.01 from it")):
         for w in ("excess", "margin", "excess_typical", "margin_typical"):
@@ -1058,9 +1058,9 @@ def _margin_prediction(ctx):
           "its own unperturbed score and of its k* active (largest) competitors, which end tied with it, so the "
           "margin is 0 with probability 1 - 1/p; below capacity (`replica.pinned_scores.typical_scores` at the "
           "RS overlap q* = `replica.saddle(load, p).q`) a typical memory's scores are sqrt(q*) eta + "
-          "sqrt(1 - q*) zeta with zeta conditioned on recall. Trained: OP memories (default preset, Adam rate "
-          "0.1 below d = 100 and 0.01 from d = 100 on; a few rows at the other rate compare the two), stopped "
-          "at first full recall, at 1, 0.95 and 0.90 of the self-consistent finite-p capacity load of each d; "
+          "sqrt(1 - q*) zeta with zeta conditioned on recall. Trained: OP memories (default preset; Adam rate "
+          "0.1 below d = 100, where it fails near the capacity from d = 100 on, and 0.01 at every d, so both "
+          "rates on the same instances at d = 40-100), stopped at first full recall, at 1, 0.95 and 0.90 of the self-consistent finite-p capacity load of each d; "
           "successful instances only; scores divided by each row's competitor std, for all. `±`: standard "
           "error (trained: spread of the per-memory means).\n"
           + (f"\nQuick mode: the d = {', '.join(map(str, big))} rows are read from the stored trials "
@@ -1073,10 +1073,11 @@ def _margin_prediction(ctx):
                     "var (trained)", "var (typical)", "margin mean [q10, q90] (trained)",
                     "margin mean [q10, q90] (typical)", "margin < 0.05 (trained)", "margin < 0.05 (typical)"],
                    table_t),
-          "\nGap profile (mean of correct minus the j-th largest competitor):\n",
-          md_table(["d", "p", "lr", "j", "trained", "V_p minimiser", "typical (q*)"], gap_rows),
-          "\nTrend with d (weighted least squares y = a + b ln p over the rows at one load fraction, rate of the "
-          "study; excess = trained minus V_p-minimiser correct mean; *_typical = trained minus typical-memory "
+          "\nGap profile (mean of correct minus the j-th largest competitor), trained / V_p minimiser / typical "
+          "memory at q*:\n",
+          md_table(["d", "p", "lr", "load fraction", "j = 1", "j = 3", "j = 5", "j = 10"], gap_rows),
+          "\nTrend with d (weighted least squares y = a + b ln p over the rows at one load fraction and one Adam "
+          "rate; excess = trained minus V_p-minimiser correct mean; *_typical = trained minus typical-memory "
           "prediction; slope ± its standard error, chi2/dof of the fit):\n",
           md_table(["quantity", "Adam rate", "load fraction", "d", "y ± se", "slope per unit ln p", "chi2/dof"],
                    trend_rows),

@@ -78,3 +78,17 @@ def test_trend_against_polyfit():
         assert t["dof"] == 3 and t["chi2"] >= 0
     with pytest.raises(ValueError, match="what must be"):
         mg.trend(rows, "nonsense", 0.95)
+
+
+@pytest.mark.slow
+def test_report_block_quick_reads_the_big_d_from_the_store(tmp_path):
+    from validation.report import Context
+    from validation.sections import linear_memory as lm
+
+    md, data, figs = lm._margin_prediction(Context(out=tmp_path, quick=True, executor="inprocess"))
+    # every quick-mode trial is in the committed store: nothing is trained, and d >= 100 is said to be stored
+    assert data["reused"] == data["trials"] and data["stored_only_d"] == [100, 150]
+    assert "Quick mode: the d = 100, 150 rows are read from the stored trials" in "".join(md)
+    assert {r["d"] for r in data["rows"]} == {40, 100, 150}
+    assert all(r["typical"] is None for r in data["rows"] if r["load_fraction"] >= mg.TYPICAL_MAX_FRACTION)
+    assert (tmp_path / figs[0]).exists()

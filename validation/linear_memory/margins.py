@@ -38,14 +38,16 @@ LR_FROM_D = 100
 #: The stored study, in order: (dimensions, load fractions of the finite-``p`` capacity, Adam rate).
 #: Rate ``None``: the default rule (0.1 of the default preset below :data:`LR_FROM_D`, 0.01 from it);
 #: a number is stored with the trial.  The rate changes the margins (docs), so both rates are run on
-#: the same instances where it is cheap: 0.01 at every d (d = 40-150), 0.1 up to d = 100.
+#: the same instances where it is cheap: 0.01 at every d (d = 40-150), 0.1 up to d = 100; at the
+#: capacity load itself (d = 40-80) both rates.
 PLAN = (((40, 60, 80), (1.0, 0.95), None),
         ((40, 60, 80), (0.90,), None),
         ((80,), (0.95, 0.90), 0.01),
         ((100,), (0.90,), 0.1),
         ((100, 150), (0.95, 0.90), None),
         ((40, 60), (0.95, 0.90), 0.01),
-        ((100,), (0.95,), 0.1))
+        ((100,), (0.95,), 0.1),
+        ((40, 60, 80), (1.0,), 0.01))
 
 
 def observables(correct, competitors, n_top=N_TOP):

@@ -978,7 +978,7 @@ def _margin_prediction(ctx):
     trends, trend_rows = {}, []
     for lr, lab in ((0.01, "0.01"), (0.1, "0.1"), (None, "mixed: 0.1 below d=100, 0.01 from it")):
         for w in ("excess", "margin", "excess_typical", "margin_typical"):
-            for f in (0.95, 0.90):
+            for f in (1.0, 0.95, 0.90):
                 t = mg.trend(rows, w, f, lr=lr)
                 trends[f"{w}@{f:g}@lr={lab.split(':')[0]}"] = t
                 if len(t["d"]) >= 3:

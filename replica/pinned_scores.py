@@ -21,18 +21,23 @@ competitors*:
     c = \eta_1 + x^* = \frac{\eta_1 + \sum_{j \le k^*} \eta_{(j)}}{k^* + 1},
 
 the ``k*`` active competitors end exactly at ``c`` (the margin is zero) and
-the others keep their score.  See
+the others keep their score.  Below the capacity (replica overlap ``q < 1``),
+:func:`typical_scores` samples the scores of a typical (volume-weighted)
+memory instead.  See
 ``docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p``.
 """
 from __future__ import annotations
 
-import numpy as np
+import math
 
-from hcizz.checks import check_int, check_rng
+import numpy as np
+from scipy.special import log_ndtr, ndtri_exp
+
+from hcizz.checks import check_int, check_real, check_rng
 
 from .finite_capacity import v_p_from_gaps
 
-__all__ = ["pinned_scores"]
+__all__ = ["pinned_scores", "typical_scores"]
 
 _MAX_NUMBERS = 2 * 10**7
 
@@ -119,3 +124,164 @@ def pinned_scores(p, *, samples=2000, rng=None, n_top=None, normalise=True):
     margin = np.where(k > 0, 0.0, (eta1 - comp[:, 0]) / scale)
     return {"correct": cn, "row_max": np.where(k > 0, cn, top[:, 0]), "margin": margin,
             "k_active": k, "x": x, "top": top, "gaps": cn[:, None] - top, "V": V}
+
+
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+_Q_MAX = 1.0 - 1e-6
+_MAX_ROUNDS = 10_000
+
+
+def _log_post(xi, b):
+    """``ln phi(xi) + sum_rho ln Phi(xi + b_rho)`` per row, its first and second derivative."""
+    a = xi[:, None] + b
+    lp = log_ndtr(a)
+    lam = np.exp(-0.5 * a * a - _LOG_SQRT_2PI - lp)           # inverse Mills ratio phi/Phi
+    val = -0.5 * xi * xi - _LOG_SQRT_2PI + lp.sum(axis=1)
+    d1 = -xi + lam.sum(axis=1)
+    d2 = -1.0 - (lam * (a + lam)).sum(axis=1)
+    return val, d1, d2
+
+
+def typical_scores(p, q, *, samples=1000, rng=None, n_top=None, normalise=True, newton=8):
+    r"""Sample the per-fact scores of a typical memory at replica overlap ``q < 1`` (below capacity).
+
+    Parameters
+    ----------
+    p : int
+        Number of candidates per fact, ``3 <= p`` (``2 <= p`` with
+        ``normalise=False``) and ``samples * p <= 2e7``.
+    q : float
+        Replica-symmetric overlap, ``0 <= q <= 1 - 1e-6`` (e.g.
+        ``replica.saddle(alpha, p).q``; closer to 1 the log-densities, of order
+        ``q/(1-q)``, lose the precision the rejection step needs: use
+        :func:`pinned_scores`, the limit ``q -> 1``).
+    samples : int
+        Independent facts (rows), ``>= 2``.
+    rng : None, int, SeedSequence or Generator
+        Source of randomness (``numpy.random.default_rng(rng)``).
+    n_top : int, optional
+        Number of largest competitors returned per row (``1 <= n_top <= p - 1``;
+        default ``min(10, p - 1)``).
+    normalise : bool
+        Divide each row by the sample standard deviation (``ddof=1``) of its
+        ``p - 1`` competitor scores, as for trained memories
+        (:func:`validation.linear_memory.mechanism.normalized_scores`).
+    newton : int
+        Newton steps towards the mode of the correct candidate's noise
+        (``>= 0``; only the efficiency of the exact rejection step depends on it).
+
+    Returns
+    -------
+    dict of ndarray
+        ``correct`` (samples,), ``row_max`` (largest competitor), ``margin``
+        (``correct - row_max``, positive), ``top`` (samples, n_top): the largest
+        competitors, descending, ``gaps`` (``correct - top``), ``xi`` (the
+        correct candidate's noise) and ``proposals`` (rejection-step proposals
+        per row, >= 1).
+
+    Raises
+    ------
+    ValueError
+        For ``p``, ``q``, ``samples``, ``n_top``, ``newton`` or ``rng`` outside their ranges.
+    RuntimeError
+        If the rejection step does not finish (it accepts with probability
+        about the ratio of the posterior width of ``xi`` to 1; not observed in
+        the valid range of ``q``).
+
+    Notes
+    -----
+    In the replica-symmetric solution the score of candidate ``rho`` of one
+    fact, for one memory drawn uniformly from the solution space, is
+    ``z_rho = sqrt(q) eta_rho + sqrt(1 - q) zeta_rho`` with a quenched part
+    ``eta`` (i.i.d. N(0, 1), *not* reweighted) and a memory's own part
+    ``zeta`` (i.i.d. N(0, 1)) conditioned on recall, ``z_1 > z_rho`` for every
+    ``rho >= 2``; the normalising constant is ``f_p(q; eta)`` of
+    ``docs/theory_full_rank.md#replica-symmetric-free-entropy``.  With
+    ``beta = sqrt(q/(1-q))`` and ``xi = zeta_1`` recall reads
+    ``zeta_rho < xi + beta (eta_1 - eta_rho)``, so exactly:
+
+    * ``xi`` has the density proportional to
+      ``phi(xi) prod_rho Phi(xi + beta (eta_1 - eta_rho))``; its logarithm
+      ``l`` is concave with ``l'' <= -1``, hence bounded above by the
+      Gaussian ``l(c) + l'(c)(xi - c) - (xi - c)^2/2`` for every ``c``.  We
+      take ``c`` from a few Newton steps towards the mode and sample ``xi``
+      by rejection from that N(c + l'(c), 1) envelope (exact for any ``c``);
+    * given ``xi``, the ``zeta_rho`` are independent normals truncated to
+      ``(-inf, xi + beta (eta_1 - eta_rho))``, drawn by the inverse CDF in
+      log space (``scipy.special.ndtri_exp``).
+
+    As ``q -> 1`` the scores divided by ``sqrt(q)`` tend row by row to those of
+    :func:`pinned_scores` on the same ``eta``, at the rate
+    ``sqrt((1-q)/q)``: ``xi`` sits at ``beta x*`` up to O(1).  The margin of a
+    fact with active competitors vanishes faster, like ``1 - q``: an active
+    competitor's bound ``xi + beta (eta_1 - eta_rho)`` is of order ``-beta``,
+    and a normal truncated below ``-a`` lies within about ``1/a`` of it, so the
+    margin is ``sqrt(1-q)`` times O(``1/beta``).  At ``q = 0`` the correct
+    score is the largest of ``p`` i.i.d. normals.  Draw order: ``eta_1`` of all rows, the
+    ``(samples, p - 1)`` competitors (as :func:`pinned_scores`, so the same
+    seed gives the same ``eta``), then the rejection step, then the
+    ``zeta_rho``.
+
+    References
+    ----------
+    arXiv:2605.10795 (RS free entropy of linear associative memories);
+    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+
+    Examples
+    --------
+    >>> s = typical_scores(163, 0.9, samples=300, rng=0)
+    >>> bool(np.all(s["margin"] > 0))
+    True
+    >>> 1.8 < float(s["correct"].mean()) < 2.6
+    True
+    """
+    p = check_int("p", p, low=2 if not normalise else 3)
+    q = check_real("q", q, low=0.0, high=_Q_MAX, allow_array=False)
+    samples = check_int("samples", samples, low=2)
+    if samples * p > _MAX_NUMBERS:
+        raise ValueError(f"samples * p must be <= {_MAX_NUMBERS:.0e}, got {samples} * {p} = {samples * p}")
+    n_top = check_int("n_top", min(10, p - 1) if n_top is None else n_top, low=1, high=p - 1)
+    newton = check_int("newton", newton, low=0)
+    rng = check_rng(rng)
+    eta1 = rng.standard_normal(samples)
+    comp = -np.sort(-rng.standard_normal((samples, p - 1)), axis=1)      # descending
+    beta = math.sqrt(q / (1.0 - q))
+    b = beta * (eta1[:, None] - comp)                      # recall: zeta_rho < xi + b_rho
+    # centre of the envelope: Newton steps from where the largest competitor's bound is 0
+    c = np.maximum(0.0, -b[:, 0])
+    for _ in range(newton):
+        _, d1, d2 = _log_post(c, b)
+        step = d1 / np.minimum(d2, -1.0)                   # l'' <= -1 exactly; guard rounding
+        c = np.where(np.isfinite(step), c - step, c)
+    lc, d1c, _ = _log_post(c, b)
+    mean = c + d1c                                         # envelope N(mean, 1), log height lc + d1c^2/2
+    xi = np.empty(samples)
+    tries = np.zeros(samples, dtype=np.int64)
+    todo = np.arange(samples)
+    for _ in range(_MAX_ROUNDS):
+        if not todo.size:
+            break
+        x = mean[todo] + rng.standard_normal(todo.size)
+        u = rng.random(todo.size)
+        lx, _, _ = _log_post(x, b[todo])
+        env = lc[todo] + d1c[todo] * (x - c[todo]) - 0.5 * (x - c[todo]) ** 2
+        ok = np.log(u) < np.minimum(lx - env, 0.0)        # lx <= env up to rounding
+        tries[todo] += 1
+        xi[todo[ok]] = x[ok]
+        todo = todo[~ok]
+    if todo.size:                                          # pragma: no cover - a precision failure
+        raise RuntimeError(f"typical_scores: {todo.size} rows not sampled in {_MAX_ROUNDS} rounds (q = {q})")
+    a = xi[:, None] + b
+    zeta = ndtri_exp(np.log(rng.random(a.shape)) + log_ndtr(a))          # N(0,1) given zeta < a
+    zeta = np.minimum(zeta, a)                             # rounding at the cut
+    sq, sr = math.sqrt(q), math.sqrt(1.0 - q)
+    z1 = sq * eta1 + sr * xi
+    zc = sq * comp + sr * zeta
+    scale = zc.std(axis=1, ddof=1) if normalise else np.ones(samples)
+    zc = -np.sort(-zc, axis=1)
+    top = zc[:, :n_top] / scale[:, None]
+    cn = z1 / scale
+    # margin from the gaps in noise units, sqrt(1-q) (a - zeta) >= 0, without cancellation
+    m = (sr * (a - zeta)).min(axis=1) / scale
+    return {"correct": cn, "row_max": top[:, 0], "margin": m, "top": top, "gaps": cn[:, None] - top,
+            "xi": xi, "proposals": tries}

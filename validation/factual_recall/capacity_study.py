@@ -43,7 +43,8 @@ from .experiments import _split_facts
 from .transformer import OneLayerTransformer
 from . import theory_check as tc
 
-__all__ = ["FPP_PLAN", "FPP_COSINE_PLAN", "TRADEOFF_PLAN", "shape_of", "grid_facts", "next_grid_index",
+__all__ = ["FPP_PLAN", "FPP_COSINE_PLAN", "FPP_CONSTANT_K", "FPP_COSINE_ALL_PLAN",
+           "FPP_SCAN_SETTINGS", "FPP_SCAN_CONFIGS", "scan_plans", "TRADEOFF_PLAN", "shape_of", "grid_facts", "next_grid_index",
            "fit_capacity", "fpp_records", "run_fpp", "summarize_fpp", "tradeoff_params",
            "run_tradeoff", "fit_boundary", "summarize_tradeoff", "SCHEDULE_CHECK",
            "schedule_check_params",
@@ -69,6 +70,29 @@ FPP_COSINE_PLAN = dict(FPP_PLAN, schedule="cosine", configs=((64, 1.0, 1.0, 1200
 TRADEOFF_PLAN = {"d": 16, "d_h": 4, "H": (1, 2, 3, 4, 5, 6, 8, 16), "m": (0, 4, 8, 16, 32, 64, 128), "facts": 100,
                  "D": 8, "T": 32, "batch": 256, "lr": 0.01, "steps": 6000, "eval_every": 500,
                  "eval_repeats": 2, "seeds": 3}
+
+#: Grid index (on the :data:`FPP_PLAN` grid) nearest to each configuration's
+#: constant-rate capacity (``stored/facts_per_param.jsonl``, ``round(4 log2(N / N0))``):
+#: the optimiser searches below start there.
+FPP_CONSTANT_K = {(16, 1.0, 1.0, 6000): 5, (16, 0.25, 4.0, 6000): 1, (16, 4.0, 0.25, 6000): 0,
+                  (32, 1.0, 1.0, 8000): 4, (32, 0.5, 0.5, 8000): 6,
+                  (64, 0.25, 0.25, 12000): 4, (64, 1.0, 1.0, 12000): 2}
+
+#: Every configuration of :data:`FPP_PLAN` with the cosine schedule (lr 0.01, batch 256),
+#: stored next to the largest one in ``stored/facts_per_param_cosine.jsonl`` (the d = 64
+#: 1/1 paths of :data:`FPP_COSINE_PLAN` are complete and are reused as they are).  Paths
+#: start one and two grid points above the constant-rate capacity and at it
+#: (:data:`FPP_CONSTANT_K`), move by 2 grid points (a factor 2^(1/2)) until bracketed,
+#: then bisect; at most 6 trials.
+FPP_COSINE_ALL_PLAN = dict(FPP_PLAN, schedule="cosine", store="facts_per_param_cosine.jsonl",
+                           starts={c: (k + 1, k + 2, k) for c, k in FPP_CONSTANT_K.items()},
+                           step=2, max_trials=6)
+
+#: Optimiser scan (``stored/fpp_optimizer_scan.jsonl``): the cosine schedule at these
+#: ``(lr, batch)`` settings for :data:`FPP_SCAN_CONFIGS`, in this order of priority
+#: (lr 0.01, batch 256 is :data:`FPP_COSINE_ALL_PLAN`); same steps and search as there.
+FPP_SCAN_SETTINGS = ((0.003, 256), (0.03, 256), (0.01, 1024), (0.03, 1024), (0.003, 1024))
+FPP_SCAN_CONFIGS = ((16, 1.0, 1.0, 6000), (32, 1.0, 1.0, 8000))
 
 _FPP_STORE = "facts_per_param.jsonl"
 _TRADEOFF_STORE = "tradeoff.jsonl"
@@ -275,8 +299,9 @@ def _paths(plan, ok):
         grid = {}
         for k in range(-24, 40):
             grid.setdefault(grid_facts(k, n0, plan["ratio"]), k)
+        starts = plan.get("starts", {}).get(cfg, plan["start"])
         for s in range(plan["seeds"]):
-            start = plan["start"][s % len(plan["start"])]
+            start = starts[s % len(starts)]
             tested = {}
             for f, k in grid.items():
                 p = dict(base, facts=f, seed=s)
@@ -284,7 +309,8 @@ def _paths(plan, ok):
                 if rec is not None:
                     tested[k] = (p, rec["result"])
             k = next_grid_index({j: _success(r, base["steps"]) for j, (_, r) in tested.items()},
-                                start, max_trials=plan["max_trials"])
+                                start, max_trials=plan["max_trials"],
+                                step=plan.get("step", 4))
             nxt = None
             if k is not None:
                 f = grid_facts(k, n0, plan["ratio"])
@@ -385,6 +411,39 @@ def run_fpp(store_dir=tc.STORE_DIR, plan=FPP_PLAN, *, workers=1, max_rounds=20,
                   label="facts-per-param")
     recs, pending = fpp_records(store_dir, plan)
     return {"records": recs, "pending": pending}
+
+
+def scan_plans(settings=FPP_SCAN_SETTINGS, configs=FPP_SCAN_CONFIGS):
+    """Plans of the optimiser scan: one per ``(lr, batch)`` setting.
+
+    Parameters
+    ----------
+    settings : sequence of (float, int)
+        Adam learning rates (peak of the cosine schedule) and batch sizes
+        (default :data:`FPP_SCAN_SETTINGS`).
+    configs : sequence of tuple
+        Configurations ``(d, H d_h / d, m / d, steps)`` scanned (default
+        :data:`FPP_SCAN_CONFIGS`).
+
+    Returns
+    -------
+    list of dict
+        Plans for :func:`run_fpp` / :func:`fpp_records`: :data:`FPP_COSINE_ALL_PLAN`
+        with the setting's ``lr`` and ``batch``, the given ``configs`` and the
+        store ``fpp_optimizer_scan.jsonl`` (one store for every setting; the
+        trial parameters tell the settings apart).
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity
+
+    Examples
+    --------
+    >>> [(p["lr"], p["batch"], p["schedule"]) for p in scan_plans()][:2]
+    [(0.003, 256, 'cosine'), (0.03, 256, 'cosine')]
+    """
+    return [dict(FPP_COSINE_ALL_PLAN, lr=float(lr), batch=int(b), configs=tuple(configs),
+                 store="fpp_optimizer_scan.jsonl") for lr, b in settings]
 
 
 def _through_origin(x, y, sig, level=0.95):
@@ -853,7 +912,8 @@ def main(argv=None):
     """CLI: run (resume) the named studies into ``--store-dir``; one JSON line each."""
     ap = ArgumentParser(prog="python -m validation.factual_recall.capacity_study",
                  description="Run the stored T = 32 transformer capacity studies.")
-    ap.add_argument("which", nargs="+", choices=["fpp", "tradeoff", "schedule", "fpp-cosine"])
+    ap.add_argument("which", nargs="+", choices=["fpp", "tradeoff", "schedule", "fpp-cosine",
+                                                 "fpp-cosine-all", "fpp-scan"])
     ap.add_argument("--store-dir", default=str(tc.STORE_DIR))
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--max-rounds", type=int, default=20)
@@ -866,11 +926,18 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     for w in a.which:
-        if w in ("fpp", "fpp-cosine"):
-            r = run_fpp(a.store_dir, FPP_PLAN if w == "fpp" else FPP_COSINE_PLAN,
+        if w in ("fpp", "fpp-cosine", "fpp-cosine-all"):
+            r = run_fpp(a.store_dir, {"fpp": FPP_PLAN, "fpp-cosine": FPP_COSINE_PLAN,
+                                      "fpp-cosine-all": FPP_COSINE_ALL_PLAN}[w],
                         workers=a.workers, max_rounds=a.max_rounds)
             n = sum(len(v) for v in r["records"].values())
             print(json.dumps({"study": w, "trials": n, "pending_paths": r["pending"]}))
+        elif w == "fpp-scan":
+            for pl in scan_plans():
+                r = run_fpp(a.store_dir, pl, workers=a.workers, max_rounds=a.max_rounds)
+                n = sum(len(v) for v in r["records"].values())
+                print(json.dumps({"study": w, "lr": pl["lr"], "batch": pl["batch"],
+                                  "trials": n, "pending_paths": r["pending"]}), flush=True)
         elif w == "schedule":
             rows = run_schedule_check(a.store_dir, workers=a.workers)
             print(json.dumps({"study": w, "trials": len(rows)}))

@@ -302,3 +302,59 @@ def test_log_ratio_fit_closed_form():
     # exact proportional data: slope exact, zero scatter
     g = cs._log_ratio_fit(x, 0.05 * x, sig)
     assert g["slope"] == pytest.approx(0.05, rel=1e-12) and g["chi2_red"] == pytest.approx(0, abs=1e-20)
+
+
+# ----------------------------------------------------------------------------- boundary CIs
+
+def test_boundary_ci_without_mlp_is_the_logistic_threshold_interval():
+    """M = 0: the additive law is a logistic regression on ln A with threshold
+    ln N - ln c_a, so the profile interval of c_a must be the threshold's profile interval
+    of :func:`validation.logistic.threshold_profile` (an independent grid implementation)
+    mapped through c_a = N / A_50."""
+    from validation.logistic import threshold_profile
+
+    rng = np.random.default_rng(11)
+    n, ca, w = 100.0, 0.05, 0.2
+    A = np.repeat(256.0 * 2 ** (np.arange(0, 9) / 2), 12)       # 256 .. 4096, 12 per point
+    y = rng.random(A.size) < 1 / (1 + np.exp(-(np.log(ca * A) - math.log(n)) / w))
+    bf = cs.fit_boundary(A, np.zeros_like(A), y, n, ps=(1.0,), ci_ps=(1.0,))
+    xs = np.unique(np.log(A))
+    ks = np.array([y[np.log(A) == x].sum() for x in xs])
+    ns = np.array([(np.log(A) == x).sum() for x in xs])
+    # success prob expit((x50 - x) / w) with x = -ln A  <=>  x50 = ln c_a - ln N
+    pr = threshold_profile(-xs, ks, ns, n_grid=2001, n_width=401, min_width=1e-3)
+    lo, hi = n * math.exp(pr.ci_low), n * math.exp(pr.ci_high)
+    f = bf["fits"]["1"]
+    # grid oracle: x50 step 3 * 2.77 / 2000 = 0.004 in the log (endpoint error <= 0.002);
+    # 401 widths (profile error second order in the step); the profile optimiser converges to
+    # 1e-7 in the log and Brent to 1e-5: 0.005 in the log covers the grid error with margin
+    assert math.log(f["c_a"]) == pytest.approx(math.log(n * math.exp(pr.threshold)), abs=5e-3)
+    assert math.log(f["c_a_ci"][0]) == pytest.approx(math.log(lo), abs=5e-3)
+    assert math.log(f["c_a_ci"][1]) == pytest.approx(math.log(hi), abs=5e-3)
+    # c_m does not enter the likelihood: its profile is flat, the interval is everything
+    assert f["c_m_ci"] == [0.0, math.inf]
+
+
+def test_boundary_ci_endpoints_sit_on_the_cut_of_a_brute_force_profile():
+    """At each end of the c_m interval of the additive law, the profile log-likelihood
+    (maximised over c_a and w on a fine grid, not by the fit's optimiser) is 1.92 below the
+    maximum, and the MLE lies inside the interval."""
+    A, M, y = _grid_trials(1.0, np.random.default_rng(7), reps=4)
+    bf = cs.fit_boundary(A, M, y, 100, ps=(1.0,), ci_ps=(1.0,))
+    f = bf["fits"]["1"]
+    assert f["c_a_ci"][0] < f["c_a"] < f["c_a_ci"][1]
+    assert f["c_m_ci"][0] < f["c_m"] < f["c_m_ci"][1]
+    lca = np.linspace(math.log(f["c_a"]) - 0.6, math.log(f["c_a"]) + 0.6, 241)
+    lw = np.linspace(math.log(f["width"]) - 1.5, math.log(f["width"]) + 1.5, 121)
+
+    def prof(lcm):
+        return max(-cs._nll([a, lcm, b], A, M, y, 100, 1.0) for a in lca[::4] for b in lw[::4])
+
+    lmax = f["loglik"]
+    for c in f["c_m_ci"]:
+        # the grid maximum is never above the profile, so the drop is >= chi2_1(0.95)/2 =
+        # 1.9207 up to Brent's tolerance (1e-5 in the log x slope ~50: < 1e-3); grid steps
+        # 0.02 (ln c_a, s.e. ~0.09 here) and 0.1 (ln w, s.e. ~0.3) lose at most
+        # (step / 2)^2 / (2 s.e.^2) ~ 0.007 + 0.014 of the maximum: upper margin 0.05
+        drop = lmax - prof(math.log(c))
+        assert 1.9207 - 5e-3 <= drop <= 1.9207 + 0.05

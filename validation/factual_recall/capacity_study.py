@@ -760,7 +760,62 @@ def _nll(theta, A, M, y, n, p):
     return float(np.sum(np.where(y, np.logaddexp(0, -z), np.logaddexp(0, z))))
 
 
-def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, math.inf)):
+def _fit_p(A, M, y, n_facts, p, x0s=None):
+    """Minimum of :func:`_nll` over ``(ln c_a, ln c_m, ln w)`` at exponent ``p``."""
+    top = None
+    for x0 in x0s or [[a, b, math.log(0.2)] for a in (-4.0, -2.0) for b in (-4.0, -2.0)]:
+        r = optimize.minimize(_nll, x0, args=(A, M, y, n_facts, p), method="Nelder-Mead",
+                              options={"xatol": 1e-6, "fatol": 1e-8, "maxiter": 4000})
+        if top is None or r.fun < top.fun:
+            top = r
+    return top
+
+
+def _profile_nll(i, v, theta, A, M, y, n_facts, p):
+    """Profile of :func:`_nll` with coordinate ``i`` of ``theta`` held at ``v``: the minimum
+    over the other two, started from ``theta`` (the MLE or the previous profile point)."""
+    free = [j for j in range(3) if j != i]
+
+    def f(u):
+        t = np.empty(3)
+        t[i], t[free] = v, u
+        return _nll(t, A, M, y, n_facts, p)
+
+    r = optimize.minimize(f, np.asarray(theta, float)[free], method="Nelder-Mead",
+                          options={"xatol": 1e-7, "fatol": 1e-9, "maxiter": 4000})
+    t = np.asarray(theta, float).copy()
+    t[i], t[free] = v, r.x
+    return float(r.fun), t
+
+
+def _profile_interval(i, theta, nll_min, A, M, y, n_facts, p, level, span=8.0):
+    """Profile-likelihood interval of ``exp(theta[i])``: the ``v`` with
+    ``2 (profile(v) - nll_min) <= chi2_1(level)``; walks out from the MLE by doubling steps
+    (0.02 .. ``span`` in the log) and refines each crossing with Brent's method; ``0`` /
+    ``inf`` where the profile stays inside the cut up to ``span`` (a factor ``e^span``)."""
+    cut = stats.chi2.ppf(level, 1) / 2
+    out = []
+    for sgn in (-1.0, 1.0):
+        t_in, v_in, v_out, step = np.asarray(theta, float), float(theta[i]), None, 0.02
+        while step <= span:
+            v = float(theta[i]) + sgn * step
+            g, t = _profile_nll(i, v, t_in, A, M, y, n_facts, p)
+            if g - nll_min > cut:
+                v_out = v
+                break
+            t_in, v_in, step = t, v, 2 * step
+        if v_out is None:
+            out.append(0.0 if sgn < 0 else math.inf)
+            continue
+        t0 = t_in
+        h = lambda v: _profile_nll(i, v, t0, A, M, y, n_facts, p)[0] - nll_min - cut
+        out.append(math.exp(optimize.brentq(h, min(v_in, v_out), max(v_in, v_out),
+                                            xtol=1e-5)))
+    return out
+
+
+def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, math.inf),
+                 ci_ps=(1.0, math.inf), level=0.95):
     """Iso-capacity boundary ``((c_a A)^p + (c_m M)^p)^(1/p) = N``, fitted per ``p``.
 
     Parameters
@@ -773,12 +828,20 @@ def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, m
         Number of facts ``N`` every trial had to store.
     ps : sequence of float
         Exponents profiled; ``1`` is the additive law, ``inf`` the max law.
+    ci_ps : sequence of float
+        Exponents (among ``ps``) whose ``c_a`` and ``c_m`` get profile-likelihood
+        intervals (default: the additive and the max law).
+    level : float
+        Confidence level of those intervals.
 
     Returns
     -------
     dict
         ``fits``: per ``p`` the maximum-likelihood ``c_a``, ``c_m``, ``width``
-        and ``loglik``; ``best_p``; ``additive_vs_max`` (``loglik(1) -
+        and ``loglik``, and for ``p`` in ``ci_ps`` also ``c_a_ci`` and
+        ``c_m_ci`` (profile-likelihood intervals at ``level``; ``0`` / ``inf``
+        where the profile does not leave the cut within a factor ``e^8``);
+        ``ci_level``; ``best_p``; ``additive_vs_max`` (``loglik(1) -
         loglik(inf)``, positive favours the additive law); ``p_ci`` (the ``p``
         values within ``chi2_1(0.95) / 2`` of the best log-likelihood),
         ``n_trials`` and ``n_facts``.  ``additive_vs_max`` is NaN unless ``ps``
@@ -790,7 +853,10 @@ def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, m
     ``l_p`` combination of ``c_a A`` and ``c_m M``.  Both laws have the same
     number of free parameters (``c_a, c_m, w``), so their log-likelihoods are
     compared directly; a difference above ``chi2_1(0.95)/2 = 1.92`` is the
-    usual profile-likelihood 95 % statement about ``p``.
+    usual profile-likelihood 95 % statement about ``p``.  The interval of
+    ``c_a`` at fixed ``p`` is ``{c_a : max_{c_m, w} l >= l_max - chi2_1(level)/2}``
+    (Wilks), likewise for ``c_m``; the profile maximum is found by Nelder-Mead
+    over the other two parameters and the crossing by Brent's method.
 
     References
     ----------
@@ -801,23 +867,21 @@ def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, m
     fits = {}
     best = None
     for p in ps:
-        top = None
-        for lca0 in (-4.0, -2.0):
-            for lcm0 in (-4.0, -2.0):
-                r = optimize.minimize(_nll, [lca0, lcm0, math.log(0.2)],
-                                      args=(A, M, y, n_facts, p), method="Nelder-Mead",
-                                      options={"xatol": 1e-6, "fatol": 1e-8, "maxiter": 4000})
-                if top is None or r.fun < top.fun:
-                    top = r
+        top = _fit_p(A, M, y, n_facts, p)
         lca, lcm, lw = top.x
         key = "inf" if math.isinf(p) else f"{p:g}"
         fits[key] = {"p": p, "c_a": math.exp(lca), "c_m": math.exp(lcm),
                      "width": math.exp(lw), "loglik": -float(top.fun)}
+        if p in ci_ps:
+            fits[key]["c_a_ci"] = _profile_interval(0, top.x, top.fun, A, M, y, n_facts, p,
+                                                    level)
+            fits[key]["c_m_ci"] = _profile_interval(1, top.x, top.fun, A, M, y, n_facts, p,
+                                                    level)
         if best is None or fits[key]["loglik"] > fits[best]["loglik"]:
             best = key
     lmax = fits[best]["loglik"]
     cut = stats.chi2.ppf(0.95, 1) / 2
-    return {"fits": fits, "best_p": fits[best]["p"],
+    return {"fits": fits, "best_p": fits[best]["p"], "ci_level": level,
             "additive_vs_max": fits["1"]["loglik"] - fits["inf"]["loglik"]
             if "1" in fits and "inf" in fits else math.nan,
             "p_ci": [fits[k]["p"] for k in fits if fits[k]["loglik"] >= lmax - cut],

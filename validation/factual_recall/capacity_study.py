@@ -44,7 +44,8 @@ from .transformer import OneLayerTransformer
 from . import theory_check as tc
 
 __all__ = ["FPP_PLAN", "FPP_COSINE_PLAN", "FPP_CONSTANT_K", "FPP_COSINE_ALL_PLAN",
-           "FPP_SCAN_SETTINGS", "FPP_SCAN_CONFIGS", "scan_plans", "TRADEOFF_PLAN", "shape_of", "grid_facts", "next_grid_index",
+           "FPP_SCAN_SETTINGS", "FPP_SCAN_CONFIGS", "scan_plans", "search_criterion",
+           "optimizer_settings", "summarize_optimizers", "TRADEOFF_PLAN", "shape_of", "grid_facts", "next_grid_index",
            "fit_capacity", "fpp_records", "run_fpp", "summarize_fpp", "tradeoff_params",
            "run_tradeoff", "fit_boundary", "summarize_tradeoff", "SCHEDULE_CHECK",
            "schedule_check_params",
@@ -545,13 +546,19 @@ def summarize_fpp(records, plan=FPP_PLAN, level=0.95):
                      "cpu_seconds": float(sum(r.get("cpu_seconds", 0.0) for r in res)),
                      "trials": len(recs),
                      "seeds": len({p["seed"] for p, _ in recs})})
+    out = {"configs": rows, "D": D, "T": plan["T"], "batch": plan["batch"], "lr": plan["lr"],
+           "paper": 0.15, "best": max((r["facts_per_param"] for r in rows
+                                       if math.isfinite(r["facts"])), default=math.nan)}
+    out.update(_slope_block(rows, D, level))
+    return out
+
+
+def _slope_block(rows, D, level):
+    """Slope facts = c params over the rows with a finite CI (see :func:`summarize_fpp`)."""
     good = [r for r in rows if math.isfinite(r["facts"]) and 0 < r["ci"][0]
             and math.isfinite(r["ci"][1])]
-    out = {"configs": rows, "D": D, "T": plan["T"], "batch": plan["batch"], "lr": plan["lr"],
-           "paper": 0.15, "value": math.nan, "ci": [math.nan, math.nan],
-           "bits_per_param": math.nan, "slope": None, "exponent": None,
-           "best": max((r["facts_per_param"] for r in rows if math.isfinite(r["facts"])),
-                       default=math.nan)}
+    out = {"value": math.nan, "ci": [math.nan, math.nan], "bits_per_param": math.nan,
+           "slope": None, "exponent": None}
     if len(good) >= 2:
         x = [r["params"] for r in good]
         y = [r["facts"] for r in good]
@@ -565,6 +572,202 @@ def summarize_fpp(records, plan=FPP_PLAN, level=0.95):
         if len(good) >= 3:
             out["exponent"] = tc._ols(np.log(x), np.log(y), level=level)
     return out
+
+
+def search_criterion(records):
+    """What a binary search's "largest N that passed" reports, against the 50 % point.
+
+    Parameters
+    ----------
+    records : list of (params, result)
+        Stored trials of one configuration and one optimiser setting (every
+        seed), e.g. one value of :func:`fpp_records`; ``params`` holds
+        ``facts``, ``seed`` and ``steps`` (success = ``t_99 <= steps``).
+
+    Returns
+    -------
+    dict
+        ``per_seed``: per seed the largest ``N`` that passed (``largest_pass``;
+        NaN if none), the smallest that failed (``smallest_fail``; NaN if
+        none) and ``bracket_mid``, the geometric midpoint of the largest pass
+        and the smallest failure above it (the seed's own threshold without the
+        grid's rounding down; NaN unless both exist); ``one_search``: geometric
+        mean over seeds of ``largest_pass`` (what one search reports, on
+        average), ``one_search_mid`` the same of ``bracket_mid``;
+        ``best_of_searches``: the largest
+        pass over all seeds (the best of several searches, as the paper's best
+        of three learning rates); ``capacity_50``: :func:`fit_capacity` at the
+        full budget (``facts`` and ``ci``); ``one_search_over_50``,
+        ``one_search_mid_over_50`` and ``best_of_searches_over_50``: the
+        ratios to the 50 % point.
+
+    Notes
+    -----
+    On a path that brackets and then bisects a monotone threshold, the
+    largest pass is the last grid point below the first failure, i.e. up to
+    one grid step (``2^(1/4)``) below the path's own threshold.  A search
+    reports its own draw of the task and the initialisation, so when outcomes
+    vary between draws (a logistic of width ``w`` in ``ln N``) the largest
+    pass of a lucky seed can lie above the 50 % point of all draws, and the
+    best of several searches more so.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#search-criterion-against-the-50-point
+
+    Examples
+    --------
+    >>> recs = [({"facts": f, "seed": s, "steps": 100}, {"t_99": 50 if f <= c else None})
+    ...         for s, c in ((0, 100), (1, 150)) for f in (64, 100, 150, 200)]
+    >>> r = search_criterion(recs)
+    >>> r["per_seed"][1]["largest_pass"], r["best_of_searches"]
+    (150, 150)
+    """
+    per = []
+    for sd in sorted({p["seed"] for p, _ in records}):
+        got = [(p["facts"], _success(r, p["steps"])) for p, r in records if p["seed"] == sd]
+        ok = [f for f, s_ in got if s_]
+        bad = [f for f, s_ in got if not s_]
+        lo = max(ok) if ok else math.nan
+        hi = min((f for f in bad if not f < lo), default=math.nan)
+        per.append({"seed": sd, "largest_pass": lo, "smallest_fail": min(bad) if bad else
+                    math.nan, "bracket_mid": math.sqrt(lo * hi)})
+
+    def gmean(key):
+        v = np.array([q[key] for q in per], float)
+        return float(np.exp(np.mean(np.log(v)))) if v.size and np.all(np.isfinite(v)) \
+            else math.nan
+
+    one, mid = gmean("largest_pass"), gmean("bracket_mid")
+    best = max((q["largest_pass"] for q in per if math.isfinite(q["largest_pass"])),
+               default=math.nan)
+    cap = fit_capacity([p["facts"] for p, _ in records],
+                       [dict(r, t_99=r["t_99"] if _success(r, p["steps"]) else None)
+                        for p, r in records], max(p["steps"] for p, _ in records))
+    c50 = cap["facts"]
+    fin = math.isfinite(c50) and c50 > 0
+    return {"per_seed": per, "one_search": one, "one_search_mid": mid,
+            "best_of_searches": best, "capacity_50": {"facts": c50, "ci": cap["ci"]},
+            "one_search_over_50": one / c50 if fin else math.nan,
+            "one_search_mid_over_50": mid / c50 if fin else math.nan,
+            "best_of_searches_over_50": best / c50 if fin else math.nan}
+
+
+def optimizer_settings():
+    """Every optimiser setting of the facts-per-parameter studies, with its plan.
+
+    Returns
+    -------
+    list of dict
+        ``schedule``, ``lr``, ``batch``, ``plan`` (:data:`FPP_PLAN`,
+        :data:`FPP_COSINE_ALL_PLAN`, then the plans of :func:`scan_plans`).
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity
+
+    Examples
+    --------
+    >>> [(s["schedule"], s["lr"], s["batch"]) for s in optimizer_settings()][:3]
+    [('constant', 0.01, 256), ('cosine', 0.01, 256), ('cosine', 0.003, 256)]
+    """
+    out = [{"schedule": "constant", "lr": float(FPP_PLAN["lr"]), "batch": FPP_PLAN["batch"],
+            "plan": FPP_PLAN},
+           {"schedule": "cosine", "lr": float(FPP_COSINE_ALL_PLAN["lr"]),
+            "batch": FPP_COSINE_ALL_PLAN["batch"], "plan": FPP_COSINE_ALL_PLAN}]
+    out += [{"schedule": "cosine", "lr": pl["lr"], "batch": pl["batch"], "plan": pl}
+            for pl in scan_plans()]
+    return out
+
+
+def summarize_optimizers(store_dir=tc.STORE_DIR, level=0.95):
+    """Capacity per configuration and optimiser setting, the best of them, and the slope.
+
+    Parameters
+    ----------
+    store_dir : path
+        Directory of the JSONL stores (default: the package's
+        ``validation/factual_recall/stored/``): ``facts_per_param.jsonl``,
+        ``facts_per_param_cosine.jsonl`` and ``fpp_optimizer_scan.jsonl``.
+    level : float
+        Confidence level of the intervals.
+
+    Returns
+    -------
+    dict
+        ``configs``: per configuration of :data:`FPP_PLAN` (``d, H, d_h, m``,
+        ratios, ``params``, ``steps``) the list ``settings`` (per optimiser
+        setting with stored trials: ``schedule``, ``lr``, ``batch``, ``facts``,
+        ``ci``, ``facts_per_param``, ``trials``, ``cpu_seconds`` and ``search``,
+        :func:`search_criterion` of that setting), ``best`` (the setting with
+        the largest finite capacity with a finite CI), ``constant_over_best``,
+        ``largest_pass`` (the largest ``N`` that passed in any search of any
+        setting: the paper's criterion with the best of every setting) and
+        ``largest_pass_over_best``; ``slope``: :func:`summarize_fpp`'s slope
+        block (``value``, ``ci``, ``bits_per_param``, ``slope``, ``exponent``)
+        with the best capacity per configuration; ``search_slope``: the same
+        with ``largest_pass`` per configuration (its CI taken from the best
+        setting's relative CI);
+        ``pending``: unfinished search paths per setting; ``paper``: 0.15.
+
+    Notes
+    -----
+    The best of several noisy capacities is biased upward (the maximum of
+    estimates with +-20-30 % intervals); the intervals given are those of the
+    chosen setting's own fit, not corrected for the choice.  The paper makes
+    the same choice (best of three learning rates).
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity
+    """
+    D = FPP_PLAN["D"]
+    rows = {cfg: None for cfg in FPP_PLAN["configs"]}
+    pending = []
+    for st in optimizer_settings():
+        recs, pend = fpp_records(store_dir, st["plan"])
+        pending.append({k: st[k] for k in ("schedule", "lr", "batch")} | {"pending": pend})
+        summ = summarize_fpp(recs, st["plan"], level)
+        for cfg, r in zip([c for c in st["plan"]["configs"] if c in recs], summ["configs"]):
+            if cfg not in rows:
+                continue
+            if rows[cfg] is None:
+                rows[cfg] = {k: r[k] for k in ("d", "H", "d_h", "m", "attn_ratio",
+                                               "mlp_ratio", "params", "steps")}
+                rows[cfg]["settings"] = []
+            rows[cfg]["settings"].append(
+                {"schedule": st["schedule"], "lr": st["lr"], "batch": st["batch"],
+                 "facts": r["facts"], "ci": r["ci"], "facts_per_param": r["facts_per_param"],
+                 "facts_per_param_ci": r["facts_per_param_ci"], "trials": r["trials"],
+                 "cpu_seconds": r["cpu_seconds"], "search": search_criterion(recs[cfg])})
+    out = []
+    for cfg, row in rows.items():
+        if row is None:
+            continue
+        ok = [q for q in row["settings"] if math.isfinite(q["facts"]) and 0 < q["ci"][0]
+              and math.isfinite(q["ci"][1])]
+        best = max(ok, key=lambda q: q["facts"], default=None)
+        const = next((q for q in row["settings"] if q["schedule"] == "constant"), None)
+        row["best"] = best
+        row["constant_over_best"] = (const["facts"] / best["facts"]
+                                     if best and const else math.nan)
+        row["largest_pass"] = max((q["search"]["best_of_searches"] for q in row["settings"]
+                                   if math.isfinite(q["search"]["best_of_searches"])),
+                                  default=math.nan)
+        row["largest_pass_over_best"] = (row["largest_pass"] / best["facts"] if best
+                                         else math.nan)
+        out.append(row)
+    best_rows = [dict(r, facts=r["best"]["facts"], ci=r["best"]["ci"]) for r in out
+                 if r["best"] is not None]
+    srows = []
+    for r in out:
+        b, lp = r["best"], r["largest_pass"]
+        if b is None or not math.isfinite(lp):
+            continue
+        srows.append(dict(r, facts=lp, ci=[lp * c / b["facts"] for c in b["ci"]]))
+    return {"configs": out, "slope": _slope_block(best_rows, D, level),
+            "search_slope": _slope_block(srows, D, level), "pending": pending, "D": D,
+            "paper": 0.15}
 
 
 #: Paired schedule check (``stored/fpp_schedule_check.jsonl``): per configuration of

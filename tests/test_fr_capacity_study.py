@@ -135,8 +135,9 @@ def _fake_fpp_records(cap_rate, plan):
                 f = cs.grid_facts(k, n0, plan["ratio"])
                 ok = f <= cap_rate * P
                 tested[k] = ok
-                recs.append(({"facts": f, "seed": s}, {"t_99": 500 if ok else None,
-                                                        "cpu_seconds": 1.0}))
+                recs.append(({"facts": f, "seed": s, "steps": cfg[3]},
+                             {"t_99": 500 if ok else None,
+                              "cpu_seconds": 1.0}))
         out[cfg] = recs
     return out
 
@@ -358,3 +359,81 @@ def test_boundary_ci_endpoints_sit_on_the_cut_of_a_brute_force_profile():
         # (step / 2)^2 / (2 s.e.^2) ~ 0.007 + 0.014 of the maximum: upper margin 0.05
         drop = lmax - prof(math.log(c))
         assert 1.9207 - 5e-3 <= drop <= 1.9207 + 0.05
+
+
+# ----------------------------------------------------------------------------- criterion, optimisers
+
+def test_search_criterion_per_seed_by_hand():
+    grid = [64, 76, 90, 107, 128, 152]
+    thr = {0: 100, 1: 130, 2: 80}          # seed s passes iff N <= thr[s]
+    recs = [({"facts": f, "seed": s, "steps": 1000}, {"t_99": 500 if f <= c else None})
+            for s, c in thr.items() for f in grid]
+    r = cs.search_criterion(recs)
+    # hand-read from the grid: last pass / first failure per seed
+    want = {0: (90, 107), 1: (128, 152), 2: (76, 90)}
+    for q in r["per_seed"]:
+        lo, hi = want[q["seed"]]
+        assert (q["largest_pass"], q["smallest_fail"]) == (lo, hi)
+        assert q["bracket_mid"] == pytest.approx(math.sqrt(lo * hi), rel=1e-12)
+    assert r["best_of_searches"] == 128
+    assert r["one_search"] == pytest.approx((90 * 128 * 76) ** (1 / 3), rel=1e-12)
+    # a late success (t_99 beyond the trial's steps) is a failure
+    late = [({"facts": 64, "seed": 0, "steps": 1000}, {"t_99": 1500}),
+            ({"facts": 50, "seed": 0, "steps": 1000}, {"t_99": 500})]
+    assert cs.search_criterion(late)["per_seed"][0]["largest_pass"] == 50
+
+
+def test_search_criterion_identical_sharp_thresholds_sit_one_grid_step_below():
+    """Every seed with the same sharp threshold: every search reports the grid point just
+    below it, so one search / 50% point lies in (2^(-1/4), 1] (the 50% point of separated
+    data lies between the last pass and the first failure)."""
+    ratio = 2 ** 0.25
+    grid = [100 * ratio ** k for k in range(-6, 7)]
+    recs = [({"facts": f, "seed": s, "steps": 100}, {"t_99": 50 if f <= 130 else None})
+            for s in range(3) for f in grid]
+    r = cs.search_criterion(recs)
+    assert r["one_search"] == r["best_of_searches"] == max(f for f in grid if f <= 130)
+    assert 1 / ratio - 1e-12 < r["one_search_over_50"] <= 1 + 1e-12
+    assert 1 - 1e-12 <= r["one_search_mid_over_50"] * ratio ** 0.5 <= ratio + 1e-12
+
+
+def test_summarize_optimizers_picks_the_best_setting(monkeypatch):
+    """Planted rates per setting (constant 0.05, cosine 0.01/256 0.08, scan settings 0.065
+    on the scan configurations): the best is the cosine setting everywhere, and the slope
+    recovers its rate to the grid resolution."""
+    rate = lambda pl: (0.05 if pl.get("schedule", "constant") == "constant" else
+                       0.08 if (pl["lr"], pl["batch"]) == (0.01, 256) else 0.065)
+
+    def fake(store_dir=None, plan=cs.FPP_PLAN):
+        plan = dict(plan, start=(0, 1, -1))
+        return _fake_fpp_records(rate(plan), plan), 0
+
+    monkeypatch.setattr(cs, "fpp_records", fake)
+    so = cs.summarize_optimizers("unused")
+    assert len(so["configs"]) == len(cs.FPP_PLAN["configs"])
+    for r in so["configs"]:
+        n_set = 2 + (len(cs.FPP_SCAN_SETTINGS) if (r["d"], r["attn_ratio"], r["mlp_ratio"],
+                                                   r["steps"]) in cs.FPP_SCAN_CONFIGS else 0)
+        assert len(r["settings"]) == n_set
+        assert (r["best"]["schedule"], r["best"]["lr"], r["best"]["batch"]) == \
+            ("cosine", 0.01, 256)
+        # planted capacities within one grid step of rate x params
+        assert 0.08 / 2 ** 0.25 <= r["best"]["facts_per_param"] <= 0.08 * 2 ** 0.25
+        assert r["largest_pass"] <= 0.08 * r["params"]          # a pass is below the cut
+    assert 0.08 / 2 ** 0.25 <= so["slope"]["value"] <= 0.08 * 2 ** 0.25
+    assert so["slope"]["bits_per_param"] == pytest.approx(3 * so["slope"]["value"], rel=1e-12)
+    assert so["search_slope"]["value"] <= so["slope"]["value"] * 2 ** 0.25
+
+
+def test_optimizer_plans_pair_with_the_constant_rate_trials():
+    """A cosine / scan trial at (configuration, N, seed) differs from the constant-rate trial
+    there only in the optimiser keys, so the task, initialisation and batches are the same;
+    the d = 64 1/1 cosine paths already stored under FPP_COSINE_PLAN are reused unchanged."""
+    for pl in [cs.FPP_COSINE_ALL_PLAN] + cs.scan_plans():
+        for cfg in pl["configs"]:
+            a, b = cs._fpp_base(cfg, cs.FPP_PLAN), cs._fpp_base(cfg, pl)
+            assert {k for k in a if a[k] != b[k]} <= {"schedule", "lr", "batch"}
+            assert b["schedule"] == "cosine"
+    assert set(cs.FPP_CONSTANT_K) == set(cs.FPP_PLAN["configs"])
+    assert cs.FPP_COSINE_ALL_PLAN["store"] == cs.FPP_COSINE_PLAN["store"]
+    assert {(p["lr"], p["batch"]) for p in cs.scan_plans()} == set(cs.FPP_SCAN_SETTINGS)

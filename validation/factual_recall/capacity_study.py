@@ -415,7 +415,7 @@ def run_fpp(store_dir=tc.STORE_DIR, plan=FPP_PLAN, *, workers=1, max_rounds=20,
 
 
 def scan_plans(settings=FPP_SCAN_SETTINGS, configs=FPP_SCAN_CONFIGS):
-    """Plans of the optimiser scan: one per ``(lr, batch)`` setting.
+    """Build the plans of the optimiser scan: one per ``(lr, batch)`` setting.
 
     Parameters
     ----------

@@ -23,8 +23,16 @@ docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters):
    iso-capacity boundary ``((c_a A)^p + (c_m M)^p)^(1/p) = N`` (``p = 1``:
    additive, ``p -> inf``: max) by maximum likelihood and profiles ``p``.
 
+3. **Optimisers.**  Every configuration searched again with the cosine schedule
+   (:data:`FPP_COSINE_ALL_PLAN`) and two configurations over peak learning rates and batch
+   sizes (:func:`scan_plans`); :func:`summarize_optimizers` takes the best setting per
+   configuration, refits the slope and applies the paper's search criterion
+   (:func:`search_criterion`, docs/factual_recall.md#search-criterion-against-the-50-point).
+
 Regenerate (resumable, appends to the stores of ``validation/factual_recall/stored/``):
-``python -m validation.factual_recall.capacity_study fpp tradeoff --workers 2``.
+``python -m validation.factual_recall.capacity_study fpp tradeoff --workers 2``;
+the optimiser studies: ``python -m validation.factual_recall.capacity_study fpp-cosine-all
+fpp-scan --workers 2``.
 """
 from __future__ import annotations
 

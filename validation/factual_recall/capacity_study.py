@@ -98,10 +98,14 @@ FPP_COSINE_ALL_PLAN = dict(FPP_PLAN, schedule="cosine", store="facts_per_param_c
                            step=2, max_trials=6)
 
 #: Optimiser scan (``stored/fpp_optimizer_scan.jsonl``): the cosine schedule at these
-#: ``(lr, batch)`` settings for :data:`FPP_SCAN_CONFIGS`, in this order of priority
-#: (lr 0.01, batch 256 is :data:`FPP_COSINE_ALL_PLAN`); same steps and search as there.
-FPP_SCAN_SETTINGS = ((0.003, 256), (0.03, 256), (0.01, 1024), (0.03, 1024), (0.003, 1024))
+#: ``(lr, batch[, configs])`` settings, in this order of priority (lr 0.01, batch 256 is
+#: :data:`FPP_COSINE_ALL_PLAN`); same steps and search as there.  ``configs`` defaults
+#: to :data:`FPP_SCAN_CONFIGS`; batch 1024 costs 4x per step, so it is scanned on fewer.
 FPP_SCAN_CONFIGS = ((16, 1.0, 1.0, 6000), (32, 1.0, 1.0, 8000))
+FPP_SCAN_SETTINGS = ((0.003, 256), (0.03, 256), (0.01, 1024, ((16, 1.0, 1.0, 6000),)),
+                     (0.01, 1024, ((32, 1.0, 1.0, 8000),)),
+                     (0.03, 1024, ((16, 1.0, 1.0, 6000),)),
+                     (0.003, 1024, ((16, 1.0, 1.0, 6000),)))
 
 _FPP_STORE = "facts_per_param.jsonl"
 _TRADEOFF_STORE = "tradeoff.jsonl"
@@ -427,18 +431,19 @@ def scan_plans(settings=FPP_SCAN_SETTINGS, configs=FPP_SCAN_CONFIGS):
 
     Parameters
     ----------
-    settings : sequence of (float, int)
-        Adam learning rates (peak of the cosine schedule) and batch sizes
-        (default :data:`FPP_SCAN_SETTINGS`).
+    settings : sequence of tuple
+        ``(lr, batch)`` or ``(lr, batch, configs)``: Adam learning rate (peak of
+        the cosine schedule), batch size and the configurations scanned at that
+        setting (default :data:`FPP_SCAN_SETTINGS`).
     configs : sequence of tuple
-        Configurations ``(d, H d_h / d, m / d, steps)`` scanned (default
-        :data:`FPP_SCAN_CONFIGS`).
+        Configurations ``(d, H d_h / d, m / d, steps)`` of a setting that names
+        none (default :data:`FPP_SCAN_CONFIGS`).
 
     Returns
     -------
     list of dict
         Plans for :func:`run_fpp` / :func:`fpp_records`: :data:`FPP_COSINE_ALL_PLAN`
-        with the setting's ``lr`` and ``batch``, the given ``configs`` and the
+        with the setting's ``lr``, ``batch`` and configurations and the
         store ``fpp_optimizer_scan.jsonl`` (one store for every setting; the
         trial parameters tell the settings apart).
 
@@ -451,8 +456,9 @@ def scan_plans(settings=FPP_SCAN_SETTINGS, configs=FPP_SCAN_CONFIGS):
     >>> [(p["lr"], p["batch"], p["schedule"]) for p in scan_plans()][:2]
     [(0.003, 256, 'cosine'), (0.03, 256, 'cosine')]
     """
-    return [dict(FPP_COSINE_ALL_PLAN, lr=float(lr), batch=int(b), configs=tuple(configs),
-                 store="fpp_optimizer_scan.jsonl") for lr, b in settings]
+    return [dict(FPP_COSINE_ALL_PLAN, lr=float(st[0]), batch=int(st[1]),
+                 configs=tuple(st[2] if len(st) > 2 else configs),
+                 store="fpp_optimizer_scan.jsonl") for st in settings]
 
 
 def _through_origin(x, y, sig, level=0.95):

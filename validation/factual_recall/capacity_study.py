@@ -102,7 +102,7 @@ FPP_COSINE_ALL_PLAN = dict(FPP_PLAN, schedule="cosine", store="facts_per_param_c
 #: :data:`FPP_COSINE_ALL_PLAN`); same steps and search as there.  ``configs`` defaults
 #: to :data:`FPP_SCAN_CONFIGS`; batch 1024 costs 4x per step, so it is scanned on fewer.
 FPP_SCAN_CONFIGS = ((16, 1.0, 1.0, 6000), (32, 1.0, 1.0, 8000))
-FPP_SCAN_SETTINGS = ((0.003, 256), (0.03, 256), (0.01, 1024, ((16, 1.0, 1.0, 6000),)),
+FPP_SCAN_SETTINGS = ((0.003, 256), (0.01, 1024, ((16, 1.0, 1.0, 6000),)), (0.03, 256),
                      (0.01, 1024, ((32, 1.0, 1.0, 8000),)),
                      (0.03, 1024, ((16, 1.0, 1.0, 6000),)),
                      (0.003, 1024, ((16, 1.0, 1.0, 6000),)))
@@ -454,7 +454,7 @@ def scan_plans(settings=FPP_SCAN_SETTINGS, configs=FPP_SCAN_CONFIGS):
     Examples
     --------
     >>> [(p["lr"], p["batch"], p["schedule"]) for p in scan_plans()][:2]
-    [(0.003, 256, 'cosine'), (0.03, 256, 'cosine')]
+    [(0.003, 256, 'cosine'), (0.01, 1024, 'cosine')]
     """
     return [dict(FPP_COSINE_ALL_PLAN, lr=float(st[0]), batch=int(st[1]),
                  configs=tuple(st[2] if len(st) > 2 else configs),

@@ -272,6 +272,14 @@ def test_report_parts_9_10_contract_keys(tmp_path):
     assert {"value", "ci", "bits_per_param", "configs"} <= set(fp)
     assert fp["fixed_budget_part2"] == {"value": 0.03}
     assert {"grid", "boundary_fit", "accuracy"} <= set(to)
+    if fp["configs"]:
+        assert {"rows", "range_one_search_over_50"} <= set(fp["search_criterion"])
+    if "best_optimizer" in fp:
+        assert {"value", "ci", "bits_per_param", "configs"} <= set(fp["best_optimizer"])
+    if to["boundary_fit"] is not None:
+        f1 = to["boundary_fit"]["fits"]["1"]
+        assert f1["c_a_ci"][0] < f1["c_a"] < f1["c_a_ci"][1]
+        assert f1["c_m_ci"][0] <= f1["c_m"] <= f1["c_m_ci"][1]
     json.dumps(data)                                  # JSON-serialisable as written
     for f in figs:
         assert (tmp_path / f).stat().st_size > 0

@@ -812,10 +812,11 @@ def _optimizer_part(ctx, md, data, figs, cs):
     md.append(md_table(
         ["d", "H d_h/d", "m/d", "setting", "50% point", "one search", "/ 50%",
          "bracket midpoint / 50%", "best of searches", "/ 50%"],
-        [(c["d"], f"{c['attn_ratio']:g}", f"{c['mlp_ratio']:g}", _setting_name(c),
-          f"{c['capacity_50']:.0f}", f"{c['one_search']:.0f}",
-          f"{c['one_search_over_50']:.2f}", f"{c['one_search_mid_over_50']:.2f}",
-          f"{c['best_of_searches']:.0f}", f"{c['best_of_searches_over_50']:.2f}")
+        [(c["d"], f"{c['attn_ratio']:g}", f"{c['mlp_ratio']:g}", _setting_name(c))
+         + tuple("-" if not math.isfinite(c[k]) else f.format(c[k]) for k, f in
+                 (("capacity_50", "{:.0f}"), ("one_search", "{:.0f}"),
+                  ("one_search_over_50", "{:.2f}"), ("one_search_mid_over_50", "{:.2f}"),
+                  ("best_of_searches", "{:.0f}"), ("best_of_searches_over_50", "{:.2f}")))
          for c in crit]))
     lo1, hi1 = fpd["search_criterion"]["range_one_search_over_50"]
     lob, hib = fpd["search_criterion"]["range_best_of_searches_over_50"]
@@ -867,7 +868,8 @@ def _optimizer_part(ctx, md, data, figs, cs):
         ["d", "H d_h/d", "m/d", "params"] + names + ["best", "facts/param", "bits/param"],
         [[r["d"], f"{r['attn_ratio']:g}", f"{r['mlp_ratio']:g}", r["params"]]
          + [("-" if (r["d"], r["attn_ratio"], r["mlp_ratio"], nm) not in cell else
-             (lambda q: f"{q['facts']:.0f} {_fmt_ci(*q['ci'], f='{:.0f}')}")(
+             (lambda q: ("none" if not math.isfinite(q["facts"]) else f"{q['facts']:.0f}")
+              + f" {_fmt_ci(*q['ci'], f='{:.0f}')}")(
                  cell[(r["d"], r["attn_ratio"], r["mlp_ratio"], nm)])) for nm in names]
          + ([_setting_name(r["best"]), f"{r['best']['facts_per_param']:.4f}",
              f"{math.log2(so['D']) * r['best']['facts_per_param']:.3f}"] if r["best"] else ["-", "-", "-"])

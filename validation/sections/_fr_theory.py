@@ -651,7 +651,7 @@ def _capacity_studies(ctx, md, data, figs):
         ax[0].set(xscale="log", yscale="log", xlabel="parameters 4 H d_h d + 2 m d",
                   ylabel="facts stored at 99% (capacity)",
                   title="T = 32 (labels: H d_h/d / m/d)")
-        ax[0].legend(fontsize=7)
+        ax[0].legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2))
         marks = "osD^v<>"
         ticks = set()
         for i, r in enumerate(fp["configs"]):

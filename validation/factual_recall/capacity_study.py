@@ -23,8 +23,16 @@ docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters):
    iso-capacity boundary ``((c_a A)^p + (c_m M)^p)^(1/p) = N`` (``p = 1``:
    additive, ``p -> inf``: max) by maximum likelihood and profiles ``p``.
 
+3. **Optimisers.**  Every configuration searched again with the cosine schedule
+   (:data:`FPP_COSINE_ALL_PLAN`) and two configurations over peak learning rates and batch
+   sizes (:func:`scan_plans`); :func:`summarize_optimizers` takes the best setting per
+   configuration, refits the slope and applies the paper's search criterion
+   (:func:`search_criterion`, docs/factual_recall.md#search-criterion-against-the-50-point).
+
 Regenerate (resumable, appends to the stores of ``validation/factual_recall/stored/``):
-``python -m validation.factual_recall.capacity_study fpp tradeoff --workers 2``.
+``python -m validation.factual_recall.capacity_study fpp tradeoff --workers 2``;
+the optimiser studies: ``python -m validation.factual_recall.capacity_study fpp-cosine-all
+fpp-scan --workers 2``.
 """
 from __future__ import annotations
 
@@ -43,7 +51,9 @@ from .experiments import _split_facts
 from .transformer import OneLayerTransformer
 from . import theory_check as tc
 
-__all__ = ["FPP_PLAN", "FPP_COSINE_PLAN", "TRADEOFF_PLAN", "shape_of", "grid_facts", "next_grid_index",
+__all__ = ["FPP_PLAN", "FPP_COSINE_PLAN", "FPP_CONSTANT_K", "FPP_COSINE_ALL_PLAN",
+           "FPP_SCAN_SETTINGS", "FPP_SCAN_CONFIGS", "scan_plans", "search_criterion",
+           "optimizer_settings", "summarize_optimizers", "TRADEOFF_PLAN", "shape_of", "grid_facts", "next_grid_index",
            "fit_capacity", "fpp_records", "run_fpp", "summarize_fpp", "tradeoff_params",
            "run_tradeoff", "fit_boundary", "summarize_tradeoff", "SCHEDULE_CHECK",
            "schedule_check_params",
@@ -69,6 +79,32 @@ FPP_COSINE_PLAN = dict(FPP_PLAN, schedule="cosine", configs=((64, 1.0, 1.0, 1200
 TRADEOFF_PLAN = {"d": 16, "d_h": 4, "H": (1, 2, 3, 4, 5, 6, 8, 16), "m": (0, 4, 8, 16, 32, 64, 128), "facts": 100,
                  "D": 8, "T": 32, "batch": 256, "lr": 0.01, "steps": 6000, "eval_every": 500,
                  "eval_repeats": 2, "seeds": 3}
+
+#: Grid index (on the :data:`FPP_PLAN` grid) nearest to each configuration's
+#: constant-rate capacity (``stored/facts_per_param.jsonl``, ``round(4 log2(N / N0))``):
+#: the optimiser searches below start there.
+FPP_CONSTANT_K = {(16, 1.0, 1.0, 6000): 5, (16, 0.25, 4.0, 6000): 1, (16, 4.0, 0.25, 6000): 0,
+                  (32, 1.0, 1.0, 8000): 4, (32, 0.5, 0.5, 8000): 6,
+                  (64, 0.25, 0.25, 12000): 4, (64, 1.0, 1.0, 12000): 2}
+
+#: Every configuration of :data:`FPP_PLAN` with the cosine schedule (lr 0.01, batch 256),
+#: stored next to the largest one in ``stored/facts_per_param_cosine.jsonl`` (the d = 64
+#: 1/1 paths of :data:`FPP_COSINE_PLAN` are complete and are reused as they are).  Paths
+#: start one and two grid points above the constant-rate capacity and at it
+#: (:data:`FPP_CONSTANT_K`), move by 2 grid points (a factor 2^(1/2)) until bracketed,
+#: then bisect; at most 6 trials.
+FPP_COSINE_ALL_PLAN = dict(FPP_PLAN, schedule="cosine", store="facts_per_param_cosine.jsonl",
+                           starts={c: (k + 1, k + 2, k) for c, k in FPP_CONSTANT_K.items()},
+                           step=2, max_trials=6)
+
+#: Optimiser scan (``stored/fpp_optimizer_scan.jsonl``): the cosine schedule at these
+#: ``(lr, batch[, configs])`` settings, in this order of priority (lr 0.01, batch 256 is
+#: :data:`FPP_COSINE_ALL_PLAN`); same steps and search as there.  ``configs`` defaults
+#: to :data:`FPP_SCAN_CONFIGS`; batch 1024 costs 4x per step, so it is scanned on fewer.
+FPP_SCAN_CONFIGS = ((16, 1.0, 1.0, 6000), (32, 1.0, 1.0, 8000))
+FPP_SCAN_SETTINGS = ((0.003, 256), (0.01, 1024, ((16, 1.0, 1.0, 6000),)),
+                     (0.03, 256, ((16, 1.0, 1.0, 6000),)),
+                     (0.01, 1024, ((32, 1.0, 1.0, 8000),)))
 
 _FPP_STORE = "facts_per_param.jsonl"
 _TRADEOFF_STORE = "tradeoff.jsonl"
@@ -275,8 +311,9 @@ def _paths(plan, ok):
         grid = {}
         for k in range(-24, 40):
             grid.setdefault(grid_facts(k, n0, plan["ratio"]), k)
+        starts = plan.get("starts", {}).get(cfg, plan["start"])
         for s in range(plan["seeds"]):
-            start = plan["start"][s % len(plan["start"])]
+            start = starts[s % len(starts)]
             tested = {}
             for f, k in grid.items():
                 p = dict(base, facts=f, seed=s)
@@ -284,7 +321,8 @@ def _paths(plan, ok):
                 if rec is not None:
                     tested[k] = (p, rec["result"])
             k = next_grid_index({j: _success(r, base["steps"]) for j, (_, r) in tested.items()},
-                                start, max_trials=plan["max_trials"])
+                                start, max_trials=plan["max_trials"],
+                                step=plan.get("step", 4))
             nxt = None
             if k is not None:
                 f = grid_facts(k, n0, plan["ratio"])
@@ -387,6 +425,41 @@ def run_fpp(store_dir=tc.STORE_DIR, plan=FPP_PLAN, *, workers=1, max_rounds=20,
     return {"records": recs, "pending": pending}
 
 
+def scan_plans(settings=FPP_SCAN_SETTINGS, configs=FPP_SCAN_CONFIGS):
+    """Build the plans of the optimiser scan: one per ``(lr, batch)`` setting.
+
+    Parameters
+    ----------
+    settings : sequence of tuple
+        ``(lr, batch)`` or ``(lr, batch, configs)``: Adam learning rate (peak of
+        the cosine schedule), batch size and the configurations scanned at that
+        setting (default :data:`FPP_SCAN_SETTINGS`).
+    configs : sequence of tuple
+        Configurations ``(d, H d_h / d, m / d, steps)`` of a setting that names
+        none (default :data:`FPP_SCAN_CONFIGS`).
+
+    Returns
+    -------
+    list of dict
+        Plans for :func:`run_fpp` / :func:`fpp_records`: :data:`FPP_COSINE_ALL_PLAN`
+        with the setting's ``lr``, ``batch`` and configurations and the
+        store ``fpp_optimizer_scan.jsonl`` (one store for every setting; the
+        trial parameters tell the settings apart).
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity
+
+    Examples
+    --------
+    >>> [(p["lr"], p["batch"], p["schedule"]) for p in scan_plans()][:2]
+    [(0.003, 256, 'cosine'), (0.01, 1024, 'cosine')]
+    """
+    return [dict(FPP_COSINE_ALL_PLAN, lr=float(st[0]), batch=int(st[1]),
+                 configs=tuple(st[2] if len(st) > 2 else configs),
+                 store="fpp_optimizer_scan.jsonl") for st in settings]
+
+
 def _through_origin(x, y, sig, level=0.95):
     """Weighted slope of ``y = c x`` with a CI widened by the reduced chi-square."""
     x, y, sig = (np.asarray(v, float) for v in (x, y, sig))
@@ -486,13 +559,19 @@ def summarize_fpp(records, plan=FPP_PLAN, level=0.95):
                      "cpu_seconds": float(sum(r.get("cpu_seconds", 0.0) for r in res)),
                      "trials": len(recs),
                      "seeds": len({p["seed"] for p, _ in recs})})
+    out = {"configs": rows, "D": D, "T": plan["T"], "batch": plan["batch"], "lr": plan["lr"],
+           "paper": 0.15, "best": max((r["facts_per_param"] for r in rows
+                                       if math.isfinite(r["facts"])), default=math.nan)}
+    out.update(_slope_block(rows, D, level))
+    return out
+
+
+def _slope_block(rows, D, level):
+    """Slope facts = c params over the rows with a finite CI (see :func:`summarize_fpp`)."""
     good = [r for r in rows if math.isfinite(r["facts"]) and 0 < r["ci"][0]
             and math.isfinite(r["ci"][1])]
-    out = {"configs": rows, "D": D, "T": plan["T"], "batch": plan["batch"], "lr": plan["lr"],
-           "paper": 0.15, "value": math.nan, "ci": [math.nan, math.nan],
-           "bits_per_param": math.nan, "slope": None, "exponent": None,
-           "best": max((r["facts_per_param"] for r in rows if math.isfinite(r["facts"])),
-                       default=math.nan)}
+    out = {"value": math.nan, "ci": [math.nan, math.nan], "bits_per_param": math.nan,
+           "slope": None, "exponent": None}
     if len(good) >= 2:
         x = [r["params"] for r in good]
         y = [r["facts"] for r in good]
@@ -506,6 +585,202 @@ def summarize_fpp(records, plan=FPP_PLAN, level=0.95):
         if len(good) >= 3:
             out["exponent"] = tc._ols(np.log(x), np.log(y), level=level)
     return out
+
+
+def search_criterion(records):
+    """What a binary search's "largest N that passed" reports, against the 50 % point.
+
+    Parameters
+    ----------
+    records : list of (params, result)
+        Stored trials of one configuration and one optimiser setting (every
+        seed), e.g. one value of :func:`fpp_records`; ``params`` holds
+        ``facts``, ``seed`` and ``steps`` (success = ``t_99 <= steps``).
+
+    Returns
+    -------
+    dict
+        ``per_seed``: per seed the largest ``N`` that passed (``largest_pass``;
+        NaN if none), the smallest that failed (``smallest_fail``; NaN if
+        none) and ``bracket_mid``, the geometric midpoint of the largest pass
+        and the smallest failure above it (the seed's own threshold without the
+        grid's rounding down; NaN unless both exist); ``one_search``: geometric
+        mean over seeds of ``largest_pass`` (what one search reports, on
+        average), ``one_search_mid`` the same of ``bracket_mid``;
+        ``best_of_searches``: the largest
+        pass over all seeds (the best of several searches, as the paper's best
+        of three learning rates); ``capacity_50``: :func:`fit_capacity` at the
+        full budget (``facts`` and ``ci``); ``one_search_over_50``,
+        ``one_search_mid_over_50`` and ``best_of_searches_over_50``: the
+        ratios to the 50 % point.
+
+    Notes
+    -----
+    On a path that brackets and then bisects a monotone threshold, the
+    largest pass is the last grid point below the first failure, i.e. up to
+    one grid step (``2^(1/4)``) below the path's own threshold.  A search
+    reports its own draw of the task and the initialisation, so when outcomes
+    vary between draws (a logistic of width ``w`` in ``ln N``) the largest
+    pass of a lucky seed can lie above the 50 % point of all draws, and the
+    best of several searches more so.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#search-criterion-against-the-50-point
+
+    Examples
+    --------
+    >>> recs = [({"facts": f, "seed": s, "steps": 100}, {"t_99": 50 if f <= c else None})
+    ...         for s, c in ((0, 100), (1, 150)) for f in (64, 100, 150, 200)]
+    >>> r = search_criterion(recs)
+    >>> r["per_seed"][1]["largest_pass"], r["best_of_searches"]
+    (150, 150)
+    """
+    per = []
+    for sd in sorted({p["seed"] for p, _ in records}):
+        got = [(p["facts"], _success(r, p["steps"])) for p, r in records if p["seed"] == sd]
+        ok = [f for f, s_ in got if s_]
+        bad = [f for f, s_ in got if not s_]
+        lo = max(ok) if ok else math.nan
+        hi = min((f for f in bad if not f < lo), default=math.nan)
+        per.append({"seed": sd, "largest_pass": lo, "smallest_fail": min(bad) if bad else
+                    math.nan, "bracket_mid": math.sqrt(lo * hi)})
+
+    def gmean(key):
+        v = np.array([q[key] for q in per], float)
+        return float(np.exp(np.mean(np.log(v)))) if v.size and np.all(np.isfinite(v)) \
+            else math.nan
+
+    one, mid = gmean("largest_pass"), gmean("bracket_mid")
+    best = max((q["largest_pass"] for q in per if math.isfinite(q["largest_pass"])),
+               default=math.nan)
+    cap = fit_capacity([p["facts"] for p, _ in records],
+                       [dict(r, t_99=r["t_99"] if _success(r, p["steps"]) else None)
+                        for p, r in records], max(p["steps"] for p, _ in records))
+    c50 = cap["facts"]
+    fin = math.isfinite(c50) and c50 > 0
+    return {"per_seed": per, "one_search": one, "one_search_mid": mid,
+            "best_of_searches": best, "capacity_50": {"facts": c50, "ci": cap["ci"]},
+            "one_search_over_50": one / c50 if fin else math.nan,
+            "one_search_mid_over_50": mid / c50 if fin else math.nan,
+            "best_of_searches_over_50": best / c50 if fin else math.nan}
+
+
+def optimizer_settings():
+    """Every optimiser setting of the facts-per-parameter studies, with its plan.
+
+    Returns
+    -------
+    list of dict
+        ``schedule``, ``lr``, ``batch``, ``plan`` (:data:`FPP_PLAN`,
+        :data:`FPP_COSINE_ALL_PLAN`, then the plans of :func:`scan_plans`).
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity
+
+    Examples
+    --------
+    >>> [(s["schedule"], s["lr"], s["batch"]) for s in optimizer_settings()][:3]
+    [('constant', 0.01, 256), ('cosine', 0.01, 256), ('cosine', 0.003, 256)]
+    """
+    out = [{"schedule": "constant", "lr": float(FPP_PLAN["lr"]), "batch": FPP_PLAN["batch"],
+            "plan": FPP_PLAN},
+           {"schedule": "cosine", "lr": float(FPP_COSINE_ALL_PLAN["lr"]),
+            "batch": FPP_COSINE_ALL_PLAN["batch"], "plan": FPP_COSINE_ALL_PLAN}]
+    out += [{"schedule": "cosine", "lr": pl["lr"], "batch": pl["batch"], "plan": pl}
+            for pl in scan_plans()]
+    return out
+
+
+def summarize_optimizers(store_dir=tc.STORE_DIR, level=0.95):
+    """Capacity per configuration and optimiser setting, the best of them, and the slope.
+
+    Parameters
+    ----------
+    store_dir : path
+        Directory of the JSONL stores (default: the package's
+        ``validation/factual_recall/stored/``): ``facts_per_param.jsonl``,
+        ``facts_per_param_cosine.jsonl`` and ``fpp_optimizer_scan.jsonl``.
+    level : float
+        Confidence level of the intervals.
+
+    Returns
+    -------
+    dict
+        ``configs``: per configuration of :data:`FPP_PLAN` (``d, H, d_h, m``,
+        ratios, ``params``, ``steps``) the list ``settings`` (per optimiser
+        setting with stored trials: ``schedule``, ``lr``, ``batch``, ``facts``,
+        ``ci``, ``facts_per_param``, ``trials``, ``cpu_seconds`` and ``search``,
+        :func:`search_criterion` of that setting), ``best`` (the setting with
+        the largest finite capacity with a finite CI), ``constant_over_best``,
+        ``largest_pass`` (the largest ``N`` that passed in any search of any
+        setting: the paper's criterion with the best of every setting) and
+        ``largest_pass_over_best``; ``slope``: :func:`summarize_fpp`'s slope
+        block (``value``, ``ci``, ``bits_per_param``, ``slope``, ``exponent``)
+        with the best capacity per configuration; ``search_slope``: the same
+        with ``largest_pass`` per configuration (its CI taken from the best
+        setting's relative CI);
+        ``pending``: unfinished search paths per setting; ``paper``: 0.15.
+
+    Notes
+    -----
+    The best of several noisy capacities is biased upward (the maximum of
+    estimates with +-20-30 % intervals); the intervals given are those of the
+    chosen setting's own fit, not corrected for the choice.  The paper makes
+    the same choice (best of three learning rates).
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity
+    """
+    D = FPP_PLAN["D"]
+    rows = {cfg: None for cfg in FPP_PLAN["configs"]}
+    pending = []
+    for st in optimizer_settings():
+        recs, pend = fpp_records(store_dir, st["plan"])
+        pending.append({k: st[k] for k in ("schedule", "lr", "batch")} | {"pending": pend})
+        summ = summarize_fpp(recs, st["plan"], level)
+        for cfg, r in zip([c for c in st["plan"]["configs"] if c in recs], summ["configs"]):
+            if cfg not in rows:
+                continue
+            if rows[cfg] is None:
+                rows[cfg] = {k: r[k] for k in ("d", "H", "d_h", "m", "attn_ratio",
+                                               "mlp_ratio", "params", "steps")}
+                rows[cfg]["settings"] = []
+            rows[cfg]["settings"].append(
+                {"schedule": st["schedule"], "lr": st["lr"], "batch": st["batch"],
+                 "facts": r["facts"], "ci": r["ci"], "facts_per_param": r["facts_per_param"],
+                 "facts_per_param_ci": r["facts_per_param_ci"], "trials": r["trials"],
+                 "cpu_seconds": r["cpu_seconds"], "search": search_criterion(recs[cfg])})
+    out = []
+    for cfg, row in rows.items():
+        if row is None:
+            continue
+        ok = [q for q in row["settings"] if math.isfinite(q["facts"]) and 0 < q["ci"][0]
+              and math.isfinite(q["ci"][1])]
+        best = max(ok, key=lambda q: q["facts"], default=None)
+        const = next((q for q in row["settings"] if q["schedule"] == "constant"), None)
+        row["best"] = best
+        row["constant_over_best"] = (const["facts"] / best["facts"]
+                                     if best and const else math.nan)
+        row["largest_pass"] = max((q["search"]["best_of_searches"] for q in row["settings"]
+                                   if math.isfinite(q["search"]["best_of_searches"])),
+                                  default=math.nan)
+        row["largest_pass_over_best"] = (row["largest_pass"] / best["facts"] if best
+                                         else math.nan)
+        out.append(row)
+    best_rows = [dict(r, facts=r["best"]["facts"], ci=r["best"]["ci"]) for r in out
+                 if r["best"] is not None]
+    srows = []
+    for r in out:
+        b, lp = r["best"], r["largest_pass"]
+        if b is None or not math.isfinite(lp):
+            continue
+        srows.append(dict(r, facts=lp, ci=[lp * c / b["facts"] for c in b["ci"]]))
+    return {"configs": out, "slope": _slope_block(best_rows, D, level),
+            "search_slope": _slope_block(srows, D, level), "pending": pending, "D": D,
+            "paper": 0.15}
 
 
 #: Paired schedule check (``stored/fpp_schedule_check.jsonl``): per configuration of
@@ -701,7 +976,62 @@ def _nll(theta, A, M, y, n, p):
     return float(np.sum(np.where(y, np.logaddexp(0, -z), np.logaddexp(0, z))))
 
 
-def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, math.inf)):
+def _fit_p(A, M, y, n_facts, p, x0s=None):
+    """Minimum of :func:`_nll` over ``(ln c_a, ln c_m, ln w)`` at exponent ``p``."""
+    top = None
+    for x0 in x0s or [[a, b, math.log(0.2)] for a in (-4.0, -2.0) for b in (-4.0, -2.0)]:
+        r = optimize.minimize(_nll, x0, args=(A, M, y, n_facts, p), method="Nelder-Mead",
+                              options={"xatol": 1e-6, "fatol": 1e-8, "maxiter": 4000})
+        if top is None or r.fun < top.fun:
+            top = r
+    return top
+
+
+def _profile_nll(i, v, theta, A, M, y, n_facts, p):
+    """Profile of :func:`_nll` with coordinate ``i`` of ``theta`` held at ``v``: the minimum
+    over the other two, started from ``theta`` (the MLE or the previous profile point)."""
+    free = [j for j in range(3) if j != i]
+
+    def f(u):
+        t = np.empty(3)
+        t[i], t[free] = v, u
+        return _nll(t, A, M, y, n_facts, p)
+
+    r = optimize.minimize(f, np.asarray(theta, float)[free], method="Nelder-Mead",
+                          options={"xatol": 1e-7, "fatol": 1e-9, "maxiter": 4000})
+    t = np.asarray(theta, float).copy()
+    t[i], t[free] = v, r.x
+    return float(r.fun), t
+
+
+def _profile_interval(i, theta, nll_min, A, M, y, n_facts, p, level, span=8.0):
+    """Profile-likelihood interval of ``exp(theta[i])``: the ``v`` with
+    ``2 (profile(v) - nll_min) <= chi2_1(level)``; walks out from the MLE by doubling steps
+    (0.02 .. ``span`` in the log) and refines each crossing with Brent's method; ``0`` /
+    ``inf`` where the profile stays inside the cut up to ``span`` (a factor ``e^span``)."""
+    cut = stats.chi2.ppf(level, 1) / 2
+    out = []
+    for sgn in (-1.0, 1.0):
+        t_in, v_in, v_out, step = np.asarray(theta, float), float(theta[i]), None, 0.02
+        while step <= span:
+            v = float(theta[i]) + sgn * step
+            g, t = _profile_nll(i, v, t_in, A, M, y, n_facts, p)
+            if g - nll_min > cut:
+                v_out = v
+                break
+            t_in, v_in, step = t, v, 2 * step
+        if v_out is None:
+            out.append(0.0 if sgn < 0 else math.inf)
+            continue
+        t0 = t_in
+        h = lambda v: _profile_nll(i, v, t0, A, M, y, n_facts, p)[0] - nll_min - cut
+        out.append(math.exp(optimize.brentq(h, min(v_in, v_out), max(v_in, v_out),
+                                            xtol=1e-5)))
+    return out
+
+
+def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, math.inf),
+                 ci_ps=(1.0, math.inf), level=0.95):
     """Iso-capacity boundary ``((c_a A)^p + (c_m M)^p)^(1/p) = N``, fitted per ``p``.
 
     Parameters
@@ -714,12 +1044,20 @@ def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, m
         Number of facts ``N`` every trial had to store.
     ps : sequence of float
         Exponents profiled; ``1`` is the additive law, ``inf`` the max law.
+    ci_ps : sequence of float
+        Exponents (among ``ps``) whose ``c_a`` and ``c_m`` get profile-likelihood
+        intervals (default: the additive and the max law).
+    level : float
+        Confidence level of those intervals.
 
     Returns
     -------
     dict
         ``fits``: per ``p`` the maximum-likelihood ``c_a``, ``c_m``, ``width``
-        and ``loglik``; ``best_p``; ``additive_vs_max`` (``loglik(1) -
+        and ``loglik``, and for ``p`` in ``ci_ps`` also ``c_a_ci`` and
+        ``c_m_ci`` (profile-likelihood intervals at ``level``; ``0`` / ``inf``
+        where the profile does not leave the cut within a factor ``e^8``);
+        ``ci_level``; ``best_p``; ``additive_vs_max`` (``loglik(1) -
         loglik(inf)``, positive favours the additive law); ``p_ci`` (the ``p``
         values within ``chi2_1(0.95) / 2`` of the best log-likelihood),
         ``n_trials`` and ``n_facts``.  ``additive_vs_max`` is NaN unless ``ps``
@@ -731,7 +1069,10 @@ def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, m
     ``l_p`` combination of ``c_a A`` and ``c_m M``.  Both laws have the same
     number of free parameters (``c_a, c_m, w``), so their log-likelihoods are
     compared directly; a difference above ``chi2_1(0.95)/2 = 1.92`` is the
-    usual profile-likelihood 95 % statement about ``p``.
+    usual profile-likelihood 95 % statement about ``p``.  The interval of
+    ``c_a`` at fixed ``p`` is ``{c_a : max_{c_m, w} l >= l_max - chi2_1(level)/2}``
+    (Wilks), likewise for ``c_m``; the profile maximum is found by Nelder-Mead
+    over the other two parameters and the crossing by Brent's method.
 
     References
     ----------
@@ -742,23 +1083,21 @@ def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, m
     fits = {}
     best = None
     for p in ps:
-        top = None
-        for lca0 in (-4.0, -2.0):
-            for lcm0 in (-4.0, -2.0):
-                r = optimize.minimize(_nll, [lca0, lcm0, math.log(0.2)],
-                                      args=(A, M, y, n_facts, p), method="Nelder-Mead",
-                                      options={"xatol": 1e-6, "fatol": 1e-8, "maxiter": 4000})
-                if top is None or r.fun < top.fun:
-                    top = r
+        top = _fit_p(A, M, y, n_facts, p)
         lca, lcm, lw = top.x
         key = "inf" if math.isinf(p) else f"{p:g}"
         fits[key] = {"p": p, "c_a": math.exp(lca), "c_m": math.exp(lcm),
                      "width": math.exp(lw), "loglik": -float(top.fun)}
+        if p in ci_ps:
+            fits[key]["c_a_ci"] = _profile_interval(0, top.x, top.fun, A, M, y, n_facts, p,
+                                                    level)
+            fits[key]["c_m_ci"] = _profile_interval(1, top.x, top.fun, A, M, y, n_facts, p,
+                                                    level)
         if best is None or fits[key]["loglik"] > fits[best]["loglik"]:
             best = key
     lmax = fits[best]["loglik"]
     cut = stats.chi2.ppf(0.95, 1) / 2
-    return {"fits": fits, "best_p": fits[best]["p"],
+    return {"fits": fits, "best_p": fits[best]["p"], "ci_level": level,
             "additive_vs_max": fits["1"]["loglik"] - fits["inf"]["loglik"]
             if "1" in fits and "inf" in fits else math.nan,
             "p_ci": [fits[k]["p"] for k in fits if fits[k]["loglik"] >= lmax - cut],
@@ -853,7 +1192,8 @@ def main(argv=None):
     """CLI: run (resume) the named studies into ``--store-dir``; one JSON line each."""
     ap = ArgumentParser(prog="python -m validation.factual_recall.capacity_study",
                  description="Run the stored T = 32 transformer capacity studies.")
-    ap.add_argument("which", nargs="+", choices=["fpp", "tradeoff", "schedule", "fpp-cosine"])
+    ap.add_argument("which", nargs="+", choices=["fpp", "tradeoff", "schedule", "fpp-cosine",
+                                                 "fpp-cosine-all", "fpp-scan"])
     ap.add_argument("--store-dir", default=str(tc.STORE_DIR))
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--max-rounds", type=int, default=20)
@@ -866,11 +1206,18 @@ def main(argv=None):
               file=sys.stderr)
         return 2
     for w in a.which:
-        if w in ("fpp", "fpp-cosine"):
-            r = run_fpp(a.store_dir, FPP_PLAN if w == "fpp" else FPP_COSINE_PLAN,
+        if w in ("fpp", "fpp-cosine", "fpp-cosine-all"):
+            r = run_fpp(a.store_dir, {"fpp": FPP_PLAN, "fpp-cosine": FPP_COSINE_PLAN,
+                                      "fpp-cosine-all": FPP_COSINE_ALL_PLAN}[w],
                         workers=a.workers, max_rounds=a.max_rounds)
             n = sum(len(v) for v in r["records"].values())
             print(json.dumps({"study": w, "trials": n, "pending_paths": r["pending"]}))
+        elif w == "fpp-scan":
+            for pl in scan_plans():
+                r = run_fpp(a.store_dir, pl, workers=a.workers, max_rounds=a.max_rounds)
+                n = sum(len(v) for v in r["records"].values())
+                print(json.dumps({"study": w, "lr": pl["lr"], "batch": pl["batch"],
+                                  "trials": n, "pending_paths": r["pending"]}), flush=True)
         elif w == "schedule":
             rows = run_schedule_check(a.store_dir, workers=a.workers)
             print(json.dumps({"study": w, "trials": len(rows)}))

@@ -36,7 +36,7 @@ from validation.results import Result
 
 __all__ = ["STORE", "LARGE_D", "spectrum_trial", "study_params", "pooled_ks", "gaussian_calibration",
            "GaussianCalibration", "summarise", "LineFit", "bootstrap_instances", "extrapolate",
-           "extrapolation"]
+           "extrapolation", "stored_results"]
 
 STORE = Path(__file__).resolve().parent / "stored" / "spectra_study.jsonl"
 KAPPAS = (1.0, 0.5, 0.25)
@@ -191,14 +191,14 @@ def study_params(ds, kappas=KAPPAS, fracs=FRACS, seeds=8, extra_steps=None, lr=N
     list of dict
         :func:`spectrum_trial` parameters.
 
+    References
+    ----------
+    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+
     Examples
     --------
     >>> [sorted(q) for q in study_params([20, 150], kappas=[0.5], fracs=[1.0], seeds=1)]
     [['d', 'frac', 'kappa', 'kind', 'seed'], ['d', 'frac', 'kappa', 'kind', 'lr', 'seed']]
-
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
     """
     out = [{"kind": "spectra_study", "d": int(d), "kappa": float(k), "frac": float(f), "seed": int(s)}
            for d in ds for k in kappas for f in fracs for s in range(seeds)]
@@ -386,13 +386,18 @@ class LineFit(Result):
 
     Parameters
     ----------
-    intercept, slope : float
-        Weighted least-squares estimates (weights ``1 / y_sd**2``).
-    intercept_se, slope_se : float
-        Their standard errors: spread of the fit over the bootstrap
-        replicates of ``y``, plus the propagated offset uncertainty.
+    intercept : float
+        Weighted least-squares estimate of the value at ``x = 0`` (weights
+        ``1 / y_sd**2``).
+    intercept_se : float
+        Its standard error: spread of the fit over the bootstrap replicates of
+        ``y``, plus the propagated offset uncertainty.
     intercept_ci : tuple of float
         Normal 95% interval ``intercept ± 1.96 intercept_se``.
+    slope : float
+        Weighted least-squares slope.
+    slope_se : float
+        Its standard error (as ``intercept_se``).
     chi2 : float
         Weighted residual sum of squares ``sum((y - fit)**2 / y_sd**2)``.
     dof : int
@@ -665,6 +670,44 @@ def extrapolation(results, rows=None, *, boot=200, rng=0, min_sizes=3):
                     out.append({"kappa": k, "load_fraction": f, "quantity": qn, "variable": vn,
                                 "sizes": [use[j] for j in i], "boot": int(boot), **fit.to_dict()})
     return out
+
+
+def stored_results(store=STORE, *, min_d=0):
+    """Read the spectra-study trials of a store without running anything.
+
+    Parameters
+    ----------
+    store : path
+        Engine JSONL store (default: the committed :data:`STORE`); a missing
+        file gives ``[]``.
+    min_d : int
+        Keep the trials with ``d >= min_d`` only.
+
+    Returns
+    -------
+    list of dict
+        The completed trials' results, each with ``d``, ``kappa``, ``frac``,
+        ``seed``, ``extra_steps`` (0: stopped at first recall) and ``lr`` (None:
+        the preset's) added, as returned by the study's runner; input of
+        :func:`summarise` and :func:`extrapolation`.
+
+    References
+    ----------
+    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    """
+    from validation.engine import read_store
+
+    if not Path(store).exists():
+        return []
+    out = []
+    for rec in read_store(store, warn=False).ok.values():
+        p = rec["params"]
+        if p.get("kind") != "spectra_study" or p["d"] < min_d:
+            continue
+        out.append({**rec["result"], "d": p["d"], "kappa": p["kappa"], "frac": p["frac"], "seed": p["seed"],
+                    "extra_steps": p.get("extra_steps", 0), "lr": p.get("lr")})
+    return sorted(out, key=lambda r: (r["d"], -r["kappa"], r["frac"], r["extra_steps"],
+                                      -1.0 if r["lr"] is None else r["lr"], r["seed"]))
 
 
 def run(ds, *, seeds=8, store=STORE, workers=2, progress=True, fracs=FRACS, extra_steps=None,

@@ -17,9 +17,15 @@ parameter).  Two numbers are reported next to each other:
   ``d`` and sample size (mean and spread over repetitions);
 
 and the edge (smallest of the ``m`` scaled values, mean over instances) against
-``X_qc(1 - m/d)`` and against its Gaussian calibration.  Trials are engine
-trials (:func:`spectrum_trial`), stored in :data:`STORE`; regenerate with
-``nice -n 10 python -m validation.linear_memory.spectra_study``.
+``X_qc(1 - m/d)`` and against its Gaussian calibration.  From ``d =``
+:data:`LARGE_D` on the trials use Adam lr 0.01 (:data:`validation.linear_memory.d150.LR`),
+where the preset's 0.1 fails.  :func:`extrapolation` fits the KS excess (KS minus
+calibration) and the edge gap (calibration edge minus trained edge) against
+``1/d`` and ``1/ln p`` by weighted least squares, errors by a bootstrap over
+instances.  Trials are engine trials (:func:`spectrum_trial`), stored in
+:data:`STORE`; regenerate with
+``nice -n 10 python -m validation.linear_memory.spectra_study`` (options
+``--d``, ``--kappas``, ``--fracs``, ``--lr``, ``--extra-steps``).
 """
 from __future__ import annotations
 

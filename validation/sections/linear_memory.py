@@ -1201,5 +1201,36 @@ def _spectra_study_extrapolation(ctx, plt, ss, rows, extra):
 
 
 def _spectra_verdict(extra, rows):
-    """The verdict paragraph (numbers from the fits)."""
-    return "**Verdict**: (pending d = 150 data)."
+    """The verdict paragraph: per rank and load fraction, the d = inf intercepts of the KS excess
+    and the edge gap (all sizes, 1/d and 1/ln p), whether 0 is inside their 95% intervals, and
+    whether a line fits (chi2/dof); the reading in words follows docs/linear_memory.md."""
+    def fit(k, f, q, v):
+        c = [e for e in extra if e["kappa"] == k and e["load_fraction"] == f and e["quantity"] == q
+             and e["variable"] == v]
+        return max(c, key=lambda e: len(e["sizes"])) if c else None
+
+    def show(e):
+        lo, hi = e["intercept_ci"]
+        tag = "0 inside" if lo <= 0 <= hi else "0 excluded"
+        bad = ", line rejected" if e["dof"] and e["chi2"] / e["dof"] > 4 else ""
+        return f"{e['intercept']:.3f} [{lo:.3f}, {hi:.3f}] ({tag}{bad})"
+
+    parts = []
+    for k in sorted({e["kappa"] for e in extra}, reverse=True):
+        for f in sorted({e["load_fraction"] for e in extra if e["kappa"] == k}):
+            qs = ["ks_excess"] + (["edge_gap"] if k < 1 else [])
+            txt = []
+            for q in qs:
+                a, b = fit(k, f, q, "1/d"), fit(k, f, q, "1/ln p")
+                if a is None:
+                    continue
+                txt.append(f"{q.replace('_', ' ')} at d = inf: {show(a)} in 1/d, {show(b)} in 1/ln p")
+            if txt:
+                ds = fit(k, f, "ks_excess", "1/d")["sizes"]
+                parts.append(f"kappa = {k:g}, load {f:g} x capacity (d = {', '.join(map(str, ds))}): "
+                             + "; ".join(txt))
+    return ("**Verdict** (extrapolation over all stored sizes; a perfect limit has intercept 0; `line rejected`: "
+            "chi2/dof > 4). " + ". ".join(parts) + ". Reading: the low-rank KS excess and edge gap shrink with d "
+            "only at loads near the capacity, and the two extrapolation variables disagree about the limit; "
+            "see docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration for the "
+            "verdict in words.")

@@ -104,7 +104,8 @@ FPP_COSINE_ALL_PLAN = dict(FPP_PLAN, schedule="cosine", store="facts_per_param_c
 FPP_SCAN_CONFIGS = ((16, 1.0, 1.0, 6000), (32, 1.0, 1.0, 8000))
 FPP_SCAN_SETTINGS = ((0.003, 256), (0.01, 1024, ((16, 1.0, 1.0, 6000),)),
                      (0.03, 256, ((16, 1.0, 1.0, 6000),)),
-                     (0.01, 1024, ((32, 1.0, 1.0, 8000),)))
+                     (0.01, 1024, ((32, 1.0, 1.0, 8000),)),
+                     (0.01, 1024, ((64, 1.0, 1.0, 12000),)))
 
 _FPP_STORE = "facts_per_param.jsonl"
 _TRADEOFF_STORE = "tradeoff.jsonl"

@@ -285,6 +285,11 @@ class GaussianCalibration(Result):
     reps: int
 
 
+#: Seeded calibrations already computed in this process (the study asks for the same
+#: ``(d, m, instances)`` at several loads and learning rates).
+_CALIBRATION_CACHE = {}
+
+
 def gaussian_calibration(d, m, instances, *, reps=40, rng=0):
     """Calibrate the pooled KS distance and edge on i.i.d. Gaussian matrices.
 
@@ -307,12 +312,17 @@ def gaussian_calibration(d, m, instances, *, reps=40, rng=0):
     GaussianCalibration
         Mean and standard deviation over repetitions of :func:`pooled_ks`'s
         distance and edge: the size of the KS distance that finite ``d`` and
-        pooling alone produce for a matrix that does follow the law.
+        pooling alone produce for a matrix that does follow the law.  Calls
+        with an integer seed are cached for the life of the process (the
+        result is a pure function of the arguments).
 
     References
     ----------
     docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
     """
+    key = (int(d), int(m), int(instances), int(reps), rng) if isinstance(rng, (int, np.integer)) else None
+    if key is not None and key in _CALIBRATION_CACHE:
+        return _CALIBRATION_CACHE[key]   # a seeded calibration is a pure function of its arguments
     rng = np.random.default_rng(rng)
     ks, edge = [], []
     for _ in range(reps):
@@ -321,9 +331,12 @@ def gaussian_calibration(d, m, instances, *, reps=40, rng=0):
         k, e, _ = pooled_ks(inst, m / d)
         ks.append(k)
         edge.append(e)
-    return GaussianCalibration(ks_mean=float(np.mean(ks)), ks_sd=float(np.std(ks, ddof=1)),
-                               edge_mean=float(np.mean(edge)), edge_sd=float(np.std(edge, ddof=1)),
-                               reps=reps)
+    out = GaussianCalibration(ks_mean=float(np.mean(ks)), ks_sd=float(np.std(ks, ddof=1)),
+                              edge_mean=float(np.mean(edge)), edge_sd=float(np.std(edge, ddof=1)),
+                              reps=reps)
+    if key is not None:
+        _CALIBRATION_CACHE[key] = out
+    return out
 
 
 def summarise(results):

@@ -11,7 +11,7 @@ See ``docs/sweeps.md``.
 from .keys import canonical_json, trial_key
 from .pool import WorkerPool
 from .store import DamagedLine, StoreScan, TrialStore, read_store
-from .sweep import SweepRecords, SweepStats, run_sweep
+from .sweep import SweepRecords, SweepStats, run_sweep, stored_runner
 
 __all__ = ["run_sweep", "WorkerPool", "trial_key", "canonical_json", "read_store", "StoreScan",
-           "DamagedLine", "TrialStore", "SweepStats", "SweepRecords"]
+           "DamagedLine", "TrialStore", "SweepStats", "SweepRecords", "stored_runner"]

@@ -312,3 +312,79 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
         first_use.add(key)
     out.stats = stats
     return out
+
+
+def stored_runner(fn, store, *, compute=True):
+    """Return ``run(params) -> results`` for one trial function and one store.
+
+    Parameters
+    ----------
+    fn : callable
+        Trial function (importable by its ``module:qualname``, as for
+        :func:`run_sweep`).
+    store : str or path-like
+        JSONL trial store.
+    compute : bool
+        ``True``: ``run`` is :func:`run_sweep` in this process on ``store``
+        (finished trials are read back, missing ones computed and appended).
+        ``False``: ``run`` only reads ``store`` and computes nothing (a replay,
+        e.g. of a committed store by a report).
+
+    Returns
+    -------
+    callable
+        ``run(params)`` taking a list of parameter records and returning the
+        list of their result records, in order.
+
+    Raises
+    ------
+    RuntimeError
+        From ``run`` (``compute=True``) when a trial failed.
+    LookupError
+        From ``run`` (``compute=False``) when a trial is not in the store.
+
+    Notes
+    -----
+    The store is read once when ``compute=False``; every ``run`` then looks the
+    trials up by :func:`validation.engine.trial_key`. Sequential designs
+    (:func:`validation.adaptive.adaptive_threshold`) call ``run`` once per round,
+    so the same design code either runs or replays a study.
+
+    References
+    ----------
+    docs/sweeps.md#adaptive-threshold-design
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from validation.engine._demo_trials import square
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.jsonl")
+    >>> [r["y"] for r in stored_runner(square, path)([{"x": 3}])]
+    [9]
+    >>> [r["y"] for r in stored_runner(square, path, compute=False)([{"x": 3}])]
+    [9]
+    """
+    from pathlib import Path
+
+    from .keys import trial_key
+    from .store import read_store
+
+    if compute:
+        def run(params):
+            recs = run_sweep(fn, params, store=store, executor="inprocess", progress=False)
+            bad = [r for r in recs if r["status"] != "ok"]
+            if bad:
+                raise RuntimeError(f"{len(bad)} of {len(recs)} trials failed; first: {bad[0]['error']}")
+            return [r["result"] for r in recs]
+        return run
+    ok = read_store(store, warn=False).ok if Path(store).exists() else {}
+
+    def look(params):
+        out = []
+        for q in params:
+            rec = ok.get(trial_key(q, fn))
+            if rec is None:
+                raise LookupError(f"trial not in {Path(store).name}: {q}")
+            out.append(rec["result"])
+        return out
+    return look

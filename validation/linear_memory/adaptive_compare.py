@@ -41,27 +41,11 @@ STEPS = 4096
 
 
 def _runner(store, compute):
-    """``run(params) -> results``: run_sweep on ``store`` (in process) or, with
-    ``compute=False``, a lookup that raises ``LookupError`` on a missing trial."""
-    from validation.engine import read_store, run_sweep, trial_key
+    """``run(params) -> results`` on ``store`` (:func:`validation.engine.stored_runner`)."""
+    from validation.engine import stored_runner
     from .capacity import capacity_trial
 
-    if compute:
-        def run(params):
-            recs = run_sweep(capacity_trial, params, store=store, executor="inprocess", progress=False)
-            return [r["result"] for r in recs]
-        return run
-    ok = read_store(store, warn=False).ok if Path(store).exists() else {}
-
-    def look(params):
-        out = []
-        for q in params:
-            rec = ok.get(trial_key(q, capacity_trial))
-            if rec is None:
-                raise LookupError(f"trial not in {Path(store).name}: {q}")
-            out.append(rec["result"])
-        return out
-    return look
+    return stored_runner(capacity_trial, store, compute=compute)
 
 
 def _grid(d, r, target, run, theory):

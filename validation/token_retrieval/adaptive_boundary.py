@@ -328,32 +328,13 @@ class DesignComparison(Result):
 
 
 def _runner(store, compute):
-    """``run(params) -> results``: run_sweep on ``store`` (in process) or, with
-    ``compute=False``, a lookup that raises ``LookupError`` on a missing trial."""
-    from validation.engine import read_store, run_sweep, trial_key
+    """``run(params) -> results`` on ``store`` (:func:`validation.engine.stored_runner`)."""
+    from validation.engine import stored_runner
     # by its module's name: run as ``python -m`` this file is ``__main__``, and the store keys a
     # trial by the ``module:qualname`` of its function
     from validation.token_retrieval.adaptive_boundary import boundary_trial as trial
 
-    if compute:
-        def run(params):
-            recs = run_sweep(trial, params, store=store, executor="inprocess", progress=False)
-            bad = [r for r in recs if r["status"] != "ok"]
-            if bad:
-                raise RuntimeError(f"{len(bad)} boundary trials failed; first: {bad[0]['error']}")
-            return [r["result"] for r in recs]
-        return run
-    ok = read_store(store, warn=False).ok if Path(store).exists() else {}
-
-    def look(params):
-        out = []
-        for q in params:
-            rec = ok.get(trial_key(q, trial))
-            if rec is None:
-                raise LookupError(f"trial not in {Path(store).name}: {q}")
-            out.append(rec["result"])
-        return out
-    return look
+    return stored_runner(trial, store, compute=compute)
 
 
 def _exp_ci(lo, hi):

@@ -1198,7 +1198,8 @@ def _spectra_study(ctx):
 
 
 def _spectra_study_hist(ctx, plt, ss, res):
-    """Pooled histograms against the law: one row per d, one column per kappa, largest recalled load."""
+    """Pooled histograms against the law: one row per d, one column per kappa, largest load with
+    at least two recalled instances."""
     ds = sorted({x["d"] for x in res})
     fig, axs = plt.subplots(len(ds), len(ss.KAPPAS), figsize=(4.2 * len(ss.KAPPAS), 3.3 * len(ds)), squeeze=False)
     for i, d in enumerate(ds):
@@ -1209,7 +1210,9 @@ def _spectra_study_hist(ctx, plt, ss, res):
             if not ok:
                 ax.set_axis_off()
                 continue
-            fmax = max(x["frac"] for x in ok)
+            # largest load with at least 2 recalled instances (else the largest recalled one)
+            counts = {f: sum(x["frac"] == f for x in ok) for f in {x["frac"] for x in ok}}
+            fmax = max([f for f, c in counts.items() if c >= 2] or counts)
             rr = [x for x in ok if x["frac"] == fmax]
             m = len(rr[0]["sv"])
             law = ss._law(m / d)

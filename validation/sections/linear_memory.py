@@ -1174,7 +1174,7 @@ def _spectra_study(ctx):
           "all sizes and without the smallest; `± se` from 200 bootstrap resamplings of the recalled instances "
           "plus the calibration's Monte Carlo error; chi2/dof far above 1 means the points are not on a line "
           "within their errors (then the intercept is model-dependent). A row needs >= 3 sizes with >= 2 "
-          "recalled instances. " + ("Quick mode: " if ctx.quick else "") + "computed from the stored "
+          "recalled instances. " + ("Quick mode: computed" if ctx.quick else "Computed") + " from the stored "
           "trials of all sizes (nothing run for it).\n",
           md_table(["kappa", "load frac", "quantity", "vs", "d", "intercept (d = inf) ± se", "95% CI",
                     "slope ± se", "chi2/dof"], table_x),

@@ -167,7 +167,7 @@ def margin_params(ds=DS, seeds=SEEDS, fracs=FRACS, lr=None):
 
 
 def study_params(seeds=SEEDS, plan=PLAN, max_d=None):
-    """List the trials of the stored study :data:`PLAN` (without repeats).
+    """List the trials of the stored study :data:`~validation.linear_memory.margins.PLAN` (without repeats).
 
     Parameters
     ----------

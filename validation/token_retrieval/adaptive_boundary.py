@@ -260,7 +260,7 @@ def fit_log_boundary(log_n, success, *, level=0.95, min_width=0.01, n_grid=481):
 
 @dataclass(frozen=True)
 class DesignComparison(Result):
-    """One boundary of :func:`compare`: trials of the fixed grid and of the adaptive design.
+    """One boundary of :func:`~validation.token_retrieval.adaptive_boundary.compare`: trials of the fixed grid and of the adaptive design.
 
     Parameters
     ----------

@@ -674,7 +674,8 @@ def optimizer_settings():
     -------
     list of dict
         ``schedule``, ``lr``, ``batch``, ``plan`` (:data:`FPP_PLAN`,
-        :data:`FPP_COSINE_ALL_PLAN`, then the plans of :func:`scan_plans`).
+        :data:`FPP_COSINE_ALL_PLAN`, then the plans of :func:`scan_plans`, those
+        of one ``(lr, batch)`` merged into one plan over their configurations).
 
     References
     ----------
@@ -689,8 +690,16 @@ def optimizer_settings():
             "plan": FPP_PLAN},
            {"schedule": "cosine", "lr": float(FPP_COSINE_ALL_PLAN["lr"]),
             "batch": FPP_COSINE_ALL_PLAN["batch"], "plan": FPP_COSINE_ALL_PLAN}]
+    merged = {}     # scan settings named twice (for different configurations) are one setting
+    for pl in scan_plans():
+        key = (pl["lr"], pl["batch"])
+        if key in merged:
+            merged[key] = dict(merged[key], configs=merged[key]["configs"]
+                               + tuple(c for c in pl["configs"] if c not in merged[key]["configs"]))
+        else:
+            merged[key] = pl
     out += [{"schedule": "cosine", "lr": pl["lr"], "batch": pl["batch"], "plan": pl}
-            for pl in scan_plans()]
+            for pl in merged.values()]
     return out
 
 

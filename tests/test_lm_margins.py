@@ -92,3 +92,13 @@ def test_report_block_quick_reads_the_big_d_from_the_store(tmp_path):
     assert {r["d"] for r in data["rows"]} == {40, 100, 150}
     assert all(r["typical"] is None for r in data["rows"] if r["load_fraction"] >= mg.TYPICAL_MAX_FRACTION)
     assert (tmp_path / figs[0]).exists()
+
+
+def test_margin_params_refuse_bad_input():
+    """Input checks name the argument (before any trial is run or stored)."""
+    from validation.linear_memory.margins import margin_params
+
+    for kw, name in (({"ds": [3]}, "d"), ({"fracs": [0.0]}, "frac"), ({"seeds": 0}, "seeds"),
+                     ({"lr": -1.0}, "lr")):
+        with pytest.raises(ValueError, match=name):
+            margin_params(**{"ds": [20], **kw})

@@ -118,3 +118,21 @@ def test_bootstrap_rejects_bad_input():
         ss.bootstrap_instances([[1.0], []], np.mean)
     with pytest.raises(ValueError, match="min_sizes"):
         ss.extrapolation([], min_sizes=2)
+
+
+@pytest.mark.parametrize("args", [["--d", "0"], ["--kappas", "1.5"], ["--fracs", "0"], ["--seeds", "0"],
+                                  ["--lr", "-0.1"]])
+def test_cli_refuses_bad_input_before_writing(tmp_path, args):
+    """Bad input: one line on stderr, exit status 2, and the store is never created."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    store = tmp_path / "s.jsonl"
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "-m", "validation.linear_memory.spectra_study", "--store", str(store),
+                        *args], capture_output=True, text=True, cwd=root,
+                       env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and "error:" in r.stderr
+    assert not store.exists()

@@ -1238,4 +1238,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from hcizz.cli import run_cli
+
+    sys.exit(run_cli(main, prog="python -m validation.factual_recall.capacity_study"))

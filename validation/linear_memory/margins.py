@@ -149,6 +149,12 @@ def margin_params(ds=DS, seeds=SEEDS, fracs=FRACS, lr=None):
     list of dict
         :func:`margin_trial` parameters.
 
+    Raises
+    ------
+    ValueError
+        ``d < 4``, a fraction outside (0, 1.5], ``seeds < 1`` or ``lr <= 0``
+        (checked before any trial is run or stored).
+
     References
     ----------
     docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
@@ -156,6 +162,13 @@ def margin_params(ds=DS, seeds=SEEDS, fracs=FRACS, lr=None):
     from .d150 import LR
     from .theory import full_rank_threshold
 
+    from hcizz.checks import check_int, check_real
+
+    ds = [check_int("d", d, low=4) for d in ds]
+    fracs = [check_real("frac", f, low=0.0, high=1.5, low_open=True, allow_array=False) for f in fracs]
+    seeds = check_int("seeds", seeds, low=1)
+    if lr is not None:
+        lr = check_real("lr", lr, low=0.0, low_open=True, allow_array=False)
     out = []
     for d in ds:
         a = float(full_rank_threshold(d).value)
@@ -494,4 +507,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from hcizz.cli import run_cli
+
+    sys.exit(run_cli(main, prog="python -m validation.linear_memory.margins"))

@@ -197,6 +197,13 @@ def study_params(ds, kappas=KAPPAS, fracs=FRACS, seeds=8, extra_steps=None, lr=N
     list of dict
         :func:`spectrum_trial` parameters.
 
+    Raises
+    ------
+    ValueError
+        ``d < 4``, ``kappa`` outside (0, 1], ``frac`` outside (0, 1.5],
+        ``seeds < 1``, ``extra_steps < 0`` or ``lr <= 0`` (checked before any
+        trial is run or stored).
+
     References
     ----------
     docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
@@ -206,6 +213,16 @@ def study_params(ds, kappas=KAPPAS, fracs=FRACS, seeds=8, extra_steps=None, lr=N
     >>> [sorted(q) for q in study_params([20, 150], kappas=[0.5], fracs=[1.0], seeds=1)]
     [['d', 'frac', 'kappa', 'kind', 'seed'], ['d', 'frac', 'kappa', 'kind', 'lr', 'seed']]
     """
+    from hcizz.checks import check_int, check_real
+
+    ds = [check_int("d", d, low=4) for d in ds]
+    kappas = [check_real("kappa", k, low=0.0, high=1.0, low_open=True, allow_array=False) for k in kappas]
+    fracs = [check_real("frac", f, low=0.0, high=1.5, low_open=True, allow_array=False) for f in fracs]
+    seeds = check_int("seeds", seeds, low=1)
+    if extra_steps is not None:
+        extra_steps = check_int("extra_steps", extra_steps, low=0)
+    if lr is not None:
+        lr = check_real("lr", lr, low=0.0, low_open=True, allow_array=False)
     out = [{"kind": "spectra_study", "d": int(d), "kappa": float(k), "frac": float(f), "seed": int(s)}
            for d in ds for k in kappas for f in fracs for s in range(seeds)]
     from .d150 import LR
@@ -769,4 +786,6 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from hcizz.cli import run_cli
+
+    sys.exit(run_cli(main, prog="python -m validation.linear_memory.spectra_study"))

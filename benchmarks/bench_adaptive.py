@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from validation.adaptive import adaptive_threshold
-from validation.linear_memory.capacity import fit_threshold
+from validation.logistic import fit_threshold
 
 A, TARGET = 0.85, 0.03
 

@@ -40,6 +40,7 @@ import types as _types
 # importing every law, hence scipy.
 _EXPORTS = {
     "Estimate": "estimate",
+    "Result": "results",
     **dict.fromkeys(["quarter_circle", "truncated_quarter_circle", "qc_quantile",
                      "qc_quantile_mp", "qc_moment"], "quarter_circle"),
     **dict.fromkeys(["marchenko_pastur", "mp_moment"], "marchenko_pastur"),
@@ -50,7 +51,7 @@ _EXPORTS = {
     "free_transforms": None,   # a submodule, exported as such
 }
 
-__all__ = ["__version__", "Estimate", "quarter_circle", "truncated_quarter_circle", "qc_quantile",
+__all__ = ["__version__", "Estimate", "Result", "quarter_circle", "truncated_quarter_circle", "qc_quantile",
            "qc_quantile_mp", "qc_moment", "marchenko_pastur", "mp_moment", "mp_product",
            "mp_product_moment", "mp_product_edges", "spherical_integral", "hciz_large_theta",
            "hciz_small_theta", "hciz_exact_d2", "hciz_mc", "hciz_ais", "rank_one_spherical_integral",

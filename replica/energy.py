@@ -10,6 +10,7 @@ from scipy.special import log_ndtr, ndtri
 
 from hcizz.checks import check_int, check_real, check_rng
 from hcizz.estimate import Estimate
+from hcizz.results import Result
 
 from ._control_variates import cv_mean, hermite_features
 from ._logconcave import log_integral_concave, log_neg_log_ndtr
@@ -44,7 +45,7 @@ def energy_G_limit(t):
 
 
 @dataclass(frozen=True)
-class EtaSample:
+class EtaSample(Result):
     """A draw of the disorder ``eta`` in compressed form.
 
     Produced by :func:`sample_eta`: the competitors above the level ``c0`` are

@@ -10,6 +10,7 @@ from scipy.optimize import minimize_scalar
 
 from hcizz.checks import check_int, check_real, check_rng
 from hcizz.estimate import Estimate
+from hcizz.results import Result
 
 from ._control_variates import cv_mean
 from .energy import N_TOP, cv_features, energy_G, log_f_p, sample_eta
@@ -84,7 +85,7 @@ def free_entropy(q, alpha, p=None, *, samples=400, rng=None):
 
 
 @dataclass(frozen=True)
-class Saddle:
+class Saddle(Result):
     """Minimiser of the RS free entropy, as returned by :func:`saddle`.
 
     Parameters
@@ -115,6 +116,24 @@ class Saddle:
     phi_stderr: object = 0.0
     alpha_c: float = 0.5
     info: dict = field(default_factory=dict, compare=False)
+
+    _estimate = "q"
+
+    def conf_int(self, alpha=0.05):
+        """Return the normal-approximation interval of ``q*`` at level ``1 - alpha``.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            One minus the confidence level, in (0, 1) (default 0.05).
+
+        Returns
+        -------
+        tuple
+            ``(low, high)`` of ``q*``: ``q -/+ z q_stderr`` (exact, ``(q, q)``,
+            in the limit ``p = None``).
+        """
+        return Estimate(self.q, self.q_stderr).conf_int(alpha)
 
 
 def _limit_saddle(alpha):

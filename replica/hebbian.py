@@ -12,6 +12,7 @@ from scipy.special import log_ndtr, ndtr
 
 from hcizz.checks import check_int, check_real, check_rng
 from hcizz.estimate import Estimate
+from hcizz.results import Result
 
 __all__ = ["HEBBIAN_LIMIT", "hebbian", "hebbian_recall_probability", "hebbian_threshold",
            "hebbian_score_moments", "hebbian_matrix", "hebbian_simulate", "HebbianPrediction"]
@@ -337,7 +338,7 @@ def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, mode
 
 
 @dataclass(frozen=True)
-class HebbianPrediction:
+class HebbianPrediction(Result):
     """Gaussian-model predictions for a Hebbian memory at dimension ``d``, as returned by :func:`hebbian`.
 
     Parameters

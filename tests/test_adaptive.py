@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from validation.adaptive import AdaptiveResult, adaptive_threshold, next_loads
-from validation.linear_memory.capacity import fit_threshold
+from validation.logistic import fit_threshold
 
 
 def _step(at):

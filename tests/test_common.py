@@ -32,10 +32,12 @@ def test_check_rng():
         check_rng("seed")
 
 
-def test_estimate_unpacks():
-    v, s = Estimate(1.0, 0.1)
-    assert (v, s) == (1.0, 0.1)
-    assert "±" in str(Estimate(1.0, 0.1))
+def test_estimate_is_a_result_record():
+    e = Estimate(1.0, 0.1)
+    assert (e.value, e.stderr) == (1.0, 0.1)
+    assert "±" in str(e)
+    with pytest.raises(TypeError, match="not a container"):
+        iter(e)                       # one protocol: results are records, not tuples or mappings
 
 
 def test_xent_gradient_finite_differences():

@@ -318,20 +318,17 @@ def test_log_ratio_fit_closed_form():
 def test_boundary_ci_without_mlp_is_the_logistic_threshold_interval():
     """M = 0: the additive law is a logistic regression on ln A with threshold
     ln N - ln c_a, so the profile interval of c_a must be the threshold's profile interval
-    of :func:`validation.logistic.threshold_profile` (an independent grid implementation)
+    of :func:`validation.logistic.fit_threshold` (an independent grid implementation)
     mapped through c_a = N / A_50."""
-    from validation.logistic import threshold_profile
+    from validation.logistic import fit_threshold
 
     rng = np.random.default_rng(11)
     n, ca, w = 100.0, 0.05, 0.2
     A = np.repeat(256.0 * 2 ** (np.arange(0, 9) / 2), 12)       # 256 .. 4096, 12 per point
     y = rng.random(A.size) < 1 / (1 + np.exp(-(np.log(ca * A) - math.log(n)) / w))
     bf = cs.fit_boundary(A, np.zeros_like(A), y, n, ps=(1.0,), ci_ps=(1.0,))
-    xs = np.unique(np.log(A))
-    ks = np.array([y[np.log(A) == x].sum() for x in xs])
-    ns = np.array([(np.log(A) == x).sum() for x in xs])
     # success prob expit((x50 - x) / w) with x = -ln A  <=>  x50 = ln c_a - ln N
-    pr = threshold_profile(-xs, ks, ns, n_grid=2001, n_width=401, min_width=1e-3)
+    pr = fit_threshold(-np.log(A), y, n_grid=2001, n_width=401, min_width=1e-3)
     lo, hi = n * math.exp(pr.ci_low), n * math.exp(pr.ci_high)
     f = bf["fits"]["1"]
     # grid oracle: x50 step 3 * 2.77 / 2000 = 0.004 in the log (endpoint error <= 0.002);

@@ -143,7 +143,7 @@ def test_fit_escape_slopes_on_exact_theory_records():
     slope is 1 and each per-lr slope equals its prediction exactly (OLS on exact lines;
     1e-9 covers rounding)."""
     S, R, D = 64, 4, 8
-    lam = tc.escape_rates(S, R, D)
+    lam = tc.escape_rates(S, R, D).to_dict()
     recs = []
     for lr in (1.0, 2.0, 4.0):
         for init in (1e-4, 1e-3, 1e-2):

@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from validation.linear_memory.capacity import (capacity_trial, fit_threshold, load_grid,
-                                               trial_params)
+from validation.linear_memory.capacity import capacity_trial, load_grid, trial_params
+from validation.logistic import fit_threshold
 from validation.linear_memory.data import make_op, make_dp, Facts
 from validation.linear_memory.models import hebbian_W, scores
 from validation.linear_memory.train import train, get_config
@@ -105,7 +105,7 @@ def test_logistic_fit_unbracketed_and_separated():
     assert math.isnan(f.threshold) and f.ci_high == math.inf and f.ci_low > 0.6
     g = fit_threshold([0.5, 0.6, 0.7, 0.8], [True, True, False, False])   # complete separation
     assert 0.6 <= g.threshold <= 0.7 and g.ci_low < 0.65 < g.ci_high
-    with pytest.raises(ValueError, match="loads and success"):
+    with pytest.raises(ValueError, match="x and success"):
         fit_threshold([0.5], [True, False])
 
 

@@ -13,7 +13,9 @@ from validation.linear_memory.d150 import LR
 def test_lr_parameter_keeps_old_keys():
     # the stored study (d = 20, 40, 80, first recall and continued training) was run before
     # ``lr`` existed: its parameter records, hence keys, must be unchanged, so it replays
-    keys = {json.loads(line)["key"] for line in open(ss.STORE, encoding="utf-8")}
+    from validation.engine import read_store
+
+    keys = set(read_store(ss.STORE, warn=False).ok)
     old = ss.study_params([20, 40, 80]) + ss.study_params([20, 40], fracs=(0.8, 1.0), extra_steps=2048)
     assert all("lr" not in p for p in old)
     assert all(trial_key(p, ss.spectrum_trial) in keys for p in old)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from validation.logistic import fit_logistic, log_likelihood, threshold_profile
+from validation.logistic import fit_logistic, fit_threshold, log_likelihood, success_counts
 
 
 def _direct_loglik(eta, k, n):
@@ -80,35 +80,74 @@ def test_fit_logistic_ridge_matches_independent_optimiser():
     assert f.converged and np.all(np.isfinite(f.cov))
 
 
-def test_threshold_profile_matches_independent_fit():
+def _trials(x, k, n):
+    """Expand per-value counts into per-trial (x, success) lists."""
+    xs = [xi for xi, ni in zip(x, n) for _ in range(ni)]
+    ys = [j < ki for ki, ni in zip(k, n) for j in range(ni)]
+    return xs, ys
+
+
+def test_threshold_fit_matches_independent_fit():
     # overlapping data (no separation): the MLE of (x50, w) agrees with an independent fit in
     # the (b0, b1) parametrisation, P = expit(b0 + b1 x), x50 = -b0/b1, w = -1/b1
     x = np.array([0.4, 0.5, 0.6, 0.7, 0.8])
     k = np.array([6, 5, 4, 2, 1])
     n = np.array([6, 6, 6, 6, 6])
-    prof = threshold_profile(x, k, n, min_width=1e-4)
+    fit = fit_threshold(*_trials(x, k, n), min_width=1e-4)
     f = fit_logistic(np.column_stack([np.ones(5), x]), k, n)
     # Nelder-Mead stops at xatol = 1e-7 * span (4e-8) in x50; the likelihood is flat to second
     # order, so the position agrees to ~1e-6
-    assert prof.threshold == pytest.approx(-f.coef[0] / f.coef[1], abs=1e-5)
-    assert prof.width == pytest.approx(-1 / f.coef[1], rel=1e-4)
-    assert prof.loglik == pytest.approx(f.loglik, abs=1e-9)
-    assert prof.ci_low < prof.threshold < prof.ci_high and not prof.on_edge
+    assert fit.threshold == pytest.approx(-f.coef[0] / f.coef[1], abs=1e-5)
+    assert fit.width == pytest.approx(-1 / f.coef[1], rel=1e-4)
+    assert fit.loglik == pytest.approx(f.loglik, abs=1e-9)
+    assert fit.ci_low < fit.threshold < fit.ci_high
+    assert np.allclose(fit.params, [fit.threshold, fit.width])
+    # predict is the fitted model: 1/2 at the threshold, the IRLS probabilities at the data
+    assert fit.predict(fit.threshold) == pytest.approx(0.5, abs=1e-12)
+    mu = 1 / (1 + np.exp(-(f.coef[0] + f.coef[1] * x)))
+    assert np.allclose(fit.predict(x), mu, rtol=0, atol=1e-5)
 
 
-def test_threshold_profile_separation_finite_interval():
+def test_increasing_model_is_the_mirror_image():
+    # identity: the increasing fit of x is the decreasing fit of -x, mirrored
+    x = np.log([4, 4, 8, 8, 16, 16, 32, 32, 64])
+    y = [0, 0, 0, 1, 0, 1, 1, 1, 1]
+    up = fit_threshold(x, y, increasing=True, min_width=0.01)
+    down = fit_threshold(-x, y, min_width=0.01)
+    assert up.threshold == pytest.approx(-down.threshold, abs=1e-12)
+    assert (up.ci_low, up.ci_high) == pytest.approx((-down.ci_high, -down.ci_low), abs=1e-12)
+    assert up.predict(x.max()) > 0.5 > up.predict(x.min())
+
+
+def test_conf_int_at_another_level_is_a_refit():
+    x, y = _trials([0.4, 0.5, 0.6, 0.7, 0.8], [6, 5, 4, 2, 1], [6] * 5)
+    f95 = fit_threshold(x, y)
+    f99 = fit_threshold(x, y, level=0.99)
+    assert f95.conf_int() == (f95.ci_low, f95.ci_high)
+    assert f95.conf_int(0.01) == pytest.approx((f99.ci_low, f99.ci_high), abs=1e-12)
+    assert f99.ci_low < f95.ci_low < f95.ci_high < f99.ci_high      # a higher level is wider
+    text = f95.summary()
+    assert "95% CI" in text and "6/6" in text
+
+
+def test_threshold_fit_separation_finite_interval():
     # complete separation between 0.6 and 0.7, three trials per load: l_max = 0 (w -> min_width).
     # At x50 = 0.6 + delta the best is w = min_width = 1e-3, l = -3 ln(1 + e^(-delta/w)) (the
     # three trials at 0.6), which is >= -chi2_1(0.95)/2 = -1.92 iff delta >= 0.11 w = 1.1e-4;
     # likewise at 0.7.  So the interval is the gap shrunk by 1.1e-4, read on a grid of cell
     # (0.9 / 480 = 1.9e-3): ci_low in [0.6, 0.6 + 1.1e-4 + 1.9e-3], ci_high symmetric.
-    prof = threshold_profile([0.5, 0.6, 0.7, 0.8], [3, 3, 0, 0], [3, 3, 3, 3], min_width=1e-3)
-    assert 0.6 <= prof.ci_low <= 0.6 + 1.1e-4 + 1.9e-3
-    assert 0.7 - 1.1e-4 - 1.9e-3 <= prof.ci_high <= 0.7
-    assert 0.6 < prof.threshold < 0.7
+    fit = fit_threshold(*_trials([0.5, 0.6, 0.7, 0.8], [3, 3, 0, 0], [3, 3, 3, 3]), min_width=1e-3)
+    assert 0.6 <= fit.ci_low <= 0.6 + 1.1e-4 + 1.9e-3
+    assert 0.7 - 1.1e-4 - 1.9e-3 <= fit.ci_high <= 0.7
+    assert 0.6 < fit.threshold < 0.7
     # one trial per load: l(x50 = 0.6) = -ln 2 > -1.92, the interval reaches beyond the gap
-    one = threshold_profile([0.5, 0.6, 0.7, 0.8], [1, 1, 0, 0], [1, 1, 1, 1], min_width=1e-3)
+    one = fit_threshold([0.5, 0.6, 0.7, 0.8], [1, 1, 0, 0], min_width=1e-3)
     assert one.ci_low < 0.6 and one.ci_high > 0.7 and math.isfinite(one.ci_low)
+
+
+def test_not_bracketed_is_nan():
+    f = fit_threshold([0.5, 0.6, 0.7], [True, True, True])
+    assert math.isnan(f.threshold) and success_counts([0.5, 0.6, 0.7], [1, 1, 1])[0] == [0.5, 1, 1]
 
 
 @pytest.mark.parametrize("call, match", [
@@ -116,9 +155,11 @@ def test_threshold_profile_separation_finite_interval():
     (lambda: fit_logistic(np.ones(3), [1, 0, 1]), r"^X must be a 2-d design matrix"),
     (lambda: fit_logistic(np.ones((3, 1)), [1, 0]), r"^successes must have one entry per row of X \(3\)"),
     (lambda: fit_logistic(np.ones((3, 1)), [1, 0, 1], maxiter=0), r"^maxiter must be an integer >= 1, got 0"),
-    (lambda: threshold_profile([1.0], [1], [1], min_width=0.0), r"^min_width must be a real number > 0"),
-    (lambda: threshold_profile([1.0, 2.0], [1], [1, 1], min_width=1.0), r"^x, successes and trials must"),
-    (lambda: threshold_profile([1.0], [1], [1], level=1.0, min_width=1.0), r"^level must be"),
+    (lambda: fit_threshold([1.0], [1], min_width=0.0), r"^min_width must be a real number > 0"),
+    (lambda: fit_threshold([1.0, 2.0], [1]), r"^x and success must have equal nonzero length"),
+    (lambda: fit_threshold([1.0], [1], level=1.0), r"^level must be"),
+    (lambda: fit_threshold([1.0, np.nan], [1, 0]), r"^x must be finite"),
+    (lambda: fit_threshold([1.0, 2.0], [1, 0]).conf_int(1.5), r"^alpha must be"),
 ])
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):

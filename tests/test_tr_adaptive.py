@@ -6,8 +6,14 @@ import numpy as np
 import pytest
 from scipy import special
 
+import functools
+
 from validation.adaptive import adaptive_threshold, next_loads
+from validation.logistic import fit_threshold
 from validation.token_retrieval import adaptive_boundary as ab
+
+#: the boundary fit of the study: increasing in log N, widths >= 0.01
+_fit = functools.partial(fit_threshold, increasing=True, min_width=0.01)
 
 
 def _synthetic(log_nc, w):
@@ -42,7 +48,7 @@ def test_noiseless_step_in_n_is_bracketed():
     def trials(loads, seeds):
         return loads, [math.exp(a) >= 19.5 for a in loads]
     snap = lambda a: math.log(max(2, round(math.exp(a))))     # noqa: E731
-    r = adaptive_threshold(trials, ab.fit_log_boundary, [math.log(8), math.log(10)], target_halfwidth=0.05,
+    r = adaptive_threshold(trials, _fit, [math.log(8), math.log(10)], target_halfwidth=0.05,
                            max_trials=80, batch=2, snap=snap, lower=math.log(2), increasing=True)
     x, y = np.exp(r.loads).round(), np.array(r.success)
     assert r.stop == "target"
@@ -53,7 +59,7 @@ def test_noiseless_step_in_n_is_bracketed():
     assert r.ci_low <= math.log(20) and math.log(19) <= r.ci_high and r.halfwidth <= 0.05
 
 
-def test_fit_log_boundary_against_the_known_logistic():
+def test_boundary_fit_against_the_known_logistic():
     # 200 trials at each of 9 values of N with the success counts of a known logistic (k = round(n p)):
     # the MLE must return the generating parameters up to the rounding of k
     # (|dk| <= 1/2 of 200 moves a by < w * 0.5 / 200 / min p(1-p) ~ 0.004) and the profile
@@ -65,7 +71,7 @@ def test_fit_log_boundary_against_the_known_logistic():
     k = np.round(n * p).astype(int)
     logn = np.repeat(x, n)
     succ = np.concatenate([np.arange(n) < kk for kk in k])
-    f = ab.fit_log_boundary(logn, succ)
+    f = _fit(logn, succ)
     assert f.threshold == pytest.approx(a, abs=0.005)
     assert f.width == pytest.approx(w, rel=0.05)             # same rounding argument for w
     # Fisher information of (a, w) for eta = (x - a) / w: d eta/da = -1/w, d eta/dw = -(x - a)/w^2
@@ -78,13 +84,13 @@ def test_fit_log_boundary_against_the_known_logistic():
     assert f.n == 9 * n and [c[2] for c in f.counts] == [n] * 9
 
 
-def test_fit_log_boundary_not_bracketed_and_bad_input():
-    f = ab.fit_log_boundary(np.log([4, 8, 16]), [True, True, True])
+def test_boundary_fit_not_bracketed_and_bad_input():
+    f = _fit(np.log([4, 8, 16]), [True, True, True])
     assert math.isnan(f.threshold)
     with pytest.raises(ValueError, match="equal nonzero length"):
-        ab.fit_log_boundary([1.0, 2.0], [True])
+        _fit([1.0, 2.0], [True])
     with pytest.raises(ValueError, match="min_width"):
-        ab.fit_log_boundary([1.0, 2.0], [True, False], min_width=0)
+        fit_threshold([1.0, 2.0], [True, False], increasing=True, min_width=0)
 
 
 def test_compare_on_a_synthetic_boundary_recovers_it_with_fewer_trials():
@@ -123,8 +129,8 @@ def test_designs_draw_the_same_trials(tmp_path):
     res, = ab.compare(boundaries=((32, 4),), replicates=1, target=0.3, store=store,
                       grid_ns=tuple(range(2, 13)), s_max=2, centre=lambda d, L: 6.0)
     ok = read_store(store, warn=False).ok.values()
-    # keyed by the trial's module name (also when the CLI runs as __main__), so the report can replay it
-    assert {v["fn"] for v in ok} == {"validation.token_retrieval.adaptive_boundary:boundary_trial"}
+    # keyed by the trial's stable name (also when the CLI runs as __main__), so the report can replay it
+    assert {v["fn"] for v in ok} == {"token_retrieval.boundary"}
     recs = [v["result"] for v in ok]
     by = {(x["N"], x["seed"]): x for x in recs}
     # one stored record per distinct (N, seed): a pair both designs asked for is run once
@@ -161,7 +167,7 @@ def test_cli_bad_input_is_one_line(capsys):
 
 def test_store_keys_do_not_depend_on_how_the_module_runs(tmp_path, monkeypatch):
     # run as `python -m ...` the module is __main__; a second copy under another name stands in for it
-    # here: its trials must still be stored under the module's own name, which the report's replay looks up
+    # here: its trials must still be stored under the trial's stable name, which the report's replay looks up
     import importlib.util
     import sys
 
@@ -177,7 +183,7 @@ def test_store_keys_do_not_depend_on_how_the_module_runs(tmp_path, monkeypatch):
     mod.compare(boundaries=((32, 4),), replicates=1, target=1.0, store=store, grid_ns=(2, 3), s_max=1,
                 centre=lambda d, L: 3.0)
     fns = {v["fn"] for v in read_store(store, warn=False).ok.values()}
-    assert fns == {"validation.token_retrieval.adaptive_boundary:boundary_trial"}
+    assert fns == {"token_retrieval.boundary"}
 
 
 def test_committed_summary_is_consistent():

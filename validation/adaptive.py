@@ -22,11 +22,13 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from hcizz.results import Result
+
 __all__ = ["AdaptiveResult", "adaptive_threshold", "next_loads"]
 
 
 @dataclass(frozen=True)
-class AdaptiveResult:
+class AdaptiveResult(Result):
     """Outcome of :func:`adaptive_threshold`.
 
     Parameters
@@ -65,6 +67,23 @@ class AdaptiveResult:
     stop: str
     fit: object
 
+    _estimate = "threshold"
+
+    def conf_int(self, alpha=0.05):
+        """Return the interval of the threshold at level ``1 - alpha`` from the last fit.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            One minus the confidence level, in (0, 1) (default 0.05).
+
+        Returns
+        -------
+        tuple of float
+            ``self.fit.conf_int(alpha)`` (e.g. a :class:`validation.logistic.ThresholdFit`).
+        """
+        return self.fit.conf_int(alpha)
+
     @property
     def trials(self):
         """Number of trials run."""
@@ -96,7 +115,7 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0, i
     ----------
     fit : object
         Fit of the data with attributes ``threshold``, ``width``, ``ci_low``,
-        ``ci_high`` (e.g. :class:`validation.linear_memory.capacity.ThresholdFit`).
+        ``ci_high`` (e.g. :class:`validation.logistic.ThresholdFit`).
     loads, success : sequence
         Loads and outcomes so far (at least one trial).
     batch : int
@@ -180,7 +199,7 @@ def adaptive_threshold(run, fit, start, *, target_halfwidth, max_trials, batch=2
     fit : callable
         ``fit(loads, success)`` returning an object with ``threshold``,
         ``width``, ``ci_low``, ``ci_high`` (e.g.
-        :func:`validation.linear_memory.capacity.fit_threshold`).
+        :func:`validation.logistic.fit_threshold`).
     start : sequence of float
         First round of loads (a coarse bracket around the expected threshold).
     target_halfwidth : float
@@ -241,7 +260,7 @@ def adaptive_threshold(run, fit, start, *, target_halfwidth, max_trials, batch=2
     --------
     >>> import numpy as np
     >>> from validation.adaptive import adaptive_threshold
-    >>> from validation.linear_memory.capacity import fit_threshold
+    >>> from validation.logistic import fit_threshold
     >>> def run(loads, seeds):          # a noiseless step at 0.7
     ...     return loads, [x < 0.7 for x in loads]
     >>> r = adaptive_threshold(run, fit_threshold, [0.5, 0.9], target_halfwidth=0.02,

@@ -9,16 +9,18 @@ likelihood:
   reweighted least squares) with an optional ridge on the slopes, which keeps
   the estimate finite under complete separation; the inverse penalised Fisher
   information is the covariance.
-* :func:`threshold_profile` -- one regressor, a few seeds per load (the
-  capacity threshold of a linear memory, ``P(success | alpha) =
-  sigma((alpha50 - alpha) / w)``): the profile likelihood of ``alpha50`` on a
-  grid, the maximum refined by Nelder-Mead, and a likelihood-ratio (Wilks)
-  interval.  This is kept apart from IRLS on purpose: with a few seeds per
-  load the data are often completely separated, where the maximum-likelihood
-  slope is infinite, the Fisher information is singular (no Wald interval)
-  and bootstrap resamples are degenerate, while the profile interval stays
-  finite, bracketed by the loads where successes and failures overlap
-  (docs/linear_memory.md#empirical-capacity-threshold).
+* :func:`fit_threshold` -- one regressor, a few trials per value (the
+  capacity threshold of a linear memory against its load, the adaptive design,
+  the token-retrieval boundary against ``log N``): the profile likelihood of
+  the 1/2 point on a grid, the maximum refined by Nelder-Mead, and a
+  likelihood-ratio (Wilks) interval, returned as one result class,
+  :class:`ThresholdFit` (``params``, ``conf_int(alpha)``, ``predict``,
+  ``summary()``).  This is kept apart from IRLS on purpose: with a few trials
+  per value the data are often completely separated, where the
+  maximum-likelihood slope is infinite, the Fisher information is singular
+  (no Wald interval) and bootstrap resamples are degenerate, while the profile
+  interval stays finite, bracketed by the values where successes and failures
+  overlap (docs/linear_memory.md#empirical-capacity-threshold).
 
 Both evaluate :func:`log_likelihood`.  ``scipy.special.expit`` is the
 sigmoid.  ``statsmodels`` would give
@@ -34,9 +36,10 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from hcizz.checks import check_int, check_real
+from hcizz.results import Result
 
-__all__ = ["log_likelihood", "LogisticFit", "fit_logistic", "ThresholdProfile",
-           "threshold_profile"]
+__all__ = ["log_likelihood", "LogisticFit", "fit_logistic", "ThresholdFit", "fit_threshold",
+           "success_counts"]
 
 
 def log_likelihood(eta, successes, trials=1):
@@ -80,7 +83,7 @@ def log_likelihood(eta, successes, trials=1):
 
 
 @dataclass(frozen=True)
-class LogisticFit:
+class LogisticFit(Result):
     """Result of :func:`fit_logistic`.
 
     Parameters
@@ -201,112 +204,51 @@ def fit_logistic(X, successes, trials=1, *, ridge=0.0, maxiter=100, tol=1e-10):
                        n_iter=it, converged=converged)
 
 
-@dataclass(frozen=True)
-class ThresholdProfile:
-    """Result of :func:`threshold_profile`.
-
-    Parameters
-    ----------
-    threshold : float
-        Maximum-likelihood ``x50`` (where the success probability is 1/2).
-    width : float
-        Maximum-likelihood width ``w``.
-    ci_low, ci_high : float
-        Profile-likelihood interval of ``x50`` (``-inf`` / ``inf`` where it
-        reaches the edge of the search range).
-    loglik : float
-        Maximum log-likelihood.
-    on_edge : bool
-        The maximum sits on the first or last grid cell of ``x50`` (the data
-        do not bracket a crossing of 1/2).
-
-    References
-    ----------
-    docs/linear_memory.md#empirical-capacity-threshold
-    """
-
-    threshold: float
-    width: float
-    ci_low: float
-    ci_high: float
-    loglik: float
-    on_edge: bool
-
-    def to_dict(self):
-        """Return the fields as a plain ``dict``.
-
-        Returns
-        -------
-        dict
-            One entry per field.
-        """
-        return {f.name: getattr(self, f.name) for f in fields(self)}
-
-
-def threshold_profile(x, successes, trials, *, level=0.95, n_grid=481, n_width=61, min_width):
-    r"""Fit ``P(success | x) = expit((x50 - x) / w)`` with a profile-likelihood interval for ``x50``.
+def success_counts(x, success):
+    """Count successes and trials per distinct regressor value.
 
     Parameters
     ----------
     x : array_like
-        Distinct regressor values (e.g. loads), 1-d.
-    successes, trials : array_like
-        Successes and trials at each ``x``.
-    level : float, optional
-        Confidence level of the interval (in (0, 1), default 0.95).
-    n_grid, n_width : int, optional
-        Grid sizes in ``x50`` and ``log w`` (>= 3 and >= 2).
-    min_width : float
-        Smallest width ``w`` considered (> 0): keeps the likelihood bounded
-        under complete separation.
+        Regressor of each trial (a load, ``log N``, ...).
+    success : array_like of bool
+        Outcome of each trial.
 
     Returns
     -------
-    ThresholdProfile
-        MLE, interval, maximum log-likelihood and the edge flag.
-
-    Notes
-    -----
-    The search range of ``x50`` extends one data span beyond the data on
-    each side; ``w`` runs log-uniformly from ``min_width`` to twice the span.
-    The profile ``max_w l(x50, w)`` is evaluated on the grid; the maximum is
-    refined by Nelder-Mead (``w >= min_width``) from the best grid point.
-    The interval is ``{x50 : max_w l(x50, w) >= l_max - chi2_1(level)/2}``
-    (Wilks).  A profile interval rather than a Wald interval or a bootstrap:
-    with a few trials per ``x`` the data are often (quasi-)separated, the
-    Fisher information is singular and bootstrap resamples are degenerate,
-    while the profile interval stays finite.
+    list of list
+        ``[x, successes, trials]`` rows sorted by ``x``.
 
     References
     ----------
-    Venzon and Moolgavkar, Appl. Statist. 37, 87 (1988) (profile-likelihood
-    intervals); docs/linear_memory.md#empirical-capacity-threshold
+    docs/linear_memory.md#empirical-capacity-threshold
 
     Examples
     --------
-    Complete separation between 0.6 and 0.7: the interval brackets the gap.
-
-    >>> f = threshold_profile([0.5, 0.6, 0.7, 0.8], [1, 1, 0, 0], [1, 1, 1, 1], min_width=1e-3)
-    >>> bool(0.5 <= f.ci_low <= 0.6 < 0.7 <= f.ci_high <= 0.8)
-    True
+    >>> success_counts([0.5, 0.4, 0.5], [True, True, False])
+    [[0.4, 1, 1], [0.5, 1, 2]]
     """
-    level = check_real("level", level, low=0, high=1, low_open=True, high_open=True,
-                       allow_array=False)
-    n_grid = check_int("n_grid", n_grid, low=3)
-    n_width = check_int("n_width", n_width, low=2)
-    wmin = check_real("min_width", min_width, low=0, low_open=True, allow_array=False)
-    xs, ks, ns = (np.asarray(v, float).ravel() for v in (x, successes, trials))
-    if not (xs.size == ks.size == ns.size) or xs.size == 0:
-        raise ValueError(f"x, successes and trials must have equal nonzero length, "
-                         f"got {xs.size}, {ks.size} and {ns.size}")
-    xmin, xmax = float(xs.min()), float(xs.max())
+    x = np.asarray(x, float).ravel()
+    success = np.asarray(success, bool).ravel()
+    xs, inv = np.unique(x, return_inverse=True)
+    ks = np.bincount(inv, weights=success.astype(float), minlength=xs.size)
+    ns = np.bincount(inv, minlength=xs.size)
+    return [[float(a), int(k), int(n)] for a, k, n in zip(xs, ks, ns)]
+
+
+def _profile(x, k, n, level, n_grid, n_width, wmin):
+    """Profile likelihood of ``x50`` in ``expit((x50 - x) / w)`` (decreasing).
+
+    Returns ``(x50, w, ci_low, ci_high, loglik, on_edge)``; see :func:`fit_threshold`.
+    """
+    xmin, xmax = float(x.min()), float(x.max())
     span = max(xmax - xmin, 0.05 * max(abs(xmax), 1e-12))
     lo, hi = xmin - span, xmax + span
     A = np.linspace(lo, hi, n_grid)
     Wd = np.exp(np.linspace(np.log(wmin), np.log(2 * span), n_width))
 
     def loglik(a50, w):
-        return log_likelihood((a50[..., None] - xs) / w[..., None], ks, ns)
+        return log_likelihood((a50[..., None] - x) / w[..., None], k, n)
 
     ll = loglik(A[:, None], np.broadcast_to(Wd, (n_grid, n_width)))
     prof = ll.max(axis=1)
@@ -328,5 +270,236 @@ def threshold_profile(x, successes, trials, *, level=0.95, n_grid=481, n_width=6
     ci_high = math.inf if inside[-1] == n_grid - 1 else float(A[inside[-1]])
     cell = (hi - lo) / (n_grid - 1)
     on_edge = bool(a50 <= lo + cell or a50 >= hi - cell)
-    return ThresholdProfile(threshold=a50, width=w, ci_low=ci_low, ci_high=ci_high,
-                            loglik=lmax, on_edge=on_edge)
+    return a50, w, ci_low, ci_high, lmax, on_edge
+
+
+@dataclass(frozen=True)
+class ThresholdFit(Result):
+    """Result of :func:`fit_threshold`: a logistic threshold with its profile-likelihood interval.
+
+    The one threshold-fit result of the package (capacity thresholds, the
+    adaptive design, token-retrieval boundaries).  In the style of a
+    likelihood-model result: it holds the data summary and the fit settings,
+    so :meth:`conf_int` at another level and :meth:`predict` are derived from
+    it.
+
+    Parameters
+    ----------
+    threshold : float
+        Maximum-likelihood ``x50``, where the fitted success probability is 1/2
+        (NaN when the data do not bracket it: all successes, all failures, or the
+        maximum on the edge of the search range).
+    width : float
+        Maximum-likelihood logistic width ``w``.
+    ci_low, ci_high : float
+        Profile-likelihood interval of ``x50`` at ``level`` (``-inf`` / ``inf``
+        where it reaches the edge of the search range).
+    counts : list
+        ``[x, successes, trials]`` rows.
+    n : int
+        Number of trials.
+    level : float
+        Confidence level of ``ci_low``, ``ci_high``.
+    method : str
+        How the fit was made.
+    increasing : bool
+        Direction of the model: False, ``expit((x50 - x) / w)`` (success
+        below the threshold, a capacity); True, ``expit((x - x50) / w)``.
+    loglik : float
+        Maximum log-likelihood.
+    min_width : float
+        Smallest width considered.
+    n_grid, n_width : int
+        Grid sizes of the profile.
+
+    References
+    ----------
+    Venzon and Moolgavkar, Appl. Statist. 37, 87 (1988);
+    docs/linear_memory.md#empirical-capacity-threshold
+
+    Examples
+    --------
+    >>> f = fit_threshold([0.5, 0.6, 0.7, 0.8], [1, 1, 0, 0])
+    >>> f.params.shape, float(f.predict(0.4)) > 0.99
+    ((2,), True)
+    """
+
+    threshold: float
+    width: float
+    ci_low: float
+    ci_high: float
+    counts: list
+    n: int
+    level: float
+    method: str
+    increasing: bool = False
+    loglik: float = math.nan
+    min_width: float = math.nan
+    n_grid: int = 481
+    n_width: int = 61
+
+    _estimate = "threshold"
+
+    @property
+    def params(self):
+        """``array([x50, w])``, the maximum-likelihood parameters."""
+        return np.array([self.threshold, self.width])
+
+    @property
+    def halfwidth(self):
+        """Half-width ``(ci_high - ci_low) / 2`` of the interval."""
+        return (self.ci_high - self.ci_low) / 2
+
+    def conf_int(self, alpha=0.05):
+        """Return the profile-likelihood interval of the threshold at level ``1 - alpha``.
+
+        Parameters
+        ----------
+        alpha : float, optional
+            One minus the confidence level, in (0, 1) (default 0.05).
+
+        Returns
+        -------
+        tuple of float
+            ``(ci_low, ci_high)`` at ``level = 1 - alpha``: the stored interval
+            when ``1 - alpha`` is the fit's level, else recomputed from the counts.
+        """
+        if isinstance(alpha, (int, float)) and not isinstance(alpha, bool) and 0 < alpha < 1 \
+                and math.isclose(1 - alpha, self.level, rel_tol=0, abs_tol=1e-12):
+            return (self.ci_low, self.ci_high)
+        level = check_real("alpha", alpha, low=0, high=1, low_open=True, high_open=True,
+                           allow_array=False)
+        f = fit_threshold([c[0] for c in self.counts for _ in range(c[2])],
+                          [i < c[1] for c in self.counts for i in range(c[2])],
+                          increasing=self.increasing, level=1 - level, n_grid=self.n_grid,
+                          n_width=self.n_width, min_width=self.min_width)
+        return (f.ci_low, f.ci_high)
+
+    def predict(self, x):
+        """Return the fitted success probability at ``x``.
+
+        Parameters
+        ----------
+        x : array_like
+            Regressor values.
+
+        Returns
+        -------
+        ndarray or float
+            ``expit((x50 - x) / w)`` (``increasing``: ``expit((x - x50) / w)``);
+            NaN where the threshold is NaN.
+        """
+        z = (np.asarray(x, float) - self.threshold) / self.width
+        out = special.expit(z if self.increasing else -z)
+        return float(out) if np.ndim(out) == 0 else out
+
+    def summary(self):
+        """Return a short text report: the threshold, its interval, the width and the data.
+
+        Returns
+        -------
+        str
+            A few lines.
+        """
+        lines = [f"Logistic threshold fit ({'increasing' if self.increasing else 'decreasing'}), "
+                 f"{self.n} trials at {len(self.counts)} values",
+                 f"  threshold  {self.threshold:.6g}   {100 * self.level:g}% CI [{self.ci_low:.6g}, "
+                 f"{self.ci_high:.6g}]",
+                 f"  width      {self.width:.3g}   log-likelihood {self.loglik:.4g}",
+                 "  x: successes/trials  " + ", ".join(f"{c[0]:.4g}: {c[1]}/{c[2]}" for c in self.counts)]
+        return "\n".join(lines)
+
+
+def fit_threshold(x, success, *, increasing=False, level=0.95, n_grid=481, n_width=61, min_width=None):
+    r"""Fit a logistic threshold to pass/fail trials, with a profile-likelihood interval.
+
+    Model: ``P(success | x) = expit((x50 - x) / w)`` (``increasing=True``:
+    ``expit((x - x50) / w)``).  The one threshold fit of the package: capacity
+    thresholds against load, the adaptive design, token-retrieval boundaries
+    against ``log N``.
+
+    Parameters
+    ----------
+    x : array_like
+        Regressor of each trial (a load, ``log N``, ...).
+    success : array_like of bool
+        Outcome of each trial.
+    increasing : bool, optional
+        Direction of the model (default False: success below the threshold).
+    level : float, optional
+        Confidence level of the interval (in (0, 1), default 0.95).
+    n_grid, n_width : int, optional
+        Grid sizes in ``x50`` and ``log w`` of the profile (>= 3 and >= 2).
+    min_width : float, optional
+        Smallest width ``w`` considered (> 0; default ``1e-3 * median |x|``,
+        at least ``1e-12``): keeps the likelihood bounded under complete
+        separation.
+
+    Returns
+    -------
+    ThresholdFit
+        Threshold, width, interval, per-value counts, settings.
+
+    Raises
+    ------
+    ValueError
+        Empty or unequal inputs, non-finite ``x``, ``level`` outside (0, 1),
+        ``min_width <= 0``, grid sizes too small.
+
+    Notes
+    -----
+    The profile ``max_w l(x50, w)`` of the binomial log-likelihood
+    :func:`log_likelihood` is evaluated on an ``n_grid x n_width`` grid
+    (``x50`` over the data's range extended by one span on each side, ``w``
+    log-uniform from ``min_width`` to twice the span); the maximum is refined
+    by Nelder-Mead from the best grid point.  The interval is
+    :math:`\{x_{50} : \max_w \ell(x_{50}, w) \ge \ell_{\max} - \chi^2_1(\text{level})/2\}`
+    (Wilks), its ends on the grid.  A profile interval rather than Wald or a
+    bootstrap: with a few trials per value the data are often
+    (quasi-)separated, where the Fisher information is singular and bootstrap
+    resamples are degenerate, while the profile interval stays finite.  The
+    increasing model is fitted as the decreasing one in ``-x``.
+
+    References
+    ----------
+    Venzon and Moolgavkar, Appl. Statist. 37, 87 (1988) (profile-likelihood
+    intervals); docs/linear_memory.md#empirical-capacity-threshold
+
+    Examples
+    --------
+    Two trials at each of four loads; the interval at 95 % and at 68 %:
+
+    >>> f = fit_threshold([0.5, 0.5, 0.6, 0.6, 0.7, 0.7, 0.8, 0.8], [1, 1, 1, 0, 1, 0, 0, 0])
+    >>> print(f"{f.threshold:.3f} [{f.ci_low:.3f}, {f.ci_high:.3f}]")
+    0.650 [0.339, 0.961]
+    >>> print("[{:.3f}, {:.3f}]".format(*f.conf_int(0.32)))
+    [0.590, 0.710]
+    >>> g = fit_threshold(np.log([4, 8, 16, 32]), [0, 0, 1, 1], increasing=True, min_width=0.01)
+    >>> print(f"{np.exp(g.threshold):.2f}")
+    11.47
+    """
+    level = check_real("level", level, low=0, high=1, low_open=True, high_open=True, allow_array=False)
+    n_grid = check_int("n_grid", n_grid, low=3)
+    n_width = check_int("n_width", n_width, low=2)
+    xv = np.asarray(x, float).ravel()
+    yv = np.asarray(success, float).ravel()
+    if xv.size != yv.size or xv.size == 0:
+        raise ValueError(f"x and success must have equal nonzero length, got {xv.size} and {yv.size}")
+    if not np.all(np.isfinite(xv)):
+        raise ValueError(f"x must be finite, got {xv[~np.isfinite(xv)][:3].tolist()}")
+    if min_width is None:
+        wmin = max(1e-3 * float(np.median(np.abs(xv))), 1e-12)
+    else:
+        wmin = check_real("min_width", min_width, low=0, low_open=True, allow_array=False)
+    counts = success_counts(xv, yv.astype(bool))
+    xs, ks, ns = (np.array(c, float) for c in zip(*counts))
+    sign = -1.0 if increasing else 1.0
+    a50, w, lo, hi, lmax, on_edge = _profile(sign * xs, ks, ns, level, n_grid, n_width, wmin)
+    if increasing:
+        a50, lo, hi = -a50, -hi, -lo
+    if on_edge or yv.all() or not yv.any():
+        a50 = math.nan
+    return ThresholdFit(threshold=a50, width=w, ci_low=lo, ci_high=hi, counts=counts, n=int(xv.size),
+                        level=level, method="logistic MLE, profile-likelihood CI",
+                        increasing=bool(increasing), loglik=lmax, min_width=wmin, n_grid=n_grid,
+                        n_width=n_width)

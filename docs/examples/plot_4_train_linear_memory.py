@@ -7,7 +7,7 @@ A linear associative memory :math:`W \in \mathbb{R}^{d\times d}` stores :math:`p
 correct output has the largest score :math:`u_\rho^\top W e_\mu` among the :math:`p`
 candidates.  We train :math:`W` by full-batch Adam on the cross-entropy at several
 loads :math:`\alpha = p\ln p/d^2`, a few seeds each, and fit the load where the
-success probability crosses 1/2 (:func:`validation.linear_memory.fit_threshold`,
+success probability crosses 1/2 (:func:`validation.logistic.fit_threshold`,
 logistic model, 95% profile-likelihood interval).
 
 The theory to compare with is the finite-size replica-symmetric capacity at this

@@ -1,23 +1,28 @@
-"""Canonical JSON, trial keys and the qualified name of a trial function.
+"""Canonical JSON, trial keys and the name of a trial function.
 
 A trial is identified by the pair (trial function, parameter record). Its key
 is the SHA-256 of one canonical JSON text, so the key is stable across runs,
 processes, machines and Python versions:
 
-``trial_key(params, fn) = sha256(canonical_json({"fn": NAME, "params": params}))``
+``trial_key(params, fn) = sha256(canonical_json({"fn": NAME, "params": key_params(params)}))``
 
-* ``NAME`` is ``"module:qualname"`` of the trial function (e.g.
-  ``"validation.engine._demo_trials:lstsq_trial"``), or ``None`` when no
-  function is given. Including it lets two experiments share one store
-  without one's results being mistaken for the other's. Renaming or moving a
-  trial function therefore starts its sweep afresh (on purpose: the store
-  cannot tell whether the new function computes the same thing).
+* ``NAME`` is the trial's stable name (``"linear_memory.capacity"``, given by
+  :func:`validation.engine.trial`), or ``"module:qualname"`` of a function
+  that is not registered, or ``None`` when no function is given. Including
+  it lets two experiments share one store without one's results being
+  mistaken for the other's. A registered trial can move between modules
+  without changing a key; renaming it (or changing what an unregistered
+  function's module path is) starts its sweep afresh, unless the old name is
+  declared as an alias.
+* ``key_params`` rounds every float to 12 significant digits (``0.1 + 0.2``
+  and ``0.3`` are one trial): parameters are identities, and a load computed
+  from a theory prediction differs in its last bits between numpy versions
+  and BLAS builds; two floats give the same key exactly when they agree to 12
+  significant digits. The record keeps the exact parameters.
 * Canonical JSON: ``json.dumps(obj, sort_keys=True, separators=(",", ":"),
   ensure_ascii=False, allow_nan=False)``. Dict keys are sorted, so key order
-  in ``params`` does not matter. Floats are written with Python's ``repr``,
-  the shortest text that round-trips to the same double, so two floats give
-  the same key exactly when they are the same double. ``1`` and ``1.0`` are
-  different values (an int and a float) and give different keys.
+  in ``params`` does not matter. ``1`` and ``1.0`` are different values (an
+  int and a float) and give different keys.
 * Only plain JSON values are accepted: dicts with ``str`` keys, lists,
   ``str``, ``int``, finite ``float``, ``bool`` and ``None``. Tuples are
   normalised to lists and numpy scalars to the Python scalar of the same value
@@ -26,6 +31,10 @@ processes, machines and Python versions:
   :func:`hcizz.jsonout.to_json_value` with ``nonfinite="raise"``: a parameter
   is an identity, and ``nan`` is not equal to itself (the JSON policy of the
   project is in ``docs/reliability.md#json``).
+
+These are the keys of store format version 2 (``docs/sweeps.md#records``);
+version 1 keyed the exact floats under ``module:qualname`` and is read with
+recomputed keys.
 """
 from __future__ import annotations
 
@@ -39,7 +48,11 @@ import numpy as np
 
 from hcizz.jsonout import to_json_value
 
-__all__ = ["canonical_json", "normalize_params", "trial_key", "key_of", "fn_name", "check_fn"]
+__all__ = ["canonical_json", "normalize_params", "key_params", "trial_key", "key_of", "fn_name", "check_fn",
+           "KEY_DIGITS"]
+
+#: Significant digits of the floats of a key (see the module notes).
+KEY_DIGITS = 12
 
 
 def _normalize(obj, where):
@@ -117,7 +130,7 @@ def canonical_json(obj):
 
 
 def fn_name(fn):
-    """Return ``"module:qualname"`` of a callable, or ``fn`` itself if it is a str.
+    """Return the name a trial function is keyed by, or ``fn`` itself if it is a str.
 
     Parameters
     ----------
@@ -127,7 +140,8 @@ def fn_name(fn):
     Returns
     -------
     str
-        ``"module:qualname"``.
+        The stable name of a registered trial (:func:`validation.engine.trial`),
+        else ``"module:qualname"``.
 
     Raises
     ------
@@ -140,6 +154,9 @@ def fn_name(fn):
     """
     if isinstance(fn, str):
         return fn
+    stable = getattr(fn, "__trial_name__", None)
+    if stable is not None:
+        return stable
     module = getattr(fn, "__module__", None)
     qualname = getattr(fn, "__qualname__", None)
     if not module or not qualname:
@@ -155,7 +172,7 @@ def trial_key(params, fn=None):
     params : dict
         Parameter record of the trial (plain JSON values, seed included).
     fn : callable or str, optional
-        The trial function, or its ``"module:qualname"``. :func:`run_sweep`
+        The trial function, or its name (:func:`fn_name`). :func:`run_sweep`
         always passes it, so the ``key`` of a stored record equals
         ``trial_key(record["params"], record["fn"])``. Without ``fn`` the
         key is that of the parameters alone (``"fn": null`` is hashed).
@@ -167,11 +184,11 @@ def trial_key(params, fn=None):
 
     Notes
     -----
-    ``sha256(canonical_json({"fn": fn_name(fn), "params": params}))``, where
-    canonical JSON sorts dict keys and writes floats with their shortest
-    round-trip ``repr``: the key does not depend on dict order, process,
-    machine or Python version, and two float values share a key exactly when
-    they are the same double.
+    ``sha256(canonical_json({"fn": fn_name(fn), "params": key_params(params)}))``,
+    where canonical JSON sorts dict keys and :func:`key_params` rounds floats
+    to 12 significant digits: the key does not depend on dict order, process,
+    machine, Python version or the last bits of a computed float, and two
+    float values share a key exactly when they agree to 12 significant digits.
 
     References
     ----------
@@ -184,9 +201,47 @@ def trial_key(params, fn=None):
     True
     >>> trial_key({"x": 1}) == trial_key({"x": 1.0})
     False
+    >>> trial_key({"x": 0.1 + 0.2}) == trial_key({"x": 0.3})
+    True
     """
     name = None if fn is None else fn_name(fn)
     return key_of(name, normalize_params(params))
+
+
+def _round(obj):
+    if isinstance(obj, float):
+        return float(f"{obj:.{KEY_DIGITS}g}")
+    if isinstance(obj, dict):
+        return {k: _round(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_round(v) for v in obj]
+    return obj
+
+
+def key_params(params):
+    """Return the parameters as they enter a key: floats rounded to :data:`KEY_DIGITS` digits.
+
+    Parameters
+    ----------
+    params : dict
+        Normalised parameter record (see :func:`normalize_params`).
+
+    Returns
+    -------
+    dict
+        The same record with every float (nested ones too) rounded to 12
+        significant digits; ints, strings, booleans and None unchanged.
+
+    References
+    ----------
+    docs/sweeps.md#records
+
+    Examples
+    --------
+    >>> key_params({"alpha": 0.9073773753570492, "d": 40, "w": [0.1 + 0.2]})
+    {'alpha': 0.907377375357, 'd': 40, 'w': [0.3]}
+    """
+    return _round(params)
 
 
 def key_of(name, params):
@@ -202,13 +257,13 @@ def key_of(name, params):
     Returns
     -------
     str
-        SHA-256 hex digest of ``canonical_json({"fn": name, "params": params})``.
+        SHA-256 hex digest of ``canonical_json({"fn": name, "params": key_params(params)})``.
 
     References
     ----------
     docs/sweeps.md#records
     """
-    text = canonical_json({"fn": name, "params": params})
+    text = canonical_json({"fn": name, "params": _round(params)})
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -229,7 +284,8 @@ def check_fn(fn, *, picklable=True):
     Returns
     -------
     str
-        ``"module:qualname"`` of ``fn``.
+        The name ``fn`` is keyed by (:func:`fn_name`: its stable name if it is
+        registered, else ``"module:qualname"``).
 
     Raises
     ------
@@ -243,8 +299,11 @@ def check_fn(fn, *, picklable=True):
     """
     if not callable(fn):
         raise ValueError(f"fn must be an importable module-level function, got {fn!r:.80}")
-    name = fn_name(fn)
-    module, qualname = name.split(":", 1)
+    module = getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", None)
+    if not module or not qualname:
+        raise ValueError(f"fn must be an importable module-level function, got {fn!r:.80}")
+    name = f"{module}:{qualname}"
     if "<" in qualname:  # <lambda>, <locals>
         raise ValueError(f"fn must be an importable module-level function, got {name} "
                          "(lambdas and nested functions cannot be sent to worker processes)")
@@ -264,4 +323,4 @@ def check_fn(fn, *, picklable=True):
         except Exception as exc:
             raise ValueError(f"fn must be picklable to run in worker processes, got {name} "
                              f"({type(exc).__name__}: {exc})") from None
-    return name
+    return fn_name(fn)

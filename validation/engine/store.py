@@ -13,7 +13,7 @@ trial attempt::
 The first line of a store is its **header**, written when the store is
 created::
 
-    {"format": "assocmem-trial-store", "version": 1, "created": "2026-..."}
+    {"format": "assocmem-trial-store", "version": 2, "created": "2026-..."}
 
 so that a store is recognisable as one. The file is only ever appended to,
 and only by the process that runs the sweep (workers return their results to
@@ -31,12 +31,19 @@ record (a README, ``/etc/passwd``, a binary) is refused with
 CLIs), and nothing is written to it. A header with a newer ``version`` than
 this code knows is refused the same way.
 
-*Migration.* Stores written before the header existed (format version 0)
-start directly with a trial record; they are accepted as they are (a first
-line that is a complete trial record identifies a store just as well), and
-appending to them keeps them headerless (a header cannot be prepended to an
-append-only file). An empty file is an empty store; the header is written by
-the first :meth:`TrialStore.open`.
+*Versions.* Version 2 keys a record by its trial's stable name and its
+parameters with floats rounded to 12 significant digits
+(:mod:`validation.engine.keys`). Version 1 keyed the exact floats under the
+trial function's ``module:qualname``; stores written before the header
+existed (version 0) start directly with a trial record. Both are read with
+their keys *recomputed* the version-2 way, the ``fn`` of each record mapped to
+its trial's stable name through the registered aliases
+(:func:`validation.engine.trials.resolve_name`), so a sweep finds the trials
+an older version stored; appending to them keeps their header (a header
+cannot be changed in an append-only file, and recomputing is idempotent).
+:func:`migrate_store` rewrites such a store once, atomically, as version 2.
+An empty file is an empty store; the header is written by the first
+:meth:`TrialStore.open`.
 
 Crash safety
 ------------
@@ -82,14 +89,14 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
 __all__ = ["StoreScan", "DamagedLine", "read_store", "TrialStore", "NotAStoreError",
-           "StoreLockedError", "STORE_FORMAT", "STORE_VERSION", "decode_record"]
+           "StoreLockedError", "STORE_FORMAT", "STORE_VERSION", "decode_record", "migrate_store"]
 
 _REQUIRED = ("key", "fn", "params", "status")
 
 #: ``format`` field of the header record.
 STORE_FORMAT = "assocmem-trial-store"
 #: Newest store format version this code reads and writes.
-STORE_VERSION = 1
+STORE_VERSION = 2
 #: The first line of a store (header or legacy record) is read at most this long.
 _MAX_FIRST_LINE = 1 << 20
 #: At most this many damaged lines are described in warnings.
@@ -250,6 +257,9 @@ class StoreScan:
         followed by a ``\\n`` before the next append).
     header : dict or None
         The header record (None for an empty or a legacy headerless store).
+    version : int
+        Format version of the file (0: headerless); records of versions
+        below 2 are returned with recomputed keys and resolved ``fn`` names.
 
     References
     ----------
@@ -264,6 +274,7 @@ class StoreScan:
     n_lines: int = 0
     unterminated: bool = False
     header: dict | None = None
+    version: int = STORE_VERSION
 
     @property
     def n_ok_lines(self):
@@ -324,6 +335,20 @@ def _check_record(obj):
     return None
 
 
+def _upgrade(rec):
+    """A version-0/1 record with its ``fn`` resolved and its key recomputed (version 2)."""
+    from .keys import key_of, normalize_params
+    from .trials import resolve_name
+
+    rec = dict(rec)
+    rec["fn"] = resolve_name(rec["fn"])
+    try:
+        rec["key"] = key_of(rec["fn"], normalize_params(rec["params"]))
+    except ValueError:          # params that are not plain JSON: keep the stored key
+        pass
+    return rec
+
+
 def read_store(path, *, warn=True):
     """Read a JSONL store, skipping and reporting damaged lines.
 
@@ -371,6 +396,10 @@ def read_store(path, *, warn=True):
     kind, scan.header = check_store_file(path)
     if kind == "missing":
         return scan
+    scan.version = 0 if scan.header is None else int(scan.header["version"])
+    if kind == "empty":
+        scan.version = STORE_VERSION
+    rekey = scan.version < 2
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -402,6 +431,8 @@ def read_store(path, *, warn=True):
                 reason = _check_record(obj)
         if reason is None:
             obj = decode_record(obj)
+            if rekey:
+                obj = _upgrade(obj)
             scan.records.append(obj)
             if obj["status"] == "ok":
                 scan.ok[obj["key"]] = obj
@@ -524,3 +555,120 @@ class TrialStore:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def migrate_store(path):
+    """Rewrite a store of format version 0 or 1 as version 2, atomically.
+
+    Every record's ``fn`` becomes its trial's stable name (an alias registered
+    with :func:`validation.engine.trial`; an unregistered name is kept) and its
+    ``key`` is recomputed (:mod:`validation.engine.keys`); parameters, results,
+    timings and damaged lines are kept as parsed (a bare ``NaN`` of a
+    version-0 record written as the string ``"nan"`` of the JSON policy), the header
+    becomes version 2 (``created`` kept, ``migrated_from`` added).
+
+    Parameters
+    ----------
+    path : str or Path
+        An existing store file.
+
+    Returns
+    -------
+    dict
+        ``path``, ``from_version``, ``records``, ``renamed`` (records whose
+        ``fn`` changed), ``unresolved`` (sorted ``fn`` names with no
+        registered trial), ``damaged`` (lines kept as they were) and
+        ``changed`` (False for a store already at version 2, left untouched).
+
+    Raises
+    ------
+    ValueError
+        ``path`` missing or a directory.
+    NotAStoreError
+        The file is not a store.
+    StoreLockedError
+        Another process is writing it.
+
+    Notes
+    -----
+    The new text is written to a temporary file in the same folder, synced
+    and renamed over the store while the writer lock is held, so a reader
+    sees the old or the new file, never a mixture, and a crash leaves the old
+    store in place.  The trials of the trial modules that are imported when
+    this runs are renamed; import them first (``python -m validation
+    migrate-store`` imports every study).
+
+    References
+    ----------
+    docs/sweeps.md#records
+    """
+    from hcizz.jsonout import to_json_value
+
+    from .keys import key_of, normalize_params
+    from .trials import registered_trials, resolve_name
+
+    if not isinstance(path, (str, os.PathLike)) or os.path.isdir(path) or not os.path.exists(path):
+        raise ValueError(f"path must be an existing store file, got {str(path)!r:.80}")
+    path = Path(path)
+    kind, header = check_store_file(path)
+    version = 0 if header is None else int(header["version"])
+    if kind == "empty":
+        version = STORE_VERSION
+    known = set(registered_trials())
+    out = {"path": str(path), "from_version": version, "records": 0, "renamed": 0,
+           "unresolved": [], "damaged": 0, "changed": False}
+    if version >= 2:
+        return out
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                raise StoreLockedError(f"store {str(path)!r} is being written by another process; "
+                                       "migrate it when that sweep has finished") from None
+        data = path.read_bytes()
+        lines = data.split(b"\n")
+        if lines and lines[-1] == b"":
+            lines.pop()
+        head = {"format": STORE_FORMAT, "version": STORE_VERSION,
+                "created": (header or {}).get("created")
+                or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "migrated_from": version}
+        new = [json.dumps(head, sort_keys=True).encode("utf-8")]
+        unresolved = set()
+        for i, raw in enumerate(lines):
+            if i == 0 and header is not None:
+                continue
+            try:
+                obj = json.loads(raw.decode("utf-8"))
+            except ValueError:
+                obj = None
+            if obj is None or _check_record(obj) is not None:
+                new.append(raw)              # damaged: kept as evidence, still skipped by readers
+                out["damaged"] += 1
+                continue
+            name = resolve_name(obj["fn"])
+            out["renamed"] += name != obj["fn"]
+            if name not in known and name is not None:
+                unresolved.add(name)
+            obj["fn"] = name
+            try:
+                obj["key"] = key_of(name, normalize_params(obj["params"]))
+            except ValueError:
+                pass
+            out["records"] += 1
+            # a bare NaN/Infinity of a version-0 line is written as the policy's string
+            new.append(json.dumps(to_json_value(obj), ensure_ascii=False, allow_nan=False).encode("utf-8"))
+        tmp = path.with_name(f".{path.name}.migrate.tmp")
+        with open(tmp, "wb") as fh:
+            fh.write(b"\n".join(new) + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, os.stat(path).st_mode & 0o777)
+        os.replace(tmp, path)
+    finally:
+        os.close(fd)
+    out["unresolved"] = sorted(unresolved)
+    out["changed"] = True
+    return out

@@ -46,7 +46,7 @@ import numpy as np
 from hcizz.cli import ArgumentParser
 from scipy import optimize, stats
 
-from validation.linear_memory.capacity import fit_threshold
+from validation.logistic import fit_threshold
 from .experiments import _split_facts
 from .transformer import OneLayerTransformer
 from . import theory_check as tc
@@ -268,7 +268,7 @@ def fit_capacity(facts, results, budget, level=0.95):
 
     Notes
     -----
-    :func:`validation.linear_memory.capacity.fit_threshold` on
+    :func:`validation.logistic.fit_threshold` on
     ``(ln N, success)``: every seed and every ``N`` in one likelihood.
 
     References

@@ -30,11 +30,12 @@ import numpy as np
 from hcizz.checks import check_int, check_real, check_rng
 from hcizz.estimate import Estimate
 from validation.optim import Adam, warmup_cosine
-from validation.results import Result
+from hcizz.results import Result
 from .memories import train_memory
 from .sequential import train_sequential
 from .task import make_task
 from .transformer import OneLayerTransformer
+from validation.engine.trials import trial
 
 __all__ = ["experiment_rng", "largest_passing", "train_transformer", "transformer_capacity",
            "memory_capacity_experiment", "transformer_capacity_experiment",
@@ -83,6 +84,7 @@ def _progress(msg):
     print(f"[factual-recall] {msg}", file=sys.stderr, flush=True)
 
 
+@trial("factual_recall.experiment", aliases=("validation.factual_recall.experiments:experiment_trial",))
 def experiment_trial(params):
     """Run one experiment as a trial of :func:`validation.engine.run_sweep`.
 

@@ -20,7 +20,7 @@ import numpy as np
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
 from validation.optim import Adam, warmup_cosine
-from validation.results import Result
+from hcizz.results import Result
 
 __all__ = ["sphere_embeddings", "linear_memory_loss", "mlp_memory_loss",
            "init_mlp_memory", "train_memory", "MemoryTrainResult"]

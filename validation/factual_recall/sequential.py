@@ -30,7 +30,7 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
-from validation.results import Result
+from hcizz.results import Result
 from .task import FactTask, structured_answers
 
 __all__ = ["linear_attention_loss", "train_sequential", "detect_stages", "block_losses",

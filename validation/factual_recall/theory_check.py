@@ -42,10 +42,11 @@ from scipy import stats
 from scipy.special import lambertw
 
 from hcizz.checks import check_int, check_real
-from validation.linear_memory.capacity import fit_threshold
+from validation.logistic import fit_threshold
 from validation.optim import Adam, warmup_cosine
-from validation.results import Result
+from hcizz.results import Result
 from .memories import init_mlp_memory, linear_memory_loss, mlp_memory_loss
+from validation.engine.trials import trial
 
 __all__ = ["embeddings", "linear_recall_trial", "mlp_recall_trial", "capacity_fits",
            "n_of_load", "theory_prediction", "mlp_capacity_fits", "counting_bounds",
@@ -106,6 +107,7 @@ def _first(flags):
     return None if flags is None else int(flags)
 
 
+@trial("factual_recall.linear_recall", aliases=("validation.factual_recall.theory_check:linear_recall_trial",))
 def linear_recall_trial(params):
     """One training run of the factual-recall linear memory (trial for ``run_sweep``).
 
@@ -195,6 +197,7 @@ def _train_until_recalled(lossfn, params, n, need99, steps, lr):
     return t_all, t_99, acc, t
 
 
+@trial("factual_recall.mlp_recall", aliases=("validation.factual_recall.theory_check:mlp_recall_trial",))
 def mlp_recall_trial(params):
     """One training run of the two-class MLP memory (trial for ``run_sweep``).
 
@@ -306,7 +309,7 @@ def capacity_fits(records, *, budgets, load_key="load"):
     dict
         ``{"all": [...], "99": [...]}``, one entry per budget with ``budget``,
         ``threshold``, ``ci_low``, ``ci_high`` (load at 50% success and its 95%
-        profile-likelihood CI, :func:`validation.linear_memory.capacity.fit_threshold`)
+        profile-likelihood CI, :func:`validation.logistic.fit_threshold`)
         and ``successes``.
 
     Notes
@@ -575,6 +578,7 @@ def _crossing(step, curve, level):
     return float(x0 + (x1 - x0) * (y0 - level) / (y0 - y1))
 
 
+@trial("factual_recall.escape", aliases=("validation.factual_recall.theory_check:escape_trial",))
 def escape_trial(params):
     """Escape steps of the two plateaus of the sequential-learning model (trial).
 
@@ -699,6 +703,7 @@ def fit_escape_slopes(records, S, R, D, level=0.95):
 
 # ----------------------------------------------------------------------------- transformer budget
 
+@trial("factual_recall.transformer_budget", aliases=("validation.factual_recall.theory_check:transformer_budget_trial",))
 def transformer_budget_trial(params):
     """Transformer trained at a constant rate, accuracy recorded along the way (trial).
 

@@ -14,11 +14,11 @@ from .data import Facts, make_facts, make_op, make_dp, p_from_load, load_of
 from .models import scores, xent_and_grad, hebbian_W, lowrank_W
 from .train import train, PRESETS, TrainConfig
 from .registry import MemoryModel, Parametrization, register_model, get_model, model_names
-from .capacity import capacity_trial, fit_threshold, measure_capacity
+from .capacity import capacity_trial, measure_capacity
 from .exact import exact_feasibility, exact_trial, verify_feasible, verify_infeasible
 
 __all__ = ["Facts", "make_facts", "make_op", "make_dp", "p_from_load", "load_of",
            "scores", "xent_and_grad", "hebbian_W", "lowrank_W", "train", "PRESETS",
            "TrainConfig", "MemoryModel", "Parametrization", "register_model", "get_model",
-           "model_names", "capacity_trial", "fit_threshold", "measure_capacity",
+           "model_names", "capacity_trial", "measure_capacity",
            "exact_feasibility", "exact_trial", "verify_feasible", "verify_infeasible"]

@@ -6,7 +6,7 @@ uses the seed pool starting at ``1000 r``:
 * **grid** — the report's full-mode grid (:data:`validation.linear_memory.adaptive_compare.GRID_FACTORS` times the
   finite-``p`` prediction, 8 loads), seeds ``1000 r + 0 .. S - 1`` at every
   load, ``S = 1, 2, ...`` until the 95% CI half-width of
-  :func:`~validation.linear_memory.capacity.fit_threshold` is <= the target
+  :func:`~validation.logistic.fit_threshold` is <= the target
   (trials: ``8 S``);
 * **adaptive** — :func:`~validation.linear_memory.capacity.measure_capacity`
   with ``design="adaptive"`` (same start, batch and stopping rule as the
@@ -49,7 +49,8 @@ def _runner(store, compute):
 
 
 def _grid(d, r, target, run, theory):
-    from .capacity import fit_threshold, trial_params
+    from validation.logistic import fit_threshold
+    from .capacity import trial_params
     from .data import load_of, p_from_load
 
     loads = sorted({float(load_of(p_from_load(theory * f, d), d)) for f in GRID_FACTORS})
@@ -66,7 +67,8 @@ def _grid(d, r, target, run, theory):
 
 def _adaptive(d, r, target, run, theory):
     from validation.adaptive import adaptive_threshold
-    from .capacity import _adaptive_settings, fit_threshold, trial_params
+    from validation.logistic import fit_threshold
+    from .capacity import _adaptive_settings, trial_params
     from .d150 import BATCH, START
 
     st = _adaptive_settings("op", d, None, {"value": theory}, [theory * f for f in START])

@@ -5,7 +5,7 @@ is exactly the first ``B`` steps of a run with a larger budget, and training
 stops at the first step where all facts are recalled.  So one run per trial
 at the largest budget gives success at every smaller budget:
 ``success(B) = success and steps <= B``.  The threshold is then fitted per
-budget (:func:`validation.linear_memory.capacity.fit_threshold`) until it
+budget (:func:`validation.logistic.fit_threshold`) until it
 stops moving.
 
 Run (the numbers in ``docs/linear_memory.md``)::
@@ -20,7 +20,8 @@ import time
 
 import numpy as np
 
-from .capacity import capacity_trial, fit_threshold, load_grid, trial_params
+from validation.logistic import fit_threshold
+from .capacity import capacity_trial, load_grid, trial_params
 
 __all__ = ["CONFIGS", "budget_thresholds", "budget_study"]
 

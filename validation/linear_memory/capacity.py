@@ -5,7 +5,7 @@ rounded to an integer, the actual load recorded), trains (or builds the
 Hebbian memory) and records success = exact recall of all ``p`` facts.
 The empirical capacity is the load where the success probability crosses
 1/2, from a logistic fit over a grid of loads and seeds
-(:func:`fit_threshold`).
+(:func:`validation.logistic.fit_threshold`).
 """
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ import time
 import numpy as np
 
 from hcizz.checks import check_int, check_real
-from validation.logistic import threshold_profile
+from validation.logistic import fit_threshold, success_counts
 from .data import make_facts, p_from_load, load_of, DEFAULT_MAX_BYTES
 from .train import train
 from .registry import MEMORY_MODELS, get_model
-from validation.results import Result, optional
+from hcizz.results import Result, optional
+from validation.engine.trials import trial
 
-__all__ = ["capacity_trial", "trial_params", "load_grid", "fit_threshold", "extension_loads",
-           "ThresholdFit", "success_counts", "trial_rngs", "grid_center", "measure_capacity",
+__all__ = ["capacity_trial", "trial_params", "load_grid", "extension_loads", "trial_rngs", "grid_center", "measure_capacity",
            "CapacityMeasurement"]
 
 
@@ -59,6 +59,7 @@ def trial_rngs(seed, d, p):
     return np.random.default_rng(a), np.random.default_rng(b)
 
 
+@trial("linear_memory.capacity", aliases=("validation.linear_memory.capacity:capacity_trial",))
 def capacity_trial(params):
     """One capacity trial (module-level, for :func:`validation.engine.run_sweep`).
 
@@ -239,143 +240,6 @@ def extension_loads(loads, results, d, *, min_step=0.0):
     return sorted({float(load_of(p_from_load(a, d), d)) for a in new} - set(loads))
 
 
-def success_counts(loads, success):
-    """Count successes and trials per load.
-
-    Parameters
-    ----------
-    loads : array_like
-        Load of each trial.
-    success : array_like of bool
-        Outcome of each trial.
-
-    Returns
-    -------
-    list of list
-        ``[load, successes, trials]`` rows sorted by load.
-
-    References
-    ----------
-    docs/linear_memory.md#empirical-capacity-threshold
-
-    Examples
-    --------
-    >>> success_counts([0.5, 0.4, 0.5], [True, True, False])
-    [[0.4, 1, 1], [0.5, 1, 2]]
-    """
-    loads = np.asarray(loads, float)
-    success = np.asarray(success, bool)
-    rows = []
-    for a in np.unique(loads):
-        m = loads == a
-        rows.append([float(a), int(success[m].sum()), int(m.sum())])
-    return rows
-
-
-@dataclass(frozen=True)
-class ThresholdFit(Result):
-    """Result of :func:`fit_threshold`, a frozen record with ``to_dict()``.
-
-    Readable by attribute (``fit.threshold``) and, for existing callers, as a
-    read-only mapping (``fit["threshold"]``, ``dict(fit)``); ``to_dict()``
-    gives plain values.
-
-    Parameters
-    ----------
-    threshold : float
-        Load ``alpha50`` where the fitted success probability is 1/2 (NaN when
-        the data do not bracket it).
-    width : float
-        Logistic width ``w``.
-    ci_low, ci_high : float
-        Profile-likelihood confidence interval of ``threshold``.
-    counts : list
-        ``[load, successes, trials]`` rows.
-    n : int
-        Number of trials.
-    level : float
-        Confidence level.
-    method : str
-        How the fit was made.
-
-    References
-    ----------
-    docs/linear_memory.md#empirical-capacity-threshold
-    """
-
-    threshold: float
-    width: float
-    ci_low: float
-    ci_high: float
-    counts: list
-    n: int
-    level: float
-    method: str
-
-
-def fit_threshold(loads, success, *, level=0.95, n_grid=481, n_width=61, min_width=None):
-    """Logistic fit of success probability against load, with a profile-likelihood CI.
-
-    Model: ``P(success | alpha) = 1 / (1 + exp((alpha - alpha50) / w))``.
-
-    Parameters
-    ----------
-    loads : array_like
-        Load of each trial.
-    success : array_like of bool
-        Outcome of each trial.
-    level : float
-        Confidence level of the interval (default 0.95).
-    n_grid, n_width : int
-        Grid sizes in ``alpha50`` and ``log w`` for the profile likelihood.
-    min_width : float, optional
-        Smallest width ``w`` considered (default ``1e-3 * median load``):
-        keeps the likelihood bounded under complete separation.
-
-    Returns
-    -------
-    ThresholdFit
-        ``threshold`` (MLE of ``alpha50``; NaN if the data never cross 1/2,
-        i.e. the maximum sits on the edge of the search range), ``width``,
-        ``ci_low``, ``ci_high`` (profile-likelihood interval; ``-inf``/``inf``
-        where it reaches the edge of the search range, which extends one grid
-        span beyond the data), ``counts`` (per-load successes/trials),
-        ``n``, ``method``.
-
-    Notes
-    -----
-    The fit is :func:`validation.logistic.threshold_profile` on the per-load
-    counts.  The interval is
-    ``{alpha50 : max_w l(alpha50, w) >= l_max - chi2_1(level)/2}`` (Wilks).
-    It is preferred to Wald/Fisher intervals because with a few
-    seeds per load the likelihood is strongly asymmetric and often
-    (quasi-)separated, where the Fisher information is singular and bootstrap
-    resamples are degenerate; the profile interval stays finite and is
-    bracketed by the loads where successes and failures overlap.  The
-    profile is computed on a grid (``n_grid x n_width``) and the MLE refined
-    by Nelder-Mead from the best grid point.
-
-    References
-    ----------
-    docs/linear_memory.md#empirical-capacity-threshold
-    """
-    x = np.asarray(loads, float).ravel()
-    y = np.asarray(success, float).ravel()
-    if x.size != y.size or x.size == 0:
-        raise ValueError(f"loads and success must have equal nonzero length, got {x.size} and {y.size}")
-    counts = success_counts(x, y.astype(bool))
-    xs, ks, ns = (np.array(c, float) for c in zip(*counts))
-    wmin = float(min_width) if min_width is not None else 1e-3 * float(np.median(np.abs(x)))
-    prof = threshold_profile(xs, ks, ns, level=level, n_grid=n_grid, n_width=n_width,
-                             min_width=max(wmin, 1e-12))
-    a50 = prof.threshold
-    if prof.on_edge or y.all() or not y.any():
-        a50 = math.nan
-    return ThresholdFit(threshold=a50, width=prof.width, ci_low=prof.ci_low, ci_high=prof.ci_high,
-                        counts=counts, n=int(x.size), level=level,
-                        method="logistic MLE, profile-likelihood CI")
-
-
 @dataclass(frozen=True, kw_only=True)
 class CapacityMeasurement(Result):
     """Result of :func:`measure_capacity`: a frozen record with ``to_dict()``.
@@ -401,7 +265,7 @@ class CapacityMeasurement(Result):
     preset : str
         Training preset.
     threshold, ci_low, ci_high, width : float
-        The logistic fit (:class:`ThresholdFit`): load where the success rate
+        The logistic fit (:class:`validation.logistic.ThresholdFit`): load where the success rate
         crosses 1/2, its profile-likelihood 95% interval and the width.
     counts : list
         ``[load, successes, trials]`` rows.
@@ -683,7 +547,7 @@ def _adaptive_settings(model, d, kappa, theory, alphas):
 def _measure_adaptive(model, d, kappa, preset, theory, alphas, store, workers, executor, progress,
                       seed0, ci_halfwidth, max_trials, batch, overrides, t0):
     """``measure_capacity(design="adaptive")``: rounds of :func:`run_sweep` chosen
-    by :func:`validation.adaptive.adaptive_threshold` around :func:`fit_threshold`."""
+    by :func:`validation.adaptive.adaptive_threshold` around :func:`validation.logistic.fit_threshold`."""
     from validation.adaptive import adaptive_threshold
     from validation.engine import run_sweep
     from .train import TrainConfig, get_config

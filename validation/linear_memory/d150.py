@@ -271,7 +271,7 @@ def summarise(results=None):
     ----------
     arXiv:2605.10795; docs/linear_memory.md#thresholds-at-d--100-and-150
     """
-    from .capacity import fit_threshold
+    from validation.logistic import fit_threshold
 
     results = stored_results() if results is None else results
     rows = {}
@@ -329,7 +329,7 @@ def budget_table(results=None, budgets=(256, 512, 1024, 2048, 4096)):
     ----------
     arXiv:2605.10795; docs/linear_memory.md#thresholds-at-d--100-and-150
     """
-    from .capacity import fit_threshold
+    from validation.logistic import fit_threshold
 
     results = stored_results() if results is None else results
     out = {}

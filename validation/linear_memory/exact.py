@@ -55,6 +55,7 @@ from scipy.linalg.lapack import dpstrf as _dpstrf
 from scipy.linalg.lapack import dtrtrs as _dtrtrs
 
 from hcizz.checks import check_int, check_real
+from validation.engine.trials import trial
 
 __all__ = ["ExactResult", "exact_feasibility", "verify_feasible", "verify_infeasible",
            "pair_deltas", "exact_trial", "exact_params", "certificate_summary"]
@@ -811,6 +812,7 @@ def verify_infeasible(facts, pairs, lam, *, tol=DEFAULT_TOL):
             "support": int(np.count_nonzero(lam))}
 
 
+@trial("linear_memory.exact", aliases=("validation.linear_memory.exact:exact_trial",))
 def exact_trial(params):
     """One exact-capacity trial (module level, for :func:`validation.engine.run_sweep`).
 

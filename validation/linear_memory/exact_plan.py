@@ -46,8 +46,8 @@ def plan_params(d, model="op"):
 
 
 def fit_exact(results):
-    """Logistic fit (:func:`validation.linear_memory.capacity.fit_threshold`) of decided results."""
-    from .capacity import fit_threshold
+    """Logistic fit (:func:`validation.logistic.fit_threshold`) of decided results."""
+    from validation.logistic import fit_threshold
 
     dec = [r for r in results if r.get("success") is not None]
     return fit_threshold([r["load"] for r in dec], [r["success"] for r in dec])

@@ -176,7 +176,7 @@ def summarise(records, *, budget=None):
     ----------
     arXiv:2605.10795; docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories
     """
-    from .capacity import fit_threshold
+    from validation.logistic import fit_threshold
     from .data import p_from_load
 
     rows = []

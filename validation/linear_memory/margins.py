@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from hcizz.cli import ArgumentParser
+from validation.engine.trials import trial
 
 __all__ = ["STORE", "DS", "PLAN", "LR_FROM_D", "TYPICAL_MAX_FRACTION", "margin_trial", "margin_params", "study_params", "observables",
            "predicted", "typical_predicted", "compare", "trend"]
@@ -80,6 +81,7 @@ def observables(correct, competitors, n_top=N_TOP):
             "gaps": correct[:, None] - top}
 
 
+@trial("linear_memory.margins", aliases=("validation.linear_memory.margins:margin_trial",))
 def margin_trial(params):
     """Train one OP memory at load ``alpha`` (default preset); normalised score observables.
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from validation.results import Result
+from hcizz.results import Result
 from .models import scores
 
 __all__ = ["normalized_scores", "score_summary", "singular_values", "spectrum_vs_quarter_circle",

@@ -38,7 +38,8 @@ import numpy as np
 
 from hcizz.cli import ArgumentParser
 
-from validation.results import Result
+from hcizz.results import Result
+from validation.engine.trials import trial
 
 __all__ = ["STORE", "LARGE_D", "spectrum_trial", "study_params", "pooled_ks", "gaussian_calibration",
            "GaussianCalibration", "summarise", "LineFit", "bootstrap_instances", "extrapolate",
@@ -112,6 +113,7 @@ def _train_on(facts, kappa, rng, steps, extra, lr=None):
     return W_first, None, t_first, trace
 
 
+@trial("linear_memory.spectrum", aliases=("validation.linear_memory.spectra_study:spectrum_trial",))
 def spectrum_trial(params):
     """Train one memory; return its top ``m`` singular values (of ``W / sqrt(d)``).
 

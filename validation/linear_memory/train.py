@@ -27,7 +27,7 @@ from validation.optim import Adam, warmup_cosine
 from .models import xent_and_grad, scores
 from .registry import get_parametrization
 from validation.losses import recalled
-from validation.results import Result
+from hcizz.results import Result
 
 __all__ = ["TrainConfig", "PRESETS", "get_config", "TrainResult", "train"]
 

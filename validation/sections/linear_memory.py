@@ -80,7 +80,8 @@ def build(ctx):
     arXiv:2605.10795; docs/linear_memory.md#measured-comparison-quick-report
     """
     from validation.engine import run_sweep
-    from validation.linear_memory.capacity import capacity_trial, extension_loads, fit_threshold, trial_params
+    from validation.linear_memory.capacity import capacity_trial, extension_loads, trial_params
+    from validation.logistic import fit_threshold
     from validation.linear_memory.data import p_from_load
     from validation.linear_memory.theory import prediction
     from validation.report import SectionResult
@@ -567,7 +568,7 @@ def _mechanism(ctx, cfg, by_key):
     if "op" in trained:
         facts, res, _ = trained["op"]
         sq = spectrum_vs_quarter_circle(res.W, 1.0)
-        out["spectrum_full"] = {k: v for k, v in sq.items() if k != "sv"}
+        out["spectrum_full"] = {k: v for k, v in sq.to_dict().items() if k != "sv"}
         spec_rows.append(["full rank trained", facts.load, sq["law"], sq["ks"], sq["n"]])
         _overlay(axs[0], sq["sv"], hcizz_law("quarter_circle"), "full rank trained vs quarter circle")
     if "lowrank" in trained:
@@ -575,12 +576,12 @@ def _mechanism(ctx, cfg, by_key):
         m = lowrank_m(d, 0.5)
         k_eff = m / d
         sq = spectrum_vs_quarter_circle(res.W, k_eff, rank=m)
-        out["spectrum_lowrank"] = {k: v for k, v in sq.items() if k != "sv"}
+        out["spectrum_lowrank"] = {k: v for k, v in sq.to_dict().items() if k != "sv"}
         spec_rows.append([f"rank {m}/{d} trained", facts.load, sq["law"], sq["ks"], sq["n"]])
         _overlay(axs[1], sq["sv"], hcizz_law("truncated_quarter_circle", k_eff),
                  f"low rank k={k_eff:.2f} trained vs truncated qc")
         si = init_spectrum_vs_mp_product(res.W0, k_eff, rank=m)
-        out["spectrum_init"] = {k: v for k, v in si.items() if k != "sq"}
+        out["spectrum_init"] = {k: v for k, v in si.to_dict().items() if k != "sq"}
         spec_rows.append([f"rank {m}/{d} at init (s^2)", None, f"mp_product({k_eff:.2f})", si["ks"], si["n"]])
         _overlay(axs[2], si["sq"], hcizz_law("mp_product", k_eff), "init: squared sv vs mp_product")
     figs.append(ctx.savefig(fig, "linear_memory_spectra.png"))
@@ -790,7 +791,7 @@ def _d150(ctx):
 def _long_budget_refit(d150, lb):
     """Threshold fits of the groups with long-budget reruns, the reruns' outcomes
     replacing those of the same instances' 4096-step trials."""
-    from validation.linear_memory.capacity import fit_threshold
+    from validation.logistic import fit_threshold
 
     res = d150.stored_results()
     out = {}

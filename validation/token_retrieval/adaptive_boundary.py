@@ -9,7 +9,7 @@ with ``direction="up"``).  Here it is one threshold in ``x = log N``,
 .. math:: P(\text{retrieval} \mid N) = \sigma\big((\log N - \log N_c) / w\big),
 
 fitted with the profile-likelihood interval of
-:func:`validation.logistic.threshold_profile` (:func:`fit_log_boundary`), and
+:func:`validation.logistic.fit_threshold` (``increasing=True``), and
 measured by two designs; replicate ``r`` draws its seeds from the pool
 ``1000 r, 1000 r + 1, ...`` in both:
 
@@ -53,10 +53,12 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real
 from hcizz.cli import ArgumentParser, run_cli
-from validation.results import Result
+from hcizz.results import Result
+from validation.logistic import fit_threshold
+from validation.engine.trials import trial
 
 __all__ = ["STORE", "SUMMARY", "BOUNDARIES", "GRID_NS", "REPLICATES", "TARGET", "S_MAX", "START", "BATCH", "ROOT",
-           "trial_params", "boundary_trial", "BoundaryFit", "fit_log_boundary", "DesignComparison",
+           "trial_params", "boundary_trial", "DesignComparison",
            "compare", "load_summary"]
 
 #: committed engine store of the comparison's trials
@@ -112,6 +114,7 @@ def trial_params(N, d, L, seed, *, root=ROOT):
     return {"N": int(N), "d": int(d), "L": int(L), "seed": int(seed), "root": int(root)}
 
 
+@trial("token_retrieval.boundary", aliases=("validation.token_retrieval.adaptive_boundary:boundary_trial",))
 def boundary_trial(params):
     """Run the early phase once at ``(N, d, L)`` with randomness keyed by ``(N, d, L, seed)``.
 
@@ -155,107 +158,11 @@ def boundary_trial(params):
             "gap_mean": float(r["gap_mean"]), "cpu_seconds": time.process_time() - c0}
 
 
-@dataclass(frozen=True)
-class BoundaryFit(Result):
-    """Result of :func:`fit_log_boundary` (loads are ``log N``).
-
-    Parameters
-    ----------
-    threshold : float
-        Maximum-likelihood ``log N_c`` (NaN when the data do not bracket a
-        crossing of 1/2).
-    width : float
-        Logistic width ``w`` in ``log N``.
-    ci_low, ci_high : float
-        Profile-likelihood interval of ``log N_c`` (``-inf`` / ``inf`` where it
-        reaches the edge of the search range).
-    counts : list
-        ``[log N, successes, trials]`` rows.
-    n : int
-        Number of trials.
-    level : float
-        Confidence level.
-
-    References
-    ----------
-    docs/token_retrieval.md#adaptive-design-of-the-boundary
-    """
-
-    threshold: float
-    width: float
-    ci_low: float
-    ci_high: float
-    counts: list
-    n: int
-    level: float
-
-
-def fit_log_boundary(log_n, success, *, level=0.95, min_width=0.01, n_grid=481):
-    r"""Fit ``P(success | N) = expit((log N - log N_c) / w)``, with a profile-likelihood CI of ``log N_c``.
-
-    Parameters
-    ----------
-    log_n : array_like
-        ``log N`` of each trial.
-    success : array_like of bool
-        Outcome of each trial.
-    level : float, optional
-        Confidence level (in (0, 1), default 0.95).
-    min_width : float, optional
-        Smallest width ``w`` considered (> 0, default 0.01: a transition
-        sharper than 1 % in ``N`` cannot be seen with integer ``N`` below 100).
-    n_grid : int, optional
-        Grid points of the profile in ``log N_c`` (>= 3, default 481); the
-        interval's ends lie on this grid, whose cell is 3/(n_grid - 1) of
-        the data's span in ``log N``.
-
-    Returns
-    -------
-    BoundaryFit
-        ``threshold`` (``log N_c``), ``width``, interval, per-``N`` counts.
-
-    Raises
-    ------
-    ValueError
-        Empty or unequal inputs, ``level`` outside (0, 1), ``min_width <= 0``.
-
-    Notes
-    -----
-    :func:`validation.logistic.threshold_profile` fits the decreasing
-    logistic ``expit((x_{50} - x) / w)``; with ``x = -log N`` that is the
-    increasing model above, so ``log N_c = -x_{50}`` and the interval is
-    mirrored.  The threshold is NaN when every trial succeeded, every trial
-    failed or the maximum sits on the edge of the search range.
-
-    References
-    ----------
-    Venzon and Moolgavkar, Appl. Statist. 37, 87 (1988);
-    docs/token_retrieval.md#adaptive-design-of-the-boundary
-
-    Examples
-    --------
-    Failures at ``N <= 8``, successes at ``N >= 16``: the interval lies in the gap's neighbourhood.
-
-    >>> f = fit_log_boundary(np.log([4, 8, 16, 32]), [False, False, True, True])
-    >>> bool(np.log(4) <= f.ci_low < np.log(8) < np.log(16) < f.ci_high <= np.log(32))
-    True
-    """
-    from validation.logistic import threshold_profile
-
-    x = np.asarray(log_n, float).ravel()
-    y = np.asarray(success, bool).ravel()
-    if x.size != y.size or x.size == 0:
-        raise ValueError(f"log_n and success must have equal nonzero length, got {x.size} and {y.size}")
-    xs, inv = np.unique(x, return_inverse=True)
-    ks = np.bincount(inv, weights=y.astype(float), minlength=xs.size)
-    ns = np.bincount(inv, minlength=xs.size).astype(float)
-    prof = threshold_profile(-xs, ks, ns, level=level, min_width=min_width, n_grid=n_grid)
-    a = -prof.threshold
-    if prof.on_edge or y.all() or not y.any():
-        a = math.nan
-    return BoundaryFit(threshold=a, width=prof.width, ci_low=-prof.ci_high, ci_high=-prof.ci_low,
-                       counts=[[float(v), int(k), int(n)] for v, k, n in zip(xs, ks, ns)], n=int(x.size),
-                       level=float(level))
+def _fit_boundary(log_n, success, **kw):
+    """The boundary fit: :func:`validation.logistic.fit_threshold` in ``log N``, increasing,
+    smallest width 0.01 (a transition sharper than 1 % in ``N`` cannot be seen with
+    integer ``N`` below 100)."""
+    return fit_threshold(log_n, success, increasing=True, min_width=0.01, **kw)
 
 
 @dataclass(frozen=True)
@@ -347,7 +254,7 @@ def _grid(d, L, r, target, run, grid_ns, s_max):
     f = None
     for S in range(1, s_max + 1):
         res += run([trial_params(N, d, L, 1000 * r + S - 1) for N in grid_ns])
-        f = fit_log_boundary([math.log(x["N"]) for x in res], [x["retrieval"] for x in res])
+        f = _fit_boundary([math.log(x["N"]) for x in res], [x["retrieval"] for x in res])
         if (f.ci_high - f.ci_low) / 2 <= target:
             break
     return {"trials": len(res), "threshold": math.exp(f.threshold) if math.isfinite(f.threshold) else math.nan,
@@ -367,7 +274,7 @@ def _adaptive(d, L, r, target, run, centre, max_trials):
         return [math.log(x["N"]) for x in out], [x["retrieval"] for x in out]
 
     snap = lambda a: math.log(max(2, int(round(math.exp(a)))))    # noqa: E731  (integer N >= 2)
-    ad = adaptive_threshold(trials, fit_log_boundary, [math.log(centre) + o for o in START],
+    ad = adaptive_threshold(trials, _fit_boundary, [math.log(centre) + o for o in START],
                             target_halfwidth=target, max_trials=max_trials, batch=BATCH, seed0=1000 * r,
                             snap=snap, lower=math.log(2), increasing=True)
     return {"trials": ad.trials, "threshold": math.exp(ad.threshold) if math.isfinite(ad.threshold) else math.nan,
@@ -470,7 +377,7 @@ def compare(boundaries=BOUNDARIES, replicates=REPLICATES, target=TARGET, *, stor
                 pool[(int(x["N"]), int(x["seed"]))] = bool(x["retrieval"])
         keys = sorted(pool)
         # hundreds of trials: an interval of a few grid cells of the default profile grid
-        f = fit_log_boundary([math.log(k[0]) for k in keys], [pool[k] for k in keys], n_grid=6001)
+        f = _fit_boundary([math.log(k[0]) for k in keys], [pool[k] for k in keys], n_grid=6001)
         nc = math.exp(f.threshold) if math.isfinite(f.threshold) else math.nan
         covers = {k: sum(x["ci"][0] <= nc <= x["ci"][1] for x in v) for k, v in runs.items()}
         tg, sg = _mean_se([x["trials"] for x in runs["grid"]])

@@ -27,6 +27,7 @@ from .boundary import aggregate, boundary_points, fit_boundary, logistic_fit, mu
 from .moments import MOMENT_KEYS, measure_moments
 from .runs import check_memory_config, compare_gd, run_config
 from .success import extreme_success_prob, gaussian_success_prob
+from validation.engine.trials import trial
 
 __all__ = ["run_config", "run_grid", "grid_trial", "aggregate", "boundary_points", "fit_boundary",
            "logistic_fit", "multiplicative_test", "gaussian_success_prob", "extreme_success_prob",
@@ -39,6 +40,7 @@ def _skippable(exc):
     return "kind='orthogonal'" in str(exc) or "when distinct" in str(exc)
 
 
+@trial("token_retrieval.grid", aliases=("validation.token_retrieval.experiments:grid_trial",))
 def grid_trial(params):
     """Run one :func:`run_grid` configuration as a trial of :func:`validation.engine.run_sweep`.
 

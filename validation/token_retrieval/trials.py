@@ -8,10 +8,12 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from validation.engine.trials import trial
 
 __all__ = ["train_trial"]
 
 
+@trial("token_retrieval.train", aliases=("validation.token_retrieval.trials:train_trial",))
 def train_trial(params):
     """Train the token-retrieval attention model from zero as a sweep-engine trial.
 

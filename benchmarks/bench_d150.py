@@ -28,7 +28,9 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from validation.linear_memory.data import dp_nbytes, make_facts, p_from_load  # noqa: E402
+from replica.load import p_from_load
+
+from validation.linear_memory.data import dp_nbytes, make_facts  # noqa: E402
 from validation.linear_memory.models import xent_and_grad  # noqa: E402
 
 

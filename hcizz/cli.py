@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-__all__ = ["run_cli", "dispatch", "ArgumentParser"]
+__all__ = ["run_cli", "dispatch", "ArgumentParser", "parse_list", "check_output_file", "check_output_dir"]
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -78,7 +78,10 @@ def dispatch(argv, *, prog, description, modules):
 
     Each module in ``modules`` (import names) defines ``register(subparsers)``,
     which adds its parser(s) and sets ``func(args) -> int``.  Used by the
-    ``__main__`` of every package so that all CLIs behave alike.
+    ``__main__`` of every package so that all CLIs behave alike.  A subcommand
+    whose options depend on a positional argument (``study NAME``) sets the
+    default ``_parser`` and parses ``args._rest`` itself; for every other
+    subcommand an unknown argument is a usage error.
 
     Parameters
     ----------
@@ -106,5 +109,212 @@ def dispatch(argv, *, prog, description, modules):
     sub = parser.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
     for name in modules:
         importlib.import_module(name).register(sub)
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if rest and not hasattr(args, "_parser"):      # only a subcommand that parses its own rest takes it
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args._rest = rest
     return args.func(args) or 0
+
+
+def parse_list(text, name, *, item=float, low=None, high=None, low_open=False, choices=None):
+    """Parse a comma-separated command-line list strictly: the one list syntax of the CLIs.
+
+    Parameters
+    ----------
+    text : str or sequence
+        ``"0.5,0.7"``; a list or tuple is checked item by item (an API caller).
+    name : str
+        The option's name for messages (``"--alphas"``).
+    item : {float, int, str}
+        Type of the items.
+    low, high : float, optional
+        Inclusive bounds of numeric items (``low_open``: exclusive lower bound).
+    low_open : bool, optional
+        Whether ``low`` itself is excluded.
+    choices : sequence of str, optional
+        Allowed values of ``str`` items.
+
+    Returns
+    -------
+    list
+        The items, in order.
+
+    Raises
+    ------
+    ValueError
+        On an empty list, an empty item (``"0.5,,0.7"``, a trailing comma),
+        an item that is not of the type, out of range or not a choice; the
+        message names the option, the item and the valid range.
+
+    References
+    ----------
+    docs/reliability.md#bad-input-classes-and-what-each-gives
+
+    Examples
+    --------
+    >>> parse_list("20,30", "--d", item=int, low=2)
+    [20, 30]
+    >>> parse_list("0.5,,0.7", "--alphas")
+    Traceback (most recent call last):
+    ...
+    ValueError: --alphas must be a comma-separated list of numbers without empty items, got '0.5,,0.7'
+    """
+    from .checks import check_int, check_real
+
+    kind = {float: "numbers", int: "integers", str: "names"}.get(item)
+    if kind is None:
+        raise ValueError(f"item must be float, int or str, got {item!r}")
+    if isinstance(text, str):
+        parts = [t.strip() for t in text.split(",")]
+        if text.strip() == "":
+            raise ValueError(f"{name} must be a non-empty comma-separated list of {kind}, got {text!r}")
+        if any(t == "" for t in parts):
+            raise ValueError(f"{name} must be a comma-separated list of {kind} without empty items, got {text!r}")
+    elif isinstance(text, (list, tuple)):
+        if not text:
+            raise ValueError(f"{name} must be a non-empty list of {kind}, got {list(text)!r}")
+        parts = list(text)
+    else:
+        raise ValueError(f"{name} must be a comma-separated list of {kind}, got {text!r:.80}")
+    out = []
+    for t in parts:
+        if item is str:
+            v = str(t)
+            if choices is not None and v not in choices:
+                raise ValueError(f"{name} items must be among {', '.join(map(str, choices))}, got {v!r}")
+        else:
+            if isinstance(t, str):
+                try:
+                    t = int(t) if item is int else float(t)
+                except ValueError:
+                    raise ValueError(f"{name} must be a comma-separated list of {kind}, got the item "
+                                     f"{t!r} in {text!r}") from None
+            if item is int:
+                v = check_int(f"{name} item", t, low=low, high=high)
+            else:
+                v = check_real(f"{name} item", t, low=low, high=high, low_open=low_open, allow_array=False)
+        out.append(v)
+    return out
+
+
+def _writable_dir(name, folder, path):
+    import os
+
+    probe = folder
+    while not os.path.exists(probe):            # the first existing ancestor must accept a new entry
+        parent = os.path.dirname(os.path.abspath(probe))
+        if parent == os.path.abspath(probe):
+            break
+        probe = parent
+    if not os.path.isdir(probe):
+        raise ValueError(f"{name} must be a path whose parent is a folder, got {str(path)!r} "
+                         f"({probe!r} is not a folder)")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ValueError(f"{name} must be a path in a writable folder, got {str(path)!r} "
+                         f"({probe!r} is not writable)")
+
+
+def check_output_file(name, path, *, must_exist=False):
+    """Check, before any work, that ``path`` can be written as a regular file.
+
+    Parameters
+    ----------
+    name : str
+        The option's name for messages (``"--store"``).
+    path : str or path-like
+        The file to be written (created, or appended to).
+    must_exist : bool, optional
+        Also require that it exists.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    ValueError
+        An empty path, a directory, a FIFO, a device or socket (writing would
+        block or go nowhere), an existing file that is not writable, or a
+        parent that is not a folder or not writable; nothing is created.
+
+    References
+    ----------
+    docs/reliability.md#bad-input-classes-and-what-each-gives
+
+    Examples
+    --------
+    >>> check_output_file("--out", "")
+    Traceback (most recent call last):
+    ...
+    ValueError: --out must be a file path, got ''
+    """
+    import os
+    import stat
+    from pathlib import Path
+
+    if not isinstance(path, (str, os.PathLike)) or str(path) == "":
+        raise ValueError(f"{name} must be a file path, got {path!r}")
+    p = Path(path)
+    if p.exists():
+        mode = os.stat(p).st_mode
+        if stat.S_ISDIR(mode):
+            raise ValueError(f"{name} must be a file, got the folder {str(p)!r}")
+        if not stat.S_ISREG(mode):
+            raise ValueError(f"{name} must be a regular file, got {str(p)!r} (a FIFO, device or socket)")
+        if not os.access(p, os.W_OK):
+            raise ValueError(f"{name} must be a writable file, got {str(p)!r} (permission denied)")
+        return p
+    if must_exist:
+        raise ValueError(f"{name} must be an existing file, got {str(p)!r}")
+    _writable_dir(name, str(p.parent) if str(p.parent) else ".", p)
+    return p
+
+
+def check_output_dir(name, path):
+    """Check, before any work, that ``path`` is or can become a writable folder.
+
+    Parameters
+    ----------
+    name : str
+        The option's name for messages (``"--out"``).
+    path : str or path-like
+        The folder to write into (created later with its parents).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    ValueError
+        An empty path, an existing path that is not a folder, a folder that
+        is not writable, or an ancestor that is a file or not writable;
+        nothing is created.
+
+    References
+    ----------
+    docs/reliability.md#bad-input-classes-and-what-each-gives
+
+    Examples
+    --------
+    >>> check_output_dir("--out", "")
+    Traceback (most recent call last):
+    ...
+    ValueError: --out must be a folder path, got ''
+    """
+    import os
+    from pathlib import Path
+
+    if not isinstance(path, (str, os.PathLike)) or str(path) == "":
+        raise ValueError(f"{name} must be a folder path, got {path!r}")
+    p = Path(path)
+    if p.exists():
+        if not p.is_dir():
+            raise ValueError(f"{name} must be a folder, got the existing file {str(p)!r}")
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise ValueError(f"{name} must be a writable folder, got {str(p)!r} (permission denied)")
+        return p
+    _writable_dir(name, str(p), p)
+    return p

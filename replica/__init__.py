@@ -10,6 +10,7 @@ from .finite_capacity import alpha_c_finite, v_p, ALPHA_C_LIMIT
 from .hebbian import (HEBBIAN_LIMIT, hebbian, hebbian_recall_probability, hebbian_threshold,
                       hebbian_score_moments, hebbian_matrix, hebbian_simulate,
                       HebbianPrediction)
+from .load import load_of, p_of_load, p_from_load
 from .rank_capacity import alpha_c, alpha_c_quad, alpha_c_small_kappa, quantile_coupling, capacity_from_profile
 
 __all__ = [
@@ -17,5 +18,6 @@ __all__ = [
     "saddle", "Saddle", "alpha_c_finite", "v_p", "ALPHA_C_LIMIT", "HEBBIAN_LIMIT", "hebbian",
     "hebbian_recall_probability", "hebbian_threshold", "hebbian_score_moments",
     "hebbian_matrix", "hebbian_simulate", "HebbianPrediction",
+    "load_of", "p_of_load", "p_from_load",
     "alpha_c", "alpha_c_quad", "alpha_c_small_kappa", "quantile_coupling", "capacity_from_profile",
 ]

@@ -156,7 +156,7 @@ def test_report_blocks_read_the_committed_stores(tmp_path):
     # linear_memory.adaptive_design; both blocks read committed stores and compute nothing
     from validation.linear_memory import adaptive_compare as ac
     from validation.linear_memory import d150
-    from validation.report import Context
+    from validation.sections.base import Context
     from validation.sections import linear_memory as L
 
     ctx = Context(tmp_path, True)

@@ -98,7 +98,7 @@ def test_cli_bad_kappa_one_line_exit_2(argv, capsys):
 
 
 def test_self_consistent_lowrank_threshold():
-    from validation.linear_memory.data import load_of
+    from replica.load import load_of
     from validation.linear_memory.theory import full_rank_threshold, lowrank_finite_threshold
 
     e = lowrank_finite_threshold(30, 0.5, samples=4000)

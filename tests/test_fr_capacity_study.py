@@ -262,7 +262,7 @@ def test_report_parts_9_10_contract_keys(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from validation.report import Context
+    from validation.sections.base import Context
     from validation.sections import _fr_theory
 
     md, figs = [], []

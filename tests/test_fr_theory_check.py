@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 import pytest
+
+from replica import p_of_load
 from scipy.special import comb
 
 from validation.factual_recall import theory_check as tc
@@ -29,8 +31,8 @@ def test_embeddings_bad_kind():
 
 
 @pytest.mark.parametrize("alpha,d", [(0.5, 20), (0.93, 32), (1.1, 8)])
-def test_n_of_load_inverts_the_load(alpha, d):
-    n = float(tc.n_of_load(alpha, d))
+def test_p_of_load_inverts_the_load(alpha, d):
+    n = float(p_of_load(alpha, d))
     # Lambert W in double precision: relative error ~1e-15; 1e-12 is safe
     assert n * math.log(n) == pytest.approx(alpha * d * d, rel=1e-12)
 

@@ -183,8 +183,9 @@ def test_theory_fixed_point_and_lowrank():
     # alpha_c_finite at its p with an independent seed (tolerance: 5 combined stderrs;
     # p is an integer, so add the change of alpha_c over one unit of p)
     from replica.finite_capacity import alpha_c_finite
-    from validation.linear_memory.data import p_from_load
-    from validation.linear_memory.theory import full_rank_threshold, lowrank_threshold, prediction
+    from replica.load import p_from_load
+    from validation.linear_memory.registry import prediction
+    from validation.linear_memory.theory import full_rank_threshold, lowrank_threshold
 
     est = full_rank_threshold(20)
     p = p_from_load(est.value, 20)

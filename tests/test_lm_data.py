@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from validation.linear_memory.data import (make_op, make_dp, make_facts, dp_nbytes,
-                                           p_from_load, load_of)
+from replica.load import load_of, p_from_load
+from validation.linear_memory.data import make_op, make_dp, make_facts, dp_nbytes
 
 
 def test_shapes_and_dtype():

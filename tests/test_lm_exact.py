@@ -194,11 +194,12 @@ def test_committed_store_covers_plan_and_reproduces():
     # the report's quick mode reads the committed store: every planned d = 20 instance must be
     # there, and re-deciding one of each outcome must reproduce the stored decision
     from validation.engine import read_store, trial_key
-    from validation.linear_memory.exact_plan import STORE, plan_params
+    from validation.studies import get_study
 
-    scan = read_store(STORE, warn=False)
+    study = get_study("linear_memory.exact_op")
+    scan = read_store(study.committed_store(), warn=False)
     assert not scan.damaged
-    prm = plan_params(20)
+    prm = study.plan_d(20)
     got = [scan.ok.get(trial_key(q, exact_trial)) for q in prm]
     assert all(g is not None for g in got)
     for outcome in (True, False):
@@ -212,7 +213,7 @@ def test_committed_store_covers_plan_and_reproduces():
 def test_alm_and_lawson_hanson_agree(kind, d, loads):
     # the two solvers share no code path (primal augmented Lagrangian with CG vs dual NNLS
     # with Cholesky updates); each certificate is re-checked by the python loops above
-    from validation.linear_memory.data import p_from_load
+    from replica.load import p_from_load
 
     seen = set()
     for i, a in enumerate(loads):
@@ -237,8 +238,9 @@ def test_warm_started_lawson_hanson_from_alm_support():
 
     for seed, expect in ((0, False), (2, True)):       # d = 20, load 0.97: one of each outcome
         prm = {"model": "op", "d": 20, "alpha": 0.9713, "seed": seed}
-        from validation.linear_memory.capacity import trial_rngs
-        from validation.linear_memory.data import make_facts, p_from_load
+        from validation.linear_memory.data import trial_rngs
+        from replica.load import p_from_load
+        from validation.linear_memory.data import make_facts
         p = p_from_load(prm["alpha"], 20)
         f = make_facts("op", p, 20, rng=trial_rngs(seed, 20, p)[0])
         r0 = _alm(f, tol=1e-9, verify=True, rho_max=10.0)
@@ -262,11 +264,13 @@ def test_committed_store_covers_every_planned_instance():
     # the report's table and cost panel are read from the store: every instance of PLAN and
     # TIMING must be there, decided (no None), with a solver recorded and a CPU time
     from validation.engine import read_store, trial_key
-    from validation.linear_memory.exact_plan import PLAN, STORE, TIMING, plan_params
+    from validation.studies import get_study
+    from validation.studies.linear_memory_exact import PLAN, TIMING
 
-    scan = read_store(STORE, warn=False)
+    study = get_study("linear_memory.exact_op")
+    scan = read_store(study.committed_store(), warn=False)
     for d in sorted(PLAN) + sorted(TIMING):
-        for q in plan_params(d):
+        for q in study.plan_d(d):
             g = scan.ok.get(trial_key(q, exact_trial))
             assert g is not None, q
             r = g["result"]

@@ -28,8 +28,9 @@ def test_plan_keeps_the_stored_keys_and_adds_lr_only_from_d100():
 
 
 def test_margin_trial_passes_the_rate():
-    from validation.linear_memory.capacity import trial_rngs
-    from validation.linear_memory.data import make_facts, p_from_load
+    from validation.linear_memory.data import trial_rngs
+    from replica.load import p_from_load
+    from validation.linear_memory.data import make_facts
     from validation.linear_memory.train import train
 
     d, alpha, seed = 10, 0.35, 3
@@ -82,7 +83,7 @@ def test_trend_against_polyfit():
 
 @pytest.mark.slow
 def test_report_block_quick_reads_the_big_d_from_the_store(tmp_path):
-    from validation.report import Context
+    from validation.sections.base import Context
     from validation.sections import linear_memory as lm
 
     md, data, figs = lm._margin_prediction(Context(out=tmp_path, quick=True, executor="inprocess"))

@@ -12,7 +12,7 @@ from validation.linear_memory.data import make_op
 from validation.linear_memory.registry import (MEMORY_MODELS, MemoryModel, Parametrization,
                                                get_model, get_parametrization, model_names,
                                                register_model, unregister_model)
-from validation.linear_memory.theory import prediction
+from validation.linear_memory.registry import prediction
 from validation.linear_memory.train import train
 
 #: the toy model's declared theory (a constant, so the plumbing can be checked exactly)

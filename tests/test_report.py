@@ -8,6 +8,7 @@ import types
 import pytest
 
 from validation import report as rep
+from validation.sections import base as render
 
 
 def _fake_section(key, calls, fail=False):
@@ -105,8 +106,8 @@ def checkout(tmp_path, monkeypatch):
     import shutil
 
     repo = tmp_path / "repo"
-    shutil.copytree(rep._DOCS_DIR, repo / "docs")
-    monkeypatch.setattr(rep, "_DOCS_DIR", repo / "docs")
+    shutil.copytree(render._DOCS_DIR, repo / "docs")
+    monkeypatch.setattr(render, "_DOCS_DIR", repo / "docs")
     return repo / "report"
 
 
@@ -160,7 +161,7 @@ def test_each_section_links_its_docs_page(checkout, fake_sections):
     line = block_a.splitlines()[2]
     assert line.startswith("Model, definitions and derivations: [docs/linear_memory.md](")
     href = re.search(r"\]\(([^)]+)\)", line).group(1)
-    assert (tmp_path / href).resolve() == (rep._DOCS_DIR / "linear_memory.md").resolve()
+    assert (tmp_path / href).resolve() == (render._DOCS_DIR / "linear_memory.md").resolve()
     # a cached section (resume) keeps its link: the link is added at assembly, not cached
     rep.reproduce(tmp_path, quick=True)
     assert line in (tmp_path / "report.md").read_text()
@@ -173,18 +174,18 @@ def test_real_sections_name_an_existing_docs_page(key, module):
     import importlib
 
     mod = importlib.import_module(module)
-    assert mod.DOCS.startswith("docs/") and (rep._DOCS_DIR.parent / mod.DOCS).is_file(), key
+    assert mod.DOCS.startswith("docs/") and (render._DOCS_DIR.parent / mod.DOCS).is_file(), key
 
 
 def test_docs_href_outside_a_checkout(monkeypatch, tmp_path):
     target = "docs/theory_full_rank.md#the-model"
     # report folder outside the repository: the path from the repository root
-    assert rep.docs_href(target, tmp_path) == target
+    assert render.docs_href(target, tmp_path) == target
     # inside the repository: relative
-    assert rep.docs_href(target, rep._DOCS_DIR.parent / "a" / "b") == "../../" + target
+    assert render.docs_href(target, render._DOCS_DIR.parent / "a" / "b") == "../../" + target
     # no docs shipped (non-editable install)
-    monkeypatch.setattr(rep, "_DOCS_DIR", tmp_path / "no_docs_here")
-    assert rep.docs_href(target, tmp_path / "report") == target
+    monkeypatch.setattr(render, "_DOCS_DIR", tmp_path / "no_docs_here")
+    assert render.docs_href(target, tmp_path / "report") == target
 
 
 def test_output_files_follow_the_umask_and_meta_has_the_full_command(tmp_path, fake_sections):

@@ -6,7 +6,7 @@ import shlex
 
 from hcizz.cli import run_cli
 from validation.__main__ import main
-from validation.report import Context
+from validation.sections.base import Context
 from validation.sections import linear_memory as section
 
 #: A tiny version of the quick configuration: one OP group at d = 10 (a few seconds).

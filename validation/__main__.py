@@ -18,6 +18,7 @@ CLI_MODULES = [
     "validation.engine.cli",
     "validation.linear_memory.cli",
     "validation.linear_memory.budget",
+    "validation.studies.cli",
 ]
 
 

@@ -22,14 +22,14 @@ import os
 import platform
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from hcizz import __version__
 
 from ._io import atomic_write_json, atomic_write_text, to_jsonable
+from .sections.base import Context, SectionResult, docs_href
 
-__all__ = ["SectionResult", "Context", "SECTIONS", "reproduce", "reproduce_command", "docs_href"]
+__all__ = ["SECTIONS", "reproduce", "reproduce_command"]
 
 #: Report sections in order: (key, module).
 SECTIONS = [
@@ -39,91 +39,6 @@ SECTIONS = [
     ("factual_recall", "validation.sections.factual_recall"),
     ("token_retrieval", "validation.sections.token_retrieval"),
 ]
-
-
-@dataclass
-class SectionResult:
-    """What a section contributes: markdown body, JSON data and figure files.
-
-    Parameters
-    ----------
-    markdown : str
-        The section's body in ``report.md``.
-    data : dict
-        The section's entry in ``report.json`` (JSON-able).
-    figures : list of str, optional
-        Figure files written into the report folder.
-
-    References
-    ----------
-    docs/index.md#assocmem-documentation
-    """
-
-    markdown: str
-    data: dict
-    figures: list = field(default_factory=list)
-
-
-@dataclass
-class Context:
-    """Passed to every section's ``build``.
-
-    Parameters
-    ----------
-    out : Path
-        Report folder; figures go to ``out / name``.
-    quick : bool
-        Quick mode (small sizes, a few minutes in total on 2 cores).
-    seed : int, optional
-        Root seed; sections derive their own streams from it.
-    executor : str or validation.engine.WorkerPool, optional
-        What sections pass as ``run_sweep(..., executor=ctx.executor)``:
-        :func:`reproduce` gives one :class:`validation.engine.WorkerPool` for
-        the whole run; the default ``"processes"`` starts a pool per sweep.
-
-    References
-    ----------
-    docs/index.md#assocmem-documentation; docs/sweeps.md#one-pool-for-many-sweeps
-    """
-
-    out: Path
-    quick: bool
-    seed: int = 0
-    executor: object = "processes"
-
-    def progress(self, msg):
-        """Print one progress line on stderr.
-
-        Parameters
-        ----------
-        msg : str
-            The message (prefixed with ``[reproduce]``).
-        """
-        print(f"[reproduce] {msg}", file=sys.stderr, flush=True)
-
-    def savefig(self, fig, name):
-        """Save a matplotlib figure atomically as ``out/name`` (PNG) and close it.
-
-        Parameters
-        ----------
-        fig : matplotlib.figure.Figure
-            The figure.
-        name : str
-            File name inside the report folder.
-
-        Returns
-        -------
-        str
-            ``name``, the path relative to ``out`` for use in markdown.
-        """
-        import matplotlib.pyplot as plt
-
-        path = self.out / name
-        tmp = path.with_name(f".{path.name}.tmp.png")
-        fig.savefig(tmp, dpi=110, bbox_inches="tight")
-        plt.close(fig)
-        tmp.replace(path)
-        return name
 
 
 def _load(module):
@@ -183,46 +98,6 @@ def reproduce_command(out="report", *, quick=False, sections=None, fresh=False, 
     if isinstance(scheduler, str):
         words += ["--scheduler", scheduler]
     return shlex.join(words)
-
-
-#: The repository's docs folder (absent in a non-editable install).
-_DOCS_DIR = Path(__file__).resolve().parent.parent / "docs"
-
-
-def docs_href(target, out):
-    """Return a link to a docs target from the report folder.
-
-    Parameters
-    ----------
-    target : str
-        ``"docs/<page>.md"`` or ``"docs/<page>.md#<anchor>"``.
-    out : str or Path
-        Report folder (where ``report.md`` is written).
-
-    Returns
-    -------
-    str
-        A path relative to ``out`` (with the anchor) when ``out`` lies inside the
-        repository and its ``docs/`` page exists, so that the link works in a checkout
-        and on GitHub; else ``target`` itself, the path from the repository root (a
-        report written elsewhere, or a non-editable install, which ships no docs).
-
-    References
-    ----------
-    docs/index.md#assocmem-documentation
-
-    Examples
-    --------
-    >>> docs_href("docs/theory_full_rank.md#the-model", _DOCS_DIR.parent / "report")
-    '../docs/theory_full_rank.md#the-model'
-    """
-    page, sep, anchor = target.partition("#")
-    path = _DOCS_DIR / Path(page).relative_to("docs")
-    out = Path(out).resolve()
-    if not path.exists() or not out.is_relative_to(_DOCS_DIR.parent):
-        return target
-    rel = Path(os.path.relpath(path, out)).as_posix()
-    return rel + sep + anchor
 
 
 def _section_docs_line(mod, out):
@@ -437,16 +312,3 @@ def _build_sections(ctx, wanted, cache, fresh, report, md_parts, timings, costs)
                          f"{main + workers:.1f} s CPU ({workers:.1f} s in workers)")
         report[key] = res.data
         md_parts.append(f"## {mod.TITLE}\n\n{_section_docs_line(mod, out)}{res.markdown.strip()}\n")
-
-
-def md_table(header, rows, fmt=None):
-    """Render a markdown table; ``fmt`` maps column index to a format spec."""
-    fmt = fmt or {}
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for r in rows:
-        cells = []
-        for i, c in enumerate(r):
-            spec = fmt.get(i)
-            cells.append(format(c, spec) if spec and c is not None else str(c))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"

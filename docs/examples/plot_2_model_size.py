@@ -68,7 +68,7 @@ for p in (10**3, 10**6, 10**9):
 # finite-size theory allow?  :func:`validation.linear_memory.theory.full_rank_threshold`
 # solves ``alpha = alpha_c_finite(p(alpha))`` with ``p ln p = alpha d^2``; it should
 # give back about 1000 facts.
-from validation.linear_memory import p_from_load
+from replica import p_from_load
 from validation.linear_memory.theory import full_rank_threshold
 
 star = full_rank_threshold(91, samples=4000)

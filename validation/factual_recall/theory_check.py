@@ -39,17 +39,17 @@ import numpy as np
 
 from hcizz.cli import ArgumentParser
 from scipy import stats
-from scipy.special import lambertw
 
 from hcizz.checks import check_int, check_real
 from validation.logistic import fit_threshold
 from validation.optim import Adam, warmup_cosine
 from hcizz.results import Result
+from replica import p_of_load
 from .memories import init_mlp_memory, linear_memory_loss, mlp_memory_loss
 from validation.engine.trials import trial
 
 __all__ = ["embeddings", "linear_recall_trial", "mlp_recall_trial", "capacity_fits",
-           "n_of_load", "theory_prediction", "mlp_capacity_fits", "counting_bounds",
+           "theory_prediction", "mlp_capacity_fits", "counting_bounds",
            "escape_rates", "escape_trial", "fit_escape_slopes", "STORE_DIR", "LINEAR_PLAN",
            "MLP_PLAN", "ESCAPE_PLAN", "TRANSFORMER_PLAN", "transformer_budget_trial", "run_plan",
            "summarize_linear", "summarize_mlp", "summarize_transformer", "CapacityPrediction",
@@ -257,35 +257,6 @@ def mlp_recall_trial(params):
             "cpu_seconds": time.process_time() - c0}
 
 
-def n_of_load(alpha, d):
-    """Solve ``N ln N = alpha d^2`` for real ``N`` (Lambert W): ``exp(W(alpha d^2))``.
-
-    Parameters
-    ----------
-    alpha : float or array_like
-        Load.
-    d : int
-        Dimension.
-
-    Returns
-    -------
-    ndarray
-        ``N`` (same shape as ``alpha``).
-
-    References
-    ----------
-    docs/factual_recall.md#the-linear-memory-is-the-op-of-the-linear-memory-paper
-
-    Examples
-    --------
-    >>> n = n_of_load(0.5, 20)
-    >>> round(float(n * math.log(n)), 9)
-    200.0
-    """
-    alpha = np.asarray(alpha, float)
-    return np.exp(lambertw(alpha * float(d) ** 2).real)
-
-
 def _success(records, crit, budget):
     key = "t_all" if crit == "all" else "t_99"
     return np.array([r[key] is not None and r[key] <= budget for r in records])
@@ -388,7 +359,7 @@ def theory_prediction(d):
     d = check_int("d", d, low=2)
     e = full_rank_threshold(d)
     return CapacityPrediction(alpha=float(e.value), stderr=float(e.stderr),
-                              N=float(n_of_load(e.value, d)))
+                              N=float(p_of_load(e.value, d)))
 
 
 def mlp_capacity_fits(records, *, budgets):
@@ -996,10 +967,10 @@ def summarize_linear(records, plan=LINEAR_PLAN):
         final = {}
         for crit in ("all", "99"):
             f = fits[crit][-1]
-            final[crit] = dict(f, N=float(n_of_load(f["threshold"], d)) if math.isfinite(
+            final[crit] = dict(f, N=float(p_of_load(f["threshold"], d)) if math.isfinite(
                 f["threshold"]) else math.nan,
-                N_ci=[float(n_of_load(max(f["ci_low"], 0.0), d)) if math.isfinite(f["ci_low"])
-                      else 0.0, float(n_of_load(f["ci_high"], d)) if math.isfinite(f["ci_high"])
+                N_ci=[float(p_of_load(max(f["ci_low"], 0.0), d)) if math.isfinite(f["ci_low"])
+                      else 0.0, float(p_of_load(f["ci_high"], d)) if math.isfinite(f["ci_high"])
                       else math.inf])
         out.append({"d": d, "lr": lr, "steps": steps, "inputs": inputs, "outputs": outputs,
                     "trials": len(recs), "fits": fits, "theory": th, "final": final,

@@ -51,7 +51,7 @@ def _runner(store, compute):
 def _grid(d, r, target, run, theory):
     from validation.logistic import fit_threshold
     from .capacity import trial_params
-    from .data import load_of, p_from_load
+    from replica.load import load_of, p_from_load
 
     loads = sorted({float(load_of(p_from_load(theory * f, d), d)) for f in GRID_FACTORS})
     res = []
@@ -129,7 +129,7 @@ def compare(ds=DS, replicates=REPLICATES, target=TARGET, *, store=STORE, compute
     ----------
     arXiv:2605.10795; docs/sweeps.md#adaptive-threshold-design
     """
-    from .theory import prediction
+    from .registry import prediction
 
     run = _runner(store, compute)
     out = {}

@@ -18,45 +18,15 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real
 from validation.logistic import fit_threshold, success_counts
-from .data import make_facts, p_from_load, load_of, DEFAULT_MAX_BYTES
+from replica.load import p_from_load, load_of
+from .data import make_facts, trial_rngs, DEFAULT_MAX_BYTES
 from .train import train
 from .registry import MEMORY_MODELS, get_model
 from hcizz.results import Result, optional
 from validation.engine.trials import trial
 
-__all__ = ["capacity_trial", "trial_params", "load_grid", "extension_loads", "trial_rngs", "grid_center", "measure_capacity",
+__all__ = ["capacity_trial", "trial_params", "load_grid", "extension_loads", "grid_center", "measure_capacity",
            "CapacityMeasurement"]
-
-
-def trial_rngs(seed, d, p):
-    """Return independent generators for the facts and the initialisation of a trial.
-
-    Parameters
-    ----------
-    seed : int
-        Trial seed.
-    d : int
-        Dimension.
-    p : int
-        Number of facts.
-
-    Returns
-    -------
-    rng_facts, rng_init : Generator
-        Children of ``SeedSequence(seed, spawn_key=(d, p))``.
-
-    Notes
-    -----
-    The facts depend on ``(seed, d, p)`` only, so OP, low-rank and Hebbian
-    trials with equal ``(seed, d, p)`` see the same facts (paired comparison).
-
-    References
-    ----------
-    docs/linear_memory.md#protocol
-    """
-    ss = np.random.SeedSequence(entropy=int(seed), spawn_key=(int(d), int(p)))
-    a, b = ss.spawn(2)
-    return np.random.default_rng(a), np.random.default_rng(b)
 
 
 @trial("linear_memory.capacity", aliases=("validation.linear_memory.capacity:capacity_trial",))
@@ -270,7 +240,7 @@ class CapacityMeasurement(Result):
     counts : list
         ``[load, successes, trials]`` rows.
     theory : dict
-        The model's prediction (:func:`validation.linear_memory.theory.prediction`).
+        The model's prediction (:func:`validation.linear_memory.registry.prediction`).
     trials : int
         Number of trials.
     train_seconds, train_cpu_seconds : float
@@ -422,7 +392,7 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     CapacityMeasurement
         ``model``, ``d``, ``kappa``, ``preset``, ``threshold``, ``ci_low``,
         ``ci_high``, ``width``, ``counts`` (``[load, successes, trials]``),
-        ``theory`` (dict of :func:`validation.linear_memory.theory.prediction`),
+        ``theory`` (dict of :func:`validation.linear_memory.registry.prediction`),
         ``trials``, ``train_seconds`` (sum over trials), ``seconds`` (wall),
         ``method``, ``design``; exact only: ``certificates``
         (:func:`validation.linear_memory.exact.certificate_summary`);
@@ -436,7 +406,7 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     docs/linear_memory.md#exact-capacity; docs/sweeps.md#adaptive-threshold-design
     """
     from validation.engine import run_sweep
-    from .theory import prediction
+    from .registry import prediction
 
     decl = get_model(model)
     if method not in ("train", "exact"):

@@ -91,7 +91,7 @@ def group_theory(model, kappa, d):
 
     See Also
     --------
-    validation.linear_memory.theory.prediction : The full-rank prediction.
+    validation.linear_memory.registry.prediction : The full-rank prediction.
     validation.linear_memory.theory.lowrank_finite_threshold : The rank-constrained one.
 
     References
@@ -99,7 +99,8 @@ def group_theory(model, kappa, d):
     arXiv:2605.10795; docs/linear_memory.md#thresholds-at-d--100-and-150
     """
     from .models import lowrank_m
-    from .theory import lowrank_finite_threshold, prediction
+    from .registry import prediction
+    from .theory import lowrank_finite_threshold
 
     if model == "op":
         t = prediction("op", d)

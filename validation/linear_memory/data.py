@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
+from replica.load import load_of
 
-__all__ = ["Facts", "make_facts", "make_op", "make_dp", "dp_nbytes",
-           "DEFAULT_MAX_BYTES", "p_from_load", "load_of"]
+__all__ = ["Facts", "make_facts", "make_op", "make_dp", "dp_nbytes", "DEFAULT_MAX_BYTES", "trial_rngs"]
 
 #: Default cap on the DP candidate tensor (bytes).
 DEFAULT_MAX_BYTES = 4 * 2**30
@@ -85,68 +85,6 @@ class Facts:
             The cast fact set.
         """
         return Facts(self.kind, self.E.astype(dtype, copy=False), self.U.astype(dtype, copy=False))
-
-
-def load_of(p, d):
-    """Compute the load ``alpha = p ln p / d^2``.
-
-    Parameters
-    ----------
-    p : int or array_like
-        Number of facts.
-    d : int or array_like
-        Dimension.
-
-    Returns
-    -------
-    float or ndarray
-        ``p ln p / d^2``.
-
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#the-model
-
-    Examples
-    --------
-    >>> round(float(load_of(51, 20)), 4)     # 51 ln 51 = 200.52
-    0.5013
-    """
-    return p * np.log(p) / d**2
-
-
-def p_from_load(alpha, d):
-    """Integer number of facts whose load ``p ln p / d^2`` is closest to ``alpha``.
-
-    Parameters
-    ----------
-    alpha : float
-        Target load (> 0).
-    d : int
-        Dimension (>= 1).
-
-    Returns
-    -------
-    int
-        ``p >= 2``: rounding of ``exp(W(alpha d^2))`` (Lambert W), which solves
-        ``p ln p = alpha d^2`` exactly.
-
-    References
-    ----------
-    docs/theory_full_rank.md#the-model
-
-    Examples
-    --------
-    >>> p_from_load(0.5, 20)        # 51 ln 51 = 200.5 = 0.5 * 20^2
-    51
-    """
-    from scipy.special import lambertw
-
-    alpha = check_real("alpha", alpha, low=0, low_open=True, allow_array=False)
-    d = check_int("d", d, low=1)
-    x = alpha * d * d
-    p = float(np.exp(lambertw(x).real))
-    lo, hi = max(2, int(np.floor(p))), max(2, int(np.ceil(p)))
-    return lo if abs(load_of(lo, d) - alpha) <= abs(load_of(hi, d) - alpha) else hi
 
 
 def dp_nbytes(p, d, dtype=np.float32):
@@ -307,3 +245,34 @@ def make_facts(kind, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_
     if kind == "dp":
         return make_dp(p, d, rng=rng, dtype=dtype, max_bytes=max_bytes)
     raise ValueError(f"kind must be 'op' or 'dp', got {kind!r}")
+
+
+def trial_rngs(seed, d, p):
+    """Return independent generators for the facts and the initialisation of a trial.
+
+    Parameters
+    ----------
+    seed : int
+        Trial seed.
+    d : int
+        Dimension.
+    p : int
+        Number of facts.
+
+    Returns
+    -------
+    rng_facts, rng_init : Generator
+        Children of ``SeedSequence(seed, spawn_key=(d, p))``.
+
+    Notes
+    -----
+    The facts depend on ``(seed, d, p)`` only, so OP, low-rank and Hebbian
+    trials with equal ``(seed, d, p)`` see the same facts (paired comparison).
+
+    References
+    ----------
+    docs/linear_memory.md#protocol
+    """
+    ss = np.random.SeedSequence(entropy=int(seed), spawn_key=(int(d), int(p)))
+    a, b = ss.spawn(2)
+    return np.random.default_rng(a), np.random.default_rng(b)

@@ -833,8 +833,9 @@ def exact_trial(params):
         ``removals``, ``certificate`` ("W"/"lambda"), ``seconds``,
         ``cpu_seconds``.
     """
-    from .capacity import trial_rngs
-    from .data import make_facts, p_from_load, load_of
+    from .data import trial_rngs
+    from replica.load import p_from_load, load_of
+    from .data import make_facts
 
     model = params["model"]
     if model not in ("op", "dp"):

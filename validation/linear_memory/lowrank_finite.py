@@ -73,7 +73,7 @@ def plan(d, kappa, *, seeds=SEEDS, factors=FACTORS):
     docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories
     """
     from .capacity import trial_params
-    from .data import load_of, p_from_load
+    from replica.load import load_of, p_from_load
 
     c = _theory(d, kappa)["value"]
     loads = sorted({float(load_of(p_from_load(c * f, d), d)) for f in factors})
@@ -177,7 +177,7 @@ def summarise(records, *, budget=None):
     arXiv:2605.10795; docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories
     """
     from validation.logistic import fit_threshold
-    from .data import p_from_load
+    from replica.load import p_from_load
 
     rows = []
     for (k, d), res in sorted(records.items()):

@@ -104,8 +104,9 @@ def margin_trial(params):
     ----------
     docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
     """
-    from .capacity import trial_rngs
-    from .data import load_of, make_facts, p_from_load
+    from .data import trial_rngs
+    from replica.load import load_of, p_from_load
+    from .data import make_facts
     from .mechanism import normalized_scores
     from .train import train
 

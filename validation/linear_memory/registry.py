@@ -8,7 +8,7 @@ built from trainable parameters, their initialisation and the chain rule),
 the theory prediction it is compared with, and the defaults of its load grid.
 Training (:func:`validation.linear_memory.train.train`), trials and the
 threshold measurement (:mod:`validation.linear_memory.capacity`), the theory
-(:func:`validation.linear_memory.theory.prediction`) and the CLI's choices and
+(:func:`validation.linear_memory.registry.prediction`) and the CLI's choices and
 help are all derived from this table, so adding a model is one
 :func:`register_model` call.
 
@@ -30,7 +30,7 @@ import numpy as np
 
 __all__ = ["Parametrization", "MemoryModel", "MEMORY_MODELS",
            "register_model", "unregister_model", "get_model", "get_parametrization",
-           "model_names"]
+           "model_names", "prediction"]
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ class MemoryModel:
         ``theory(d, kappa) -> dict`` with at least ``value``, ``stderr`` and
         ``name`` (the prediction of the capacity threshold compared with
         the measurement; see
-        :func:`validation.linear_memory.theory.prediction`).
+        :func:`validation.linear_memory.registry.prediction`).
     help : str
         One line for the CLI help.
     needs_kappa : bool
@@ -392,3 +392,47 @@ register_model(MemoryModel("lowrank", "op", LOWRANK, _lowrank_theory,
                            needs_kappa=True, grid_center=_lowrank_center))
 register_model(MemoryModel("hebbian", "op", HEBBIAN, _hebbian_theory,
                            help="Hebbian sum u e^T on OP facts (no training)", grid=(9, 0.7)))
+
+
+def prediction(model, d, kappa=None):
+    """Compute the matching prediction for a capacity measurement of a registered model.
+
+    Parameters
+    ----------
+    model : str
+        A registered memory model (:func:`validation.linear_memory.registry.model_names`:
+        ``"op"``, ``"dp"``, ``"lowrank"``, ``"hebbian"``, ...).
+    d : int
+        Dimension.
+    kappa : float, optional
+        Rank ratio (low rank only); the prediction uses the actual ``m / d``.
+
+    Returns
+    -------
+    dict
+        The model's declared ``theory(d, kappa)``: ``value``, ``stderr`` and
+        ``name`` of the prediction, plus ``half`` = 1/2 (the large-``d``
+        full-rank limit) for reference.  Full rank also ``p`` (the number of
+        facts at the fixed point, :func:`validation.linear_memory.theory.full_rank_threshold`); low rank
+        ``kappa_eff`` (the actual ``m / d``, :func:`validation.linear_memory.theory.lowrank_threshold`);
+        Hebbian ``plain_model`` (the independent-Gaussian model's threshold,
+        :func:`replica.hebbian_threshold`).  The keys depend on the model,
+        so this is a plain ``dict``.
+
+    Notes
+    -----
+    Full rank: the fixed point ``alpha* = alpha_c_finite(p(alpha*))`` with
+    ``p ln p = alpha d^2``; low rank: ``alpha_c(m/d)``; Hebbian: the load
+    where the conditional finite-size model gives ``P(all recalled) = 1/2``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/linear_memory.md#model;
+    docs/theory_full_rank.md#hebbian-rule
+
+    Examples
+    --------
+    >>> round(prediction("lowrank", 20, 0.5)["kappa_eff"], 2)
+    0.5
+    """
+    return get_model(model).theory(d, kappa)

@@ -135,8 +135,9 @@ def spectrum_trial(params):
     ----------
     docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
     """
-    from .capacity import trial_rngs
-    from .data import load_of, make_facts, p_from_load
+    from .data import trial_rngs
+    from replica.load import load_of, p_from_load
+    from .data import make_facts
     from .models import lowrank_m, scores
     from .train import train
 

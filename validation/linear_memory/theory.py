@@ -15,18 +15,12 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from scipy.special import lambertw
 
 from hcizz.checks import check_int, check_real
 from hcizz.estimate import Estimate
-from replica import alpha_c, alpha_c_finite
+from replica import alpha_c, alpha_c_finite, p_of_load
 
-__all__ = ["full_rank_threshold", "lowrank_threshold", "lowrank_finite_threshold",
-           "prediction"]
-
-
-def _p_of(alpha, d):
-    return float(np.exp(lambertw(alpha * d * d).real))
+__all__ = ["full_rank_threshold", "lowrank_threshold", "lowrank_finite_threshold"]
 
 
 @functools.lru_cache(maxsize=64)
@@ -76,7 +70,7 @@ def _self_consistent(d, kappa, *, start, step, samples, rng, tol):
     kw = {} if kappa is None else {"kappa": kappa}
 
     def g(a):
-        p = max(2, int(round(_p_of(a, d))))
+        p = max(2, int(round(p_of_load(a, d))))
         return alpha_c_finite(p, samples=samples, rng=rng, **kw), p
 
     a = start
@@ -164,50 +158,3 @@ def lowrank_threshold(kappa):
     """
     kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
     return float(alpha_c(kappa))
-
-
-
-def prediction(model, d, kappa=None):
-    """Compute the matching prediction for a capacity measurement of a registered model.
-
-    Parameters
-    ----------
-    model : str
-        A registered memory model (:func:`validation.linear_memory.registry.model_names`:
-        ``"op"``, ``"dp"``, ``"lowrank"``, ``"hebbian"``, ...).
-    d : int
-        Dimension.
-    kappa : float, optional
-        Rank ratio (low rank only); the prediction uses the actual ``m / d``.
-
-    Returns
-    -------
-    dict
-        The model's declared ``theory(d, kappa)``: ``value``, ``stderr`` and
-        ``name`` of the prediction, plus ``half`` = 1/2 (the large-``d``
-        full-rank limit) for reference.  Full rank also ``p`` (the number of
-        facts at the fixed point, :func:`full_rank_threshold`); low rank
-        ``kappa_eff`` (the actual ``m / d``, :func:`lowrank_threshold`);
-        Hebbian ``plain_model`` (the independent-Gaussian model's threshold,
-        :func:`replica.hebbian_threshold`).  The keys depend on the model,
-        so this is a plain ``dict``.
-
-    Notes
-    -----
-    Full rank: the fixed point ``alpha* = alpha_c_finite(p(alpha*))`` with
-    ``p ln p = alpha d^2``; low rank: ``alpha_c(m/d)``; Hebbian: the load
-    where the conditional finite-size model gives ``P(all recalled) = 1/2``.
-
-    References
-    ----------
-    arXiv:2605.10795; docs/linear_memory.md#model;
-    docs/theory_full_rank.md#hebbian-rule
-
-    Examples
-    --------
-    >>> round(prediction("lowrank", 20, 0.5)["kappa_eff"], 2)
-    0.5
-    """
-    from .registry import get_model
-
-    return get_model(model).theory(d, kappa)

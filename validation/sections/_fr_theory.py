@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from validation.report import md_table
+from validation.sections.base import md_table
 from validation.factual_recall import theory_check as tc
 
 _MAIN_LR = tc.LINEAR_PLAN["lr"]

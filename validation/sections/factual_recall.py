@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from validation.report import SectionResult, md_table
+from validation.sections.base import SectionResult, md_table
 from validation.factual_recall import experiments as ex
 
 KEY = "factual_recall"

@@ -39,7 +39,7 @@ CAPACITY_STORE = Path(__file__).resolve().parent.parent / "linear_memory" / "sto
 
 def _group_params(model, kappa, d, cfg, preset, theory):
     from validation.linear_memory.capacity import grid_center, trial_params
-    from validation.linear_memory.data import load_of, p_from_load
+    from replica.load import load_of, p_from_load
 
     heb = model == "hebbian"
     c = grid_center(model, d, kappa, theory)
@@ -82,9 +82,9 @@ def build(ctx):
     from validation.engine import run_sweep
     from validation.linear_memory.capacity import capacity_trial, extension_loads, trial_params
     from validation.logistic import fit_threshold
-    from validation.linear_memory.data import p_from_load
-    from validation.linear_memory.theory import prediction
-    from validation.report import SectionResult
+    from replica.load import p_from_load
+    from validation.linear_memory.registry import prediction
+    from validation.sections.base import SectionResult
 
     cfg = QUICK if ctx.quick else FULL
     t_start = time.perf_counter()
@@ -164,7 +164,7 @@ def build(ctx):
     ctx.progress("linear_memory: mechanism and spectra")
     mech, mech_md, mech_figs = _mechanism(ctx, cfg, by_key)
     fig_name = _capacity_figure(ctx, data_rows)
-    from validation.report import md_table
+    from validation.sections.base import md_table
 
     seconds = time.perf_counter() - t_start
     md = [f"### Capacity thresholds\n",
@@ -249,66 +249,43 @@ def row_command(params, loads):
 def _exact(ctx, cfg, data_rows, theories):
     """Exact capacity (existence of a full-rank memory) next to theory and training.
 
-    Quick mode reads the decisions from the committed store
-    ``validation/linear_memory/stored/exact_op.jsonl`` and computes nothing;
-    full mode runs the planned trials on a copy of that store in the report
-    folder (decided instances are reused, missing ones computed).
+    The numbers come from the study ``linear_memory.exact_op``
+    (:mod:`validation.studies.linear_memory_exact`): quick mode replays its
+    committed store and computes nothing; full mode runs the planned trials on
+    a store in the report folder seeded from the committed one.
     """
-    import shutil
-
-    from validation.engine import read_store, run_sweep, trial_key
-    from validation.linear_memory.data import p_from_load
-    from validation.linear_memory.exact import exact_trial
-    from validation.linear_memory.exact_plan import PLAN, STORE, TIMING, fit_exact, plan_params
-    from validation.linear_memory.theory import prediction
-    from validation.report import md_table
+    from validation.sections.base import md_table
+    from validation.studies import get_study
+    from validation.studies.linear_memory_exact import PLAN, TIMING
 
     t0 = time.perf_counter()
+    study = get_study("linear_memory.exact_op")
     ds = sorted(PLAN) + sorted(d for d in TIMING if d not in PLAN)
-    plans = {d: plan_params(d) for d in ds}
-    results, missing = {}, {}
+    run = study.run(compute=not ctx.quick, store=None if ctx.quick else ctx.out / "linear_memory_exact.jsonl",
+                    executor=ctx.executor, workers=cfg["workers"], missing="skip", ds=tuple(ds))
+    stored = f"validation/studies/stored/{study.stored}"
     if ctx.quick:
-        scan = read_store(STORE, warn=False)
-        for d, prm in plans.items():
-            got = [scan.ok.get(trial_key(q, exact_trial)) for q in prm]
-            results[d] = [g["result"] for g in got if g is not None]
-            missing[d] = sum(g is None for g in got)
-        source = (f"read from the committed store `validation/linear_memory/stored/{STORE.name}` "
-                  "(quick mode computes no exact decision)")
+        source = f"read from the committed store `{stored}` (quick mode computes no exact decision)"
     else:
-        store = ctx.out / "linear_memory_exact.jsonl"
-        if not store.exists() and STORE.exists():
-            shutil.copyfile(STORE, store)
-        allp = [q for d in ds for q in plans[d]]
-        recs = run_sweep(exact_trial, allp, store=store, workers=cfg["workers"], progress=True,
-                         executor=ctx.executor, label="linear_memory exact")
-        i = 0
-        for d in ds:
-            rr = recs[i:i + len(plans[d])]
-            i += len(plans[d])
-            results[d] = [r["result"] for r in rr if r["status"] == "ok"]
-            missing[d] = sum(r["status"] != "ok" for r in rr)
-        source = (f"computed on the store `{store.name}` in the report folder, seeded from the committed "
-                  f"`validation/linear_memory/stored/{STORE.name}` ({recs.stats.n_skipped} reused, "
-                  f"{recs.stats.n_computed} computed)")
+        source = (f"computed on the store `{Path(run.store).name}` in the report folder, seeded from the "
+                  f"committed `{stored}` ({run.reused} reused, {run.computed} computed)")
+    summary = run.outcome
     trained = {r["d"]: r for r in data_rows if r["model"] == "op" and r["preset"] == "default"}
     exact, rows, timing, trows = {}, [], {}, []
     for d in ds:
-        res = results[d]
-        if not res:
+        e = summary.get(d)
+        if e is None:
             continue
-        cpus = np.array([r.get("cpu_seconds", math.nan) for r in res])
-        timing[str(d)] = {"instances": len(res), "p": sorted({int(r["p"]) for r in res}),
-                          "feasible": sum(r["success"] is True for r in res),
-                          "infeasible": sum(r["success"] is False for r in res),
-                          "undecided": sum(r["success"] is None for r in res),
-                          "cpu_seconds_mean": float(cpus.mean()), "cpu_seconds_median": float(np.median(cpus)),
-                          "cpu_seconds_max": float(cpus.max()),
-                          "seconds_mean": float(np.mean([r["seconds"] for r in res])),
-                          "solvers": {m: sum(r.get("method", "lh") == m for r in res)
-                                      for m in sorted({r.get("method", "lh") for r in res})},
-                          "threshold_fit": d in PLAN}
+        timing[str(d)] = {"instances": e.instances, "p": e.p_values,
+                          "feasible": sum(c[1] for c in e.counts) if e.threshold_fit else None,
+                          "infeasible": None, "undecided": e.undecided,
+                          "cpu_seconds_mean": e.cpu_seconds_per_instance, "cpu_seconds_median": e.cpu_seconds_median,
+                          "cpu_seconds_max": e.cpu_seconds_max, "seconds_mean": e.seconds_per_instance,
+                          "solvers": e.solvers, "threshold_fit": e.threshold_fit}
         tm = timing[str(d)]
+        recs = [r["result"] for r in run.results[d] if r is not None and r["status"] == "ok"]
+        tm["feasible"] = sum(r["success"] is True for r in recs)
+        tm["infeasible"] = sum(r["success"] is False for r in recs)
         trows.append([d, ", ".join(map(str, tm["p"])) if len(tm["p"]) <= 2 else f"{tm['p'][0]}-{tm['p'][-1]}",
                       tm["instances"], f"{tm['feasible']} / {tm['infeasible']} / {tm['undecided']}",
                       f"{1e3 * tm['cpu_seconds_median']:.0f}", f"{1e3 * tm['cpu_seconds_mean']:.0f}",
@@ -316,8 +293,6 @@ def _exact(ctx, cfg, data_rows, theories):
                       ", ".join(f"{k}: {v}" for k, v in tm["solvers"].items())])
         if d not in PLAN:
             continue
-        fit = fit_exact(res)
-        th = theories.get(("op", None, d)) or prediction("op", d)
         tr = trained.get(d)
         tr_src = "main sweep (default preset, lr 0.1)" if tr else None
         if tr is None:       # d >= 100: the stored adaptive d = 100/150 thresholds (Adam lr 0.01)
@@ -328,32 +303,31 @@ def _exact(ctx, cfg, data_rows, theories):
                 tr = {"threshold": st["threshold"], "ci_low": st["ci"][0], "ci_high": st["ci"][1]}
                 tr_src = (f"stored d = 100/150 sweep (Adam lr {st['lr']:g}, {st['steps_budget']} steps, "
                           f"{st['trials']} adaptive trials)")
-        und = sum(r["success"] is None for r in res)
-        sec = float(np.mean([r["seconds"] for r in res]))
-        cpu = float(np.mean([r.get("cpu_seconds", math.nan) for r in res]))
-        exact[str(d)] = {"threshold": fit.threshold, "ci": [fit.ci_low, fit.ci_high],
-                         "theory": th["value"], "theory_stderr": th["stderr"],
+        und = e.undecided
+        sec, cpu = e.seconds_per_instance, e.cpu_seconds_per_instance
+        exact[str(d)] = {"threshold": e.threshold, "ci": [e.ci_low, e.ci_high],
+                         "theory": e.theory, "theory_stderr": e.theory_stderr,
                          "trained_threshold": tr["threshold"] if tr else None,
                          "trained_ci": [tr["ci_low"], tr["ci_high"]] if tr else None,
                          "trained_source": tr_src,
                          "seconds_per_instance": sec, "cpu_seconds_per_instance": cpu,
-                         "p_at_threshold": p_from_load(fit.threshold, d) if math.isfinite(fit.threshold) else None,
-                         "counts": fit.counts, "instances": len(res), "undecided": und,
-                         "missing": missing[d],
-                         "max_infeasible_eps": max((r["margin"] for r in res if r["success"] is False), default=None),
-                         "min_feasible_margin": min((r["margin"] for r in res if r["success"] is True), default=None),
-                         "max_active": max(r["active"] for r in res),
-                         "cpu_seconds_median": float(np.median([r.get("cpu_seconds", math.nan) for r in res])),
-                         "cpu_seconds_max": float(np.max([r.get("cpu_seconds", math.nan) for r in res])),
-                         "solvers": {m: sum(r.get("method", "lh") == m for r in res)
-                                     for m in sorted({r.get("method", "lh") for r in res})}}
+                         "p_at_threshold": e.p_at_threshold,
+                         "counts": e.counts, "instances": e.instances, "undecided": und,
+                         "missing": e.missing,
+                         "max_infeasible_eps": e.max_infeasible_eps,
+                         "min_feasible_margin": e.min_feasible_margin,
+                         "max_active": e.max_active,
+                         "cpu_seconds_median": e.cpu_seconds_median,
+                         "cpu_seconds_max": e.cpu_seconds_max,
+                         "solvers": e.solvers}
         e = exact[str(d)]
         rows.append([d, _f(e["threshold"]), f"[{_f(e['ci'][0])}, {_f(e['ci'][1])}]",
                      f"{_f(e['theory'])} ± {e['theory_stderr']:.1g}",
                      (_f(e["trained_threshold"]) + ("*" if d not in trained else "")) if tr else "-",
                      f"[{_f(tr['ci_low'])}, {_f(tr['ci_high'])}]" if tr else "-",
-                     f"{len(res)}" + (f" ({und} undecided)" if und else ""),
+                     f"{e['instances']}" + (f" ({und} undecided)" if und else ""),
                      f"{sec:.1f}", f"{cpu:.1f}"])
+    missing = {d: summary[d].missing for d in ds if d in summary}
     md = ["\n### Exact capacity: does a memory exist?\n",
           "For each instance (the same OP facts as the trained trial of equal d, load and seed), "
           "`validation.linear_memory.exact` decides whether *any* full-rank W recalls all p facts "
@@ -376,7 +350,7 @@ def _exact(ctx, cfg, data_rows, theories):
         md.append("\nCost of one exact decision (one core; CPU ms of the process, wall ms inflated by the "
                   "other jobs on the machine; solver that decided: `alm` = augmented Lagrangian, `alm+lh` = "
                   "Lawson-Hanson fallback, `lh` = earlier solver). Rows without a threshold above are "
-                  "timing-only instances (`exact_plan.TIMING`).\n")
+                  "timing-only instances (`validation.studies.linear_memory_exact.TIMING`).\n")
         md.append(md_table(["d", "p", "instances", "feasible / infeasible / undecided", "CPU ms median",
                             "CPU ms mean", "CPU ms max", "wall ms mean", "solver"], trows))
     miss = {d: m for d, m in missing.items() if m}
@@ -387,7 +361,7 @@ def _exact(ctx, cfg, data_rows, theories):
     if rows:
         figs.append(_exact_figure(ctx, exact, timing))
         md.append(f"\n![Exact, trained and predicted thresholds against d]({figs[0]})\n")
-    meta = {"store": f"validation/linear_memory/stored/{STORE.name}", "quick_reads_store": bool(ctx.quick),
+    meta = {"store": stored, "quick_reads_store": bool(ctx.quick),
             "plan": {str(d): {"rel_loads": [float(x) for x in PLAN[d][0]], "seeds": PLAN[d][1]} for d in sorted(PLAN)},
             "timing_plan": {str(d): {"rel_loads": [float(x) for x in TIMING[d][0]], "seeds": TIMING[d][1]}
                             for d in sorted(TIMING)},
@@ -472,7 +446,7 @@ def _capacity_figure(ctx, rows):
     rr = [r for r in rows if r["model"] == "op" and r["preset"] == "default" and r["theory"] is not None
           and math.isfinite(r["theory"])]
     if rr:
-        from validation.linear_memory.data import p_from_load
+        from replica.load import p_from_load
 
         x = [1 / math.log(p_from_load(r["theory"], r["d"])) for r in rr]
         a1.plot(x, [r["theory"] - 0.5 for r in rr], "k^--", label="alpha_c_finite (self-consistent)")
@@ -504,14 +478,14 @@ def _capacity_figure(ctx, rows):
 def _mechanism(ctx, cfg, by_key):
     """Scores and spectra at the largest recalled load of the OP / low-rank groups."""
     import matplotlib.pyplot as plt
-    from validation.linear_memory.capacity import trial_rngs
+    from validation.linear_memory.data import trial_rngs
     from validation.linear_memory.data import make_facts
     from validation.linear_memory.mechanism import (normalized_scores, score_summary,
                                                     spectrum_vs_quarter_circle,
                                                     init_spectrum_vs_mp_product, hcizz_law)
     from validation.linear_memory.models import hebbian_W, lowrank_m
     from validation.linear_memory.train import train
-    from validation.report import md_table
+    from validation.sections.base import md_table
 
     d = cfg["mech_d"]
     out, md, figs = {}, ["\n### Mechanism: normalised scores\n"], []
@@ -673,7 +647,7 @@ def _d150(ctx):
     import matplotlib.pyplot as plt
     from replica import alpha_c
     from validation.linear_memory import d150
-    from validation.report import md_table
+    from validation.sections.base import md_table
 
     ctx.progress("linear_memory: d = 100/150 thresholds (read from the committed store)")
     rows = d150.summarise()
@@ -811,7 +785,7 @@ def _adaptive_design(ctx):
     """Trials needed for a 0.03 CI half-width: fixed grid against adaptive design,
     replayed from the committed store ``stored/adaptive_design.jsonl``."""
     from validation.linear_memory import adaptive_compare as ac
-    from validation.report import md_table
+    from validation.sections.base import md_table
 
     ctx.progress("linear_memory: fixed grid vs adaptive design (replayed from the committed store)")
     try:
@@ -839,7 +813,7 @@ def _adaptive_design(ctx):
 def _lowrank_finite_p(ctx):
     import matplotlib.pyplot as plt
     from validation.linear_memory import lowrank_finite as lf
-    from validation.report import md_table
+    from validation.sections.base import md_table
 
     t0 = time.perf_counter()
     ds = (20, 30) if ctx.quick else lf.DS
@@ -926,7 +900,7 @@ def _margin_prediction(ctx):
     import matplotlib.pyplot as plt
     from validation.engine import read_store, run_sweep, trial_key
     from validation.linear_memory import margins as mg
-    from validation.report import md_table
+    from validation.sections.base import md_table
 
     t0 = time.perf_counter()
     ctx.progress("linear_memory: normalised scores at the finite-p capacity vs the V_p minimiser")
@@ -1109,7 +1083,7 @@ def _spectra_study(ctx):
     """Pooled trained spectra vs the law, next to a Gaussian calibration (key `spectra_study`)."""
     import matplotlib.pyplot as plt
     from validation.linear_memory import spectra_study as ss
-    from validation.report import md_table
+    from validation.sections.base import md_table
 
     t0 = time.perf_counter()
     ds = (20,) if ctx.quick else (20, 40, 80)

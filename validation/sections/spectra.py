@@ -271,7 +271,7 @@ def build(ctx):
     ----------
     arXiv:2605.10795; docs/rank_constrained.md#rank-constrained-capacity
     """
-    from validation.report import SectionResult, md_table
+    from validation.sections.base import SectionResult, md_table
 
     parts, data, figs = [], {}, []
     for key, fn in (("alpha_c", _alpha_part), ("capacity_spectra", _capacity_spectra),

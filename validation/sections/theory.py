@@ -6,7 +6,8 @@ import time
 
 import numpy as np
 
-from validation.report import SectionResult, md_table
+from replica import p_of_load
+from validation.sections.base import SectionResult, md_table
 
 KEY = "theory"
 TITLE = "Replica theory of the full-rank linear memory"
@@ -170,7 +171,7 @@ def build(ctx):
     a_h = np.linspace(0.01, 0.3 if quick else 0.5, 25 if quick else 50)
     curves = []
     for d in D_HEBB:
-        ps = np.array([_p_of_alpha(a, d) for a in a_h])
+        ps = np.array([p_of_load(a, d) for a in a_h])
         curves.append({"d": d, "alpha": a_h.tolist(), "p": ps.tolist(),
                        "P_all_theory": hebbian_recall_probability(d, ps, model="theory").tolist(),
                        "P_all_conditional_op": hebbian_recall_probability(d, ps).tolist(),
@@ -185,7 +186,7 @@ def build(ctx):
         if a > (0.1 if dd == 20 else 0.15):
             continue
         ctx.progress(f"theory: Hebbian simulation d={dd} {problem} alpha={a}")
-        p = max(2, int(round(_p_of_alpha(a, dd))))
+        p = max(2, int(round(p_of_load(a, dd))))
         r = hebbian_simulate(dd, p, trials=trials, rng=np.random.default_rng(next(seeds)),
                              problem=problem)
         sim.append({"d": dd, "problem": problem, "alpha": p * math.log(p) / dd ** 2, "p": p,
@@ -247,9 +248,3 @@ def build(ctx):
     data["seconds"] = time.perf_counter() - t_start
     return SectionResult("".join(md), data, figs)
 
-
-def _p_of_alpha(alpha, d):
-    """Real ``p`` with ``p ln p = alpha d^2`` (Lambert W)."""
-    from scipy.special import lambertw
-
-    return float(np.exp(lambertw(alpha * d * d).real))

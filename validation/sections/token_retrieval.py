@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from validation.report import SectionResult, md_table
+from validation.sections.base import SectionResult, md_table
 from validation.token_retrieval import experiments as ex
 from validation.token_retrieval import theory as th
 

@@ -1,0 +1,178 @@
+"""What every report section uses to render: its result, its context, tables and links.
+
+The render layer of the report: sections import it, :mod:`validation.report`
+(above the sections) imports it and the sections; nothing here computes a
+result.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["SectionResult", "Context", "md_table", "docs_href"]
+
+
+@dataclass
+class SectionResult:
+    """What a section contributes: markdown body, JSON data and figure files.
+
+    Parameters
+    ----------
+    markdown : str
+        The section's body in ``report.md``.
+    data : dict
+        The section's entry in ``report.json`` (JSON-able).
+    figures : list of str, optional
+        Figure files written into the report folder.
+
+    References
+    ----------
+    docs/index.md#assocmem-documentation
+    """
+
+    markdown: str
+    data: dict
+    figures: list = field(default_factory=list)
+
+
+@dataclass
+class Context:
+    """Passed to every section's ``build``.
+
+    Parameters
+    ----------
+    out : Path
+        Report folder; figures go to ``out / name``.
+    quick : bool
+        Quick mode (small sizes, a few minutes in total on 2 cores).
+    seed : int, optional
+        Root seed; sections derive their own streams from it.
+    executor : str or validation.engine.WorkerPool, optional
+        What sections pass as ``run_sweep(..., executor=ctx.executor)``:
+        :func:`reproduce` gives one :class:`validation.engine.WorkerPool` for
+        the whole run; the default ``"processes"`` starts a pool per sweep.
+
+    References
+    ----------
+    docs/index.md#assocmem-documentation; docs/sweeps.md#one-pool-for-many-sweeps
+    """
+
+    out: Path
+    quick: bool
+    seed: int = 0
+    executor: object = "processes"
+
+    def progress(self, msg):
+        """Print one progress line on stderr.
+
+        Parameters
+        ----------
+        msg : str
+            The message (prefixed with ``[reproduce]``).
+        """
+        print(f"[reproduce] {msg}", file=sys.stderr, flush=True)
+
+    def savefig(self, fig, name):
+        """Save a matplotlib figure atomically as ``out/name`` (PNG) and close it.
+
+        Parameters
+        ----------
+        fig : matplotlib.figure.Figure
+            The figure.
+        name : str
+            File name inside the report folder.
+
+        Returns
+        -------
+        str
+            ``name``, the path relative to ``out`` for use in markdown.
+        """
+        import matplotlib.pyplot as plt
+
+        path = self.out / name
+        tmp = path.with_name(f".{path.name}.tmp.png")
+        fig.savefig(tmp, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        tmp.replace(path)
+        return name
+
+
+#: The repository's docs folder (absent in a non-editable install).
+_DOCS_DIR = Path(__file__).resolve().parent.parent.parent / "docs"
+
+
+def docs_href(target, out):
+    """Return a link to a docs target from the report folder.
+
+    Parameters
+    ----------
+    target : str
+        ``"docs/<page>.md"`` or ``"docs/<page>.md#<anchor>"``.
+    out : str or Path
+        Report folder (where ``report.md`` is written).
+
+    Returns
+    -------
+    str
+        A path relative to ``out`` (with the anchor) when ``out`` lies inside the
+        repository and its ``docs/`` page exists, so that the link works in a checkout
+        and on GitHub; else ``target`` itself, the path from the repository root (a
+        report written elsewhere, or a non-editable install, which ships no docs).
+
+    References
+    ----------
+    docs/index.md#assocmem-documentation
+
+    Examples
+    --------
+    >>> docs_href("docs/theory_full_rank.md#the-model", _DOCS_DIR.parent / "report")
+    '../docs/theory_full_rank.md#the-model'
+    """
+    page, sep, anchor = target.partition("#")
+    path = _DOCS_DIR / Path(page).relative_to("docs")
+    out = Path(out).resolve()
+    if not path.exists() or not out.is_relative_to(_DOCS_DIR.parent):
+        return target
+    rel = Path(os.path.relpath(path, out)).as_posix()
+    return rel + sep + anchor
+
+
+def md_table(header, rows, fmt=None):
+    """Render a Markdown table.
+
+    Parameters
+    ----------
+    header : sequence of str
+        Column titles.
+    rows : iterable of sequence
+        The cells of each row (``None`` cells are printed as ``None``).
+    fmt : dict, optional
+        Column index -> format spec (``{1: ".3f"}``) for the non-None cells.
+
+    Returns
+    -------
+    str
+        The table, one line per row, ending with a newline.
+
+    References
+    ----------
+    docs/architecture.md#where-to-add
+
+    Examples
+    --------
+    >>> print(md_table(["d", "alpha"], [[20, 0.97063]], {1: ".3f"}), end="")
+    | d | alpha |
+    |---|---|
+    | 20 | 0.971 |
+    """
+    fmt = fmt or {}
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        cells = []
+        for i, c in enumerate(r):
+            spec = fmt.get(i)
+            cells.append(format(c, spec) if spec and c is not None else str(c))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,244 @@
+"""Exact capacity thresholds: does a full-rank memory that recalls all facts exist?
+
+Each trial decides one instance exactly, with a certificate either way
+(:func:`validation.linear_memory.exact.exact_trial`, deterministic in
+``(model, d, alpha, seed)``); the threshold is the logistic fit of the
+decisions against load (:func:`validation.logistic.fit_threshold`).  Loads are
+the finite-``p`` replica prediction at ``d``
+(:func:`validation.linear_memory.registry.prediction`, the same for OP and DP)
+times the relative loads of :data:`PLAN`, so OP and DP are decided at the same
+loads.  Two studies, one per fact model:
+
+* ``linear_memory.exact_op`` -- one shared output set (OP);
+* ``linear_memory.exact_dp`` -- each fact its own candidates (DP).
+
+Regenerate or extend (decided instances are reused)::
+
+    nice -n 10 python -m validation study linear_memory.exact_op --d 20,30 --workers 2
+
+Docs: ``docs/linear_memory.md#exact-capacity``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from hcizz.results import Result
+from validation.linear_memory.exact import exact_params, exact_trial
+from validation.linear_memory.registry import prediction
+from validation.logistic import fit_threshold
+from replica import load_of, p_from_load
+
+from .base import Option, Study
+
+__all__ = ["PLAN", "TIMING", "ExactThreshold", "ExactThresholds", "STUDIES"]
+
+#: Per d: relative loads around the finite-size RS prediction and seeds per load.
+PLAN = {20: (np.linspace(0.85, 1.15, 7), 8), 30: (np.linspace(0.85, 1.15, 7), 6),
+        40: (np.linspace(0.88, 1.12, 5), 4), 60: (np.array([0.9, 0.95, 1.0, 1.1]), 4),
+        80: (np.array([0.92, 0.96, 1.0, 1.02, 1.04]), 6), 100: (np.array([0.92, 0.96, 1.0, 1.02, 1.04]), 6)}
+
+#: Timing-only instances (too few for a threshold): per d, relative loads and seeds.
+TIMING = {150: (np.array([0.97]), 2)}
+
+
+@dataclass(frozen=True)
+class ExactThreshold(Result):
+    """The exact threshold at one ``d`` and the cost of its decisions.
+
+    Parameters
+    ----------
+    d : int
+        Dimension.
+    threshold : float
+        Logistic 1/2 point of the decisions (NaN without a fit: timing-only
+        instances, or decisions that do not bracket it).
+    ci_low, ci_high : float
+        Its 95 % profile-likelihood interval.
+    theory, theory_stderr : float
+        The finite-``p`` prediction at ``d`` and its Monte Carlo standard error.
+    p_at_threshold : int or None
+        ``p`` at the threshold load.
+    counts : list
+        ``[load, feasible, decided]`` rows.
+    instances, undecided, missing : int
+        Decided instances, undecided ones, planned ones not in the store.
+    seconds_per_instance, cpu_seconds_per_instance, cpu_seconds_median, cpu_seconds_max : float
+        Wall and CPU seconds per instance.
+    max_infeasible_eps : float or None
+        Largest certificate bound of an infeasible instance.
+    min_feasible_margin : float or None
+        Smallest cosine margin of a certified memory.
+    max_active : int
+        Largest active set of a decision.
+    solvers : dict
+        Solver that decided -> instances.
+    p_values : list of int
+        Distinct ``p`` of the instances.
+    threshold_fit : bool
+        Whether ``d`` has a threshold plan (False: timing only).
+
+    Notes
+    -----
+    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]`` (the key
+    ``report.json`` has always used).
+
+    References
+    ----------
+    docs/linear_memory.md#exact-capacity
+    """
+
+    d: int
+    threshold: float
+    ci_low: float
+    ci_high: float
+    theory: float
+    theory_stderr: float
+    p_at_threshold: int | None
+    counts: list
+    instances: int
+    undecided: int
+    missing: int
+    seconds_per_instance: float
+    cpu_seconds_per_instance: float
+    cpu_seconds_median: float
+    cpu_seconds_max: float
+    max_infeasible_eps: float | None
+    min_feasible_margin: float | None
+    max_active: int
+    solvers: dict
+    p_values: list
+    threshold_fit: bool
+
+    _estimate = "threshold"
+    level = 0.95
+
+    def to_dict(self):
+        """Return the fields, the interval as ``"ci": [ci_low, ci_high]``.
+
+        Returns
+        -------
+        dict
+            Plain values.
+        """
+        out = super().to_dict()
+        lo, hi = out.pop("ci_low"), out.pop("ci_high")
+        out["ci"] = [lo, hi]
+        return out
+
+
+class ExactThresholds(Study):
+    """Exact thresholds of one fact model at the planned dimensions (see the module notes).
+
+    Parameters
+    ----------
+    model : {"op", "dp"}
+        The fact model.
+
+    References
+    ----------
+    docs/linear_memory.md#exact-capacity
+    """
+
+    trial = exact_trial
+    docs = "docs/linear_memory.md#exact-capacity"
+
+    def __init__(self, model):
+        self.model = model
+        self.name = f"linear_memory.exact_{model}"
+        self.stored = f"{self.name}.jsonl"
+        self.title = (f"exact existence thresholds of full-rank {model.upper()} memories against d "
+                      "(certified decisions, no training)")
+        default = tuple(sorted(PLAN) + sorted(TIMING)) if model == "op" else (20,)
+        self.options = (Option("ds", "--d", int, default, "dimensions (planned: "
+                               + ", ".join(map(str, sorted(PLAN) + sorted(TIMING))) + ")", many=True,
+                               low=1),)
+
+    def validate(self, options):
+        bad = [d for d in options["ds"] if d not in PLAN and d not in TIMING]
+        if bad:
+            raise ValueError(f"--d must be planned dimensions ({', '.join(map(str, sorted(PLAN) + sorted(TIMING)))}), "
+                             f"got {bad[0]}")
+        return options
+
+    def plan_d(self, d):
+        """Return the parameter records of the planned trials at ``d``.
+
+        Parameters
+        ----------
+        d : int
+            A dimension of :data:`PLAN` or :data:`TIMING`.
+
+        Returns
+        -------
+        list of dict
+            :func:`~validation.linear_memory.exact.exact_trial` parameters,
+            seed-major (an interrupted run still covers every load).
+        """
+        rel, seeds = PLAN[d] if d in PLAN else TIMING[d]
+        c = prediction("op", d)["value"]
+        loads = sorted({float(load_of(p_from_load(c * r, d), d)) for r in rel})
+        return sorted(exact_params(self.model, d, loads, range(seeds)), key=lambda q: (q["seed"], q["alpha"]))
+
+    def plan(self, ds):
+        return [q for d in ds for q in self.plan_d(d)]
+
+    def execute(self, runner, ds):
+        recs = runner(self.plan(ds))
+        out, i = {}, 0
+        for d in ds:
+            n = len(self.plan_d(d))
+            out[d] = recs[i:i + n]
+            i += n
+        return out
+
+    def summarise(self, results, ds):
+        """Fit the threshold at every ``d``; one :class:`ExactThreshold` per ``d``.
+
+        Parameters
+        ----------
+        results : dict
+            ``d`` -> records, as :meth:`execute` returns them.
+        ds : tuple of int
+            The dimensions.
+
+        Returns
+        -------
+        dict
+            ``d`` -> :class:`ExactThreshold` (dimensions without a decided
+            instance are left out).
+        """
+        rows = {}
+        for d in ds:
+            recs = results[d]
+            res = [r["result"] for r in recs if r is not None and r["status"] == "ok"]
+            if not res:
+                continue
+            dec = [r for r in res if r.get("success") is not None]
+            th = prediction("op", d)
+            if d in PLAN and dec:
+                fit = fit_threshold([r["load"] for r in dec], [r["success"] for r in dec])
+                thr, lo, hi, counts = fit.threshold, fit.ci_low, fit.ci_high, fit.counts
+            else:
+                thr, lo, hi, counts = math.nan, math.nan, math.nan, []
+            cpu = np.array([r.get("cpu_seconds", math.nan) for r in res])
+            rows[d] = ExactThreshold(
+                d=d, threshold=thr, ci_low=lo, ci_high=hi, theory=th["value"], theory_stderr=th["stderr"],
+                p_at_threshold=p_from_load(thr, d) if math.isfinite(thr) else None, counts=counts,
+                instances=len(res), undecided=sum(r["success"] is None for r in res),
+                missing=sum(r is None or r["status"] != "ok" for r in recs),
+                seconds_per_instance=float(np.mean([r["seconds"] for r in res])),
+                cpu_seconds_per_instance=float(cpu.mean()), cpu_seconds_median=float(np.median(cpu)),
+                cpu_seconds_max=float(cpu.max()),
+                max_infeasible_eps=max((r["margin"] for r in res if r["success"] is False), default=None),
+                min_feasible_margin=min((r["margin"] for r in res if r["success"] is True), default=None),
+                max_active=max(r["active"] for r in res),
+                solvers={m: sum(r.get("method", "lh") == m for r in res)
+                         for m in sorted({r.get("method", "lh") for r in res})},
+                p_values=sorted({int(r["p"]) for r in res}), threshold_fit=d in PLAN)
+        return rows
+
+
+STUDIES = (ExactThresholds("op"), ExactThresholds("dp"))

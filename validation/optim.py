@@ -1,7 +1,10 @@
-"""Optimisers and learning-rate schedules shared by every training loop.
+"""Optimisers, learning-rate schedules and the one training loop.
 
-Single home of Adam and the warm-up + cosine schedule (used by the linear
-memories, the transformer and the token-retrieval experiments).
+Single home of Adam, the warm-up + cosine schedule and :func:`adam_loop`, the
+loop every trainer uses (the linear memories, the factual-recall memories and
+transformer, the token-retrieval model): the trainer supplies the loss and
+gradients of its model and a stop rule; the loop owns the steps, the schedule,
+the order "evaluate, maybe stop, update" and the final evaluation.
 """
 from __future__ import annotations
 
@@ -9,9 +12,12 @@ import math
 
 import numpy as np
 
-from hcizz.checks import check_int, check_real
+from dataclasses import dataclass
 
-__all__ = ["Adam", "warmup_cosine"]
+from hcizz.checks import check_int, check_real
+from hcizz.results import Result
+
+__all__ = ["Adam", "warmup_cosine", "adam_loop", "LoopResult"]
 
 
 def warmup_cosine(step, total, *, lr, warmup=0.0, final=0.0):
@@ -119,3 +125,104 @@ class Adam:
             v *= b2
             v += (1.0 - b2) * (g * g)
             p -= step * m / (np.sqrt(v) + eps)
+
+
+@dataclass(frozen=True)
+class LoopResult(Result):
+    """Outcome of :func:`adam_loop`.
+
+    Parameters
+    ----------
+    steps : int
+        Updates applied (the stop step when the loop stopped, else the budget).
+    stopped : bool
+        Whether ``stop`` ended the loop before the budget.
+    loss : float
+        Loss of the last evaluation (the parameters as returned).
+    info : object
+        What the last evaluation returned besides the loss and gradients.
+
+    References
+    ----------
+    docs/architecture.md#where-to-add
+    """
+
+    steps: int
+    stopped: bool
+    loss: float
+    info: object
+
+
+def adam_loop(params, evaluate, *, steps, lr, stop=None, callback=None, final=True,
+              betas=(0.9, 0.999), eps=1e-8, optimizer=None):
+    """Run Adam on ``params`` for at most ``steps`` updates: the one training loop.
+
+    At each step ``t = 0, 1, ...``: ``loss, grads, info = evaluate(t)`` on the
+    current parameters; if ``stop(t, loss, info)`` the loop returns *without*
+    updating (so the parameters returned are those that met the rule);
+    ``callback(t, loss, info)`` is called; then one Adam update with the rate
+    ``lr(t)`` (or the constant ``lr``).  After the budget, ``evaluate(steps)``
+    is called once more on the final parameters (``final=True``).
+
+    Parameters
+    ----------
+    params : list of ndarray
+        Parameters, updated in place.
+    evaluate : callable
+        ``evaluate(t) -> (loss, grads, info)``: the loss (float), the
+        gradients (list of arrays, in the order of ``params``) and anything the
+        stop rule or the caller needs (e.g. which facts are recalled).
+    steps : int
+        Step budget (>= 0).
+    lr : float or callable
+        Learning rate, or ``lr(t)`` (e.g. ``functools.partial(warmup_cosine, total=steps, lr=...)``).
+    stop : callable, optional
+        ``stop(t, loss, info) -> bool``, evaluated before update ``t``.
+    callback : callable, optional
+        ``callback(t, loss, info)`` after the stop check (logging, curves).
+    final : bool, optional
+        Evaluate the parameters once more after the last update (default True).
+    betas, eps : optional
+        Adam's constants (ignored when ``optimizer`` is given).
+    optimizer : Adam, optional
+        An existing optimiser over ``params`` (to continue a run with its moments).
+
+    Returns
+    -------
+    LoopResult
+        Updates applied, whether it stopped, the last loss and info.
+
+    Raises
+    ------
+    ValueError
+        ``steps < 0`` or a non-positive constant ``lr``.
+
+    References
+    ----------
+    D. P. Kingma and J. Ba, arXiv:1412.6980; docs/architecture.md#where-to-add
+
+    Examples
+    --------
+    Minimise ``|w|^2`` and stop once it is below ``1e-4``:
+
+    >>> w = np.array([1.0, -2.0])
+    >>> r = adam_loop([w], lambda t: (float(w @ w), [2 * w], None), steps=500, lr=0.1,
+    ...               stop=lambda t, loss, info: loss < 1e-4)
+    >>> r.stopped, r.steps < 500, bool(w @ w < 1e-4)
+    (True, True, True)
+    """
+    steps = check_int("steps", steps, low=0)
+    if not callable(lr):
+        check_real("lr", lr, low=0, low_open=True, allow_array=False)
+    opt = optimizer if optimizer is not None else Adam(params, betas=betas, eps=eps)
+    loss, info = math.nan, None
+    for t in range(steps):
+        loss, grads, info = evaluate(t)
+        if stop is not None and stop(t, loss, info):
+            return LoopResult(steps=t, stopped=True, loss=loss, info=info)
+        if callback is not None:
+            callback(t, loss, info)
+        opt.step(grads, lr=lr(t) if callable(lr) else lr)
+    if final:
+        loss, _, info = evaluate(steps)
+    return LoopResult(steps=steps, stopped=False, loss=loss, info=info)

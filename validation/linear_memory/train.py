@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
-from validation.optim import Adam, warmup_cosine
+from validation.optim import adam_loop, warmup_cosine
 from .models import xent_and_grad, scores
 from .registry import get_parametrization
 from validation.losses import recalled
@@ -204,16 +204,14 @@ def train(facts, *, model="full", kappa=1.0, preset="default", rng=None, **overr
     need = math.ceil(cfg.stop_accuracy * p - 1e-9)
     params = par.init(facts, kappa, cfg, rng)
     W0 = par.memory(params).copy()
-    opt = Adam(params)
-    loss, corr = float("nan"), None
-    t = 0
-    for t in range(cfg.steps):
+
+    def evaluate(t):
         Wt = par.memory(params)
         loss, dW, corr = xent_and_grad(Wt, facts, scale=scale)
-        if int(corr.sum()) >= need:
-            return TrainResult(bool(corr.all()), float(corr.mean()), t, loss, Wt, W0)
-        lr = warmup_cosine(t, cfg.steps, lr=cfg.lr, warmup=cfg.warmup, final=cfg.final)
-        opt.step(par.grads(params, dW), lr=lr)
-    Wt = par.memory(params)
-    loss, _, corr = xent_and_grad(Wt, facts, scale=scale)
-    return TrainResult(bool(corr.all()), float(corr.mean()), cfg.steps, loss, Wt, W0)
+        return loss, (par.grads(params, dW) if t < cfg.steps else None), (Wt, corr)
+
+    r = adam_loop(params, evaluate, steps=cfg.steps,
+                  lr=lambda t: warmup_cosine(t, cfg.steps, lr=cfg.lr, warmup=cfg.warmup, final=cfg.final),
+                  stop=lambda t, loss, info: int(info[1].sum()) >= need)
+    Wt, corr = r.info
+    return TrainResult(bool(corr.all()), float(corr.mean()), r.steps, r.loss, Wt, W0)

@@ -22,7 +22,7 @@ from numpydoc.docscrape import get_doc_object  # noqa: E402  (after the importor
 #: modules whose public objects are checked
 IN_SCOPE = [
     # shared layer and spectral laws
-    "hcizz", "hcizz.checks", "hcizz.cli", "hcizz.estimate", "hcizz.results", "hcizz.numerics", "hcizz.jsonout",
+    "hcizz", "hcizz.checks", "hcizz.cli", "hcizz.estimate", "hcizz.results", "hcizz.docstrings", "hcizz.numerics", "hcizz.jsonout",
     "hcizz.free_transforms", "hcizz.marchenko_pastur", "hcizz.mp_product",
     "hcizz.quarter_circle", "hcizz.spherical",
     "hcizz.spherical.limits", "hcizz.spherical.exact_d2", "hcizz.spherical.monte_carlo",

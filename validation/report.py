@@ -185,6 +185,8 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0,
     matplotlib.use("Agg")
     from hcizz.checks import check_int
 
+    if not isinstance(out, (str, os.PathLike)) or str(out) == "":
+        raise ValueError(f"out must be a folder path, got {out!r}")
     out = Path(out)
     known = [k for k, _ in SECTIONS]
     if sections is None:
@@ -198,8 +200,9 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0,
     from .engine import WorkerPool
 
     pool = WorkerPool(executor, workers=workers, scheduler=scheduler)  # checks; starts nothing
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"out must be a folder, got the existing file {str(out)!r}")
+    from hcizz.cli import check_output_dir
+
+    check_output_dir("out", out)        # '' is no folder; a file, an unwritable place: refused
     # everything is checked before the first file is written
     try:
         out.mkdir(parents=True, exist_ok=True)

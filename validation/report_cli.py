@@ -36,7 +36,11 @@ def register(sub):
 
 
 def _run(args):
-    sections = args.sections.split(",") if args.sections else None
+    from hcizz.cli import parse_list
+
+    # an empty --sections is an error, not "all sections" (None: the option was not given)
+    sections = None if args.sections is None else parse_list(
+        args.sections, "--sections", item=str, choices=[k for k, _ in SECTIONS])
     reproduce(args.out, quick=args.quick, sections=sections, fresh=args.fresh, seed=args.seed,
               executor=args.executor, workers=args.workers, scheduler=args.scheduler)
     return 0

@@ -196,7 +196,22 @@ def _classify_first_line(path, fh):
 
 def check_store_file(path):
     """Raise :class:`NotAStoreError` unless ``path`` is missing, empty or a
-    trial store (header or legacy first record). Reads one line at most."""
+    trial store (header or legacy first record). Reads one line at most.
+
+    A path that exists but is not a regular file (a directory, a FIFO, a
+    device such as ``/dev/stdout``, a socket) is refused before it is opened:
+    opening a FIFO blocks until a writer appears, and appending to a device
+    is not a store."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "missing", None
+    if not stat.S_ISREG(mode):
+        kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+        raise NotAStoreError(f"{str(path)!r} is not a trial store ({kind}); pass a regular file")
     try:
         with open(path, "rb") as fh:
             return _classify_first_line(path, fh)

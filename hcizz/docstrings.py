@@ -1,0 +1,135 @@
+"""Shared parameter documentation: one text per common parameter, filled into docstrings.
+
+Many functions of the three packages take the same parameters (a dimension
+``d``, a number of facts ``p``, a rank ratio ``kappa``, a random state
+``rng``, the sweep engine's ``workers``/``executor``/``store``/``progress``).
+Their descriptions are written once, in :data:`PARAMETERS`, and a docstring
+names them on a line of its own::
+
+    @fill_doc
+    def f(d, rng=None):
+        \"\"\"Do something.
+
+        Parameters
+        ----------
+        %(d)s
+        %(rng)s
+        \"\"\"
+
+:func:`fill_doc` replaces each such line by the shared text, indented like the
+placeholder; a ``%`` anywhere else in the docstring is left alone (only whole
+placeholder lines are substituted).  This is the approach of
+``scipy._lib.doccer``, kept to whole lines so that docstrings need no escaping.
+"""
+from __future__ import annotations
+
+import re
+
+__all__ = ["PARAMETERS", "fill_doc", "fill"]
+
+#: Shared descriptions: name -> numpydoc entry ("name : type" line, then the description).
+PARAMETERS = {
+    "d": "d : int\n    Dimension (>= 1).",
+    "p": "p : int\n    Number of facts (>= 2).",
+    "kappa": "kappa : float\n    Rank ratio ``m / d`` in (0, 1] (the rank is ``m = max(1, round(kappa d))``).",
+    "alpha": "alpha : float\n    Load ``p ln p / d^2`` (> 0).",
+    "rng": ("rng : None, int or numpy.random.Generator, optional\n"
+            "    Source of randomness: a seed or a generator (:func:`hcizz.checks.check_rng`)."),
+    "samples": "samples : int, optional\n    Monte Carlo samples (>= 1); the standard error falls as ``samples**-0.5``.",
+    "workers": "workers : int, optional\n    Worker processes of the sweep (>= 1).",
+    "executor": ("executor : str or validation.engine.WorkerPool, optional\n"
+                 "    ``\"processes\"``, ``\"inprocess\"``, ``\"dask\"`` or a shared pool "
+                 "(see :func:`validation.engine.run_sweep`)."),
+    "store": ("store : str or path-like, optional\n"
+              "    JSONL trial store: finished trials are read back, new ones appended "
+              "(``docs/sweeps.md#resuming``)."),
+    "progress": "progress : bool, optional\n    Print progress lines on stderr.",
+    "level": "level : float, optional\n    Confidence level of the interval, in (0, 1) (default 0.95).",
+}
+
+_LINE = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.M)
+
+
+def fill(doc, params=None):
+    """Return ``doc`` with every whole-line ``%(name)s`` replaced by the shared text.
+
+    Parameters
+    ----------
+    doc : str or None
+        A docstring (``None`` is returned unchanged).
+    params : dict, optional
+        Descriptions to use instead of (or besides) :data:`PARAMETERS`.
+
+    Returns
+    -------
+    str or None
+        The filled docstring.
+
+    Raises
+    ------
+    KeyError
+        A placeholder names no shared description.
+
+    References
+    ----------
+    docs/architecture.md#shared-parameter-docs
+
+    Examples
+    --------
+    >>> print(fill("Parameters\\n----------\\n%(d)s\\n"))
+    Parameters
+    ----------
+    d : int
+        Dimension (>= 1).
+    <BLANKLINE>
+    """
+    if doc is None:
+        return None
+    table = {**PARAMETERS, **(params or {})}
+
+    def sub(m):
+        text = table[m.group("name")]
+        ind = m.group("indent")
+        return "\n".join(ind + line if line else line for line in text.split("\n"))
+
+    return _LINE.sub(sub, doc)
+
+
+def fill_doc(obj=None, **params):
+    """Fill the shared parameter descriptions into a function's or class's docstring (a decorator).
+
+    Parameters
+    ----------
+    obj : callable or type, optional
+        The object (used bare, ``@fill_doc``).
+    **params
+        Extra or overriding descriptions (used as ``@fill_doc(x="x : float\\n    ...")``).
+
+    Returns
+    -------
+    object
+        The object, its ``__doc__`` filled (:func:`fill`).
+
+    References
+    ----------
+    docs/architecture.md#shared-parameter-docs
+
+    Examples
+    --------
+    >>> @fill_doc
+    ... def f(d):
+    ...     '''Return d.
+    ...
+    ...     Parameters
+    ...     ----------
+    ...     %(d)s
+    ...     '''
+    ...     return d
+    >>> "Dimension (>= 1)." in f.__doc__
+    True
+    """
+    def apply(o):
+        o.__doc__ = fill(o.__doc__, params)
+        return o
+
+    return apply(obj) if obj is not None else apply

@@ -124,7 +124,7 @@ class Formula:
         Parameters
         ----------
         name : str
-            Name of one of :attr:`symbols`.
+            Name of one of ``symbols``.
 
         Returns
         -------
@@ -163,17 +163,25 @@ class Formula:
         Returns
         -------
         str
-            ``sympy.latex`` of the expression.
+            ``sympy.latex`` of the expression; a truncated expansion is written
+            in increasing powers of its variable.
         """
-        return sp.latex(self.expansion if remainder else self.expr)
+        if self.remainder is None or not self.remainder.variables or not isinstance(self.expr, sp.Add):
+            return sp.latex(self.expansion if remainder else self.expr)
+        var = self.remainder.variables[0]
+        terms = sorted(sp.Add.make_args(self.expr), key=lambda t: t.as_coeff_exponent(var)[1])
+        out = sp.latex(terms[0])
+        for t in terms[1:]:
+            out += f" - {sp.latex(-t)}" if t.could_extract_minus_sign() else f" + {sp.latex(t)}"
+        return out + (f" + {sp.latex(self.remainder)}" if remainder else "")
 
     def numeric(self):
         """Return the numerical function of the expression (``sympy.lambdify``, cached).
 
-        The arguments are :attr:`symbols`, in order; numpy arrays broadcast.
+        The arguments are ``symbols``, in order; numpy arrays broadcast.
         :class:`~replica.symbolic.functions.QCQuantile` and
         :class:`~replica.symbolic.functions.CapacityAngle` are evaluated by
-        :func:`hcizz.qc_quantile` and :func:`hcizz.qc_upper_angle`, the rest by
+        :func:`hcizz.qc_quantile` and :func:`hcizz.quarter_circle.qc_upper_angle`, the rest by
         scipy and numpy.
 
         Returns
@@ -193,7 +201,7 @@ class Formula:
         Parameters
         ----------
         *values : float or array_like
-            One value per symbol, in the order of :attr:`symbols`.
+            One value per symbol, in the order of ``symbols``.
 
         Returns
         -------
@@ -279,8 +287,15 @@ def _as_expr(f):
 
 
 def _variable(f, formula, x):
+    if isinstance(x, str):
+        if formula is not None:
+            return formula.symbol(x)
+        named = [s for s in f.free_symbols if getattr(s, "name", None) == x]
+        if len(named) == 1:          # the expression's own symbol, with its assumptions
+            return named[0]
+        return SYMBOLS[x] if x in SYMBOLS else sp.Symbol(x)
     if x is not None:
-        return formula.symbol(x) if isinstance(x, str) and formula is not None else sp.sympify(x)
+        return sp.sympify(x)
     syms = formula.symbols if formula is not None else tuple(sorted(f.free_symbols, key=str))
     if len(syms) != 1:
         raise ValueError(f"x must name the variable of an expression in {len(syms)} symbols "

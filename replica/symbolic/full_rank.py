@@ -46,7 +46,7 @@ def energy_term(form="large-p"):
         ``"large-p"`` (default): the limit ``G(t) = -1/(1 - t)``, derived here by
         the counting argument of the Notes.  ``"finite-p"``: ``G_p(t)`` as an
         undefined sympy function, with its exact value at ``t = 0`` and its
-        Laplace limit at ``t -> 1`` as :attr:`Formula.relations`.
+        Laplace limit at ``t -> 1`` as ``relations``.
 
     Returns
     -------

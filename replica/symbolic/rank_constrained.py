@@ -33,7 +33,7 @@ def _zero(expr):
     return sp.simplify(expr) == 0
 
 
-def _check_order(name, n, high=200):
+def _check_order(name, n, high=100):
     from hcizz.checks import check_int
 
     return check_int(name, n, low=1, high=high)
@@ -194,7 +194,7 @@ def alpha_c_series(order=2):
     Parameters
     ----------
     order : int, optional
-        Number of terms, ``1 <= order <= 200`` (default 2:
+        Number of terms, ``1 <= order <= 100`` (default 2:
         ``2 kappa - (6 pi kappa)^(5/3)/(20 pi)``, as
         :func:`replica.alpha_c_small_kappa`).
 

@@ -460,3 +460,14 @@ def test_series_cli_bad_input(argv, word, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert word in err and err.count("\n") == 1
+
+
+def test_replica_symbolic_is_reachable_from_the_package():
+    # a lazy export: ``import replica`` does not import sympy, ``replica.symbolic`` works
+    import subprocess
+    import sys
+
+    code = ("import sys, replica; assert 'sympy' not in sys.modules; "
+            "print(replica.symbolic.hebbian_load_threshold().expr)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "1/8", r.stderr

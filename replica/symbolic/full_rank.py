@@ -98,13 +98,12 @@ def energy_term(form="large-p"):
         raise SymbolicUndecided(f"expected one maximiser of {level}, got {ys}", ys)
     s2 = sp.simplify(level.subs(y, ys[0]) ** 2)              # 1 + beta^2
     b2 = _t / (1 - _t)
-    G = sp.simplify(-s2.subs(beta, sp.sqrt(b2)))
-    G = sp.factor(sp.together(G))
+    G = sp.factor(sp.together(sp.simplify(-s2.subs(beta, sp.sqrt(b2)))))
     ystar = sp.simplify(ys[0].subs(beta, sp.sqrt(b2)))
-    # on 0 <= t < 1: beta/sqrt(1 + beta^2) = sqrt(t)
-    ystar_t = sp.sqrt(_t) if _zero(ystar.subs(_t, sp.Rational(1, 4)) - sp.Rational(1, 2)) else ystar
-    return Formula(-1 / (1 - _t) if _zero(G + 1 / (1 - _t)) else G, (_t,), "G(t), large p",
-                   (sp.Eq(sp.Symbol("y_*"), ystar_t),))
+    # written as in the docs: -1/(1-t), and y* = sqrt(t) (a ratio of square roots, >= 0)
+    if not (_zero(G + 1 / (1 - _t)) and _zero(ystar ** 2 - _t)):  # pragma: no cover - sympy guard
+        raise SymbolicUndecided(f"counting argument gave G = {G}, y* = {ystar}", G)
+    return Formula(-1 / (1 - _t), (_t,), "G(t), large p", (sp.Eq(sp.Symbol("y_*"), sp.sqrt(_t)),))
 
 
 def _energy_in_q(energy):

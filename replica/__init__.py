@@ -21,3 +21,13 @@ __all__ = [
     "load_of", "p_of_load", "p_from_load",
     "alpha_c", "alpha_c_quad", "alpha_c_small_kappa", "quantile_coupling", "capacity_from_profile",
 ]
+
+
+def __getattr__(name):
+    # ``replica.symbolic`` (sympy objects) is imported on first use: ``import replica``
+    # stays free of sympy, and ``replica.symbolic.saddle_point()`` works without an import
+    if name == "symbolic":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.symbolic")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

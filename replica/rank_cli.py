@@ -1,4 +1,5 @@
-"""``python -m replica alpha-c``: the rank-constrained capacity (docs/rank_constrained.md#rank-constrained-capacity)."""
+"""``python -m replica alpha-c`` and ``series``: the rank-constrained capacity
+(docs/rank_constrained.md#rank-constrained-capacity) and its small-kappa series."""
 from __future__ import annotations
 
 __all__ = ["register"]
@@ -32,6 +33,39 @@ def _alpha_c(args):
     return 0
 
 
+def _series(args):
+    import sympy as sp
+
+    from hcizz.checks import check_int
+
+    from .symbolic import SYMBOLS, alpha_c_series
+    from .symbolic.functions import alpha_c_coefficients
+    from .theory_cli import emit
+
+    n = check_int("kappa_order", args.kappa_order, low=1, high=100)      # before any work
+    S = alpha_c_series(n)
+    kappa = SYMBOLS["kappa"]
+    rows = []
+    for k, ck in enumerate(alpha_c_coefficients(n)):
+        e = sp.Rational(2 * k + 3, 3)
+        a = sp.simplify(ck * (6 * sp.pi) ** e / sp.pi)
+        rows.append({"term": k + 1, "exponent": str(e), "c_w": str(ck), "coefficient": str(a),
+                     "coefficient_latex": sp.latex(a), "value": float(a)})
+    head = ("alpha_c(kappa) = sum_k a_k kappa^e_k + O(" + str(S.remainder.expr).replace("**", "^")
+            + ");  pi alpha_c = sum_k c_k w^(2k+1), w = (6 pi kappa)^(1/3)")
+    if args.latex:
+        text = "\\alpha_c(\\kappa) = " + S.latex()
+        text += "\n" + "\n".join(f"a_{{{r['term']}}} = {r['coefficient_latex']} "
+                                  f"\\approx {r['value']:.15g}" for r in rows)
+    else:
+        width = max(len(r["coefficient"]) for r in rows)
+        text = head + "\n" + "\n".join(
+            f"k={r['term']:<3d} e_k={r['exponent']:<6s} c_k={r['c_w']:<{max(len(x['c_w']) for x in rows)}s}  "
+            f"a_k={r['coefficient']:<{width}s}  = {r['value']:.15g}" for r in rows)
+    emit(args, {"order": n, "series": str(S.expansion), "latex": S.latex(), "terms": rows}, text)
+    return 0
+
+
 def _decimal_text(text):
     """``argparse`` type: a number literal, kept as text (exact for ``--dps``)."""
     import argparse
@@ -44,7 +78,7 @@ def _decimal_text(text):
 
 
 def register(sub):
-    """Add the ``alpha-c`` subcommand.
+    """Add the ``alpha-c`` and ``series`` subcommands.
 
     Parameters
     ----------
@@ -54,7 +88,7 @@ def register(sub):
     Returns
     -------
     argparse.ArgumentParser
-        The new subcommand's parser.
+        The ``alpha-c`` parser.
 
     References
     ----------
@@ -68,4 +102,12 @@ def register(sub):
     p.add_argument("--check", action="store_true", help="also print the quadrature oracle")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_alpha_c)
+
+    q = sub.add_parser("series", help="small-kappa series of alpha_c(kappa), exact coefficients",
+                       description="alpha_c(kappa) = 2 kappa - (6 pi kappa)^(5/3)/(20 pi) + ...: the first N "
+                                   "terms (exponents (2k+1)/3, k = 1..N), coefficients exact and as floats")
+    q.add_argument("--kappa-order", type=int, required=True, help="number of terms N, 1 <= N <= 100")
+    q.add_argument("--latex", action="store_true", help="print the series and coefficients in LaTeX")
+    q.add_argument("--json", action="store_true", help="machine-readable output")
+    q.set_defaults(func=_series)
     return p

@@ -1,16 +1,68 @@
-"""Symbolic (sympy) derivations run as checks: ``python -m replica check``.
+r"""The replica theory as sympy objects, and the derivations run by ``python -m replica check``.
 
-Each module listed in :data:`CHECK_MODULES` exposes ``CHECKS``, a list of
-``(name, callable)``; the callable performs a derivation with sympy and returns
-``(ok: bool, detail: str)``.
+**Objects.**  Every public function returns a :class:`Formula`: a sympy
+expression with its named symbols (``q, alpha = Phi.symbols``), the relations
+it holds under and, for expansions, its remainder.  A formula evaluates
+numerically (``Phi(0.5, 0.25)``, through ``sympy.lambdify``; it agrees with the
+numerical functions of :mod:`replica`), to any precision (``Phi.evalf(...)``)
+and prints in LaTeX (``Phi.latex()``); its ``expr`` is an ordinary sympy
+expression to differentiate, expand or take limits of.  :func:`series` and
+:func:`limit` wrap sympy's and raise :class:`SymbolicUndecided` instead of
+returning an unevaluated answer.
+
+* full rank (:mod:`replica.symbolic.full_rank`): :func:`free_entropy_functional`,
+  :func:`energy_term`, :func:`saddle_point_equation`, :func:`saddle_point`,
+  :func:`v_p_objective`, :func:`v_p_piecewise`, :func:`expected_v_p`,
+  :func:`finite_capacity`, :func:`hebbian_signal_to_noise`,
+  :func:`hebbian_score_spread`, :func:`hebbian_load_threshold`;
+* rank-constrained (:mod:`replica.symbolic.rank_constrained`):
+  :func:`alpha_c_integral`, :func:`alpha_c_closed_form`,
+  :func:`alpha_c_parametric`, :func:`alpha_c_series`,
+  :func:`quarter_circle_density`, :func:`quarter_circle_moment`,
+  :func:`mp_product_cubic`, :func:`mp_product_moment_series`,
+  :func:`mp_product_edges`; the sympy functions ``X_qc``
+  (:class:`~replica.symbolic.functions.QCQuantile`) and ``y(kappa)``
+  (:class:`~replica.symbolic.functions.CapacityAngle`).
+
+**Checks.**  Each module listed in :data:`CHECK_MODULES` exposes ``CHECKS``, a
+list of ``(name, callable)``; the callable performs a derivation with the
+objects above and returns ``(ok: bool, detail: str)``.
+
+**Adding a theory** (the extension point; the listwise / tail-average margin
+theory of arXiv:2605.05189 is the next one): write a module
+``replica/symbolic/<theory>.py`` whose public functions return :class:`Formula`
+objects and whose ``CHECKS`` derive its limits with them; append its import name
+to :data:`CHECK_MODULES` and re-export its public names here.  ``python -m
+replica check`` then runs its checks, and the count it prints grows with them.
 """
 from __future__ import annotations
 
 import importlib
 
-__all__ = ["CHECK_MODULES", "iter_checks", "run_checks"]
+from .formula import SYMBOLS, Formula, SymbolicUndecided, limit, series
+from .full_rank import (SaddlePoint, energy_term, expected_v_p, finite_capacity,
+                        free_entropy_functional, hebbian_load_threshold, hebbian_score_spread,
+                        hebbian_signal_to_noise, saddle_point, saddle_point_equation, v_p_objective,
+                        v_p_piecewise)
+from .functions import CapacityAngle, QCQuantile
+from .rank_constrained import (alpha_c_closed_form, alpha_c_integral, alpha_c_parametric,
+                               alpha_c_series, mp_product_cubic, mp_product_edges,
+                               mp_product_moment_series, quarter_circle_density,
+                               quarter_circle_moment)
 
-#: Modules holding symbolic checks (each defines ``CHECKS``).
+__all__ = [
+    "Formula", "SymbolicUndecided", "series", "limit", "SYMBOLS",
+    "free_entropy_functional", "energy_term", "saddle_point_equation", "saddle_point",
+    "SaddlePoint", "v_p_objective", "v_p_piecewise", "expected_v_p", "finite_capacity",
+    "hebbian_signal_to_noise", "hebbian_score_spread", "hebbian_load_threshold",
+    "alpha_c_integral", "alpha_c_closed_form", "alpha_c_parametric", "alpha_c_series",
+    "quarter_circle_density", "quarter_circle_moment", "mp_product_cubic",
+    "mp_product_moment_series", "mp_product_edges", "QCQuantile", "CapacityAngle",
+    "CHECK_MODULES", "iter_checks", "run_checks",
+]
+
+#: Modules holding symbolic checks (each defines ``CHECKS``); a new theory
+#: appends its module here (see the module docstring, "Adding a theory").
 CHECK_MODULES = [
     "replica.symbolic.full_rank",
     "replica.symbolic.rank_constrained",

@@ -421,6 +421,11 @@ def tam_projection(levels, eta1, k, *, margin=0.0, complete=True):
         last drawn competitor of an incomplete row; those values are not
         valid and the row needs more order statistics).
 
+    Raises
+    ------
+    ValueError
+        If the shapes do not match or ``k`` is not in ``[1, K]``.
+
     Notes
     -----
     ``A = {lambda : lambda_1 >= T_k(lambda_2..p) + gamma}``, ``T_k`` the tail
@@ -455,8 +460,10 @@ def tam_projection(levels, eta1, k, *, margin=0.0, complete=True):
     """
     a = np.asarray(levels, dtype=float)
     e1 = np.asarray(eta1, dtype=float)
+    if a.ndim != 2 or e1.shape != (a.shape[0],):
+        raise ValueError(f"levels must have shape (S, K) and eta1 shape (S,), got {a.shape} and {e1.shape}")
     S, K = a.shape
-    k = float(k)
+    k = check_real("k", k, low=1, high=K, allow_array=False)
     G = float(margin) - e1
     cs = np.zeros((S, K + 1))
     np.cumsum(a, axis=1, out=cs[:, 1:])

@@ -217,7 +217,7 @@ def tam_capacity_small_tau(tau, *, margin=0.0):
     :math:`\kappa_\tau^2 = z_\tau^2 + 2 + O(z_\tau^{-2})` and
     :math:`z_\tau^2 = 2L - \ln(4\pi L) + O(\ln L / L)`; the margin adds
     :math:`2\gamma\kappa_\tau + \gamma^2 \approx 2\gamma\sqrt{2L} + \gamma^2`.
-    The relative error is :math:`O(\ln L / L^2)`
+    The relative error is :math:`(\ln(4\pi L) - 5)/(4L^2) + O((\ln L)^2/L^3)`
     (docs/listwise.md#small-tail-behaviour).  At ``tau = 1/p`` the leading
     term gives ``n ln n / d^2 -> 1/2``, the top-1 law.
 
@@ -832,6 +832,8 @@ def tam_free_entropy(q, alpha, tau, *, margin=0.0):
     --------
     >>> print(round(tam_free_entropy(0.0, 1.0, 1.0), 12) == round(math.log(0.5), 12))
     True
+    >>> print(np.round(tam_free_entropy([0.5, 0.9], 0.3, 0.2), 8))
+    [-1.09814512 -1.58357805]
     """
     q = check_real("q", q, low=0, high=1, high_open=True)
     alpha = check_real("alpha", alpha, low=0, high=math.inf, high_open=True, allow_array=False)

@@ -12,6 +12,9 @@ from .hebbian import (HEBBIAN_LIMIT, hebbian, hebbian_recall_probability, hebbia
                       HebbianPrediction)
 from .load import load_of, p_of_load, p_from_load
 from .rank_capacity import alpha_c, alpha_c_quad, alpha_c_small_kappa, quantile_coupling, capacity_from_profile
+from .listwise import (tam_capacity, tam_capacity_expansion, tam_finite_p_coefficient,
+                       tam_capacity_small_tau, tam_free_entropy, tam_score_laws, tam_scores,
+                       gaussian_tail_mean, gardner_energy)
 
 __all__ = [
     "__version__", "Estimate", "gaussian_max_moments", "energy_G", "energy_G_limit", "free_entropy",
@@ -20,6 +23,8 @@ __all__ = [
     "hebbian_matrix", "hebbian_simulate", "HebbianPrediction",
     "load_of", "p_of_load", "p_from_load",
     "alpha_c", "alpha_c_quad", "alpha_c_small_kappa", "quantile_coupling", "capacity_from_profile",
+    "tam_capacity", "tam_capacity_expansion", "tam_finite_p_coefficient", "tam_capacity_small_tau",
+    "tam_free_entropy", "tam_score_laws", "tam_scores", "gaussian_tail_mean", "gardner_energy",
 ]
 
 

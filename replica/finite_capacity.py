@@ -14,10 +14,15 @@ from .gaussian_max import gaussian_max_moments
 from .order_stats import TopNormals
 from .rank_capacity import alpha_c
 
-__all__ = ["alpha_c_finite", "v_p", "v_p_from_gaps", "sample_v_p", "ALPHA_C_LIMIT"]
+__all__ = ["alpha_c_finite", "v_p", "v_p_from_gaps", "sample_v_p", "alpha_c_margin_limit", "ALPHA_C_LIMIT",
+           "MARGIN_MAX"]
 
 #: Large-``p`` limit of the capacity (docs/theory_full_rank.md).
 ALPHA_C_LIMIT = 0.5
+#: Largest margin accepted, in competitor-score units (docs/theory_full_rank.md#capacity-at-a-margin):
+#: a margin this large already makes the correct score an outlier at any ``p`` up to 1e15,
+#: and larger ones only enlarge the set of competitors the projection involves.
+MARGIN_MAX = 20.0
 _BLOCK = 1 << 15
 
 
@@ -70,7 +75,7 @@ def v_p_from_gaps(gaps, *, complete=True):
     return V, k_act, ok
 
 
-def sample_v_p(p, samples, rng, k0=None):
+def sample_v_p(p, samples, rng, k0=None, margin=0.0):
     """Draw ``samples`` values of ``V_p(eta)`` exactly (top order statistics only).
 
     Parameters
@@ -84,6 +89,9 @@ def sample_v_p(p, samples, rng, k0=None):
     k0 : int, optional
         Number of order statistics drawn first (default
         ``min(p - 1, 8 + 2 ceil(ln p))``); doubled where the active set fills them.
+    margin : float, optional
+        Margin ``gamma >= 0`` (not validated here): the gaps become
+        ``eta_(j) - eta_1 + gamma`` (docs/theory_full_rank.md#capacity-at-a-margin).
 
     Returns
     -------
@@ -114,7 +122,10 @@ def sample_v_p(p, samples, rng, k0=None):
         pending = rows
         while True:
             Ks = levels.shape[1]
-            v, ka, ok = v_p_from_gaps(levels - eta1[pending, None], complete=(Ks == m))
+            gaps = levels - eta1[pending, None]
+            if margin:                   # margin 0 keeps the historical arithmetic exactly
+                gaps = gaps + margin
+            v, ka, ok = v_p_from_gaps(gaps, complete=(Ks == m))
             done = ok
             V[s0 + pending[done]] = v[done]
             kact[s0 + pending[done]] = ka[done]
@@ -129,13 +140,15 @@ def sample_v_p(p, samples, rng, k0=None):
     return V, kact, kused, E1, T1
 
 
-def v_p(p, *, samples=20_000, rng=None):
+def v_p(p, *, margin=0.0, samples=20_000, rng=None):
     """Estimate ``E[V_p]`` by Monte Carlo with control variates; see :func:`alpha_c_finite`.
 
     Parameters
     ----------
     p : int
         Number of candidates, ``2 <= p <= 1e15``.
+    margin : float, optional
+        Margin ``0 <= gamma <= 20`` in competitor-score units (default 0).
     samples : int, optional
         Monte Carlo samples of ``eta`` (default 20000).
     rng : None, int, SeedSequence or Generator, optional
@@ -152,14 +165,59 @@ def v_p(p, *, samples=20_000, rng=None):
     arXiv:2605.10795; docs/theory_full_rank.md#finite-p-capacity
     """
     p = check_int("p", p, low=2, high=10**15)
+    margin = _check_margin(margin)
     samples = check_int("samples", samples, low=2)
     rng = check_rng(rng)
-    ev, se_v, info = _mean_v(p, samples, rng, True)
+    ev, se_v, info = _mean_v(p, samples, rng, True, margin)
     return Estimate(ev, se_v, samples, info)
 
 
-def _mean_v(p, samples, rng, control_variates):
-    V, ka, ku, e1, t1 = sample_v_p(p, samples, rng)
+def _check_margin(margin):
+    return check_real("margin", margin, low=0, high=MARGIN_MAX, allow_array=False)
+
+
+def alpha_c_margin_limit(g):
+    r"""Return the large-``p`` top-1 capacity ``1 / (2 (1 + g)^2)`` at a margin ``g sqrt(2 ln p)``.
+
+    Parameters
+    ----------
+    g : float or array_like
+        Margin in units of the extreme-value scale ``sqrt(2 ln p)``, ``g >= 0``.
+
+    Returns
+    -------
+    float or ndarray
+        :math:`\lim_{p\to\infty} \alpha_c(p; \gamma = g\sqrt{2\ln p}) = 1/(2(1+g)^2)`.
+
+    Raises
+    ------
+    ValueError
+        If ``g`` is negative or NaN.
+
+    Notes
+    -----
+    The counting argument of docs/theory_full_rank.md#large-p-limit with the
+    constraint raised by ``gamma``: the correct score must clear every
+    competitor level by ``gamma``, so ``s_min = (1 + g)/sqrt(1-t)`` and
+    ``G(t) = -(1+g)^2/(1-t)`` (docs/theory_full_rank.md#capacity-at-a-margin).
+    A fixed margin (``g -> 0``) leaves the limit at 1/2.
+
+    References
+    ----------
+    docs/theory_full_rank.md#capacity-at-a-margin
+
+    Examples
+    --------
+    >>> print(alpha_c_margin_limit([0.0, 0.5, 1.0]))
+    [0.5        0.22222222 0.125     ]
+    """
+    g = check_real("g", g, low=0, high=math.inf, high_open=True)
+    out = 0.5 / np.square(1.0 + np.asarray(g, dtype=float))
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def _mean_v(p, samples, rng, control_variates, margin=0.0):
+    V, ka, ku, e1, t1 = sample_v_p(p, samples, rng, margin=margin)
     info = {"mean_active": float(ka.mean()), "max_active": int(ka.max()),
             "max_order_stats": int(ku.max())}
     if not control_variates:
@@ -172,10 +230,13 @@ def _mean_v(p, samples, rng, control_variates):
     return ev, se_v, info
 
 
-def alpha_c_finite(p, *, kappa=1.0, samples=20_000, rng=None, control_variates=True):
+def alpha_c_finite(p, *, kappa=1.0, margin=0.0, samples=20_000, rng=None, control_variates=True):
     """Finite-``p`` replica-symmetric capacity ``alpha_c(kappa, p) = alpha_c(kappa) ln p / E[V_p]``.
 
-    At full rank (``kappa = 1``, the default) this is ``ln p / (2 E[V_p])``.
+    At full rank (``kappa = 1``, the default) this is ``ln p / (2 E[V_p])``;
+    with ``margin = gamma > 0`` the correct score must beat every competitor
+    by ``gamma`` competitor-score units and ``V_p`` is taken at the shifted
+    gaps (docs/theory_full_rank.md#capacity-at-a-margin).
 
     Parameters
     ----------
@@ -188,6 +249,12 @@ def alpha_c_finite(p, *, kappa=1.0, samples=20_000, rng=None, control_variates=T
         errors of the same shape, all from one Monte Carlo estimate of
         ``E[V_p]`` (the ``kappa`` dependence is the exact factor
         :func:`replica.alpha_c`).
+    margin : float
+        Margin ``0 <= gamma <= 20`` (default 0): fact ``mu`` counts as stored when
+        ``z_mumu - max_rho z_murho >= gamma ||W||_F``, ``||W||_F`` being the
+        standard deviation of a competitor score for N(0, I_d) keys and
+        candidates.  ``0`` reproduces the margin-free values exactly (same
+        draws, same arithmetic).
     samples : int
         Monte Carlo samples of ``eta``.
     rng : None, int, SeedSequence or Generator
@@ -204,13 +271,16 @@ def alpha_c_finite(p, *, kappa=1.0, samples=20_000, rng=None, control_variates=T
         its stderr, ``kappa``, ``alpha_c_kappa`` (the large-``p`` capacity
         ``alpha_c(kappa)``), ``pc_over_d2 = alpha_c(kappa) / E[V_p]`` and its
         stderr, mean and max active-set size, largest number of order
-        statistics drawn.
+        statistics drawn, ``margin`` and ``limit_scaled`` (the large-``p``
+        law :func:`alpha_c_margin_limit` at ``g = margin/sqrt(2 ln p)``, times
+        ``2 alpha_c(kappa)``).
 
     Raises
     ------
     ValueError
         If ``p`` is not an integer in ``[2, 1e15]``, ``kappa`` not in
-        ``(0, 1]``, ``samples < 2`` or ``rng`` invalid (nothing is sampled).
+        ``(0, 1]``, ``margin`` negative, ``samples < 2`` or ``rng`` invalid
+        (nothing is sampled).
 
     Notes
     -----
@@ -258,17 +328,25 @@ def alpha_c_finite(p, *, kappa=1.0, samples=20_000, rng=None, control_variates=T
     >>> lo = alpha_c_finite(1000, kappa=[0.25, 0.5], rng=0)
     >>> lo.value.shape, bool(np.all(lo.value < alpha_c_finite(1000, rng=0).value))
     ((2,), True)
+    >>> for g in (0.0, 0.5, 1.0):
+    ...     print(g, f"{alpha_c_finite(1000, margin=g, rng=0).value:.4f}")
+    0.0 0.8509
+    0.5 0.6406
+    1.0 0.4972
     """
     p = check_int("p", p, low=2, high=10**15)
     kappa = check_real("kappa", kappa, low=0, high=1, low_open=True)
+    margin = _check_margin(margin)
     samples = check_int("samples", samples, low=2)
     rng = check_rng(rng)
     ac = alpha_c(kappa)                      # exactly 0.5 at kappa = 1
-    ev, se_v, info = _mean_v(p, samples, rng, control_variates)
+    ev, se_v, info = _mean_v(p, samples, rng, control_variates, margin)
     lp = math.log(p)
     # ac = 1/2 makes (lp * ac) / ev the same double as lp / (2 ev) (halving is exact)
     val = (lp * ac) / ev
     se = (lp * ac) / (ev * ev) * se_v
+    g = margin / math.sqrt(2.0 * lp)
     return Estimate(val, se, samples, {
         "p": p, "kappa": kappa, "alpha_c_kappa": ac, "E_V": ev, "E_V_stderr": se_v,
-        "pc_over_d2": ac / ev, "pc_over_d2_stderr": ac * se_v / (ev * ev), **info})
+        "pc_over_d2": ac / ev, "pc_over_d2_stderr": ac * se_v / (ev * ev), "margin": margin,
+        "limit_scaled": 2.0 * ac * alpha_c_margin_limit(g), **info})

@@ -145,29 +145,81 @@ def _saddle(args):
 
 
 def _alpha_c(args):
-    from hcizz.checks import check_real
-    from .finite_capacity import alpha_c_finite
+    from hcizz.checks import check_int, check_real
+    from .finite_capacity import MARGIN_MAX, alpha_c_finite
     from .rank_capacity import alpha_c
 
     kappas = [1.0] if args.kappa is None else args.kappa
     kap = check_real("kappa", kappas, low=0, high=1, low_open=True)   # refuse before sampling
+    margin = check_real("margin", args.margin, low=0, high=MARGIN_MAX, allow_array=False)
+    for p in args.p:
+        check_int("p", p, low=2, high=10**15)
+    check_int("samples", args.samples, low=2)
     limits = np.atleast_1d(alpha_c(kap))
     rows = []
     for p in args.p:
-        e = alpha_c_finite(p, kappa=kap, samples=args.samples, rng=args.seed)
+        e = alpha_c_finite(p, kappa=kap, margin=margin, samples=args.samples, rng=args.seed)
         for j, k in enumerate(kappas):
-            rows.append({"p": e.info["p"], "kappa": float(k), "value": float(e.value[j]),
+            rows.append({"p": e.info["p"], "kappa": float(k), "margin": margin,
+                         "value": float(e.value[j]),
                          "stderr": float(e.stderr[j]), "n": e.n, "E_V": e.info["E_V"],
                          "E_V_stderr": e.info["E_V_stderr"],
                          "pc_over_d2": float(np.atleast_1d(e.info["pc_over_d2"])[j]),
-                         "mean_active": e.info["mean_active"], "limit": float(limits[j])})
+                         "mean_active": e.info["mean_active"], "limit": float(limits[j]),
+                         "limit_scaled": float(np.atleast_1d(e.info["limit_scaled"])[j])})
     limit = float(limits[0]) if len(kappas) == 1 else [float(v) for v in limits]
     show_k = args.kappa is not None
+    show_m = args.margin != 0
     emit(args, {"results": rows, "limit": limit},
          "\n".join(f"p={r['p']:.6g}  " + (f"kappa={r['kappa']:g}  " if show_k else "")
+                   + (f"margin={r['margin']:g}  " if show_m else "")
                    + f"alpha_c={r['value']:.6f} ± {r['stderr']:.2g}  "
                    f"E[V_p]={r['E_V']:.6f} ± {r['E_V_stderr']:.2g}  p_c/d^2={r['pc_over_d2']:.6g}"
                    for r in rows))
+    return 0
+
+
+def _tam(args):
+    from hcizz.checks import check_int, check_real
+    from .finite_capacity import MARGIN_MAX
+    from .listwise import check_mc_size, tail_size, tam_capacity, tam_capacity_expansion
+
+    # every argument is checked before any sampling
+    taus = check_real("tau", args.tau, low=0, high=1, low_open=True)
+    margin = check_real("margin", args.margin, low=0, high=MARGIN_MAX, allow_array=False)
+    ps = [] if args.p is None else [check_int("p", p, low=2, high=10**15) for p in args.p]
+    samples = check_int("samples", args.samples, low=2)
+    if args.method == "mc":
+        for p in ps:
+            check_mc_size(taus, p, samples)
+    limit = np.atleast_1d(tam_capacity(taus, margin=margin))
+    rows = []
+    if not ps:
+        rows = [{"tau": float(t), "p": None, "k": None, "margin": margin, "value": float(v),
+                 "stderr": 0.0, "n": 0, "limit": float(v), "method": "limit"}
+                for t, v in zip(taus.flat if isinstance(taus, np.ndarray) else [taus], limit)]
+    for p in ps:
+        ks = np.atleast_1d(tail_size(taus, p))
+        if args.method == "mc":
+            e = tam_capacity(taus, p, margin=margin, samples=samples, rng=args.seed)
+            vals, errs, n = np.atleast_1d(e.value), np.atleast_1d(e.stderr), e.n
+        else:
+            vals = np.atleast_1d(tam_capacity_expansion(taus, p, margin=margin))
+            errs, n = np.zeros_like(vals), 0
+        for j, t in enumerate(np.atleast_1d(taus)):
+            rows.append({"tau": float(t), "p": p, "k": float(ks[j]), "margin": margin,
+                         "value": float(vals[j]), "stderr": float(errs[j]), "n": n,
+                         "limit": float(limit[j]), "method": args.method})
+
+    def line(r):
+        head = f"tau={r['tau']:g}  " + (f"p={r['p']:.6g}  k={r['k']:.6g}  " if r["p"] else "p=inf  ")
+        head += f"margin={r['margin']:g}  " if margin else ""
+        if r["method"] == "limit":
+            return head + f"alpha_c={r['value']:.6f}  (n/d^2, closed form)"
+        err = f" ± {r['stderr']:.2g}" if r["method"] == "mc" else f"  ({r['method']})"
+        return head + f"alpha_c={r['value']:.6f}{err}  (n/d^2; large p {r['limit']:.6f})"
+
+    emit(args, {"results": rows}, "\n".join(line(r) for r in rows))
     return 0
 
 
@@ -204,7 +256,7 @@ def register(sub):
     """Add the full-rank theory subcommands to ``sub``.
 
     The subcommands are ``gaussian-max``, ``energy-G``, ``free-entropy``,
-    ``saddle``, ``alpha-c-finite``, ``hebbian`` and ``check``.
+    ``saddle``, ``alpha-c-finite``, ``tam-capacity``, ``hebbian`` and ``check``.
 
     Parameters
     ----------
@@ -242,6 +294,20 @@ def register(sub):
     p.add_argument("p", type=number, nargs="+", help="p (integer 2 <= p <= 1e15)")
     p.add_argument("--kappa", type=number, nargs="+", default=None,
                    help="rank fraction(s) m/d in (0, 1] (default: full rank, 1)")
+    p.add_argument("--margin", type=number, default=0,
+                   help="margin in competitor-score units, 0 <= margin <= 20 (default 0)")
+    p.add_argument("--samples", type=int, default=20000)
+    p.add_argument("--seed", type=int, default=0)
+
+    p = _add(sub, "tam-capacity", "listwise (tail-average-margin) capacity n/d^2 at tail fraction(s) tau "
+             "(closed form without --p; Monte Carlo or expansion at finite p)", _tam)
+    p.add_argument("--tau", type=number, nargs="+", required=True, help="tail fraction(s) in (0, 1]")
+    p.add_argument("--p", type=number, nargs="+", default=None,
+                   help="candidates per fact, integer 2 <= p <= 1e15 (omit: large-p limit)")
+    p.add_argument("--margin", type=number, default=0,
+                   help="margin in competitor-score units, 0 <= margin <= 20 (default 0)")
+    p.add_argument("--method", choices=("mc", "expansion"), default="mc",
+                   help="finite p: exact Monte Carlo (default) or the second-order 1/k expansion")
     p.add_argument("--samples", type=int, default=20000)
     p.add_argument("--seed", type=int, default=0)
 

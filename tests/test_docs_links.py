@@ -13,7 +13,7 @@ from validation.sections.setup_text import TERMS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-MODEL_PAGES = ["theory_full_rank.md", "rank_constrained.md", "linear_memory.md",
+MODEL_PAGES = ["theory_full_rank.md", "listwise.md", "rank_constrained.md", "linear_memory.md",
                "factual_recall.md", "token_retrieval.md"]
 
 

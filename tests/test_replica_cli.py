@@ -23,6 +23,10 @@ def _run(argv, capsys):
     (["free-entropy", "--q", "0.4", "--alpha", "0.2", "--json"], "value"),
     (["saddle", "--alpha", "0.2", "--json"], "phi"),
     (["alpha-c-finite", "2", "1e15", "--samples", "500", "--json"], "results"),
+    (["alpha-c-finite", "100", "--margin", "0.5", "--samples", "500", "--json"], "results"),
+    (["tam-capacity", "--tau", "0.05", "0.5", "--json"], "results"),
+    (["tam-capacity", "--tau", "0.05", "--p", "100", "--samples", "500", "--json"], "results"),
+    (["tam-capacity", "--tau", "0.05", "--p", "1000", "--method", "expansion", "--json"], "results"),
     (["hebbian", "--d", "100", "--alpha", "0.05", "--json"], "p_all"),
 ])
 def test_json_output(argv, key, capsys):
@@ -61,6 +65,16 @@ def test_text_output(capsys):
     (["energy-G", "--t", "0.5", "--p", "1"], "got 1\n"),
     (["free-entropy", "--q", "0.2", "--alpha", "inf"], "alpha must be"),
     (["alpha-c", "--kappa", "0"], "kappa must be"),
+    (["alpha-c-finite", "100", "--margin", "-1"], "margin must be"),
+    (["alpha-c-finite", "100", "--margin", "nan"], "margin must be"),
+    (["alpha-c-finite", "100", "1", "--margin", "0.5"], "p must be"),
+    (["tam-capacity", "--tau", "0"], "tau must be"),
+    (["tam-capacity", "--tau", "1.5"], "tau must be"),
+    (["tam-capacity", "--tau", "0.1", "--margin", "-0.5"], "margin must be"),
+    (["tam-capacity", "--tau", "0.1", "--p", "100", "1"], "p must be"),
+    (["tam-capacity", "--tau", "0.1", "--p", "100", "--samples", "1"], "samples must be"),
+    (["tam-capacity", "--tau", "0.5", "--p", "100", "1e15"], "order statistics"),
+    (["tam-capacity", "--tau", "0.1", "--method", "exact"], "invalid choice"),
     (["alpha-c", "--kappa", "nan"], "got nan"),
     (["nosuchcommand"], "invalid choice"),
 ])
@@ -111,3 +125,23 @@ def test_check_json_is_strict(monkeypatch, capsys):
     rc, out, _ = _run(["check", "--json"], capsys)
     rec = _strict(out)
     assert rc == 1 and rec["ok"] is False and [c["ok"] for c in rec["checks"]] == [True, False]
+
+
+def test_tam_capacity_output(capsys):
+    # the closed form: tau = 1 is Gardner's alpha_c = 2, printed to 6 decimals
+    rc, out, _ = _run(["tam-capacity", "--tau", "1", "0.05", "--json"], capsys)
+    rows = json.loads(out)["results"]
+    assert rc == 0 and rows[0]["value"] == pytest.approx(2.0, abs=1e-15) and rows[0]["p"] is None
+    rc, out, _ = _run(["tam-capacity", "--tau", "1", "--p", "50", "--samples", "4000"], capsys)
+    fields = out.split()
+    val = float(fields[fields.index("±") - 1].split("=")[1])
+    err = float(fields[fields.index("±") + 1])
+    assert rc == 0 and abs(val - 2.0) < 5 * err        # tau = 1: 2 at every p
+
+
+def test_alpha_c_finite_margin_zero_prints_as_before(capsys):
+    rc, a, _ = _run(["alpha-c-finite", "100", "--samples", "2000"], capsys)
+    rc2, b, _ = _run(["alpha-c-finite", "100", "--samples", "2000", "--margin", "0"], capsys)
+    assert rc == rc2 == 0 and a == b and "margin" not in a
+    rc, c, _ = _run(["alpha-c-finite", "100", "--samples", "2000", "--margin", "0.5"], capsys)
+    assert "margin=0.5" in c

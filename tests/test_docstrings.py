@@ -32,7 +32,7 @@ IN_SCOPE = [
     "replica.free_entropy", "replica.gaussian_max", "replica.hebbian", "replica.order_stats",
     "replica.rank_capacity", "replica.load", "replica.rank_cli", "replica.theory_cli", "replica.pinned_scores", "replica.listwise",
     "replica.symbolic", "replica.symbolic.full_rank", "replica.symbolic.rank_constrained",
-    "replica.symbolic.formula", "replica.symbolic.functions",
+    "replica.symbolic.formula", "replica.symbolic.functions", "replica.symbolic.listwise",
     # validation: engine, token retrieval and the shared pieces
     "validation.engine", "validation.engine.cli", "validation.engine.executors",
     "validation.engine.keys", "validation.engine.trials", "validation.engine.pool", "validation.engine.progress", "validation.engine.store",

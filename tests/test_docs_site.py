@@ -340,6 +340,22 @@ def test_report_pages_rewrite_links_and_copy_the_figures(tmp_path):
     assert not (dest / "trials.jsonl").exists()        # only what a page uses
 
 
+def test_report_links_relative_to_a_report_folder_inside_the_checkout(tmp_path):
+    # ``reproduce --out docs/_build/report`` links the docs pages relative to its folder
+    docs = tmp_path / "docs"
+    src = docs / "_build" / "report"
+    src.mkdir(parents=True)
+    (docs / "theory_full_rank.md").write_text("# Theory\n")
+    (src / "report.md").write_text(
+        "# R\n\n[a](../../theory_full_rank.md#the-model) [b](docs/theory_full_rank.md)"
+        " [c](../../missing.md)\n")
+    site_report.import_report(src, docs / "report", docs=docs)
+    text = (docs / "report" / "index.md").read_text()
+    assert "[a](../theory_full_rank.md#the-model)" in text
+    assert "[b](../theory_full_rank.md)" in text
+    assert "[c](../missing.md)" in text               # no such page: Sphinx flags it
+
+
 def test_report_placeholder_without_a_report(tmp_path):
     dest = tmp_path / "site_report"
     assert site_report.import_report(None, dest) == ["index.md"]

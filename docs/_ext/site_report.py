@@ -8,7 +8,9 @@ becomes ``report/index.md``, every other ``*.md`` a page beside it, and the file
 they link or show (figures, ``report.json``, PDFs) are copied next to them, so the
 site shows the report with the same figures and with its math rendered.  Links
 written for the repository (``docs/PAGE.md#anchor``) become links between site
-pages.  Without ``ASSOCMEM_DOCS_REPORT`` the page says how to include the report.
+pages (whether the report cites them from the repository root or relative to its
+own folder).  Without ``ASSOCMEM_DOCS_REPORT`` the page says how to include the
+report.
 
 ``bash docs/build.sh`` sets the variable when it is ``quick`` or ``full``: it
 first runs ``python -m validation reproduce [--quick] --out docs/_build/report``.
@@ -46,22 +48,31 @@ or produce the report on its own with
 """
 
 
-def _rewrite_target(target: str, pages: set[str], src: Path) -> tuple[str, str | None]:
+def _rewrite_target(target: str, pages: set[str], src: Path,
+                    docs: Path) -> tuple[str, str | None]:
     """The site's form of one link target, and the report file it needs (if any)."""
     if "://" in target or target.startswith(("#", "mailto:")):
         return target, None
     path, sep, anchor = target.partition("#")
     if path.startswith("docs/") and path.endswith(".md"):
         # a page of the documentation, cited from the repository root
-        return f"../{path[len('docs/'):]}{sep}{anchor}", None
+        page = docs / path[len("docs/"):]
+    else:
+        page = (src / path).resolve() if path else None
     if path in pages:
         return ("index.md" if path == MAIN else path) + sep + anchor, None
+    if page is not None and page.suffix == ".md" and page.is_relative_to(docs.resolve()):
+        # a page of the documentation, cited relative to the report folder (a report
+        # written inside the checkout links its pages that way)
+        site = (docs / DEST.name).resolve()           # where the report's pages live
+        return Path(os.path.relpath(page, site)).as_posix() + sep + anchor, None
     if "/" not in path and (src / path).is_file():
         return target, path            # a figure or data file of the report
     return target, None
 
 
-def convert(text: str, pages: set[str], src: Path) -> tuple[str, set[str]]:
+def convert(text: str, pages: set[str], src: Path,
+            docs: Path = DOCS) -> tuple[str, set[str]]:
     """Rewrite the links of one report page; return the text and the files it uses.
 
     Links inside fenced code blocks are left alone.
@@ -77,7 +88,7 @@ def convert(text: str, pages: set[str], src: Path) -> tuple[str, set[str]]:
             continue
         if fence is None:
             def sub(m):
-                new, needs = _rewrite_target(m.group(2), pages, src)
+                new, needs = _rewrite_target(m.group(2), pages, src, docs)
                 if needs:
                     used.add(needs)
                 return m.group(1) + new + m.group(3)
@@ -86,7 +97,7 @@ def convert(text: str, pages: set[str], src: Path) -> tuple[str, set[str]]:
     return "".join(out), used
 
 
-def import_report(src: Path | None, dest: Path = DEST) -> list[str]:
+def import_report(src: Path | None, dest: Path = DEST, docs: Path = DOCS) -> list[str]:
     """Fill ``dest`` with the site pages of the report in ``src`` (or the placeholder).
 
     Returns the names of the files written into ``dest``.
@@ -103,7 +114,7 @@ def import_report(src: Path | None, dest: Path = DEST) -> list[str]:
     written, used = [], {"report.json"} & {p.name for p in src.iterdir()}
     others = sorted(pages - {MAIN})
     for name in sorted(pages):
-        text, files = convert((src / name).read_text(encoding="utf-8"), pages, src)
+        text, files = convert((src / name).read_text(encoding="utf-8"), pages, src, docs)
         used |= files
         if name == MAIN:
             text = _with_front_matter(text, others, "report.json" in used)

@@ -321,6 +321,21 @@ def _edge_points(law, lo, width):
     return sorted(xs)
 
 
+def _tails_and_quantiles(law, xs, ref, worst, tol, param):
+    """Worst errors of the nearer tail at ``xs`` and of ppf/isf at ``QS``; assert them below ``tol``."""
+    for x, (lo, hi) in zip(xs, ref["cdf_sf"]):
+        worst["cdf"] = max(worst.get("cdf", 0), _rel(law.cdf(x), lo) if lo <= hi else 0.0)
+        worst["sf"] = max(worst.get("sf", 0), _rel(law.sf(x), hi) if hi <= lo else 0.0)
+        # the far tail: accurate to rounding of 1 - (near tail)
+        assert abs(float(law.cdf(x)) + float(law.sf(x)) - 1) < 4e-16
+    for q, (xl, xu) in zip(QS, ref["quantiles"]):
+        worst["ppf"] = max(worst.get("ppf", 0), _rel(law.ppf(q), xl))
+        worst["isf"] = max(worst.get("isf", 0), _rel(law.isf(q), xu))
+    bad = {k: v for k, v in worst.items() if not v <= tol[k]}
+    assert not bad, (param, bad)
+    return worst
+
+
 QS = [1e-300, 1e-100, 1e-20, 1e-6, 0.3, 0.7, 1 - 1e-10, 1 - 2 ** -53]
 
 # stated accuracies (docstring Notes; measured worst on the slow grid x ~2-4)
@@ -345,17 +360,7 @@ def check_tqc(kappa, tol=TQC_TOL):
                       ("m5", law.moment(5)), ("m8", law.moment(8))):
         err = _rel(got, ref[name]) if name != "entropy" else float(abs(got - ref[name]) / max(1, abs(ref[name])))
         worst[name] = err
-    for x, (lo, hi) in zip(xs, ref["cdf_sf"]):
-        worst["cdf"] = max(worst.get("cdf", 0), _rel(law.cdf(x), lo) if lo <= hi else 0.0)
-        worst["sf"] = max(worst.get("sf", 0), _rel(law.sf(x), hi) if hi <= lo else 0.0)
-        # the far tail: accurate to rounding of 1 - (near tail)
-        assert abs(float(law.cdf(x)) + float(law.sf(x)) - 1) < 4e-16
-    for q, (xl, xu) in zip(QS, ref["quantiles"]):
-        worst["ppf"] = max(worst.get("ppf", 0), _rel(law.ppf(q), xl))
-        worst["isf"] = max(worst.get("isf", 0), _rel(law.isf(q), xu))
-    bad = {k: v for k, v in worst.items() if not v <= tol[k]}
-    assert not bad, (kappa, bad)
-    return worst
+    return _tails_and_quantiles(law, xs, ref, worst, tol, kappa)
 
 
 TQC_GRID = [1.0, 1 - 2 ** -52, 0.5, 1e-6, 1e-15, 1e-100, 5e-324]
@@ -474,16 +479,7 @@ def check_mp(ratio, tol=MP_TOL):
     for name, got in (("mean", mean), ("var", var), ("skew", skew), ("kurt", kurt)):
         worst[name] = _rel(got, ref[name])
     worst["entropy"] = float(abs(law.entropy() - ref["entropy"]) / max(1, abs(ref["entropy"])))
-    for x, (lo, hi) in zip(xs, ref["cdf_sf"]):
-        worst["cdf"] = max(worst.get("cdf", 0), _rel(law.cdf(x), lo) if lo <= hi else 0.0)
-        worst["sf"] = max(worst.get("sf", 0), _rel(law.sf(x), hi) if hi <= lo else 0.0)
-        assert abs(float(law.cdf(x)) + float(law.sf(x)) - 1) < 4e-16
-    for q, (xl, xu) in zip(QS, ref["quantiles"]):
-        worst["ppf"] = max(worst.get("ppf", 0), _rel(law.ppf(q), xl))
-        worst["isf"] = max(worst.get("isf", 0), _rel(law.isf(q), xu))
-    bad = {k: v for k, v in worst.items() if not v <= tol[k]}
-    assert not bad, (ratio, bad)
-    return worst
+    return _tails_and_quantiles(law, xs, ref, worst, tol, ratio)
 
 
 MP_GRID = [1e-300, 0.5, 1.0, 1e300]

@@ -15,20 +15,22 @@ step 3).  The predictor after the early phase is ``(W1, V2)``.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from hcizz.checks import check_int, check_real
-from validation.optim import Adam, warmup_cosine
+from hcizz.results import Result
+from validation.optim import adam_loop, warmup_cosine
 
 from .model import forward, loss_and_grads, margins
 
 __all__ = ["EarlyPhase", "early_phase", "evaluate", "train_gd"]
 
 
-@dataclass
-class EarlyPhase:
+@dataclass(frozen=True)
+class EarlyPhase(Result):
     """Result of :func:`early_phase` (``V1``, ``W1``, ``V2`` and ``gamma``).
 
     Parameters
@@ -54,6 +56,18 @@ class EarlyPhase:
     V2: np.ndarray
     gamma: float
     eta: float
+
+
+class _GradientDescent:
+    """Plain gradient descent with the interface of :class:`validation.optim.Adam` (``step(grads, lr=)``),
+    so that :func:`validation.optim.adam_loop` runs both optimisers of :func:`train_gd`."""
+
+    def __init__(self, params):
+        self.params = list(params)
+
+    def step(self, grads, *, lr):
+        for p, g in zip(self.params, grads):
+            p -= lr * g
 
 
 def _zeros(emb, A):
@@ -184,7 +198,8 @@ def train_gd(emb, batch, *, steps=300, lr=0.05, optimizer="adam", A=None, warmup
         Peak learning rate (warm-up + cosine schedule of
         :func:`validation.optim.warmup_cosine`).
     optimizer : {"adam", "gd"}
-        :class:`validation.optim.Adam` or plain gradient descent.
+        :class:`validation.optim.Adam` or plain gradient descent, both run by
+        the one training loop :func:`validation.optim.adam_loop`.
     A : ndarray (m, d), optional
         Fixed MLP layer.
     warmup : float
@@ -221,18 +236,21 @@ def train_gd(emb, batch, *, steps=300, lr=0.05, optimizer="adam", A=None, warmup
     if optimizer not in ("adam", "gd"):
         raise ValueError(f"optimizer must be 'adam' or 'gd', got {optimizer!r}")
     W, Wv = _zeros(emb, A)
-    opt = Adam([W, Wv]) if optimizer == "adam" else None
     hist = []
-    for t in range(steps):
-        loss, gW, gV, ok = loss_and_grads(W, Wv, emb, batch, A)
+
+    def evaluate(t):
+        if t < steps:
+            loss, gW, gV, ok = loss_and_grads(W, Wv, emb, batch, A)
+            return loss, [gW, gV], ok
+        loss, _, _, ok = loss_and_grads(W, Wv, emb, batch, A, grad=False)
+        return loss, None, ok
+
+    def log(t, loss, ok):
         if log_every and t % log_every == 0:
             hist.append((t, loss, float(ok.mean())))
-        r = warmup_cosine(t, steps, lr=lr, warmup=warmup)
-        if opt is None:
-            W -= r * gW
-            Wv -= r * gV
-        else:
-            opt.step([gW, gV], lr=r)
-    loss, _, _, ok = loss_and_grads(W, Wv, emb, batch, A, grad=False)
-    hist.append((steps, loss, float(ok.mean())))
+
+    res = adam_loop([W, Wv], evaluate, steps=steps,
+                    lr=functools.partial(warmup_cosine, total=steps, lr=lr, warmup=warmup), callback=log,
+                    optimizer=None if optimizer == "adam" else _GradientDescent([W, Wv]))
+    hist.append((steps, res.loss, float(res.info.mean())))
     return W, Wv, hist

@@ -15,6 +15,7 @@ step 3).  The predictor after the early phase is ``(W1, V2)``.
 """
 from __future__ import annotations
 
+import math
 import functools
 from dataclasses import dataclass
 
@@ -128,13 +129,16 @@ def early_phase(emb, batch, *, eta=0.1, gamma=None, beta=None, A=None):
     >>> round(float(np.linalg.norm(ep.W1)), 6), ep.V2.shape
     (10.0, (16, 16))
     """
-    eta = check_real("eta", eta, low=0, low_open=True, allow_array=False)
+    eta = check_real("eta", eta, low=0, high=math.inf, low_open=True, high_open=True,
+                     allow_array=False)
     if (gamma is None) == (beta is None):
         raise ValueError("exactly one of gamma and beta must be given")
     if gamma is not None:
-        gamma = check_real("gamma", gamma, low=0, low_open=True, allow_array=False)
+        gamma = check_real("gamma", gamma, low=0, high=math.inf, low_open=True, high_open=True,
+                           allow_array=False)
     else:
-        beta = check_real("beta", beta, low=0, low_open=True, allow_array=False)
+        beta = check_real("beta", beta, low=0, high=math.inf, low_open=True, high_open=True,
+                          allow_array=False)
     W0, V0 = _zeros(emb, A)
     _, _, gV0, _ = loss_and_grads(W0, V0, emb, batch, A)
     V1 = -eta * gV0
@@ -230,7 +234,8 @@ def train_gd(emb, batch, *, steps=300, lr=0.05, optimizer="adam", A=None, warmup
     1.0
     """
     steps = check_int("steps", steps, low=1)
-    lr = check_real("lr", lr, low=0, low_open=True, allow_array=False)
+    lr = check_real("lr", lr, low=0, high=math.inf, low_open=True, high_open=True,
+                    allow_array=False)
     warmup = check_real("warmup", warmup, low=0, high=1, high_open=True, allow_array=False)
     log_every = check_int("log_every", log_every, low=0)
     if optimizer not in ("adam", "gd"):

@@ -28,7 +28,6 @@ import time
 import numpy as np
 
 from validation.sections.base import SectionResult, md_table
-from validation.token_retrieval.boundary import boundary_points
 from validation.token_retrieval.experiments import PRESETS, RUN_SETTINGS, THEORY_INPUTS, gd_comparison
 from validation.token_retrieval.moments import moment_check
 from validation.token_retrieval.predictions import success_grid
@@ -372,8 +371,8 @@ def build(ctx):
 
     # boundaries vs d with the counting bound
     fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4), constrained_layout=True)
-    sim_ret_b = boundary_points(fr_ret, direction="up")
-    sim_rec_b = boundary_points(fr_rec, direction="down")
+    sim_ret_b = F["retrieval_boundary"].points          # crossings of the simulated fractions along N
+    sim_rec_b = F["recall_boundary"].points
     L_lb = min(bd_Ls)
     for ax, pred, simb, name in ((axes[0], pred_ret, sim_ret_b, "retrieval N_c"),
                                  (axes[1], pred_rec, sim_rec_b, "recall N_max")):

@@ -27,7 +27,7 @@ from validation.optim import adam_loop, warmup_cosine
 
 from .model import forward, loss_and_grads, margins
 
-__all__ = ["EarlyPhase", "early_phase", "evaluate", "train_gd"]
+__all__ = ["EarlyPhase", "Evaluation", "early_phase", "evaluate", "train_gd"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,35 @@ class _GradientDescent:
     def step(self, grads, *, lr):
         for p, g in zip(self.params, grads):
             p -= lr * g
+
+
+@dataclass(frozen=True)
+class Evaluation(Result):
+    """Recall statistics of a predictor on a batch (:func:`evaluate`).
+
+    Parameters
+    ----------
+    accuracy : float
+        Fraction of the sequences recalled.
+    all : bool
+        Whether every sequence is recalled.
+    margins : ndarray, shape (N,)
+        Target logit minus the best other logit.
+    attn_inf : ndarray, shape (N,)
+        Attention weight on the informative position.
+    logits : ndarray, shape (N, V)
+        The logits.
+
+    References
+    ----------
+    docs/token_retrieval.md#retrieval-probability
+    """
+
+    accuracy: float
+    all: bool
+    margins: np.ndarray
+    attn_inf: np.ndarray
+    logits: np.ndarray
 
 
 def _zeros(emb, A):
@@ -169,7 +198,7 @@ def evaluate(W, Wv, emb, batch, A=None):
 
     Returns
     -------
-    dict
+    Evaluation
         ``accuracy`` (fraction recalled), ``all`` (every sample recalled),
         ``margins`` (N,) target logit minus best other logit,
         ``attn_inf`` (N,) attention weight on the informative position,
@@ -182,8 +211,8 @@ def evaluate(W, Wv, emb, batch, A=None):
     c = forward(W, Wv, emb, batch.X, A)
     mg = margins(c["logits"], batch.targets)
     ok = mg > 0
-    return {"accuracy": float(ok.mean()), "all": bool(ok.all()), "margins": mg,
-            "attn_inf": c["a"][np.arange(batch.N), batch.pos], "logits": c["logits"]}
+    return Evaluation(accuracy=float(ok.mean()), all=bool(ok.all()), margins=mg,
+                      attn_inf=c["a"][np.arange(batch.N), batch.pos], logits=c["logits"])
 
 
 def train_gd(emb, batch, *, steps=300, lr=0.05, optimizer="adam", A=None, warmup=0.05,

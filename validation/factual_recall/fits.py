@@ -431,6 +431,21 @@ class EscapeSlopes(Result):
     relation: PlateauEscape
     subject: PlateauEscape
 
+    def summary(self):
+        """Return the pooled scaled slope of each plateau against its prediction.
+
+        Returns
+        -------
+        str
+            Two lines.
+        """
+        lines = ["EscapeSlopes (d[ln(1 + lr lambda) t] / d ln(1/init), pooled over lr)"]
+        for st in ("relation", "subject"):
+            f = getattr(self, st).init_slope_scaled
+            lines.append(f"  {st:<8s} {f.slope:.4f} [{f.ci_low:.4f}, {f.ci_high:.4f}], theory "
+                         f"{f.theory:g} ({'inside' if f.agrees() else 'outside'} the interval)")
+        return "\n".join(lines)
+
 
 def fit_escape_slopes(records, S, R, D, level=0.95):
     """Fit the escape steps against ``ln(1/init)`` and ``ln lr``; compare with theory.
@@ -585,6 +600,15 @@ def fit_capacity(facts, results, budget, level=0.95):
 
 # ----------------------------------------------------------------------------- slopes
 
+def _widened(se, red, n, level):
+    """Standard error widened by the reduced chi-square ``red`` when above 1, and the
+    quantile of the interval (Student-t with ``n - 1`` degrees of freedom; normal for
+    ``n <= 2``)."""
+    se_eff = se * math.sqrt(max(1.0, red)) if n > 1 else se
+    q = stats.t.ppf(0.5 + level / 2, n - 1) if n > 2 else stats.norm.ppf(0.5 + level / 2)
+    return se_eff, q
+
+
 @dataclass(frozen=True)
 class OriginSlope(IntervalResult):
     """Weighted least-squares slope of ``y = c x`` (:func:`fit_origin_slope`).
@@ -655,8 +679,7 @@ def fit_origin_slope(x, y, sig, level=0.95):
     n = len(x)
     chi2 = float(np.sum(w * (y - c * x) ** 2))
     red = chi2 / (n - 1) if n > 1 else math.nan
-    se_eff = se * math.sqrt(max(1.0, red)) if n > 1 else se
-    q = stats.t.ppf(0.5 + level / 2, n - 1) if n > 2 else stats.norm.ppf(0.5 + level / 2)
+    se_eff, q = _widened(se, red, n, level)
     return OriginSlope(slope=c, stderr=se_eff, ci_low=c - q * se_eff, ci_high=c + q * se_eff,
                        chi2_red=red, n=n, level=level)
 
@@ -732,8 +755,7 @@ def fit_log_ratio(x, y, sig_ln, level=0.95):
     n = len(r)
     se = math.sqrt(1.0 / np.sum(w))
     red = float(np.sum(w * (r - mu) ** 2)) / (n - 1) if n > 1 else math.nan
-    se_eff = se * math.sqrt(max(1.0, red)) if n > 1 else se
-    q = stats.t.ppf(0.5 + level / 2, n - 1) if n > 2 else stats.norm.ppf(0.5 + level / 2)
+    se_eff, q = _widened(se, red, n, level)
     return RatioSlope(slope=math.exp(mu), stderr_ln=se_eff, ci_low=math.exp(mu - q * se_eff),
                       ci_high=math.exp(mu + q * se_eff), chi2_red=red, n=n, level=level)
 

@@ -199,9 +199,9 @@ def _cosine_largest(ctx, md, data, recs):
     fp["with_cosine_largest"] = {"value": fpb.value, "ci": [fpb.ci_low, fpb.ci_high],
                                  "bits_per_param": fpb.bits_per_param, "exponent": fpb.exponent,
                                  "slope": fpb.slope}
+    cmd = get_study("factual_recall.facts_per_param_cosine").command(protocol="largest")
     md.append(f"\nThe largest configuration (`d = {cf.d}`, {cf.params} params) searched again with "
-              f"the cosine schedule (`{get_study('factual_recall.facts_per_param_cosine').command(protocol='largest')}`,"
-              f" same tasks and batches per `(N, seed)`, {cf.trials} trials"
+              f"the cosine schedule (`{cmd}`, same tasks and batches per `(N, seed)`, {cf.trials} trials"
               + (f", {cpend} paths unfinished" if cpend else "")
               + f"): capacity {cf.facts:.0f} {fmt_ci(cf.ci_low, cf.ci_high, f='{:.0f}')}, "
               f"{cf.facts_per_param:.4f} facts per parameter"
@@ -352,8 +352,9 @@ def _optimizer_part(ctx, md, data, figs, fpp_run):
               "same tasks, initialisations and seeds per `(N, seed)`; '-' not measured.\n")
 
     def _cell(q):
-        return (("none" if not math.isfinite(q.facts) else f"{q.facts:.0f}")
-                + f" {fmt_ci(q.ci_low, q.ci_high, f='{:.0f}')}")
+        r = q.row
+        return (("none" if not math.isfinite(r.facts) else f"{r.facts:.0f}")
+                + f" {fmt_ci(r.ci_low, r.ci_high, f='{:.0f}')}")
 
     md.append(md_table(
         ["d", "H d_h/d", "m/d", "params"] + names + ["best", "facts/param", "bits/param"],
@@ -379,7 +380,7 @@ def _optimizer_part(ctx, md, data, figs, fpp_run):
         for a, r in zip(ax[0], scan_rows):
             for b, mk, col in ((256, "o", "C0"), (1024, "s", "C3")):
                 allq = [q for q in r.settings if q.schedule == "cosine" and q.batch == b]
-                qs = sorted([q for q in allq if math.isfinite(q.facts)], key=lambda q: q.lr)
+                qs = sorted([q for q in allq if math.isfinite(q.row.facts)], key=lambda q: q.lr)
                 sh = 1.06 if b == 1024 else 1.0
                 if qs:
                     y = np.array([q.row.facts_per_param for q in qs])
@@ -389,7 +390,7 @@ def _optimizer_part(ctx, md, data, figs, fpp_run):
                     a.errorbar([q.lr * sh for q in qs], y, yerr=[y - lo, hi - y],
                                fmt=mk + "-", color=col, capsize=3,
                                label=f"cosine, batch {b} (95% CI)")
-                ub = [q for q in allq if not math.isfinite(q.facts)
+                ub = [q for q in allq if not math.isfinite(q.row.facts)
                       and math.isfinite(q.row.facts_per_param_ci[1])]
                 if ub:   # every trial failed (or passed): only a bound
                     a.plot([q.lr * sh for q in ub], [q.row.facts_per_param_ci[1] for q in ub],
@@ -439,6 +440,7 @@ def _fpp_figure(ctx, md, data, figs, fp, bo):
             b = r.best
             if b is None or b.schedule == "constant":
                 continue
+            b = b.row
             ax[0].errorbar(r.params * 1.08, b.facts, yerr=[[b.facts - b.ci_low], [b.ci_high - b.facts]],
                            fmt="s", mfc="none", color="C3", capsize=3,
                            label="best of optimisers (where not constant lr)" if first else None)

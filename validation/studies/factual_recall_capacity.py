@@ -72,7 +72,7 @@ __all__ = ["FPP_PLAN", "FPP_COSINE_PLAN", "FPP_CONSTANT_K", "FPP_COSINE_ALL_PLAN
            "FPP_SCAN_CONFIGS", "FPP_SCAN_SETTINGS", "TRADEOFF_PLAN", "SCHEDULE_CHECK",
            "fpp_base", "search_paths", "scan_plans", "optimizer_settings", "schedule_check_params",
            "tradeoff_params", "SearchRecords", "FppConfig", "FppSummary", "summarize_fpp",
-           "SettingCapacity", "OptimizerConfig", "OptimizerSummary", "best_of_optimizers",
+           "SettingCapacity", "OptimizerConfig", "OptimizerSummary", "ScanSummary", "best_of_optimizers",
            "ScheduleCheckRow", "TradeoffGrid", "TradeoffSummary", "summarize_tradeoff",
            "FactsPerParam", "FactsPerParamCosine", "OptimizerScan", "ScheduleCheck", "Tradeoff",
            "STUDIES"]
@@ -417,6 +417,7 @@ def _search(runner, plan, max_rounds):
 
 # ----------------------------------------------------------------------------- summaries
 
+
 @dataclass(frozen=True)
 class FppConfig(Result):
     """Capacity of one configuration: facts, facts / parameter, bits / parameter, budget study.
@@ -566,6 +567,22 @@ class FppSummary(Result):
     best: float
     pending: int = 0
 
+    def summary(self):
+        """Return the slope and one line per configuration.
+
+        Returns
+        -------
+        str
+            A small table.
+        """
+        f = self.fit
+        lines = [f"FppSummary: {f.value:.4f} [{f.ci_low:.4f}, {f.ci_high:.4f}] facts per parameter "
+                 f"({self.pending} paths unfinished)"]
+        lines += [f"  d={r.d:<3d} {r.attn_ratio:g}/{r.mlp_ratio:g} params={r.params:<6d} facts "
+                  f"{r.facts:.0f} [{r.ci_low:.0f}, {r.ci_high:.0f}] ({r.trials} trials)"
+                  for r in self.configs]
+        return "\n".join(lines)
+
     def paper_ratio(self):
         """Return the paper's facts per parameter over the fitted slope (inf without a positive slope).
 
@@ -662,20 +679,6 @@ class SettingCapacity(Result):
     row: FppConfig
     search: SearchCriterion
 
-    @property
-    def facts(self):
-        """Capacity at this setting."""
-        return self.row.facts
-
-    @property
-    def ci_low(self):
-        """Lower end of its interval."""
-        return self.row.ci_low
-
-    @property
-    def ci_high(self):
-        """Upper end of its interval."""
-        return self.row.ci_high
 
     def name(self):
         """Return ``"<schedule> <lr>/<batch>"``, the setting's label.
@@ -785,6 +788,33 @@ class OptimizerSummary(Result):
     paper: float
 
 
+@dataclass(frozen=True)
+class ScanSummary(Result):
+    """Summary of ``factual_recall.fpp_optimizer_scan``: one :class:`FppSummary` per setting.
+
+    Parameters
+    ----------
+    settings : dict
+        ``"cosine <lr>/<batch>"`` -> :class:`FppSummary`.
+
+    References
+    ----------
+    docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity
+    """
+
+    settings: dict
+
+    def summary(self):
+        """Return the summary of every setting.
+
+        Returns
+        -------
+        str
+            The settings' summaries, one block each.
+        """
+        return "\n".join(f"{k}: " + v.summary() for k, v in self.settings.items())
+
+
 def best_of_optimizers(searches, level=0.95):
     """Combine the searches of every optimiser setting: capacity per setting, the best, the slopes.
 
@@ -828,24 +858,24 @@ def best_of_optimizers(searches, level=0.95):
     for cfg, row in rows.items():
         if row is None:
             continue
-        ok = [q for q in row["settings"] if math.isfinite(q.facts) and 0 < q.ci_low
-              and math.isfinite(q.ci_high)]
-        best = max(ok, key=lambda q: q.facts, default=None)
+        ok = [q for q in row["settings"] if math.isfinite(q.row.facts) and 0 < q.row.ci_low
+              and math.isfinite(q.row.ci_high)]
+        best = max(ok, key=lambda q: q.row.facts, default=None)
         const = next((q for q in row["settings"] if q.schedule == "constant"), None)
         lp = max((q.search.best_of_searches for q in row["settings"]
                   if math.isfinite(q.search.best_of_searches)), default=math.nan)
         out.append(OptimizerConfig(**row, best=best,
-                                   constant_over_best=(const.facts / best.facts
+                                   constant_over_best=(const.row.facts / best.row.facts
                                                        if best and const else math.nan),
                                    largest_pass=lp,
-                                   largest_pass_over_best=lp / best.facts if best else math.nan))
+                                   largest_pass_over_best=lp / best.row.facts if best else math.nan))
     good = [r for r in out if r.best is not None]
-    slope = fit_slope([r.params for r in good], [r.best.facts for r in good],
-                      [r.best.ci_low for r in good], [r.best.ci_high for r in good], D, level)
+    slope = fit_slope([r.params for r in good], [r.best.row.facts for r in good],
+                      [r.best.row.ci_low for r in good], [r.best.row.ci_high for r in good], D, level)
     sp = [r for r in good if math.isfinite(r.largest_pass)]
     search_slope = fit_slope([r.params for r in sp], [r.largest_pass for r in sp],
-                             [r.largest_pass * r.best.ci_low / r.best.facts for r in sp],
-                             [r.largest_pass * r.best.ci_high / r.best.facts for r in sp], D, level)
+                             [r.largest_pass * r.best.row.ci_low / r.best.row.facts for r in sp],
+                             [r.largest_pass * r.best.row.ci_high / r.best.row.facts for r in sp], D, level)
     return OptimizerSummary(configs=out, slope=slope, search_slope=search_slope, pending=pending,
                             D=D, paper=PAPER_FACTS_PER_PARAM)
 
@@ -951,6 +981,25 @@ class TradeoffSummary(Result):
     routing_attention_params: int | None
     boundary_fit: BoundaryFit | None
     boundary_fit_all: BoundaryFit | None
+
+    def summary(self):
+        """Return the routing row and the boundary laws.
+
+        Returns
+        -------
+        str
+            A few lines.
+        """
+        lines = [f"TradeoffSummary: {self.grid.facts} facts, routing row H = {self.routing_H}"]
+        bf = self.boundary_fit
+        if bf is not None:
+            for k in ("1", "inf"):
+                f = bf.fits.get(k)
+                if f is not None:
+                    lines.append(f"  p={k:<4s} c_a {f.c_a:.4f}, c_m {f.c_m:.4f}, log-lik {f.loglik:.2f}")
+            lines.append(f"  additive - max log-lik {bf.additive_vs_max:+.2f}: preferred "
+                         f"{bf.preferred_law() or 'neither'}")
+        return "\n".join(lines)
 
 
 def summarize_tradeoff(records, plan=TRADEOFF_PLAN):
@@ -1155,12 +1204,13 @@ class OptimizerScan(Study):
 
         Returns
         -------
-        dict
+        ScanSummary
             ``"cosine <lr>/<batch>"`` -> :class:`FppSummary`.
         """
         plans = {(pl["lr"], pl["batch"]): pl for pl in _merged_scan_plans()}
-        return {f"cosine {lr:g}/{b}": summarize_fpp(s.records, plans[(lr, b)], pending=s.pending)
-                for (lr, b), s in results.items()}
+        return ScanSummary({f"cosine {lr:g}/{b}": summarize_fpp(s.records, plans[(lr, b)],
+                                                                pending=s.pending)
+                            for (lr, b), s in results.items()})
 
 
 class ScheduleCheck(Study):

@@ -360,6 +360,22 @@ class LinearMemorySummary(Result):
     curve_d: list
     curve_alpha: list
 
+    def summary(self):
+        """Return one line per group: capacity load, interval, theory and ratio.
+
+        Returns
+        -------
+        str
+            A small table.
+        """
+        lines = ["LinearMemorySummary (criterion: all recalled, at the largest budget)"]
+        for g in self.groups:
+            f = g.final_all
+            lines.append(f"  d={g.d:<3d} lr={g.lr:<4g} {g.inputs}/{g.outputs}: alpha {f.threshold:.4f} "
+                         f"[{f.ci_low:.4f}, {f.ci_high:.4f}], theory {g.theory.alpha:.4f}, ratio "
+                         f"{g.ratio_all:.3f}, converged from {g.converged['all']}")
+        return "\n".join(lines)
+
     def main(self):
         """Return the sphere-embedding groups at the main learning rate.
 
@@ -581,6 +597,23 @@ class MlpMemorySummary(Result):
     spread_high: float
     base_steps: int
 
+    def summary(self):
+        """Return the pooled ``c`` and one line per configuration.
+
+        Returns
+        -------
+        str
+            A small table.
+        """
+        p = self.pooled_99
+        lines = [f"MlpMemorySummary: pooled c (99%) {p.c:.3f} [{p.ci_low:.3f}, {p.ci_high:.3f}] over "
+                 f"the {len(self.best)} configurations at {self.base_steps} steps"]
+        for r in self.configs:
+            lines.append(f"  d={r.d:<3d} m={r.m:<3d} steps={r.steps:<6d} c99 {r.c_99:.3f} "
+                         f"[{r.c_99_ci_low:.3f}, {r.c_99_ci_high:.3f}], Cover on effective weights "
+                         f"{r.bounds.cover_effective:.3f}")
+        return "\n".join(lines)
+
     def longer(self):
         """Return ``(long, base)`` pairs: each budget-extension row with its base-design row.
 
@@ -758,6 +791,19 @@ class TransformerBudgetSummary(Result):
     rows: list
     params: int | None
     converged: dict
+
+    def summary(self):
+        """Return one line per schedule, rate and budget.
+
+        Returns
+        -------
+        str
+            A small table.
+        """
+        lines = [f"TransformerBudgetSummary ({self.params} parameters; converged: {self.converged})"]
+        lines += [f"  {r.schedule:<8s} lr={r.lr:<6g} budget={r.budget:<6d} facts {r.facts:.1f} "
+                  f"[{r.ci_low:.1f}, {r.ci_high:.1f}]" for r in self.rows]
+        return "\n".join(lines)
 
     def best(self):
         """Return the row with the largest finite capacity (None if none).

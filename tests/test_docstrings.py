@@ -50,6 +50,7 @@ IN_SCOPE = [
     "validation.studies", "validation.studies.base", "validation.studies.cli",
     "validation.studies.linear_memory_exact",
     "validation.studies.token_retrieval_grid", "validation.studies.token_retrieval_adaptive_boundary",
+    "validation.studies.factual_recall_memory", "validation.studies.factual_recall_capacity",
     # validation: linear memories (exact decisions pending, see PENDING_MODULES)
     "validation.linear_memory", "validation.linear_memory.budget",
     "validation.linear_memory.capacity", "validation.linear_memory.cli",
@@ -63,10 +64,12 @@ IN_SCOPE = [
     "validation.factual_recall", "validation.factual_recall.cli",
     "validation.factual_recall.experiments", "validation.factual_recall.memories",
     "validation.factual_recall.sequential", "validation.factual_recall.task",
-    "validation.factual_recall.theory_check", "validation.factual_recall.transformer",
-    "validation.factual_recall.capacity_study",
+    "validation.factual_recall.trials", "validation.factual_recall.transformer",
+    "validation.factual_recall.theory", "validation.factual_recall.fits",
+    "validation.factual_recall.search",
     # validation: report sections (their build(ctx) functions)
     "validation.sections", "validation.sections.base", "validation.sections.factual_recall",
+    "validation.sections.factual_recall_theory", "validation.sections.factual_recall_capacity",
     "validation.sections.linear_memory", "validation.sections.setup_text",
     "validation.sections.spectra", "validation.sections.theory",
     "validation.sections.token_retrieval",

@@ -38,7 +38,7 @@ def test_exact_recall_detection_ties_and_one_failure():
 @pytest.mark.parametrize("model, kind", [("full", "op"), ("full", "dp"), ("lowrank", "op")])
 def test_training_recalls_easy_instance(model, kind):
     f = (make_op if kind == "op" else make_dp)(20, 12, rng=1, dtype=np.float32)   # load 0.42
-    res = train(f, model=model, kappa=0.5, rng=2, steps=400)
+    res = train(f, parametrization=model, kappa=0.5, rng=2, steps=400)
     assert res.success and res.accuracy == 1.0 and res.steps < 400
     assert _all_recalled_loop(res.W.astype(np.float64), f.astype(np.float64))
 

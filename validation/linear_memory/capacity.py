@@ -25,7 +25,8 @@ from hcizz.results import Result, optional
 from validation.engine.trials import trial
 
 __all__ = ["capacity_trial", "trial_params", "load_grid", "extension_loads", "grid_center", "measure_capacity",
-           "CapacityMeasurement", "adaptive_settings", "budget_thresholds", "BudgetThreshold"]
+           "CapacityMeasurement", "adaptive_settings", "budget_thresholds", "BudgetThreshold",
+           "ThresholdRecord"]
 
 
 @trial("linear_memory.capacity", aliases=("validation.linear_memory.capacity:capacity_trial",))
@@ -630,35 +631,17 @@ def _measure_adaptive(model, d, kappa, preset, theory, alphas, sweep, seed0, ci_
 
 
 @dataclass(frozen=True)
-class BudgetThreshold(Result):
-    """The threshold refitted at one step budget (:func:`budget_thresholds`).
+class ThresholdRecord(Result):
+    """Base of the threshold records: main estimate ``threshold``, 95% interval ``ci_low`` / ``ci_high``.
 
-    Parameters
-    ----------
-    budget : int
-        Step budget ``B``.
-    threshold : float
-        Logistic 1/2 point of ``success(B) = success and steps <= B``.
-    ci_low, ci_high : float
-        Its 95% profile-likelihood interval.
-    successes : int
-        Successes at budget ``B``.
-
-    Notes
-    -----
-    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]`` (the key
-    of ``report.json``).
+    A subclass adds its fields (``threshold``, ``ci_low`` and ``ci_high``
+    among them); ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``,
+    the key ``report.json`` has always used.
 
     References
     ----------
-    docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen
+    docs/architecture.md#one-result-protocol
     """
-
-    budget: int
-    threshold: float
-    ci_low: float
-    ci_high: float
-    successes: int
 
     _estimate = "threshold"
     level = 0.95
@@ -674,6 +657,38 @@ class BudgetThreshold(Result):
         out = super().to_dict()
         out["ci"] = [out.pop("ci_low"), out.pop("ci_high")]
         return out
+
+
+@dataclass(frozen=True)
+class BudgetThreshold(ThresholdRecord):
+    """The threshold refitted at one step budget (:func:`budget_thresholds`).
+
+    Parameters
+    ----------
+    budget : int
+        Step budget ``B``.
+    threshold : float
+        Logistic 1/2 point of ``success(B) = success and steps <= B``.
+    ci_low, ci_high : float
+        Its 95% profile-likelihood interval.
+    successes : int
+        Successes at budget ``B``.
+
+    Notes
+    -----
+    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``
+    (:class:`ThresholdRecord`).
+
+    References
+    ----------
+    docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen
+    """
+
+    budget: int
+    threshold: float
+    ci_low: float
+    ci_high: float
+    successes: int
 
 
 def budget_thresholds(records, budgets):

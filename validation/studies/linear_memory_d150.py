@@ -54,8 +54,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hcizz.results import Result
-from validation.linear_memory.capacity import (BudgetThreshold, budget_thresholds, capacity_trial,
-                                               measure_capacity, trial_params)
+from validation.linear_memory.capacity import (BudgetThreshold, ThresholdRecord, budget_thresholds,
+                                               capacity_trial, measure_capacity, trial_params)
 from validation.logistic import fit_threshold
 from replica import load_of
 
@@ -182,7 +182,7 @@ def group_key(model, kappa, d, lr=LR):
 
 
 @dataclass(frozen=True)
-class GroupThreshold(Result):
+class GroupThreshold(ThresholdRecord):
     """The adaptive threshold of one group, its theory and its cost.
 
     Parameters
@@ -226,8 +226,8 @@ class GroupThreshold(Result):
 
     Notes
     -----
-    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]`` (the key
-    of ``report.json``).
+    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``
+    (:class:`~validation.linear_memory.capacity.ThresholdRecord`).
 
     References
     ----------
@@ -257,21 +257,6 @@ class GroupThreshold(Result):
     max_success_load: float | None
     measured: bool
     done: bool
-
-    _estimate = "threshold"
-    level = 0.95
-
-    def to_dict(self):
-        """Return the fields, the interval as ``"ci": [ci_low, ci_high]``.
-
-        Returns
-        -------
-        dict
-            Plain values.
-        """
-        out = super().to_dict()
-        out["ci"] = [out.pop("ci_low"), out.pop("ci_high")]
-        return out
 
 
 @dataclass(frozen=True)

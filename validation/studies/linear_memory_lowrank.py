@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hcizz.results import Result
-from validation.linear_memory.capacity import capacity_trial, extension_loads, trial_params
+from validation.linear_memory.capacity import ThresholdRecord, capacity_trial, extension_loads, trial_params
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
@@ -82,7 +82,7 @@ def plan_group(d, kappa, *, seeds=SEEDS, factors=FACTORS):
 
 
 @dataclass(frozen=True)
-class LowRankThreshold(Result):
+class LowRankThreshold(ThresholdRecord):
     """The trained threshold of one ``(kappa, d)`` against the finite-``p`` theory.
 
     Parameters
@@ -120,8 +120,8 @@ class LowRankThreshold(Result):
 
     Notes
     -----
-    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]`` (the key
-    of ``report.json``).
+    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``
+    (:class:`~validation.linear_memory.capacity.ThresholdRecord`).
 
     References
     ----------
@@ -145,21 +145,6 @@ class LowRankThreshold(Result):
     counts: list
     budget: int | None
     train_cpu_seconds: float
-
-    _estimate = "threshold"
-    level = 0.95
-
-    def to_dict(self):
-        """Return the fields, the interval as ``"ci": [ci_low, ci_high]``.
-
-        Returns
-        -------
-        dict
-            Plain values.
-        """
-        out = super().to_dict()
-        out["ci"] = [out.pop("ci_low"), out.pop("ci_high")]
-        return out
 
 
 def summarise_groups(records, *, budget=None):

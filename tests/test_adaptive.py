@@ -162,7 +162,8 @@ def test_long_budget_joins_and_refits():
     refit = lb.refit[d150.group_key(*g)]
     # the rerun's success replaces the 4096-step failure: the fit of the replaced outcomes, by hand
     f = fit_threshold([r["load"] for r in base], [True, True, True, False, False])
-    assert refit["threshold"] == f.threshold and refit["replaced"] == 1
+    assert refit.threshold == f.threshold and refit.replaced == 1
+    assert refit.to_dict()["ci"] == [f.ci_low, f.ci_high]
 
 
 def test_adaptive_compare_replay_needs_the_trials(tmp_path):

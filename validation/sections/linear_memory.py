@@ -514,9 +514,15 @@ def _d150(ctx, main):
         md.append("\nNot yet in the store (not measured): " + ", ".join(missing) + ".\n")
     lrc = summ.lr_check
     if lrc:
+        by_load = {}
+        for r in lrc:
+            by_load.setdefault(r["load"], {})[r["lr"]] = r["accuracy"]
+        both = {a: v for a, v in by_load.items() if 0.1 in v and LR in v}
+        worse = sum(v[0.1] < v[LR] for v in both.values())
         md.append("\nLearning-rate check (d = 100, OP, the first round's four instances, identical for every "
-                  "learning rate; 4096 steps): the default preset's lr 0.1 fails where smaller rates recall "
-                  "more, so the plan uses lr " + f"{LR:g}" + ":\n")
+                  f"learning rate; 4096 steps): the default preset's lr 0.1 recalls a smaller fraction of the "
+                  f"facts than lr {LR:g} at {worse} of the {len(both)} loads both were run at, so the plan uses lr "
+                  f"{LR:g}:\n")
         md.append(md_table(["load", "seed", "Adam lr", "success", "recalled fraction", "steps", "final loss"],
                            [[f"{r['load']:.4f}", r["seed"], f"{r['lr']:g}", "yes" if r["success"] else "no",
                              f"{r['accuracy']:.3f}", r["steps"], f"{r['loss']:.3f}"] for r in lrc]))
@@ -532,7 +538,7 @@ def _d150(ctx, main):
                            [[f"{r['load']:.4f}", r["seed"], f"{r['lr']:g}", _f(r["accuracy_4096"]),
                              r["steps_budget"], "yes" if r["success"] else "no", r["steps"],
                              f"{r['accuracy']:.3f}"] for r in lb]))
-        sub = long.refit
+        sub = {k: f.to_dict() for k, f in long.refit.items()}
         for k, f in sub.items():
             md.append(f"\n{k} with these reruns' outcomes in place of their 4096-step ones: threshold "
                       f"{_f(f['threshold'])} [{_f(f['ci'][0])}, {_f(f['ci'][1])}] (the 4096-step fit above "
@@ -769,8 +775,6 @@ def _margin_prediction(ctx):
                         f"{a['mean']:.3f} ± {a['mean_se']:.3f} ({a['memories']}/{a['trials']})",
                         f"{b['mean']:.3f} ± {b['mean_se']:.3f} ({b['memories']}/{b['trials']})",
                         f"{q['z']:+.1f}"])
-    dm = [r["trained"]["correct"]["mean"] - r["predicted"]["correct"]["mean"] for r in rows]
-    vr = [r["trained"]["correct"]["var"] / r["predicted"]["correct"]["var"] for r in rows]
     fig, axs = plt.subplots(1, 3, figsize=(16, 5.4))
     # one protocol in the panels: 0.95 of capacity, Adam rate 0.01 where measured (else the row at 0.95);
     # three d (smallest, middle, largest) keep them readable; rate 0.1 twins dashed in the margin panel
@@ -859,14 +863,7 @@ def _margin_prediction(ctx):
           ("\nAdam rate 0.1 vs 0.01 on the same instances (z = difference / combined standard error):\n"
            if lr_rows else ""),
           md_table(["d", "p", "load fraction", "quantity", "lr 0.1", "lr 0.01", "z"], lr_rows) if lr_rows else "",
-          (f"\nThe correct scores sit near the level of the V_p minimiser, far below sqrt(2 ln p): trained minus "
-           f"predicted mean {min(dm):.3f} to {max(dm):.3f}, trained/predicted "
-           f"variance {min(vr):.2f} to {max(vr):.2f}. " if rows else "\n")
-          + "The V_p minimiser does not predict margins: its margin is exactly 0 at capacity (the active "
-          "competitors tie). Below capacity the typical memory at q* has positive margins, smaller than the "
-          "trained ones and with much more mass near 0; the trained margins change with the Adam rate on the "
-          "same instances while the level does not, so a d-trend that mixes the two rates is not a d-trend; "
-          "see the docs for the reading.\n",
+          "\n" + _margin_reading(rows, summ.rate_pairs) + "\n",
           f"\n{run.trials} trials ({run.reused} reused from "
           + (f"`{src}`" if ctx.quick else f"`{Path(run.store).name}`, seeded from `{src}`")
           + f"), {time.perf_counter() - t0:.0f} s. Regenerate: "
@@ -878,6 +875,35 @@ def _margin_prediction(ctx):
             "trends": trends, "stored_only_d": big,
             "seconds": time.perf_counter() - t0}
     return md, data, figs
+
+
+def _margin_reading(rows, pairs):
+    """The reading of the margin block, every statement counted from the rows it cites."""
+    if not rows:
+        return ""
+    dm = [r["trained"]["correct"]["mean"] - r["predicted"]["correct"]["mean"] for r in rows]
+    vr = [r["trained"]["correct"]["var"] / r["predicted"]["correct"]["var"] for r in rows]
+    lv = [r["trained"]["correct"]["mean"] / r["sqrt_2lnp"] for r in rows]
+    zero = [r["predicted"]["frac_margin_zero"] for r in rows]
+    out = [f"Trained correct scores against the V_p minimiser: trained minus predicted mean {min(dm):.3f} to "
+           f"{max(dm):.3f}, trained/predicted variance {min(vr):.2f} to {max(vr):.2f}; the trained means are "
+           f"{min(lv):.2f} to {max(lv):.2f} times sqrt(2 ln p). The V_p minimiser's margin is exactly 0 for a "
+           f"fraction {min(zero):.3f} to {max(zero):.3f} of the facts (its active competitors tie), so it does "
+           "not predict the margins."]
+    ty = [r for r in rows if r["typical"] is not None]
+    if ty:
+        smaller = sum(r["typical"]["margin"]["mean"] < r["trained"]["margin"]["mean"] for r in ty)
+        heavier = sum(r["typical"]["frac_margin_below_0.05"] > r["trained"]["frac_margin_below_0.05"] for r in ty)
+        out.append(f"Below capacity the typical memory at q* has a smaller mean margin than the trained memories in "
+                   f"{smaller} of {len(ty)} rows and more mass below 0.05 in {heavier} of {len(ty)}.")
+    zc = [abs(q["z"]) for q in pairs if q["quantity"] == "correct mean"]
+    zm = [abs(q["z"]) for q in pairs if q["quantity"] == "margin mean"]
+    if zc and zm:
+        out.append(f"On the same instances the Adam rate (0.1 against 0.01) moves the mean margin by |z| = "
+                   f"{min(zm):.1f} to {max(zm):.1f} and the mean correct score by |z| = {min(zc):.1f} to "
+                   f"{max(zc):.1f}, so a d-trend that mixes the two rates mixes two protocols; see the docs for the "
+                   "reading.")
+    return " ".join(out)
 
 
 def _spectra_study(ctx):
@@ -941,7 +967,7 @@ def _spectra_study(ctx):
           "trials of all sizes (nothing run for it).\n",
           md_table(["kappa", "load frac", "quantity", "vs", "d", "intercept (d = inf) ± se", "95% CI",
                     "slope ± se", "chi2/dof"], table_x),
-          "\n" + _spectra_verdict(summ.verdicts, extra) + "\n",
+          "\n" + _spectra_verdict(summ.verdicts, extra, rows, main_rows) + "\n",
           f"\n{n} trials run or replayed for d < 100 ({reused} reused from `{src}`); the d = 150 rows "
           f"({len(big)} trials), the lr control ({len(ctl)} trials) and the 0.9 x capacity rows below d = 100 "
           f"({len(near)} trials) are read from the committed store"
@@ -1050,7 +1076,7 @@ def _spectra_study_extrapolation(ctx, plt, kappas, rows, extra):
     return ctx.savefig(fig, "linear_memory_spectra_extrapolation.png")
 
 
-def _spectra_verdict(verdicts, extra):
+def _spectra_verdict(verdicts, extra, rows, main_rows):
     """The verdict paragraph: per rank and load fraction, the d = inf intercepts of the KS excess
     and the edge gap (all sizes, 1/d and 1/ln p), whether 0 is inside their 95% intervals and
     whether a line fits (both decided by the study: ``SpectraSummary.verdicts``)."""
@@ -1083,15 +1109,59 @@ def _spectra_verdict(verdicts, extra):
                 parts.append(f"kappa = {k:g}, load {f:g} x capacity (d = {', '.join(map(str, ds))}): "
                              + "; ".join(txt))
     return ("**Verdict** (extrapolation over all stored sizes; a perfect limit has intercept 0; `line rejected`: "
-            "chi2/dof > 4). " + ". ".join(parts) + ". Reading: well below the capacity (load 0.6-0.8 x capacity) the low-rank "
-            "intercepts stay away from 0 in both variables wherever a line fits, i.e. at a fixed load fraction the "
-            "trained rank-constrained spectrum does not approach the truncated quarter circle. At 0.9 x capacity "
-            "(every instance recalled at every d, d = 150 included) the intercepts exclude 0 in 1/d, but the KS "
-            "excess is compatible with 0 in 1/ln p, and d = 20-150 cannot tell the two variables apart: there the "
-            "data do not decide. At every d the distance shrinks as the load approaches the capacity. The distance "
-            "falls fastest with d at the capacity load, where d = 150 has too few recalled instances (lr 0.01, 4096 "
-            "steps) to enter the fit and d <= 80 cannot separate 1/d from 1/ln p. The full-rank match (zero init) is "
-            "reached within a few Adam steps and says nothing about trained memories at capacity. The lr-0.01 "
-            "rows at d = 80 show that the learning rate moves the spectrum at 0.6 x capacity (so the d = 150 "
-            "point there is not comparable with d <= 80) but not at 0.8-1.0 x capacity. Details: "
-            "docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration.")
+            "chi2/dof > 4). " + ". ".join(parts) + ". " + _spectra_reading(verdicts, extra, rows, main_rows)
+            + " Details: docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration.")
+
+
+def _spectra_reading(verdicts, extra, rows, main_rows):
+    """The reading of the verdicts, every statement counted from them and from the rows it cites."""
+    def widest(vs):                     # the all-size fit of each (kappa, fraction, quantity, variable)
+        best = {}
+        for v in vs:
+            k = (v["kappa"], v["load_fraction"], v["quantity"], v["variable"])
+            if k not in best or len(v["sizes"]) > len(best[k]["sizes"]):
+                best[k] = v
+        return list(best.values())
+
+    low = widest([v for v in verdicts if v["kappa"] < 1])
+    out = []
+    below = [v for v in low if v["load_fraction"] < 0.9 and not v["line_rejected"]]
+    if below:
+        n = sum(not v["zero_inside"] for v in below)
+        fr = sorted({v["load_fraction"] for v in below})
+        out.append(f"Reading: below 0.9 x capacity (load {', '.join(f'{f:g}' for f in fr)} x capacity) the low-rank "
+                   f"intercepts exclude 0 in {n} of the {len(below)} fits whose line is not rejected "
+                   f"({sum(v['line_rejected'] for v in low if v['load_fraction'] < 0.9)} rejected)")
+    near = [v for v in low if v["load_fraction"] == 0.9]
+    if near:
+        per = [f"{sum(not v['zero_inside'] for v in near if v['variable'] == x)} of "
+               f"{sum(v['variable'] == x for v in near)} in {x}" for x in ("1/d", "1/ln p")]
+        out.append("at 0.9 x capacity they exclude 0 in " + " and ".join(per)
+                   + " (where the two variables disagree, d = 20-150 cannot tell them apart)")
+    series, falling = {}, 0
+    for r in main_rows:
+        if r["kappa"] < 1 and r["ks"] is not None and r["ks_calibration"] is not None:
+            series.setdefault((r["kappa"], r["d"]), []).append((r["load_fraction"], r["ks"] - r["ks_calibration"]))
+    for pts in series.values():
+        ys = [y for _, y in sorted(pts)]
+        falling += len(ys) > 1 and all(b < a for a, b in zip(ys, ys[1:]))
+    multi = sum(len(p) > 1 for p in series.values())
+    if multi:
+        out.append(f"the KS excess falls with every step of the load towards the capacity in {falling} of the "
+                   f"{multi} (kappa, d) series")
+    cap = [r for r in main_rows if r["kappa"] < 1 and r["load_fraction"] == 1.0 and r["d"] == max(r2["d"] for r2 in main_rows)]
+    if cap:
+        out.append("at the capacity load the largest d recalls "
+                   + ", ".join(f"{r['instances']}/{r['trials']} (kappa = {r['kappa']:g})" for r in cap)
+                   + " instances (a size enters the fit with at least 2)")
+    ctl = {(r["kappa"], r["d"], r["load_fraction"]): r for r in rows if r["lr"] != 0.1 and r["d"] < 100}
+    pairs = []
+    for r in main_rows:
+        c = ctl.get((r["kappa"], r["d"], r["load_fraction"]))
+        if c is not None and r["lr"] == 0.1 and r["ks"] is not None and c["ks"] is not None and r["ks_calibration_sd"]:
+            pairs.append(f"{r['load_fraction']:g} x capacity, kappa = {r['kappa']:g}: "
+                         f"{(c['ks'] - r['ks']) / r['ks_calibration_sd']:+.1f}")
+    if pairs:
+        out.append(f"the Adam rate 0.01 instead of 0.1 on the same instances at d = {min(c[1] for c in ctl)} moves the pooled KS "
+                   "by (in calibration sd) " + "; ".join(pairs))
+    return "; ".join(out) + ("." if out else "")

@@ -244,7 +244,7 @@ class Mechanism(Result):
 
     References
     ----------
-    docs/linear_memory.md#mechanism-normalised-scores
+    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
     """
 
     d: int
@@ -280,7 +280,7 @@ def mechanism(by_group, d):
 
     References
     ----------
-    docs/linear_memory.md#mechanism-normalised-scores
+    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
     """
     from validation.linear_memory.data import make_facts, trial_rngs
     from validation.linear_memory.mechanism import (init_spectrum_vs_mp_product, normalized_scores, score_summary,

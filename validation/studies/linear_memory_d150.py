@@ -62,7 +62,7 @@ from replica import load_of
 from .base import Option, Study
 
 __all__ = ["LR", "PLAN", "LR_CHECK", "PAPER", "CI_HALFWIDTH", "BATCH", "START", "BUDGETS", "LONG_BUDGET", "group_key",
-           "group_theory", "GroupThreshold", "NearBudgetThreshold", "PaperSizeThresholds", "LongBudget",
+           "group_theory", "GroupThreshold", "NearBudgetThreshold", "PaperSizeThresholds", "Refit", "LongBudget",
            "long_budget", "STUDIES"]
 
 #: Target 95% CI half-width of every group.
@@ -504,6 +504,30 @@ class LongBudgetStudy(Study):
 
 
 @dataclass(frozen=True)
+class Refit(ThresholdRecord):
+    """A group's threshold with the long-budget reruns' outcomes in place of their 4096-step ones.
+
+    Parameters
+    ----------
+    threshold : float
+        Logistic 1/2 point.
+    ci_low, ci_high : float
+        Its 95% interval (``to_dict()``: ``"ci": [ci_low, ci_high]``).
+    replaced : int
+        Outcomes replaced.
+
+    References
+    ----------
+    docs/linear_memory.md#thresholds-at-d--100-and-150
+    """
+
+    threshold: float
+    ci_low: float
+    ci_high: float
+    replaced: int
+
+
+@dataclass(frozen=True)
 class LongBudget(Result):
     """The long-budget reruns next to their 4096-step trials, and the refitted thresholds.
 
@@ -514,8 +538,7 @@ class LongBudget(Result):
         and ``accuracy_4096`` / ``loss_4096`` of the 4096-step trial of the
         same instance (None if it is not among the results).
     refit : dict
-        :func:`group_key` -> ``threshold``, ``ci`` (``[low, high]``, as in
-        ``report.json``) and ``replaced``: the group's threshold with the
+        :func:`group_key` -> :class:`Refit`: the group's threshold with the
         reruns' outcomes in place of their 4096-step ones.
 
     References
@@ -560,7 +583,7 @@ def long_budget(reruns, results):
             continue
         succ = [sub.get((round(r["load"], 12), r["seed"]), r["success"]) for r in rr]
         f = fit_threshold([r["load"] for r in rr], succ)
-        refit[group_key(*g)] = {"threshold": f.threshold, "ci": [f.ci_low, f.ci_high], "replaced": len(sub)}
+        refit[group_key(*g)] = Refit(threshold=f.threshold, ci_low=f.ci_low, ci_high=f.ci_high, replaced=len(sub))
     return LongBudget(rows=rows, refit=refit)
 
 

@@ -95,6 +95,18 @@ def _check_capacity_memory(model, d, p, dtype):
                  f"2 d^2 in {np.dtype(dtype).name})")
 
 
+def _check_candidates(model, d, p, where):
+    """``ValueError`` naming p and d if the candidate tensor of the model's facts exceeds the per-worker cap."""
+    from .data import fact_type
+
+    ft = fact_type(get_model(model).facts)
+    need = ft.candidate_nbytes(p, d)
+    if need > DEFAULT_MAX_BYTES:
+        raise ValueError(f"p={p}, d={d}: the {ft.kind.upper()} candidate tensor {where} needs "
+                         f"{need / 2**30:.2f} GiB per worker > {DEFAULT_MAX_BYTES / 2**30:.0f} GiB; "
+                         "use a smaller d or smaller loads (alphas)")
+
+
 def load_grid(center, *, n=7, rel=0.25, d=None):
     """Build the load grid ``center * linspace(1 - rel, 1 + rel, n)``.
 
@@ -484,15 +496,8 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     else:
         loads = [float(load_of(p_from_load(a, d), d)) for a in alphas]
         loads = sorted(set(loads))
-    if decl.facts == "dp":
-        from .data import dp_nbytes
-
-        p_max = p_from_load(max(loads) * (1.5 if alphas is None and extend else 1.0), d)
-        if dp_nbytes(p_max, d) > DEFAULT_MAX_BYTES:
-            raise ValueError(
-                f"p={p_max}, d={d}: the DP candidate tensor of the largest load needs p^2 d * 4 = "
-                f"{dp_nbytes(p_max, d) / 2**30:.2f} GiB per worker > {DEFAULT_MAX_BYTES / 2**30:.0f} GiB; "
-                f"use a smaller d or smaller --alphas")
+    _check_candidates(model, d, p_from_load(max(loads) * (1.5 if alphas is None and extend else 1.0), d),
+                      "of the largest load")
     _check_capacity_memory(model, d, p_from_load(max(loads), d), overrides.get("dtype") or "float32")
     seed_list = list(range(seed0, seed0 + seeds))
     label = f"capacity {model} d={d}" + (f" kappa={kappa:g}" if decl.needs_kappa else "")
@@ -599,12 +604,7 @@ def _measure_adaptive(model, d, kappa, preset, theory, alphas, sweep, seed0, ci_
     st = adaptive_settings(model, d, kappa, theory, alphas)
     start = st["start"]
     _check_capacity_memory(model, d, p_from_load(1.5 * max(start), d), overrides.get("dtype") or "float32")
-    if get_model(model).facts == "dp":
-        from .data import dp_nbytes
-
-        if dp_nbytes(p_from_load(1.5 * max(start), d), d) > DEFAULT_MAX_BYTES:
-            raise ValueError(f"d={d}: the DP candidate tensor at 1.5x the largest start load exceeds "
-                             f"{DEFAULT_MAX_BYTES / 2**30:.0f} GiB per worker; use a smaller d")
+    _check_candidates(model, d, p_from_load(1.5 * max(start), d), "at 1.5x the largest start load")
     label = f"capacity {model} d={d}" + (f" kappa={kappa:g}" if model == "lowrank" else "") + " (adaptive)"
     results = []
 

@@ -168,6 +168,26 @@ class Facts:
         raise NotImplementedError
 
     @classmethod
+    def candidate_nbytes(cls, p, d, dtype=np.float32):
+        """Return the bytes of the candidate tensor ``U`` of a fact set of this problem.
+
+        Parameters
+        ----------
+        p : int
+            Number of facts.
+        d : int
+            Dimension.
+        dtype : dtype
+            Element type.
+
+        Returns
+        -------
+        int
+            ``p d * itemsize`` (OP) or ``p^2 d * itemsize`` (DP).
+        """
+        raise NotImplementedError
+
+    @classmethod
     def draw(cls, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
         """Draw a fact set of this problem, all entries i.i.d. ``N(0, 1)``.
 
@@ -221,6 +241,10 @@ class OPFacts(Facts):
     kind = "op"
 
     @classmethod
+    def candidate_nbytes(cls, p, d, dtype=np.float32):
+        return int(p) * int(d) * np.dtype(dtype).itemsize
+
+    @classmethod
     def draw(cls, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
         p, d = _check_pd(p, d)
         rng = check_rng(rng)
@@ -255,6 +279,10 @@ class DPFacts(Facts):
 
     __slots__ = ()
     kind = "dp"
+
+    @classmethod
+    def candidate_nbytes(cls, p, d, dtype=np.float32):
+        return dp_nbytes(p, d, dtype)
 
     @classmethod
     def draw(cls, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):

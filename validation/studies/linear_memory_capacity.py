@@ -358,6 +358,19 @@ class CapacitySweep(Result):
     mechanism: Mechanism
     trials: int
 
+    def summary(self):
+        """Return one line per group.
+
+        Returns
+        -------
+        str
+            Threshold, interval and prediction of each group.
+        """
+        return "\n".join(
+            f"{r.model}{'' if r.kappa is None else f' kappa={r.kappa:g}'} d={r.d} {r.preset}: threshold "
+            f"{r.threshold:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}], theory "
+            + ("-" if r.theory is None else f"{r.theory:.4f}") + f", {r.trials} trials" for r in self.rows)
+
 
 class CapacityStudy(Study):
     """``linear_memory.capacity``: the report's capacity sweep (see the module notes).

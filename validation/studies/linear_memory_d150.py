@@ -315,6 +315,19 @@ class PaperSizeThresholds(Result):
     lr_check: list
     missing: list
 
+    def summary(self):
+        """Return one line per group.
+
+        Returns
+        -------
+        str
+            The threshold, its 95% interval, the theory and the trials of each group.
+        """
+        lines = [f"{k}: threshold {r.threshold:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}], finite-p theory "
+                 f"{r.theory_finite_p:.4f}, {r.trials} trials" + ("" if r.measured else " (learning-rate check)")
+                 for k, r in self.rows.items()]
+        return "\n".join(lines + [f"missing: {', '.join(self.missing)}"] * bool(self.missing))
+
 
 def _group_row(g, res):
     model, kappa, d, lr = g

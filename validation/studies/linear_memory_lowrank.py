@@ -218,6 +218,18 @@ class LowRankSummary(Result):
     ratio_min: float | None
     ratio_max: float | None
 
+    def summary(self):
+        """Return one line per (kappa, d).
+
+        Returns
+        -------
+        str
+            Threshold, interval, theory and whether the theory is inside.
+        """
+        lines = [f"kappa={r.kappa:g} d={r.d}: threshold {r.threshold:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}], theory "
+                 f"{r.theory:.4f} ({'inside' if r.theory_in_ci else 'outside'}), {r.trials} trials" for r in self.rows]
+        return "\n".join(lines + [f"theory inside the interval for {self.agree} of {len(self.rows)}"])
+
 
 class LowRankStudy(Study):
     """``linear_memory.lowrank_finite_p``: low-rank thresholds against the finite-``p`` theory.

@@ -406,6 +406,20 @@ class MarginComparison(Result):
                    trends=self.trends, rate_pairs=self.rate_pairs)
         return out
 
+    def summary(self):
+        """Return one line per (d, p, Adam rate).
+
+        Returns
+        -------
+        str
+            Trained against predicted correct-score means and the trained margin (computes the comparison).
+        """
+        return "\n".join(
+            f"d={r['d']} p={r['p']} lr={r['lr']:g} load {r['load_fraction']:.2f} x capacity, {r['memories']}/"
+            f"{r['trials']} recalled: correct mean {r['trained']['correct']['mean']:.3f} (V_p minimiser "
+            f"{r['predicted']['correct']['mean']:.3f}), margin mean {r['trained']['margin']['mean']:.3f}"
+            for r in self.rows)
+
 
 def rate_pairs(rows):
     """Pair the rows of the same ``(d, p)`` trained at Adam rates 0.1 and another rate.

@@ -435,6 +435,23 @@ class SpectraSummary(Result):
                 "stored_large_d_trials": len(self.stored_large_d), "lr_control_trials": len(self.lr_control),
                 "stored_near_capacity_trials": len(self.stored_near_capacity)}
 
+    def summary(self):
+        """Return one line per row and extrapolation.
+
+        Returns
+        -------
+        str
+            Pooled KS against its calibration per row, then the d = inf intercepts (computes them).
+        """
+        lines = [f"kappa={r['kappa']:g} d={r['d']} load {r['load_fraction']:g} lr {r['lr']:g}: "
+                 f"{r['instances']}/{r['trials']} recalled, KS "
+                 + ("-" if r["ks"] is None else f"{r['ks']:.3f} (calibration {r['ks_calibration']:.3f})")
+                 for r in self.rows]
+        lines += [f"d = inf, kappa={e['kappa']:g} load {e['load_fraction']:g} {e['quantity']} in {e['variable']} "
+                  f"(d = {','.join(map(str, e['sizes']))}): {e['intercept']:.3f} "
+                  f"[{e['intercept_ci'][0]:.3f}, {e['intercept_ci'][1]:.3f}]" for e in self.extrapolation]
+        return "\n".join(lines)
+
 
 def _panels(res):
     out = []

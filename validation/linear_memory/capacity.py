@@ -496,9 +496,9 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     else:
         loads = [float(load_of(p_from_load(a, d), d)) for a in alphas]
         loads = sorted(set(loads))
+    _check_capacity_memory(model, d, p_from_load(max(loads), d), overrides.get("dtype") or "float32")
     _check_candidates(model, d, p_from_load(max(loads) * (1.5 if alphas is None and extend else 1.0), d),
                       "of the largest load")
-    _check_capacity_memory(model, d, p_from_load(max(loads), d), overrides.get("dtype") or "float32")
     seed_list = list(range(seed0, seed0 + seeds))
     label = f"capacity {model} d={d}" + (f" kappa={kappa:g}" if decl.needs_kappa else "")
     if method == "exact":

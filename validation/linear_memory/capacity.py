@@ -439,7 +439,7 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     if method not in ("train", "exact"):
         raise ValueError(f"method must be 'train' or 'exact', got {method!r}")
     if method == "exact" and not decl.exact:
-        exact = " or ".join(repr(m.name) for m in MEMORY_MODELS.values() if m.exact)
+        exact = " or ".join(m.name for m in MEMORY_MODELS.values() if m.exact)
         raise ValueError(f"method 'exact' decides full-rank memories: model must be {exact}, got {model!r}")
     if method == "exact" and any(v is not None for v in overrides.values()):
         names = ", ".join(sorted(k for k, v in overrides.items() if v is not None))

@@ -1134,10 +1134,12 @@ def _spectra_reading(verdicts, extra, rows, main_rows):
                    f"({sum(v['line_rejected'] for v in low if v['load_fraction'] < 0.9)} rejected)")
     near = [v for v in low if v["load_fraction"] == 0.9]
     if near:
-        per = [f"{sum(not v['zero_inside'] for v in near if v['variable'] == x)} of "
-               f"{sum(v['variable'] == x for v in near)} in {x}" for x in ("1/d", "1/ln p")]
+        excl = {x: sum(not v["zero_inside"] for v in near if v["variable"] == x) for x in ("1/d", "1/ln p")}
+        per = [f"{excl[x]} of {sum(v['variable'] == x for v in near)} in {x}" for x in excl]
+        ds = sorted({d for v in near for d in v["sizes"]})
         out.append("at 0.9 x capacity they exclude 0 in " + " and ".join(per)
-                   + " (where the two variables disagree, d = 20-150 cannot tell them apart)")
+                   + (f" (the two variables disagree, and d = {ds[0]}-{ds[-1]} do not tell them apart)"
+                      if excl["1/d"] != excl["1/ln p"] else ""))
     series, falling = {}, 0
     for r in main_rows:
         if r["kappa"] < 1 and r["ks"] is not None and r["ks_calibration"] is not None:

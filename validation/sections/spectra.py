@@ -111,6 +111,8 @@ def _init_spectra(ctx, md_table):
         ax.hist(ev, bins=60, density=True, alpha=0.5, label=f"sample d={d}")
         ax.plot(xs, law.pdf(xs), "k", lw=1, label="mp_product")
         ax.set_title(rf"$\kappa={k}$ (atom {1 - k:.2f} at 0)", fontsize=9)
+        ax.set_xlabel("squared singular value of Q R^T / sqrt(d m)", fontsize=8)
+        ax.set_ylabel("density (nonzero part)", fontsize=8)
         if k == 1.0:
             ax.set_ylim(0, 1.2)
         ax.legend(fontsize=7)

@@ -135,7 +135,7 @@ def test_committed_stores_are_format_2_under_registered_names():
     import validation.linear_memory.capacity  # noqa: F401
     import validation.linear_memory.exact  # noqa: F401
     import validation.linear_memory.margins  # noqa: F401
-    import validation.linear_memory.spectra_study  # noqa: F401
+    import validation.linear_memory.spectra  # noqa: F401
     import validation.token_retrieval.design  # noqa: F401
     import validation.token_retrieval.experiments  # noqa: F401
 

@@ -54,6 +54,10 @@ class ThresholdPoint(Result):
     excess, excess_stderr : float
         ``threshold / theory - 1`` and its standard error (both errors by the
         delta method).
+
+    References
+    ----------
+    docs/linear_memory.md#finite-size-law-op-against-dp
     """
 
     d: int
@@ -84,6 +88,10 @@ class ModelComparison(Result):
         ``difference / stderr``.
     verdict : str
         ``"agrees"`` if the interval contains 0, else ``"differs by X (z sigma)"``.
+
+    References
+    ----------
+    docs/linear_memory.md#finite-size-law-op-against-dp
     """
 
     d: int
@@ -122,6 +130,10 @@ class ExcessFit(Result):
         ``P(chi2_dof >= chi2)`` (NaN when ``dof = 0``).
     points : int
         Number of thresholds fitted.
+
+    References
+    ----------
+    docs/linear_memory.md#finite-size-law-op-against-dp
     """
 
     form: str
@@ -155,6 +167,10 @@ def threshold_points(rows):
     -------
     list of ThresholdPoint
         Sorted by ``d``.
+
+    References
+    ----------
+    docs/linear_memory.md#finite-size-law-op-against-dp
 
     Examples
     --------
@@ -202,7 +218,7 @@ def compare_models(op_rows, dp_rows):
     References
     ----------
     arXiv:2605.10795 (Conjecture 1: OP and DP have the same capacity);
-    docs/linear_memory.md#exact-capacity
+    docs/linear_memory.md#finite-size-law-op-against-dp
 
     Examples
     --------
@@ -261,7 +277,7 @@ def excess_fits(rows, forms=tuple(FORMS)):
 
     References
     ----------
-    docs/linear_memory.md#exact-capacity
+    docs/linear_memory.md#finite-size-law-op-against-dp
 
     Examples
     --------

@@ -422,7 +422,7 @@ class HebbianPrediction(Result):
 
 
 def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", problem="op"):
-    """Predict recall and capacity of the Hebbian rule (conditional or independent-Gaussian model).
+    r"""Predict recall and capacity of the Hebbian rule (conditional or independent-Gaussian model).
 
     Parameters
     ----------

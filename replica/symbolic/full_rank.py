@@ -40,7 +40,7 @@ def _zero(expr):
 # energy term and free entropy
 
 def energy_term(form="large-p"):
-    r"""Return the energy term ``G(t)`` of the replica-symmetric free entropy.
+    r"""Return the energy term :math:`G(t)` of the replica-symmetric free entropy.
 
     Parameters
     ----------
@@ -60,6 +60,12 @@ def energy_term(form="large-p"):
     ------
     ValueError
         If ``form`` is not one of the two names.
+
+    See Also
+    --------
+    replica.energy_G : Its numerical value at finite ``p``.
+    replica.energy_G_limit : Its large-``p`` limit, numerically.
+    replica.symbolic.free_entropy_functional : The free entropy it enters.
 
     Notes
     -----
@@ -122,7 +128,7 @@ def _energy_in_q(energy):
 
 
 def free_entropy_functional(energy="large-p"):
-    r"""Return the replica-symmetric free entropy ``Phi(q; alpha) = 1/2 ln(1-q) + q/(2(1-q)) + alpha G(q)``.
+    r"""Return the replica-symmetric free entropy :math:`\Phi(q; \alpha) = \frac12 \ln(1-q) + q/(2(1-q)) + \alpha G(q)`.
 
     Parameters
     ----------
@@ -138,6 +144,12 @@ def free_entropy_functional(energy="large-p"):
         ``Phi`` in the symbols ``(q, alpha)``; ``relations``: ``0 <= q < 1``.
         Its numerical function agrees with :func:`replica.free_entropy`
         (``p=None``) for the large-``p`` energy.
+
+    See Also
+    --------
+    replica.free_entropy : The same free entropy, numerically.
+    replica.symbolic.saddle_point_equation : Its stationarity condition.
+    replica.symbolic.energy_term : The energy term :math:`G`.
 
     References
     ----------
@@ -158,7 +170,7 @@ def free_entropy_functional(energy="large-p"):
 
 
 def saddle_point_equation(energy="large-p"):
-    r"""Return the stationarity condition ``dPhi/dq = 0`` of the free entropy.
+    r"""Return the stationarity condition :math:`\partial\Phi/\partial q = 0` of the free entropy.
 
     Parameters
     ----------
@@ -170,6 +182,11 @@ def saddle_point_equation(energy="large-p"):
     Formula
         ``Eq(dPhi/dq, 0)`` (the derivative over a common denominator) in
         ``(q, alpha)``.
+
+    See Also
+    --------
+    replica.symbolic.saddle_point : Its solution.
+    replica.symbolic.free_entropy_functional : The free entropy differentiated.
 
     References
     ----------
@@ -205,6 +222,11 @@ class SaddlePoint(Result):
     alpha_c : sympy.Expr
         The capacity: the load at which ``(1 - q) Phi -> 0`` as ``q -> 1``.
 
+    See Also
+    --------
+    replica.symbolic.saddle_point : Returns this record (its Examples show one).
+    replica.Saddle : The numerical counterpart.
+
     References
     ----------
     docs/theory_full_rank.md#large-p-limit
@@ -218,7 +240,7 @@ class SaddlePoint(Result):
 
 
 def saddle_point(energy="large-p"):
-    r"""Solve the saddle-point equation: ``q* = 2 alpha``, ``phi = 1/2 ln(1 - 2 alpha)``, ``alpha_c = 1/2``.
+    r"""Solve the saddle-point equation: :math:`q^* = 2\alpha`, :math:`\phi = \frac12 \ln(1 - 2\alpha)`, :math:`\alpha_c = 1/2`.
 
     Parameters
     ----------
@@ -238,6 +260,11 @@ def saddle_point(energy="large-p"):
     SymbolicUndecided
         If sympy finds no single stationary point (e.g. ``energy="symbolic"``:
         use :func:`saddle_point_equation`), or cannot decide the limit.
+
+    See Also
+    --------
+    replica.symbolic.SaddlePoint : The record returned.
+    replica.saddle : The numerical saddle point, also at finite ``p``.
 
     References
     ----------
@@ -285,7 +312,7 @@ def _gap_symbols(p):
 
 
 def v_p_objective(p):
-    r"""Return the objective ``x^2/2 + 1/2 sum_rho (g_rho - x)_+^2`` whose minimum over ``x >= 0`` is ``V_p``.
+    r"""Return the objective :math:`x^2/2 + \frac12 \sum_\rho (g_\rho - x)_+^2` whose minimum over :math:`x \ge 0` is :math:`V_p`.
 
     Parameters
     ----------
@@ -296,6 +323,11 @@ def v_p_objective(p):
     -------
     Formula
         The objective in ``(x, g_2, ..., g_p)``, ``g_rho = eta_rho - eta_1``.
+
+    See Also
+    --------
+    replica.symbolic.v_p_piecewise : Its minimum as a ``Piecewise``.
+    replica.finite_capacity.v_p_from_gaps : The minimum, numerically.
 
     References
     ----------
@@ -335,7 +367,7 @@ def _branches(gs):
 
 
 def v_p_piecewise(p):
-    r"""Return ``V_p(g) = min_{x >= 0} [x^2/2 + 1/2 sum (g_rho - x)_+^2]`` as a sympy ``Piecewise``.
+    r"""Return :math:`V_p(g) = \min_{x \ge 0} [x^2/2 + \frac12 \sum_\rho (g_\rho - x)_+^2]` as a sympy ``Piecewise``.
 
     Parameters
     ----------
@@ -347,6 +379,11 @@ def v_p_piecewise(p):
     Formula
         ``Piecewise`` in the gaps ``(g_2, ..., g_p)``; ``relations`` holds the
         minimiser ``x*`` as a ``Piecewise`` on the same pieces.
+
+    See Also
+    --------
+    replica.symbolic.v_p_objective : The objective minimised.
+    replica.symbolic.expected_v_p : Its exact mean for :math:`p = 2, 3`.
 
     Notes
     -----
@@ -396,7 +433,7 @@ def _piece_at(V, point):
 
 
 def expected_v_p(p):
-    r"""Return the exact ``E[V_p]`` for ``p = 2`` (``1/4``) and ``p = 3`` (``5/12``).
+    r"""Return the exact :math:`E[V_p]` for :math:`p = 2` (1/4) and :math:`p = 3` (5/12).
 
     Parameters
     ----------
@@ -414,6 +451,11 @@ def expected_v_p(p):
     ValueError
         If ``p`` is not 2 or 3 (use :func:`replica.v_p`, a Monte Carlo
         estimate, for larger ``p``).
+
+    See Also
+    --------
+    replica.v_p : The Monte Carlo estimate for any ``p``.
+    replica.symbolic.finite_capacity : The capacity from this mean.
 
     Notes
     -----
@@ -486,7 +528,7 @@ def _expected_v_p(p):
 
 
 def finite_capacity(p=None, *, kappa=1):
-    r"""Return the finite-``p`` replica-symmetric capacity ``alpha_c(kappa, p) = alpha_c(kappa) ln p / E[V_p]``.
+    r"""Return the finite-``p`` replica-symmetric capacity :math:`\alpha_c(\kappa, p) = \alpha_c(\kappa) \ln p / E[V_p]`.
 
     Parameters
     ----------
@@ -507,6 +549,11 @@ def finite_capacity(p=None, *, kappa=1):
         coefficient whose root it is.  Numerically it agrees with
         :func:`replica.alpha_c_finite` (within its standard error at
         ``p = 2, 3``).
+
+    See Also
+    --------
+    replica.alpha_c_finite : The same capacity, numerically, for any ``p``.
+    replica.symbolic.expected_v_p : The exact :math:`E[V_p]` for small ``p``.
 
     Notes
     -----
@@ -568,7 +615,7 @@ def finite_capacity(p=None, *, kappa=1):
 # Hebbian rule
 
 def hebbian_signal_to_noise(form="finite", *, exact_moments=False):
-    r"""Return the Hebbian signal-to-noise ratio ``m``: ``d/sqrt(p + 2d)``, or ``sqrt(ln p / alpha)`` at large ``p``.
+    r"""Return the Hebbian signal-to-noise ratio :math:`m`: :math:`d/\sqrt{p + 2d}`, or :math:`\sqrt{\ln p / \alpha}` at large ``p``.
 
     Parameters
     ----------
@@ -590,6 +637,11 @@ def hebbian_signal_to_noise(form="finite", *, exact_moments=False):
     ------
     ValueError
         If ``form`` is not one of the two names.
+
+    See Also
+    --------
+    replica.hebbian_score_moments : The same ratio, numerically.
+    replica.symbolic.hebbian_score_spread : The spread of the correct score.
 
     References
     ----------
@@ -617,7 +669,7 @@ def hebbian_signal_to_noise(form="finite", *, exact_moments=False):
 
 
 def hebbian_score_spread(*, exact_moments=False):
-    r"""Return the spread ``s = sqrt((p + 4d)/(p + 2d))`` of the correct Hebbian score.
+    r"""Return the spread :math:`s = \sqrt{(p + 4d)/(p + 2d)}` of the correct Hebbian score.
 
     Parameters
     ----------
@@ -629,6 +681,11 @@ def hebbian_score_spread(*, exact_moments=False):
     Formula
         ``s`` in ``(d, p)``, in units of the competitors' standard deviation;
         agrees with the second value of :func:`replica.hebbian_score_moments`.
+
+    See Also
+    --------
+    replica.hebbian_score_moments : The same spread, numerically.
+    replica.symbolic.hebbian_signal_to_noise : The mean of the correct score.
 
     References
     ----------
@@ -667,6 +724,11 @@ def hebbian_load_threshold(all_facts=True):
     ------
     SymbolicUndecided
         If sympy does not find exactly one root.
+
+    See Also
+    --------
+    replica.hebbian_threshold : The finite-``d`` threshold, numerically.
+    replica.symbolic.hebbian_signal_to_noise : The ratio whose extreme-value balance gives 1/8.
 
     References
     ----------

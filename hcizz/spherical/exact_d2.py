@@ -51,7 +51,7 @@ def hciz_exact_d2(theta, a, b, *, n_angle=512):
 
     Examples
     --------
-    Between the small-field law :math:`0.78\, \theta^2` and the large-field slope 1.75:
+    Between the small-field law :math:`1.5625\, \theta^2` and the large-field slope 1.75:
 
     >>> print(*(f"{j:.6f}" for j in hciz_exact_d2([0.1, 1.0, 10.0], [0.5, 1.5], [1.0, 2.0])))
     0.015468 0.968449 16.071454

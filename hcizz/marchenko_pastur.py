@@ -125,6 +125,8 @@ class MarchenkoPastur(SpectralLaw):
     ----------
     ratio : float
         :math:`\lambda > 0` (any positive finite double).
+    **kw
+        Keyword arguments of ``scipy.stats.rv_continuous`` (``name``, ...).
 
     Attributes
     ----------
@@ -206,6 +208,9 @@ class MarchenkoPastur(SpectralLaw):
     """
 
     _param_names = ("ratio",)
+
+    def __init__(self, ratio, **kw):        # the law's own signature (``SpectralLaw`` takes ``*args``)
+        super().__init__(ratio, **kw)
 
     def _setup(self, ratio):
         ratio = check_real("ratio", ratio, low=0, low_open=True, allow_array=False)

@@ -306,6 +306,8 @@ class MPProduct(SpectralLaw):
     kappa : float
         Rank fraction :math:`m / d` in ``[2.2250738585072014e-308, 1]`` (below, the
         support, near :math:`1/\kappa`, is beyond the largest double: ``ValueError``).
+    **kw
+        Keyword arguments of ``scipy.stats.rv_continuous`` (``name``, ...).
 
     Attributes
     ----------
@@ -360,6 +362,9 @@ class MPProduct(SpectralLaw):
     """
 
     _param_names = ("kappa",)
+
+    def __init__(self, kappa, **kw):        # the law's own signature (``SpectralLaw`` takes ``*args``)
+        super().__init__(kappa, **kw)
 
     def _setup(self, kappa):
         kappa = _check_kappa(kappa)

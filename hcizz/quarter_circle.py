@@ -361,6 +361,11 @@ class QuarterCircle(SpectralLaw):
     A ``scipy.stats.rv_continuous``: ``pdf, cdf, sf, ppf, isf, moment, rvs``
     (``rvs(size, rng=...)``), vectorised with machine-precision tails.
 
+    Parameters
+    ----------
+    **kw
+        Keyword arguments of ``scipy.stats.rv_continuous`` (``name``, ...).
+
     See Also
     --------
     hcizz.truncated_quarter_circle : Its top-:math:`\kappa` part, the capacity spectrum.
@@ -386,6 +391,9 @@ class QuarterCircle(SpectralLaw):
     >>> print(f"{quarter_circle.mean():.10f} {quarter_circle.cdf(1.0):.10f}")
     0.8488263632 0.6089977810
     """
+
+    def __init__(self, **kw):        # the law's own signature (``SpectralLaw`` takes ``*args``)
+        super().__init__(**kw)
 
     def _setup(self):
         self.atom = 0.0
@@ -457,6 +465,8 @@ class TruncatedQuarterCircle(SpectralLaw):
     kappa : float
         Rank fraction :math:`m / d` in :math:`(0, 1]` (any positive double, subnormals
         included).
+    **kw
+        Keyword arguments of ``scipy.stats.rv_continuous`` (``name``, ...).
 
     Attributes
     ----------
@@ -527,6 +537,9 @@ class TruncatedQuarterCircle(SpectralLaw):
     """
 
     _param_names = ("kappa",)
+
+    def __init__(self, kappa, **kw):        # the law's own signature (``SpectralLaw`` takes ``*args``)
+        super().__init__(kappa, **kw)
 
     def _setup(self, kappa):
         kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)

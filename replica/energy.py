@@ -84,6 +84,13 @@ class EtaSample(Result):
     References
     ----------
     docs/theory_full_rank.md#computing-the-energy-term
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> eta = sample_eta(1000, 3, np.random.default_rng(0))
+    >>> print(type(eta).__name__, eta.m, eta.top.shape, eta.n_bulk)
+    EtaSample 999 (3, 61) [959 938 940]
     """
 
     m: int

@@ -133,6 +133,19 @@ class Saddle(Result):
     References
     ----------
     docs/theory_full_rank.md#finite-p-saddle-point
+
+    Examples
+    --------
+    >>> print(saddle(0.2).summary())
+    Saddle
+      alpha       0.2
+      q           0.4
+      phi         -0.255413
+      q_stderr    0
+      phi_stderr  0
+      alpha_c     0.5
+      info        {'method': 'closed form, G = -1/(1-t)'}
+      95% CI      [0.4, 0.4] (q)
     """
 
     alpha: object

@@ -406,6 +406,12 @@ class HebbianPrediction(Result):
     References
     ----------
     docs/theory_full_rank.md#hebbian-rule
+
+    Examples
+    --------
+    >>> h = hebbian(100, 50, model="theory")
+    >>> print(f"{h.alpha:.6f} {h.m:.6f} {h.alpha_threshold:.6f} {h.limit}")
+    0.019560 6.324555 0.042383 0.125
     """
 
     d: float

@@ -1112,6 +1112,12 @@ class TamLaws(Result):
     References
     ----------
     docs/listwise.md#laws-of-the-scores-at-capacity
+
+    Examples
+    --------
+    >>> laws = tam_score_laws(0.05)
+    >>> print(type(laws).__name__, f"{laws.tail_mean:.6f} {laws.pinned:.6f}")
+    TamLaws 2.062713 0.980430
     """
 
     tau: float

@@ -9,8 +9,6 @@ excused:
 
 * ``ES01`` (extended summary) everywhere: a one-line summary plus Parameters / Returns /
   Notes is enough for a small helper.
-* ``EX01`` (no Examples) for the classes in :data:`RECORDS`: plain result records that
-  the functions listed in their See Also return, whose Examples show them in use.
 * ``PR01`` / ``PR02`` for classes whose ``__init__`` comes from the standard library
   (``hcizz.cli.ArgumentParser``: its parameter list is ``argparse``'s, documented
   there, and differs between Python versions).
@@ -40,15 +38,6 @@ PACKAGES = ("hcizz", "replica")
 #: numpydoc codes excused for every object
 EXCUSED = {"ES01"}
 
-#: Plain result records: EX01 is excused, their See Also names the functions that
-#: return them (whose Examples show the record in use).
-RECORDS = {
-    "replica.free_entropy.Saddle",             # returned by replica.free_entropy.saddle
-    "replica.hebbian.HebbianPrediction",       # returned by replica.hebbian.hebbian
-    "replica.energy.EtaSample",                # returned by replica.energy.sample_eta
-    "replica.listwise.TamLaws",                # returned by replica.listwise.tam_score_laws
-    "replica.symbolic.full_rank.SaddlePoint",  # returned by replica.symbolic.full_rank.saddle_point
-}
 
 
 def _public_modules():
@@ -123,8 +112,6 @@ def test_the_inventory():
     # a broken collector must not turn this module into a silent pass
     assert len(PUBLIC) > 100
     assert {"replica.finite_capacity.alpha_c_finite", "hcizz.quarter_circle.qc_moment"} <= set(PUBLIC)
-    assert RECORDS <= set(PUBLIC)
-    assert all(inspect.isclass(_object(name)) for name in RECORDS)
 
 
 @pytest.mark.parametrize("name", PUBLIC)
@@ -135,8 +122,6 @@ def test_numpydoc_validates(name):
     law = inspect.isclass(obj) and issubclass(obj, SpectralLaw) and obj is not SpectralLaw
     foreign = inspect.isclass(obj) and _constructor_outside_the_project(obj)
     excused = set(EXCUSED)
-    if name in RECORDS:
-        excused.add("EX01")
     if foreign:
         excused |= {"PR01", "PR02"}
     errors = [f"{code}: {msg}" for code, msg in numpydoc_validate.validate(name)["errors"]

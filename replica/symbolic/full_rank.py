@@ -230,6 +230,12 @@ class SaddlePoint(Result):
     References
     ----------
     docs/theory_full_rank.md#large-p-limit
+
+    Examples
+    --------
+    >>> s = saddle_point()
+    >>> print(type(s).__name__, s.q_star.expr, s.alpha_c)
+    SaddlePoint 2*alpha 1/2
     """
 
     equation: Formula

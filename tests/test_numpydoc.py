@@ -17,8 +17,8 @@ The ``SpectralLaw`` subclasses are checked in full (each declares its own
 ``__init__(param, **kw)``); their Parameters are also compared with ``_param_names``.
 
 Two checks go beyond numpydoc: every name in a See Also section is fully qualified
-and resolves to an importable object (so that Sphinx can link it), and no example's expected output is a
-bare ``True`` / ``False`` (an example prints values).
+and resolves to an importable object (so that Sphinx can link it), and no example's
+expected output is a bare ``True`` / ``False`` (an example prints values).
 
 numpydoc is an optional test dependency (the ``test`` and ``docs`` extras); without it
 this module is skipped.
@@ -150,3 +150,23 @@ def test_examples_print_values(name):
     doc = inspect.getdoc(_object(name)) or ""
     hit = _BARE_BOOL.search(doc)
     assert hit is None, f"{name}: an example prints a bare boolean:\n{hit.group(0)}"
+
+
+def _bad(x):
+    """does something
+
+    Examples
+    --------
+    >>> _bad(1) > 0
+    True
+    """
+    return x
+
+
+def test_the_checks_see_a_bad_docstring():
+    # each check flags what it is meant to flag (a broken check must not pass silently)
+    codes = {code for code, _ in numpydoc_validate.validate(get_doc_object(_bad))["errors"]}
+    assert {"SS02", "SS03", "PR01", "RT01", "SA01"} <= codes - EXCUSED
+    assert _BARE_BOOL.search(inspect.getdoc(_bad))
+    assert _resolve("replica.no_such_function") is None
+    assert _resolve("replica.alpha_c") is importlib.import_module("replica").alpha_c

@@ -62,7 +62,7 @@ def _out(x):
 # closed forms of the large-p theory
 # ---------------------------------------------------------------------------
 def gaussian_tail_mean(tau):
-    r"""Return the mean ``kappa_tau`` of the upper ``tau`` tail of a standard normal.
+    r"""Return the mean :math:`\kappa_\tau` of the upper :math:`\tau` tail of a standard normal.
 
     Parameters
     ----------
@@ -108,7 +108,7 @@ def gaussian_tail_mean(tau):
 
 
 def gardner_energy(kappa):
-    r"""Return Gardner's margin integral ``Gamma(kappa) = E[(kappa - Z)_+^2]``, ``Z ~ N(0, 1)``.
+    r"""Return Gardner's margin integral :math:`\Gamma(\kappa) = E[(\kappa - Z)_+^2]`, :math:`Z \sim N(0, 1)`.
 
     Parameters
     ----------
@@ -133,8 +133,8 @@ def gardner_energy(kappa):
 
     Notes
     -----
-    For negative ``kappa`` the two terms of the closed form cancel (a relative
-    rounding error of ``1e-16`` times about ``kappa^4``); below ``kappa = -2``
+    For negative :math:`\kappa` the two terms of the closed form cancel (a relative
+    rounding error of :math:`10^{-16}` times about :math:`\kappa^4`); below :math:`\kappa = -2`
     the function therefore integrates
     :math:`\phi(\kappa)\int_0^\infty s^2 e^{-|\kappa| s - s^2/2}\, ds`
     (``s = kappa - t``) with 64 Gauss-Legendre nodes on ``[0, 40/|kappa|]``:
@@ -168,7 +168,7 @@ def gardner_energy(kappa):
 
 
 def tail_size(tau, p):
-    r"""Return the tail size ``k = max(tau (p - 1), 1)`` of the TAM criterion.
+    r"""Return the tail size :math:`k = \max(\tau (p - 1), 1)` of the TAM criterion.
 
     Parameters
     ----------
@@ -208,7 +208,7 @@ def tail_size(tau, p):
 
 
 def tam_capacity_small_tau(tau, *, margin=0.0):
-    r"""Return the small-tail law ``1 / (2L - ln(4 pi L) + 3 + 2 gamma sqrt(2L))``, ``L = ln(1/tau)``.
+    r"""Return the small-tail law :math:`1 / (2L - \ln(4 \pi L) + 3 + 2 \gamma \sqrt{2L})`, :math:`L = \ln(1/\tau)`.
 
     Parameters
     ----------
@@ -240,8 +240,8 @@ def tam_capacity_small_tau(tau, *, margin=0.0):
     :math:`z_\tau^2 = 2L - \ln(4\pi L) + O(\ln L / L)`; the margin adds
     :math:`2\gamma\kappa_\tau + \gamma^2 \approx 2\gamma\sqrt{2L} + \gamma^2`.
     The relative error is :math:`(\ln(4\pi L) - 5)/(4L^2) + O((\ln L)^2/L^3)`
-    (docs/listwise.md#small-tail-behaviour).  At ``tau = 1/p`` the leading
-    term gives ``n ln n / d^2 -> 1/2``, the top-1 law.
+    (docs/listwise.md#small-tail-behaviour).  At :math:`\tau = 1/p` the leading
+    term gives :math:`n \ln n / d^2 \to 1/2`, the top-1 law.
 
     References
     ----------
@@ -262,7 +262,7 @@ def tam_capacity_small_tau(tau, *, margin=0.0):
 
 
 def tam_finite_p_coefficient(tau, *, margin=0.0):
-    r"""Return ``C(tau)`` of the first-order finite-``p`` law ``alpha_c(tau, p) = alpha_c(tau) (1 + C/(p-1))``.
+    r"""Return :math:`C(\tau)` of the first-order finite-``p`` law :math:`\alpha_c(\tau, p) = \alpha_c(\tau) (1 + C/(p-1))`.
 
     Parameters
     ----------
@@ -293,13 +293,14 @@ def tam_finite_p_coefficient(tau, *, margin=0.0):
 
     Notes
     -----
-    Three effects of order ``1/(p-1)`` (docs/listwise.md#finite-p-corrections):
-    the ``k`` averaged competitors can be pushed down (``1/k``), the empirical
-    tail mean is biased low (``b``) and it fluctuates (``s^2/(tau^2 (p-1))``).
-    At ``tau = 1`` the tail mean is the sample mean (``b = 0``, variance
-    ``1/(p-1)``) and ``C = 1 - Phi(gamma)/Gamma(gamma)``, the first order of the
-    exact ``1/Gamma(gamma/sqrt(1 + 1/(p-1)))``; it vanishes at zero margin,
-    where ``alpha_c(1, p) = 2`` for every ``p``.
+    Three effects of order :math:`1/(p-1)` (docs/listwise.md#finite-p-corrections):
+    the :math:`k` averaged competitors can be pushed down (:math:`1/k`), the empirical
+    tail mean is biased low (:math:`b`) and it fluctuates
+    (:math:`s^2/(\tau^2 (p-1))`).  At :math:`\tau = 1` the tail mean is the sample
+    mean (:math:`b = 0`, variance :math:`1/(p-1)`) and
+    :math:`C = 1 - \Phi(\gamma)/\Gamma(\gamma)`, the first order of the exact
+    :math:`1/\Gamma(\gamma/\sqrt{1 + 1/(p-1)})`; it vanishes at zero margin, where
+    :math:`\alpha_c(1, p) = 2` for every :math:`p`.
 
     References
     ----------
@@ -339,7 +340,7 @@ def _check_tau_margin(tau, margin):
 # exact tail-mean bias (order statistics, by quadrature)
 # ---------------------------------------------------------------------------
 def tail_mean_bias(m, k):
-    r"""Return ``E[T_k] - kappa_{k/m}``, the bias of the tail mean of ``m`` i.i.d. standard normals.
+    r"""Return :math:`E[T_k] - \kappa_{k/m}`, the bias of the tail mean of ``m`` i.i.d. standard normals.
 
     Parameters
     ----------
@@ -427,7 +428,7 @@ def tail_mean_bias(m, k):
 # exact projection onto the TAM set
 # ---------------------------------------------------------------------------
 def tam_projection(levels, eta1, k, *, margin=0.0, complete=True):
-    r"""Project score vectors onto the TAM set exactly: ``V = 1/2 dist^2(eta, A)`` and the minimiser.
+    r"""Project score vectors onto the TAM set exactly: :math:`V = \frac12 \mathrm{dist}^2(\eta, A)` and the minimiser.
 
     Parameters
     ----------
@@ -465,11 +466,11 @@ def tam_projection(levels, eta1, k, *, margin=0.0, complete=True):
 
     Notes
     -----
-    ``A = {lambda : lambda_1 >= T_k(lambda_2..p) + gamma}``, ``T_k`` the tail
+    :math:`A = \{\lambda : \lambda_1 \ge T_k(\lambda_2, \dots, \lambda_p) + \gamma\}`, :math:`T_k` the tail
     mean (docs/listwise.md#the-tam-criterion), is convex.  Its projection
     (docs/listwise.md#solving-the-projection) raises the correct score by
-    ``mu = k y``, lowers each competitor by ``min(y, (a_j - c)_+)``: the top ``J``
-    by ``y``, the next ``L`` onto the level ``c``, and leaves the rest.  For
+    :math:`\mu = k y`, lowers each competitor by :math:`\min(y, (a_j - c)_+)`: the top
+    :math:`J` by :math:`y`, the next :math:`L` onto the level :math:`c`, and leaves the rest.  For
     fixed ``(J, L)`` the KKT conditions are linear,
 
     .. math::
@@ -477,12 +478,12 @@ def tam_projection(levels, eta1, k, *, margin=0.0, complete=True):
         y = \frac{k G + S_J + (k-J) S_P / L}{k^2 + J + (k-J)^2/L},
         \qquad c = \frac{S_P - (k - J) y}{L},
 
-    (``G = gamma - eta_1``, ``S_J`` the sum of the top ``J``, ``S_P`` of the
-    clamped ``L``).  Following the solution as ``G`` grows from the value
-    where the constraint starts to bind (``J = ceil(k) - 1``, ``L = 1``), the
-    group changes only by the next competitor joining the clamp (``L + 1``) or
-    the lowest pushed one reaching it (``J - 1``, ``L + 1``); each row takes
-    the event that comes first until its ``y`` is consistent.  At ``k = 1``
+    (:math:`G = \gamma - \eta_1`, :math:`S_J` the sum of the top :math:`J`, :math:`S_P` of
+    the clamped :math:`L`).  Following the solution as :math:`G` grows from the value
+    where the constraint starts to bind (:math:`J = \lceil k \rceil - 1`, :math:`L = 1`),
+    the group changes only by the next competitor joining the clamp (:math:`L + 1`)
+    or the lowest pushed one reaching it (:math:`J - 1`, :math:`L + 1`); each row takes
+    the event that comes first until its :math:`y` is consistent.  At ``k = 1``
     this is the top-1 problem :func:`replica.finite_capacity.v_p_from_gaps`.
 
     References
@@ -651,7 +652,7 @@ def _sample_v(p, ks, margin, samples, rng):
 
 
 def tam_capacity(tau, p=None, *, margin=0.0, samples=20_000, rng=None, control_variates=True):
-    r"""Compute the replica-symmetric TAM capacity ``alpha_c(tau) = n / d^2``.
+    r"""Compute the replica-symmetric TAM capacity :math:`\alpha_c(\tau) = n / d^2`.
 
     Parameters
     ----------
@@ -715,9 +716,9 @@ def tam_capacity(tau, p=None, *, margin=0.0, samples=20_000, rng=None, control_v
     :math:`1\{\eta_1<\kappa\}(T - \mathbb E T)`.
     The standard error of the capacity is the delta method on ``E[V]``.
 
-    At ``k = 1`` (``tau <= 1/(p-1)``) the criterion is top-1 and the value is
-    :func:`replica.alpha_c_finite` divided by ``ln p``; at ``tau = 1`` it is
-    ``1/Gamma(gamma / sqrt(1 + 1/(p-1)))`` exactly (2 at zero margin).
+    At :math:`k = 1` (:math:`\tau \le 1/(p-1)`) the criterion is top-1 and the value is
+    :func:`replica.alpha_c_finite` divided by :math:`\ln p`; at :math:`\tau = 1` it is
+    :math:`1/\Gamma(\gamma / \sqrt{1 + 1/(p-1)})` exactly (2 at zero margin).
 
     References
     ----------
@@ -807,14 +808,15 @@ def tam_capacity_expansion(tau, p, *, margin=0.0):
 
     Notes
     -----
-    The projection onto the half-space ``{lambda_1 - w . lambda >= gamma}``,
-    ``w`` the tail weights of the unperturbed competitors, contains the TAM set,
+    The projection onto the half-space :math:`\{\lambda_1 - w \cdot \lambda \ge \gamma\}`,
+    :math:`w` the tail weights of the unperturbed competitors, contains the TAM set,
     so :math:`V \ge \tfrac12 (\gamma - \eta_1 + T_k)_+^2/(1 + \omega_k)` for every
     sample; the two differ only when a pushed competitor crosses an unpushed
-    one, a correction of relative order ``k^-2``.  Treating the tail mean
-    ``T_k`` as Gaussian with mean ``kappa_tau + b`` and its asymptotic variance
-    ``v`` gives the formula (the remainders are ``O(k^-2)``: docs/listwise.md#finite-p-corrections).
-    Accurate for ``k >~ 20``; for small ``k`` use :func:`tam_capacity`.
+    one, a correction of relative order :math:`k^{-2}`.  Treating the tail mean
+    :math:`T_k` as Gaussian with mean :math:`\kappa_\tau + b` and its asymptotic variance
+    :math:`v` gives the formula (the remainders are :math:`O(k^{-2})`:
+    docs/listwise.md#finite-p-corrections).  Accurate for :math:`k \gtrsim 20`; for
+    small :math:`k` use :func:`tam_capacity`.
 
     References
     ----------
@@ -854,7 +856,7 @@ def tam_capacity_expansion(tau, p, *, margin=0.0):
 # large-p replica-symmetric free entropy (Gardner's, at margin kappa_tau + gamma)
 # ---------------------------------------------------------------------------
 def tam_free_entropy(q, alpha, tau, *, margin=0.0):
-    r"""Compute the large-``p`` RS free entropy of the TAM volume, ``Phi(q; alpha)``.
+    r"""Compute the large-``p`` RS free entropy of the TAM volume, :math:`\Phi(q; \alpha)`.
 
     Parameters
     ----------
@@ -886,13 +888,14 @@ def tam_free_entropy(q, alpha, tau, *, margin=0.0):
 
     Notes
     -----
-    At large ``p`` the tail mean of the competitors is the constant
-    ``kappa_tau`` in every replica, so only the correct score is constrained
+    At large :math:`p` the tail mean of the competitors is the constant
+    :math:`\kappa_\tau` in every replica, so only the correct score is constrained
     (docs/listwise.md#large-p-limit).  As ``q -> 1``,
     :math:`(1-q)\,\Phi \to \tfrac12 - \tfrac{\alpha}{2}\Gamma(\kappa)`, which
     vanishes at the capacity.  The ``t`` integral uses Gauss-Legendre rules
-    (64 nodes) on pieces cut at ``0, +-6, +-12``, at ``t0 = kappa/sqrt(q)``
-    and at ``t0 +- 5 sqrt((1-q)/q)``, ``t0 +- 40 sqrt((1-q)/q)``, over ``[-40, 40]``.
+    (64 nodes) on pieces cut at :math:`0, \pm 6, \pm 12`, at
+    :math:`t_0 = \kappa/\sqrt{q}` and at :math:`t_0 \pm 5 \sqrt{(1-q)/q}`,
+    :math:`t_0 \pm 40 \sqrt{(1-q)/q}`, over :math:`[-40, 40]`.
 
     References
     ----------
@@ -935,7 +938,7 @@ def tam_free_entropy(q, alpha, tau, *, margin=0.0):
 # laws of the scores at capacity
 # ---------------------------------------------------------------------------
 class CensoredNormal:
-    r"""Law of ``max(loc + Z, level)``, ``Z ~ N(0, 1)``: a normal whose lower part is pinned at ``level``.
+    r"""Law of :math:`\max(\mathrm{loc} + Z, \mathrm{level})`, :math:`Z \sim N(0, 1)`: a normal whose lower part is pinned at ``level``.
 
     An atom of mass :math:`\Phi(\text{level} - \text{loc})` at ``level`` and the
     normal density above it; the methods follow ``scipy.stats`` (``cdf``,
@@ -1085,7 +1088,7 @@ class CensoredNormal:
 
 @dataclass(frozen=True)
 class TamLaws(Result):
-    """Large-``p`` laws of one fact's scores at the TAM capacity (competitor-score units).
+    r"""Large-``p`` laws of one fact's scores at the TAM capacity (competitor-score units).
 
     Parameters
     ----------
@@ -1094,15 +1097,16 @@ class TamLaws(Result):
     margin : float
         Margin ``gamma``.
     tail_mean : float
-        The tail mean of the competitors, ``kappa_tau`` (deterministic).
+        The tail mean of the competitors, :math:`\kappa_\tau` (deterministic).
     correct : CensoredNormal
-        Correct score, ``max(eta_1, kappa_tau + gamma)``.
+        Correct score, :math:`\max(\eta_1, \kappa_\tau + \gamma)`.
     tam_margin : CensoredNormal
-        Correct score minus tail mean, ``max(eta_1 - kappa_tau, gamma)``.
+        Correct score minus tail mean, :math:`\max(\eta_1 - \kappa_\tau, \gamma)`.
     competitor : scipy.stats.rv_frozen
-        One competitor score, standard normal (each moves by ``O(1/k)``).
+        One competitor score, standard normal (each moves by :math:`O(1/k)`).
     pinned : float
-        Fraction of facts whose TAM margin is exactly ``gamma``, ``Phi(kappa_tau + gamma)``.
+        Fraction of facts whose TAM margin is exactly :math:`\gamma`,
+        :math:`\Phi(\kappa_\tau + \gamma)`.
 
     See Also
     --------
@@ -1181,7 +1185,7 @@ def tam_score_laws(tau, *, margin=0.0):
     At the capacity the solution volume shrinks to one memory and each fact's
     scores are the projection of the Gaussian vector ``eta`` onto the TAM set
     (docs/listwise.md#laws-of-the-scores-at-capacity).  At large ``p`` the
-    projection only raises the correct score to the level ``kappa_tau + gamma``
+    projection only raises the correct score to the level :math:`\kappa_\tau + \gamma`
     when it is below.  Finite-``p`` laws: :func:`tam_scores`.
 
     References

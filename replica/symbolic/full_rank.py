@@ -69,13 +69,14 @@ def energy_term(form="large-p"):
 
     Notes
     -----
-    On the scale ``sqrt(2 ln p)`` the correct candidate's noise must exceed
-    ``s sqrt(2 ln p)`` with ``s - beta y >= sqrt(1 - y^2)`` at every competitor
-    level ``y in [0, 1]``, ``beta^2 = t/(1-t)``; so ``ln f_p ~ -ln p s_min^2``
-    with ``s_min = max_y [beta y + sqrt(1 - y^2)]``.  The maximum is found by
-    ``sympy.solve`` of the derivative (``y* = beta/sqrt(1 + beta^2) = sqrt t``),
-    and ``s_min^2 = 1 + beta^2 = 1/(1-t)``.  At finite ``p``,
-    ``G_p(0) = -1`` and ``(1 - t) G_p(t) -> -E[V_p]/ln p`` as ``t -> 1``
+    On the scale :math:`\sqrt{2 \ln p}` the correct candidate's noise must exceed
+    :math:`s \sqrt{2 \ln p}` with :math:`s - \beta y \ge \sqrt{1 - y^2}` at every
+    competitor level :math:`y \in [0, 1]`, :math:`\beta^2 = t/(1-t)`; so
+    :math:`\ln f_p \sim -\ln p\, s_{min}^2` with
+    :math:`s_{min} = \max_y [\beta y + \sqrt{1 - y^2}]`.  The maximum is found by
+    ``sympy.solve`` of the derivative (:math:`y^* = \beta/\sqrt{1 + \beta^2} = \sqrt t`),
+    and :math:`s_{min}^2 = 1 + \beta^2 = 1/(1-t)`.  At finite :math:`p`,
+    :math:`G_p(0) = -1` and :math:`(1 - t) G_p(t) \to -E[V_p]/\ln p` as :math:`t \to 1`
     (Laplace's method).
 
     References
@@ -393,10 +394,11 @@ def v_p_piecewise(p):
 
     Notes
     -----
-    Sort the gaps ``g_(1) >= g_(2) >= ...`` and let ``x_k`` be the sum of the
-    ``k`` largest over ``k + 1``.  The active set is the prefix ``k`` with
-    ``g_(i) > x_(i-1)`` for ``i <= k`` and ``g_(k+1) <= x_k``; then ``x* = x_k``
-    and ``V = x_k^2/2 + 1/2 sum_(i <= k) (g_(i) - x_k)^2``
+    Sort the gaps :math:`g_{(1)} \ge g_{(2)} \ge \dots` and let :math:`x_k` be the sum
+    of the :math:`k` largest over :math:`k + 1`.  The active set is the prefix
+    :math:`k` with :math:`g_{(i)} > x_{i-1}` for :math:`i \le k` and
+    :math:`g_{(k+1)} \le x_k`; then :math:`x^* = x_k` and
+    :math:`V = x_k^2/2 + \frac12 \sum_{i \le k} (g_{(i)} - x_k)^2`
     (docs/theory_full_rank.md#computing-v-for-one-sample).  One piece per
     ordering of the gaps and active-set size.
 
@@ -465,15 +467,15 @@ def expected_v_p(p):
 
     Notes
     -----
-    The gaps ``g_rho = eta_rho - eta_1`` depend on ``eta`` only through its
-    projection on the hyperplane ``sum eta = 0``, an isotropic Gaussian in
-    ``m = p - 1`` dimensions, ``r w`` with ``r^2 ~ chi^2_m`` independent of the
-    direction ``w``.  ``V_p`` is homogeneous of degree 2 (every piece of
-    :func:`v_p_piecewise` is a quadratic form on a cone), so
-    ``E[V_p] = E[r^2] <V_p(w)> = m <V_p(w)>``, the average over the unit
-    sphere of the hyperplane.  ``p = 2``: the sphere is two points,
-    ``E[V_2] = (1/2)(1/2 + 0) = 1/4``.  ``p = 3``: a circle; the cones are
-    sectors whose edges are the angles where a condition of the
+    The gaps :math:`g_\rho = \eta_\rho - \eta_1` depend on :math:`\eta` only through
+    its projection on the hyperplane :math:`\sum_\rho \eta_\rho = 0`, an isotropic
+    Gaussian in :math:`m = p - 1` dimensions, :math:`r w` with :math:`r^2 \sim \chi^2_m`
+    independent of the direction :math:`w`.  :math:`V_p` is homogeneous of degree 2
+    (every piece of :func:`v_p_piecewise` is a quadratic form on a cone), so
+    :math:`E[V_p] = E[r^2] \langle V_p(w) \rangle = m \langle V_p(w) \rangle`, the
+    average over the unit sphere of the hyperplane.  :math:`p = 2`: the sphere is
+    two points, :math:`E[V_2] = \frac12 (\frac12 + 0) = 1/4`.  :math:`p = 3`: a circle;
+    the cones are sectors whose edges are the angles where a condition of the
     ``Piecewise`` changes, and ``sympy.integrate`` does each sector exactly.
 
     References
@@ -563,11 +565,11 @@ def finite_capacity(p=None, *, kappa=1):
 
     Notes
     -----
-    Near ``q -> 1``, ``G_p(q) ~ -E[V_p]/(ln p (1-q))`` (:func:`energy_term`,
-    ``"finite-p"``) and the entropic term is ``c_S(kappa)/(1-q)`` with
-    ``c_S = alpha_c(kappa)`` (``1/2`` at full rank, where the full entropic term
-    is used), so ``(1 - q) Phi -> c_S - alpha E[V_p]/ln p``; the capacity is its
-    root in ``alpha``.
+    Near :math:`q \to 1`, :math:`G_p(q) \sim -E[V_p]/(\ln p\, (1-q))` (:func:`energy_term`,
+    ``"finite-p"``) and the entropic term is :math:`c_S(\kappa)/(1-q)` with
+    :math:`c_S = \alpha_c(\kappa)` (1/2 at full rank, where the full entropic term
+    is used), so :math:`(1 - q) \Phi \to c_S - \alpha E[V_p]/\ln p`; the capacity is
+    its root in :math:`\alpha`.
 
     References
     ----------

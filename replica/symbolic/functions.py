@@ -245,12 +245,12 @@ class QCQuantile(sp.Function):
 
     Notes
     -----
-    Exact values ``X_qc(0) = 0``, ``X_qc(1) = 2``; derivative
-    ``dX/du = 1/rho_qc(X) = pi / sqrt(4 - X^2)``; ``evalf`` at any precision
-    (:func:`hcizz.qc_quantile_mp` for ``u <= 1/2``, ``2 cos(y(1-u)/2)`` above:
-    exact near the edge ``u -> 1``); numerically (:meth:`Formula.numeric`)
-    :func:`hcizz.qc_quantile`; ``.rewrite(CapacityAngle)`` gives
-    ``2 cos(y(1 - u)/2)``.
+    Exact values :math:`X_{qc}(0) = 0`, :math:`X_{qc}(1) = 2`; derivative
+    :math:`dX/du = 1/\rho_{qc}(X) = \pi / \sqrt{4 - X^2}`; ``evalf`` at any precision
+    (:func:`hcizz.qc_quantile_mp` for :math:`u \le 1/2`, :math:`2 \cos(y(1-u)/2)`
+    above: exact near the edge :math:`u \to 1`); numerically
+    (:meth:`Formula.numeric`) :func:`hcizz.qc_quantile`; ``.rewrite(CapacityAngle)``
+    gives :math:`2 \cos(y(1 - u)/2)`.
 
     References
     ----------
@@ -331,13 +331,14 @@ class CapacityAngle(sp.Function):
 
     Notes
     -----
-    Exact values ``y(0) = 0``, ``y(1) = pi``; derivative
-    ``dy/dkappa = pi / (1 - cos y)``.  ``evalf`` at any precision (Newton in
-    mpmath with guard bits against the cancellation in ``y - sin y``);
-    numerically :func:`hcizz.quarter_circle.qc_upper_angle`.  The series at ``kappa = 0`` is the
-    Puiseux series ``y = sum_k g_k (6 pi kappa)^((2k+1)/3)``
-    (:func:`capacity_angle_coefficients`), so ``sympy.series`` and
-    ``sympy.limit`` of expressions in ``y(kappa)`` work at ``kappa -> 0+``.
+    Exact values :math:`y(0) = 0`, :math:`y(1) = \pi`; derivative
+    :math:`dy/d\kappa = \pi / (1 - \cos y)`.  ``evalf`` at any precision (Newton in
+    mpmath with guard bits against the cancellation in :math:`y - \sin y`);
+    numerically :func:`hcizz.quarter_circle.qc_upper_angle`.  The series at
+    :math:`\kappa = 0` is the Puiseux series
+    :math:`y = \sum_k g_k (6 \pi \kappa)^{(2k+1)/3}`
+    (:func:`capacity_angle_coefficients`), so ``sympy.series`` and ``sympy.limit``
+    of expressions in :math:`y(\kappa)` work at :math:`\kappa \to 0^+`.
 
     References
     ----------

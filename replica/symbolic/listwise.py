@@ -187,8 +187,8 @@ def margin_energy_term():
     Notes
     -----
     The counting argument of ``energy_term()`` with every competitor level
-    raised by the margin: the correct score must reach ``(1 + g) / sqrt(1 - t)``
-    in units of ``sqrt(2 ln p)``, which multiplies the energy by ``(1 + g)^2``.
+    raised by the margin: the correct score must reach :math:`(1 + g) / \sqrt{1 - t}`
+    in units of :math:`\sqrt{2 \ln p}`, which multiplies the energy by :math:`(1 + g)^2`.
 
     References
     ----------

@@ -165,8 +165,8 @@ def alpha_c_closed_form():
 
     Notes
     -----
-    With ``y = pi - 2 theta_kappa`` this is
-    ``1/2 - (theta_kappa - sin(4 theta_kappa)/4)/pi``.
+    With :math:`y = \pi - 2 \theta_\kappa` this is
+    :math:`1/2 - (\theta_\kappa - \sin(4 \theta_\kappa)/4)/\pi`.
 
     References
     ----------
@@ -240,8 +240,8 @@ def alpha_c_series(order=2):
 
     Notes
     -----
-    Only odd powers of ``w`` occur (``y`` and ``2y - sin 2y`` are odd), so the
-    exponents of ``kappa`` are ``1, 5/3, 7/3, 3, 11/3, ...``.  The coefficients
+    Only odd powers of :math:`w` occur (:math:`y` and :math:`2y - \sin 2y` are odd), so
+    the exponents of :math:`\kappa` are :math:`1, 5/3, 7/3, 3, 11/3, \dots`.  The coefficients
     come from Lagrange-Bürmann inversion; ``python -m replica check`` compares
     them with the expansion of :func:`alpha_c_closed_form` by ``sympy.series``
     and with :func:`replica.alpha_c` at small ``kappa``.

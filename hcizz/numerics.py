@@ -53,7 +53,7 @@ class SpectralLaw(stats.rv_continuous):
 
     Examples
     --------
-    A uniform law on :math:`[0, c]` in five lines:
+    A uniform law on :math:`[0, c]`:
 
     >>> from hcizz.checks import check_real
     >>> class Uniform(SpectralLaw):

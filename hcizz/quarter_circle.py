@@ -253,9 +253,12 @@ def qc_quantile_mp(u, dps=50):
 
     Examples
     --------
+    The value is rounded to the caller's mpmath precision, so set it too:
+
     >>> import mpmath
-    >>> print(mpmath.nstr(qc_quantile_mp("0.5", 30), 25))
-    0.8079455065990344131421352
+    >>> with mpmath.workdps(30):
+    ...     print(mpmath.nstr(qc_quantile_mp("0.5", 30), 25))
+    0.8079455065990344186379235
     """
     import mpmath as mp
 

@@ -128,6 +128,11 @@ def grid_trial(params):
     return r
 
 
+#: Most seeds per grid point, and most runs (grid points x seeds) of one grid.
+MAX_SEEDS = 10_000
+MAX_RUNS = 1_000_000
+
+
 def _check_grid(Ns, ds, Ls, seeds, seed, kw):
     """Every argument of a grid, once, before any run (sizes, seeds, run options, memory)."""
     Ns = [check_sizes(N=n)["N"] for n in Ns]
@@ -136,7 +141,11 @@ def _check_grid(Ns, ds, Ls, seeds, seed, kw):
     for name, v in (("Ns", Ns), ("ds", ds), ("Ls", Ls)):
         if not v:
             raise ValueError(f"{name} must hold at least one value, got []")
-    seeds = check_int("seeds", seeds, low=1)
+    seeds = check_int("seeds", seeds, low=1, high=MAX_SEEDS)
+    n_runs = len(Ns) * len(ds) * len(Ls) * seeds
+    if n_runs > MAX_RUNS:                      # a bound on the plan's memory and the grid's time
+        raise ValueError(f"a grid must have at most {MAX_RUNS} runs, got {len(Ns)} N x {len(ds)} d x "
+                         f"{len(Ls)} L x {seeds} seeds = {n_runs}")
     seed = check_int("seed", seed, low=0)
     try:
         opts = check_run_options(**kw)

@@ -56,7 +56,7 @@ TIME_BOUND = 30.0
 #: Most trials a stubbed sweep accepts (a plan above it should have been refused).
 MAX_PLAN = 100_000
 #: Examples per entry point in the default run, and under ``-m slow``.
-N_REPLICA, N_VALIDATION, N_STUDY = 150, 150, 12
+N_REPLICA, N_VALIDATION, N_STUDY = 100, 100, 10
 N_SLOW = 300
 
 EDGE_NUMBERS = ["0", "-1", "1e308", "-1e308", "nan", "inf", "-inf", "1e-320", "99999999999999999999",
@@ -127,6 +127,11 @@ def _stub_run_sweep(fn, params, *, store=None, **kw):
 @pytest.fixture
 def stubs(monkeypatch):
     """Replace whatever would compute by ``_stub`` (see the module notes)."""
+    install_stubs(monkeypatch)
+
+
+def install_stubs(monkeypatch):
+    """Install the stubs with ``monkeypatch.setattr`` (anything with that method)."""
     import types
 
     import validation.engine as engine
@@ -314,6 +319,42 @@ def test_fuzz_study_many(stubs, name):
 
     templates, extras = _study_templates(name)
     _fuzz(vm.main, "python -m validation", templates, extras, N_SLOW // 10)
+
+
+def _replaced(template):
+    """Every command line with one value of ``template`` replaced by one edge value."""
+    spots = [i for i in range(1, len(template)) if not template[i].startswith("--")]
+    for i in spots:
+        for v in EDGE:
+            yield template[:i] + [v] + template[i + 1:]
+
+
+@pytest.mark.parametrize("prog, template", [("replica", t) for t in REPLICA]
+                         + [("validation", t) for t in VALIDATION], ids=lambda x: "-".join(x)[:40]
+                         if isinstance(x, list) else x)
+def test_every_value_replaced(stubs, prog, template):
+    # exhaustive companion of the random examples: each value of each template, each edge value
+    import importlib
+
+    main = importlib.import_module(prog + ".__main__").main
+    for argv in _replaced(template):
+        _run(main, f"python -m {prog}", argv)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _study_names())
+def test_every_study_option_value(stubs, name):
+    import validation.__main__ as vm
+    from validation.studies import get_study
+
+    study = get_study(name)
+    study.check_options()
+    base = ["study", name]
+    lines = [base + ["--store", v] for v in EDGE] + [base + ["--replay", "--workers", v] for v in EDGE]
+    lines += [base + ["--store", "new.jsonl", o.flag, v] for o in study.options if o.kind is not bool
+              for v in EDGE]
+    for argv in lines:
+        _run(vm.main, "python -m validation", argv)
 
 
 # the hangs and late refusals of issue 25, in the real interpreter

@@ -26,11 +26,13 @@ from validation.engine.trials import trial
 
 __all__ = ["capacity_trial", "trial_params", "load_grid", "extension_loads", "grid_center", "measure_capacity",
            "CapacityMeasurement", "adaptive_settings", "budget_thresholds", "BudgetThreshold",
-           "ThresholdRecord", "MAX_TRAINED_D", "MAX_SEEDS", "MAX_LOAD"]
+           "ThresholdRecord", "MAX_D", "MAX_TRAINED_D", "MAX_SEEDS", "MAX_LOAD"]
 
 #: Largest dimension the trained linear-memory studies accept (their plans stop at d = 150;
 #: the memory of a trial grows like p d ~ d^3 / ln d and its training time faster).
 MAX_TRAINED_D = 400
+#: Largest dimension :func:`measure_capacity` accepts (its weights alone, 2 d^2 floats, take 8 TB at 1e6).
+MAX_D = 10**6
 #: Most trials per load one measurement or study may ask for.
 MAX_SEEDS = 10_000
 #: Largest load p ln p / d^2 accepted (every capacity is below 1; the bound keeps p finite).
@@ -453,7 +455,7 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     if method == "exact" and any(v is not None for v in overrides.values()):
         names = ", ".join(sorted(k for k, v in overrides.items() if v is not None))
         raise ValueError(f"{names}: training options have no meaning with method 'exact'")
-    d = check_int("d", d, low=2)
+    d = check_int("d", d, low=2, high=MAX_D)
     if kappa is not None:
         kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
         if not decl.needs_kappa:

@@ -158,7 +158,7 @@ class WorkerPool:
         if isinstance(scheduler, str):
             check_scheduler_address(scheduler)       # before Dask is imported or anything starts
         self.executor = executor
-        self.workers = (os.cpu_count() or 1) if workers is None else check_int("workers", workers, low=1)
+        self.workers = (os.cpu_count() or 1) if workers is None else check_int("workers", workers, low=1, high=1024)
         if executor == "inprocess":
             self.workers = 1
         self.scheduler = scheduler

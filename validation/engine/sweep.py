@@ -218,7 +218,7 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
     if pool is None and (not isinstance(executor, str) or executor not in EXECUTORS):
         raise ValueError(f"executor must be one of {', '.join(map(repr, EXECUTORS))} or a "
                          f"WorkerPool, got {executor!r:.80}")
-    workers = (os.cpu_count() or 1) if workers is None else check_int("workers", workers, low=1)
+    workers = (os.cpu_count() or 1) if workers is None else check_int("workers", workers, low=1, high=1024)
     if pool is not None:
         if scheduler is not None:
             raise ValueError("scheduler must be None with a WorkerPool executor (give it to the "

@@ -466,7 +466,7 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         raise ValueError(f"kappa is required for model {model!r} (a value in (0, 1])")
     seeds = check_int("seeds", seeds, low=1, high=MAX_SEEDS)
     if workers is not None:
-        workers = check_int("workers", workers, low=1)
+        workers = check_int("workers", workers, low=1, high=1024)
     if alphas is not None:
         alphas = [float(a) for a in np.atleast_1d(check_real("alphas", alphas, low=0, high=MAX_LOAD,
                                                              low_open=True))]

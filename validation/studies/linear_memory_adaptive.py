@@ -180,7 +180,8 @@ class AdaptiveDesignStudy(Study):
     options = (Option("ds", "--d", int, DS, "dimensions", many=True, low=2, high=MAX_D),
                Option("replicates", "--replicates", int, REPLICATES, "replicates per dimension and design",
                       low=1, high=1000),
-               Option("target", "--target", float, TARGET, "target 95% CI half-width", low=0, low_open=True))
+               Option("target", "--target", float, TARGET, "target 95% CI half-width", low=0, high=1,
+                      low_open=True))
 
     def execute(self, runner, ds, replicates, target):
         """Run (or replay) both designs on every ``(d, replicate)``.

@@ -325,6 +325,14 @@ def grid_records(preset, *, seed=0, Ns=None, ds=None, Ls=None, seeds=None, progr
             g[k] = v
     run_kw = {k: v for k, v in kw.items() if k not in ("executor", "store", "workers")}
     _check_grid(list(g["Ns"]), list(g["ds"]), list(g["Ls"]), g["seeds"], seed, run_kw)   # before any work
+    if kw.get("workers") is not None:
+        check_int("workers", kw["workers"], low=1, high=1024)
+    if kw.get("store") is not None:      # a folder, a FIFO or an unwritable place: refused before any run
+        from hcizz.cli import check_output_file
+        from validation.engine.store import check_store_file
+
+        check_output_file("store", kw["store"])
+        check_store_file(kw["store"])
     return run_grid(g["Ns"], g["ds"], g["Ls"], seeds=g["seeds"], seed=seed, progress=progress,
                     **kw), g
 

@@ -357,6 +357,64 @@ def test_every_study_option_value(stubs, name):
         _run(vm.main, "python -m validation", argv)
 
 
+# each class of issue 25 that survived the layout migration, as it is refused now
+@pytest.mark.parametrize("prog, argv, match", [
+    ("replica", ["energy-G", "--t", "0.5", "--samples", "0"], "--samples applies only with --p"),
+    ("replica", ["saddle", "--alpha", "0.3", "--seed", "3"], "--seed applies only with --p"),
+    ("replica", ["saddle", "--alpha", "0.3", "--p", "100", "--samples", "100000000000"], "of memory"),
+    ("replica", ["alpha-c-finite", "100", "--samples", "100000000000"], "of memory"),
+    ("replica", ["free-entropy", "--q", "0.3", "--alpha", "0.3", "--p", "10", "--samples", "100000000000"],
+     "of memory"),
+    ("validation", ["capacity", "--model", "op", "--d", "8", "--kappa", "0.5", "--alphas", "0.3"],
+     "kappa applies only to the models with a rank ratio"),
+    ("validation", ["capacity", "--model", "op", "--d", "8", "--alphas", "1e308"], r"alphas must be .*1e\+06"),
+    ("validation", ["capacity", "--model", "op", "--d", "20", "--alphas", "1e5"], "scores p\\^2"),
+    ("validation", ["capacity", "--model", "op", "--d", "8", "--seeds", "100000000000"], "seeds must be"),
+    ("validation", ["capacity", "--model", "op", "--d", "99999999999999999999"], "d must be"),
+    ("validation", ["capacity", "--model", "op", "--d", "8", "--store", "notes.txt/x"], "store must be a path"),
+    ("validation", ["capacity", "--model", "op", "--d", "8", "--store", "/proc/assocmem/x.jsonl"],
+     "pseudo file system"),
+    ("validation", ["capacity", "--model", "op", "--d", "8", "--workers", "99999"], "workers must be"),
+    ("validation", ["reproduce", "--out", "rep", "--workers", "99999999999999999999"], "workers must be"),
+    ("validation", ["reproduce", "--out", "rep", "--executor", "dask", "--scheduler", "not-a-url"],
+     "scheduler must be an address"),
+    ("validation", ["token-retrieval", "phase", "--quick", "--seeds", "100000000000"], "seeds must be"),
+    ("validation", ["token-retrieval", "phase", "--quick", "--store", "folder"], "store must be a file"),
+    ("validation", ["token-retrieval", "phase", "--quick", "--d", "6,,8"], "--d must be a comma-separated"),
+    ("validation", ["study", "linear_memory.lowrank_finite_p", "--d", "100000000"], r"--d item must be .*400"),
+    ("validation", ["study", "linear_memory.budget", "--seeds", "100000000000"], "--seeds must be"),
+    ("validation", ["study", "linear_memory.budget", "--max-budget", "100000000000000"], "--max-budget must be"),
+    ("validation", ["study", "linear_memory.margins", "--typical-samples", "100000000000"],
+     "--typical-samples must be"),
+    ("validation", ["study", "linear_memory.adaptive_design", "--target", "inf"], "--target must be"),
+    ("validation", ["study", "linear_memory.exact_op", "--workers", "abc"], "--workers must be"),
+    ("validation", ["study", "linear_memory.exact_op", "--executor", "dask", "--scheduler", "tcp://h:99999"],
+     "scheduler must be an address"),
+])
+def test_issue25_classes(stubs, prog, argv, match):
+    import importlib
+    import re
+
+    main = importlib.import_module(prog + ".__main__").main
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        _populate(root)
+        before = _snapshot(root)
+        out, err = io.StringIO(), io.StringIO()
+        cwd = os.getcwd()
+        try:
+            os.chdir(tmp)
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                rc = run_cli(main, argv, prog=f"python -m {prog}")
+        finally:
+            os.chdir(cwd)
+            os.chmod(root / "ro", stat.S_IRWXU)
+        os.chmod(root / "ro", stat.S_IRUSR | stat.S_IXUSR)
+        assert rc == 2 and err.getvalue().count("\n") == 1 and re.search(match, err.getvalue()), err.getvalue()
+        assert _snapshot(root) == before
+        os.chmod(root / "ro", stat.S_IRWXU)
+
+
 # the hangs and late refusals of issue 25, in the real interpreter
 @pytest.mark.parametrize("argv, match", [
     (["validation", "capacity", "--model", "op", "--d", "8", "--seeds", "1", "--alphas", "0.3", "--store", "fifo"],

@@ -258,6 +258,13 @@ def _writable_dir(name, folder, path):
     if not os.access(probe, os.W_OK | os.X_OK):
         raise ValueError(f"{name} must be a path in a writable folder, got {str(path)!r} "
                          f"({probe!r} is not writable)")
+    try:
+        blocks = os.statvfs(probe).f_blocks
+    except OSError:  # pragma: no cover - statvfs missing or refused: keep the access check's answer
+        blocks = None
+    if blocks == 0:                              # /proc, /sys: pseudo file systems hold no files (root too)
+        raise ValueError(f"{name} must be a path on a file system that holds files, got {str(path)!r} "
+                         f"({probe!r} is on a pseudo file system such as /proc)")
 
 
 def check_output_file(name, path, *, must_exist=False):

@@ -8,7 +8,7 @@ import numpy as np
 from scipy.interpolate import CubicSpline
 from scipy.special import log_ndtr, ndtri
 
-from hcizz.checks import check_int, check_real, check_rng
+from hcizz.checks import check_int, check_memory, check_real, check_rng
 from hcizz.estimate import Estimate
 from hcizz.results import Result
 
@@ -145,6 +145,10 @@ def sample_eta(p, samples, rng, n_top=N_TOP):
     999 1.6641 [40 61 59] [959 938 940]
     """
     m = p - 1
+    cols = m if m <= 4 * n_top else n_top          # a lower bound of the drawn columns per sample
+    # eta_1, the counts and, per drawn column, a uniform, a normal (float64) and a mask byte
+    check_memory(samples * (16.0 + 17.0 * cols),
+                 f"disorder samples={samples} p={p} ({cols} drawn competitors per sample, float64)")
     eta1 = rng.standard_normal(samples)
     if m <= 4 * n_top:
         top = rng.standard_normal((samples, m))

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from hcizz.checks import check_int, check_real, check_rng
+from hcizz.checks import check_int, check_memory, check_real, check_rng
 from hcizz.estimate import Estimate
 
 from ._control_variates import cv_mean, hermite_features
@@ -276,6 +276,10 @@ def alpha_c_margin_limit(g):
 
 
 def _mean_v(p, samples, rng, control_variates, margin=0.0):
+    k0 = 8 + 2 * math.ceil(math.log(p))      # order statistics drawn per sample at first
+    # V, eta_1, the top competitor and the active counts, the K0 drawn values and 6 control variates
+    check_memory(8.0 * samples * (10 + k0), f"V_p samples={samples} p={p} ({k0} order statistics per "
+                 "sample, float64)")
     V, ka, ku, e1, t1 = sample_v_p(p, samples, rng, margin=margin)
     info = {"mean_active": float(ka.mean()), "max_active": int(ka.max()),
             "max_order_stats": int(ku.max())}

@@ -1,0 +1,214 @@
+"""Split the report into a short main text and its appendix of details.
+
+``report.md`` keeps, for every (sub)section, its result paragraph, its key
+figure and its key table; commands, store paths, CPU-time tables and the
+secondary tables go to ``report_details.md``, which holds every section in
+full under the same headings (so each section of ``report.md`` links to its
+details by the same anchor).  The split is a rule on the rendered Markdown
+(:func:`condense`), so every section follows it without code of its own.
+
+A section may mark blocks explicitly: a block that starts with
+``<!-- details -->`` always goes to the appendix, one that starts with
+``<!-- main -->`` always stays (the markers are removed from both files).
+"""
+from __future__ import annotations
+
+import re
+
+from .claims import slug
+
+__all__ = ["blocks", "condense", "KEY_TABLE_ROWS", "DETAILS_FILE"]
+
+#: The appendix written next to report.md.
+DETAILS_FILE = "report_details.md"
+#: A section's first table stays in report.md when it has at most this many rows.
+KEY_TABLE_ROWS = 8
+#: A kept paragraph is cut after the sentence that crosses this many characters.
+MAX_PARAGRAPH = 600
+#: Sentences about how a number was produced (commands, stores, timings) stay in the appendix.
+_HOW = re.compile(r"python -m |\.jsonl|\bCPU\b|\bs wall\b|trials/s|--[a-z]")
+_SENTENCE = re.compile(r"(?<=[.;!?])\s+(?=[A-Z*(`])")
+
+
+def blocks(markdown):
+    """Split Markdown into blocks (kind, text).
+
+    Parameters
+    ----------
+    markdown : str
+        The text.
+
+    Returns
+    -------
+    list of (str, str)
+        Kinds ``"heading"``, ``"table"``, ``"figure"``, ``"code"``, ``"list"``,
+        ``"paragraph"``, in order; blank lines separate blocks, a code fence
+        is one block.
+
+    Examples
+    --------
+    >>> [k for k, _ in blocks("# T\\n\\ntext\\n\\n| a |\\n|---|\\n| 1 |\\n\\n![f](f.png)")]
+    ['heading', 'paragraph', 'table', 'figure']
+    """
+    out, cur, fence = [], [], False
+    for line in markdown.splitlines():
+        if line.startswith("```"):
+            cur.append(line)
+            fence = not fence
+            if not fence:
+                out.append("\n".join(cur))
+                cur = []
+            continue
+        if fence:
+            cur.append(line)
+            continue
+        if line.startswith("#"):
+            if cur:
+                out.append("\n".join(cur))
+            out.append(line)
+            cur = []
+        elif not line.strip():
+            if cur:
+                out.append("\n".join(cur))
+            cur = []
+        else:
+            cur.append(line)
+    if cur:
+        out.append("\n".join(cur))
+    return [(_kind(b), b) for b in out if b.strip()]
+
+
+def _kind(text):
+    first = text.lstrip().splitlines()[0]
+    if first.startswith("```"):
+        return "code"
+    if first.startswith("#"):
+        return "heading"
+    if first.startswith("|"):
+        return "table"
+    if first.startswith("!["):
+        return "figure"
+    if first.startswith(("* ", "- ")) or re.match(r"\d+\. ", first):
+        return "list"
+    return "paragraph"
+
+
+def _short(paragraph):
+    """The paragraph without its how-it-was-made sentences, cut after MAX_PARAGRAPH characters."""
+    kept, n, cut = [], 0, False
+    for s in _SENTENCE.split(paragraph):
+        if _HOW.search(s):
+            cut = True
+            continue
+        if n >= MAX_PARAGRAPH:
+            cut = True
+            break
+        kept.append(s)
+        n += len(s) + 1
+    return " ".join(kept), cut
+
+
+def condense(markdown, details=DETAILS_FILE):
+    """The main-text version of a report's Markdown.
+
+    Parameters
+    ----------
+    markdown : str
+        The full Markdown (what ``report_details.md`` holds).
+    details : str, optional
+        Link target of the appendix.
+
+    Returns
+    -------
+    str
+        For each part under a heading: its first paragraph (without sentences
+        that give commands, store paths or timings, and cut at a sentence
+        after ``MAX_PARAGRAPH`` characters), its first figure and its first
+        table when that has at most ``KEY_TABLE_ROWS`` rows, plus blocks marked
+        ``<!-- main -->``; a line linking the part's full text in the
+        appendix when anything was left out.
+
+    Examples
+    --------
+    >>> md = "### Part\\n\\nResult.\\n\\nMethod.\\n\\n| a |\\n|---|\\n| 1 |\\n"
+    >>> print(condense(md))
+    ### Part
+    <BLANKLINE>
+    Result.
+    <BLANKLINE>
+    | a |
+    |---|
+    | 1 |
+    <BLANKLINE>
+    *Details: [Part](report_details.md#part).*
+    <BLANKLINE>
+    """
+    out, part = [], None
+
+    def flush():
+        if part is None:
+            return
+        title, kept, dropped = part
+        out.extend(kept)
+        if dropped and title is not None:
+            out.append(f"*Details: [{title}]({details}#{slug(title)}).*")
+
+    for kind, text in blocks(markdown):
+        if kind == "heading":
+            flush()
+            title = text.lstrip("#").strip()
+            part = [title, [text], False]
+            seen = set()
+            continue
+        if part is None:
+            part, seen = [None, [], False], set()
+        marker = text.lstrip().startswith(("<!-- details -->", "<!-- main -->"))
+        if marker:
+            main = text.lstrip().startswith("<!-- main -->")
+            body = re.sub(r"^\s*<!-- (details|main) -->\s*", "", text)
+            if main:
+                part[1].append(body)
+            else:
+                part[2] = True
+            continue
+        keep = False
+        if kind == "paragraph" and "paragraph" not in seen:
+            short, cut = _short(text)
+            if short:
+                part[1].append(short)
+                seen.add("paragraph")
+            part[2] = part[2] or cut
+            continue
+        if kind == "figure" and "figure" not in seen:
+            keep = True
+        elif kind == "table" and "table" not in seen:
+            keep = len(text.splitlines()) - 2 <= KEY_TABLE_ROWS
+            seen.add("table")           # a long first table is not replaced by a later one
+        if keep:
+            seen.add(kind)
+            part[1].append(text)
+        else:
+            part[2] = True
+    flush()
+    return "\n\n".join(out) + "\n"
+
+
+def strip_markers(markdown):
+    """The Markdown without the ``<!-- details -->`` / ``<!-- main -->`` markers (the appendix text).
+
+    Parameters
+    ----------
+    markdown : str
+        The text.
+
+    Returns
+    -------
+    str
+        The same text without the markers.
+
+    Examples
+    --------
+    >>> strip_markers("<!-- details -->\\nA table.")
+    'A table.'
+    """
+    return re.sub(r"<!-- (details|main) -->\s*", "", markdown)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["verdict", "ledger", "ledger_markdown", "slug", "CLAIM_KEYS"]
+__all__ = ["verdict", "exact_verdict", "enough_points", "ledger", "ledger_markdown", "slug", "CLAIM_KEYS"]
 
 #: The keys of one ledger row in ``report.json["claims"]``.
 CLAIM_KEYS = ("claim", "source", "theory", "measured", "ci", "verdict", "section")
@@ -89,7 +89,7 @@ def verdict(prediction, ci, *, estimate=None, prediction_stderr=0.0, kind="equal
     """
     if kind not in ("equal", "at_most", "at_least"):
         raise ValueError(f"kind must be one of 'equal', 'at_most', 'at_least', got {kind!r}")
-    if n_points is not None and n_params is not None and n_points < n_params + 2:
+    if n_points is not None and n_params is not None and not enough_points(n_points, n_params):
         return (f"not decided: {n_points} points for {n_params} parameters "
                 f"(a fit needs at least {n_params + 2})")
     if prediction is None or not _finite(prediction):
@@ -125,6 +125,28 @@ def verdict(prediction, ci, *, estimate=None, prediction_stderr=0.0, kind="equal
     k = abs(diff) / s if s > 0 else math.inf
     return f"differs by {diff:+.2g} ({k:.1f} sigma)" if abs(diff) < 0.01 else \
         f"differs by {diff:+.3f} ({k:.1f} sigma)"
+
+
+def enough_points(n_points, n_params):
+    """Whether a fit of ``n_params`` parameters to ``n_points`` points may be reported (``n >= k + 2``).
+
+    Parameters
+    ----------
+    n_points : int or None
+        Points behind the fit (None: unknown, not enough).
+    n_params : int
+        Its parameters.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> enough_points(4, 2), enough_points(3, 2), enough_points(None, 1)
+    (True, False, False)
+    """
+    return n_points is not None and n_points >= n_params + 2
 
 
 def _finite(x):
@@ -186,6 +208,28 @@ _TR = "arXiv:2603.15923"
 _OURS = "this package"
 
 
+def exact_verdict(e):
+    """Verdict of one exact-capacity entry (``report.json`` ``linear_memory.exact.<d>``) against ``alpha_c_finite``.
+
+    Parameters
+    ----------
+    e : dict
+        With ``theory``, ``theory_stderr``, ``threshold`` and ``ci``.
+
+    Returns
+    -------
+    str
+        :func:`verdict` of the threshold against the theory.
+
+    Examples
+    --------
+    >>> exact_verdict({"theory": 0.878, "theory_stderr": 4e-4, "threshold": 0.877, "ci": [0.855, 0.919]})
+    'agrees'
+    """
+    return verdict(e["theory"], e["ci"], estimate=e["threshold"],
+                   prediction_stderr=e.get("theory_stderr") or 0.0)
+
+
 def _lm_rows(r):
     rows = []
     sec_exact = "Exact capacity: does a memory exist?"
@@ -199,11 +243,12 @@ def _lm_rows(r):
                          e["threshold"], None, sec_exact,
                          verdict_text=f"not decided: a d -> infinity limit; the largest d measured "
                                       f"is {dmax} (the finite-p law, next rows, applies there)"))
-        for d in ds:
-            e = exact[str(d)] if str(d) in exact else exact[d]
-            rows.append(_row(f"existence threshold = alpha_c_finite(p), d = {d}", _LM, e["theory"],
-                             e["threshold"], e["ci"], sec_exact,
-                             prediction_stderr=e.get("theory_stderr") or 0.0))
+        each = {d: exact_verdict(exact[str(d)]) for d in ds}
+        agree = sum(v == "agrees" for v in each.values())
+        e = exact[str(dmax)]
+        rows.append(_row(f"existence threshold = alpha_c_finite(p) at d = {dmax} (agrees at {agree} "
+                         f"of {len(ds)} sizes d = {ds[0]}-{dmax})", _LM, e["theory"],
+                         e["threshold"], e["ci"], sec_exact, verdict_text=each[dmax]))
     else:
         rows.append(_missing("existence threshold = alpha_c_finite(p)", _LM, sec_exact,
                              "the exact-capacity study"))
@@ -247,7 +292,7 @@ def _lm_rows(r):
     sec_lr = "Low rank against the finite-p rank-constrained capacity"
     lr = [x for x in (_get(r, "linear_memory", "lowrank_finite_p", "rows") or []) if x.get("ci")]
     if lr:
-        x = max(lr, key=lambda x: (x["d"], x["kappa"]))
+        x = max(lr, key=lambda x: (x["d"], -abs(x["kappa"] - 0.5)))
         rows.append(_row(f"low rank: threshold = alpha_c(kappa) at finite p, kappa = {x['kappa']:g}, "
                          f"d = {x['d']} (large-d alpha_c(kappa) = {x['alpha_c_kappa']:.3f})", _LM,
                          x["theory"], x["threshold"], x["ci"], sec_lr,
@@ -270,8 +315,12 @@ def _lm_rows(r):
     ext = _get(r, "linear_memory", "spectra_study", "extrapolation") or []
     cand = [e for e in ext if e.get("quantity") == "ks_excess" and e.get("kappa", 1) < 1]
     if cand:
-        top = max(e["load_fraction"] for e in cand)
         kap = max(e["kappa"] for e in cand)
+        fractions = sorted({e["load_fraction"] for e in cand if e["kappa"] == kap}, reverse=True)
+        # the largest load whose extrapolation has enough sizes to decide (else the largest load)
+        top = next((f for f in fractions if max(len(e["sizes"]) for e in cand
+                                                if e["kappa"] == kap and e["load_fraction"] == f) >= 4),
+                   fractions[0])
         pick = [e for e in cand if e["load_fraction"] == top and e["kappa"] == kap]
         longest = {}
         for e in pick:

@@ -168,6 +168,7 @@ def condense(markdown, details=DETAILS_FILE):
             body = re.sub(r"^\s*<!-- (details|main) -->\s*", "", text)
             if main:
                 part[1].append(body)
+                seen.add(_kind(body))      # a marked result paragraph replaces the first one
             else:
                 part[2] = True
             continue

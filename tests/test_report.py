@@ -120,7 +120,9 @@ def test_setup_section_opens_the_report(checkout, fake_sections):
     md = (tmp_path / "report.md").read_text()
     headings = [line for line in md.splitlines() if line.startswith("## ")]
     assert headings[:4] == ["## Claims ledger", "## Setup", "## Fake a", "## Fake b"]
-    setup = _setup_block(md)
+    # report.md keeps the setup's first paragraph and links the glossary in report_details.md
+    assert "(report_details.md#setup)" in _setup_block(md)
+    setup = _setup_block((tmp_path / "report_details.md").read_text())
     # every defined term is written as a list item with a link that resolves from the report folder
     from validation.sections.setup_text import TERMS
 

@@ -256,13 +256,13 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0,
     body = "\n".join(md_parts)
     title = "# Associative-memory capacity: theory vs simulation\n\n"
     atomic_write_text(out / "report.md", title + generated + ledger_markdown(report["claims"]) + "\n"
-                      + setup + condense(body))
+                      + condense(setup + "\n" + body))
     atomic_write_text(out / DETAILS_FILE,
                       "# Associative-memory capacity: details of the report\n\n"
                       "The full text of every section of [report.md](report.md): how each number "
                       "was produced (commands, stores, run times) and the secondary tables.\n\n"
                       + generated.replace("every number below", "every number") + times
-                      + strip_markers(body))
+                      + setup + "\n" + strip_markers(body))
     ctx.progress(f"wrote {out / 'report.md'} and {out / 'report.json'} in {total:.1f} s "
                  f"({total_cpu:.1f} s CPU)")
     return to_jsonable(report)

@@ -472,6 +472,12 @@ def _num(x, spec=".3f"):
     return format(x, spec) if abs(x) >= 0.01 or x == 0 else f"{x:.2g}"
 
 
+def _short_title(title):
+    """A heading shortened for a table cell: up to its first colon, without numbering or code marks."""
+    t = re.sub(r"^\d+\.\s*", "", title.split(":")[0]).replace("`", "")
+    return t if len(t) <= 32 else t[:30].rsplit(" ", 1)[0] + " ..."
+
+
 def ledger_markdown(rows):
     """Render the ledger rows as one Markdown table (the report's first screen).
 
@@ -505,7 +511,7 @@ def ledger_markdown(rows):
         if r.get("ci"):
             meas += f" [{_num(r['ci'][0])}, {_num(r['ci'][1])}]"
         body.append([r["claim"], r["source"], _num(r["theory"]), meas, r["verdict"],
-                     f"[{r['section']}](#{slug(r['section'])})"])
+                     f"[{_short_title(r['section'])}](#{slug(r['section'])})"])
     return ("## Claims ledger\n\n"
             "Each verdict is computed from the interval and the prediction (agrees: the 95% "
             "interval contains the prediction, widened by its Monte Carlo error; differs: by how "

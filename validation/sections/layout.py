@@ -17,14 +17,16 @@ import re
 
 from .claims import slug
 
-__all__ = ["blocks", "condense", "KEY_TABLE_ROWS", "DETAILS_FILE"]
+__all__ = ["blocks", "condense", "strip_markers", "KEY_TABLE_ROWS", "KEY_TABLE_COLUMNS", "DETAILS_FILE"]
 
 #: The appendix written next to report.md.
 DETAILS_FILE = "report_details.md"
 #: A section's first table stays in report.md when it has at most this many rows.
-KEY_TABLE_ROWS = 8
+KEY_TABLE_ROWS = 10
+#: ... and at most this many columns (a wider table is a secondary one).
+KEY_TABLE_COLUMNS = 10
 #: A kept paragraph is cut after the sentence that crosses this many characters.
-MAX_PARAGRAPH = 600
+MAX_PARAGRAPH = 420
 #: Sentences about how a number was produced (commands, stores, timings) stay in the appendix.
 _HOW = re.compile(r"python -m |\.jsonl|\bCPU\b|\bs wall\b|trials/s|--[a-z]")
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+(?=[A-Z*(`])")
@@ -124,7 +126,8 @@ def condense(markdown, details=DETAILS_FILE):
         For each part under a heading: its first paragraph (without sentences
         that give commands, store paths or timings, and cut at a sentence
         after ``MAX_PARAGRAPH`` characters), its first figure and its first
-        table when that has at most ``KEY_TABLE_ROWS`` rows, plus blocks marked
+        table when that has at most ``KEY_TABLE_ROWS`` rows and ``KEY_TABLE_COLUMNS``
+        columns, plus blocks marked
         ``<!-- main -->``; a line linking the part's full text in the
         appendix when anything was left out.
 
@@ -183,7 +186,9 @@ def condense(markdown, details=DETAILS_FILE):
         if kind == "figure" and "figure" not in seen:
             keep = True
         elif kind == "table" and "table" not in seen:
-            keep = len(text.splitlines()) - 2 <= KEY_TABLE_ROWS
+            lines = text.splitlines()
+            keep = (len(lines) - 2 <= KEY_TABLE_ROWS
+                    and lines[0].count("|") - 1 <= KEY_TABLE_COLUMNS)
             seen.add("table")           # a long first table is not replaced by a later one
         if keep:
             seen.add(kind)

@@ -183,6 +183,9 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0,
     import matplotlib
 
     matplotlib.use("Agg")
+    from .sections.figstyle import apply as apply_figure_style
+
+    apply_figure_style()
     from hcizz.checks import check_int
 
     if not isinstance(out, (str, os.PathLike)) or str(out) == "":
@@ -250,6 +253,7 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0,
               + (f"{pool.workers} worker processes" if pool.executor == "processes" else pool.describe())
               + f" (pool started {pool.starts} time(s), {pool.startup_seconds:.1f} s).\n\n")
     atomic_write_json(out / "report.json", report)
+    _write_figure_checks(out, ctx.figure_checks)
     from .sections.setup_text import setup_markdown
 
     setup = setup_markdown(lambda target: docs_href(target, out)) + "\n"
@@ -266,6 +270,19 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0,
     ctx.progress(f"wrote {out / 'report.md'} and {out / 'report.json'} in {total:.1f} s "
                  f"({total_cpu:.1f} s CPU)")
     return to_jsonable(report)
+
+
+def _write_figure_checks(out, checks):
+    """Merge this run's figure checks into ``out/.figure_checks.json`` (figure -> problems)."""
+    import json
+
+    path = out / ".figure_checks.json"
+    try:
+        old = json.loads(path.read_text()) if path.exists() else {}
+    except (ValueError, OSError):
+        old = {}
+    old.update(checks)
+    atomic_write_json(path, old)
 
 
 def _loadavg():

@@ -29,6 +29,7 @@ import numpy as np
 
 from validation.sections.base import SectionResult, md_table
 from validation.sections.claims import enough_points
+from validation.sections.figstyle import THEORY_ZORDER, wilson_interval
 from validation.token_retrieval.experiments import PRESETS, RUN_SETTINGS, THEORY_INPUTS, gd_comparison
 from validation.token_retrieval.moments import moment_check
 from validation.token_retrieval.predictions import success_grid
@@ -347,16 +348,19 @@ def build(ctx):
         y = np.array([r[f"{k}_sim"] for r in tvs])
         dcol = np.array([r["d"] for r in tvs])
         if k in ("p_retrieval", "p_recall"):
-            yerr = np.array([r[f"{k}_stderr"] for r in tvs])
-            ax.errorbar(x, y, yerr=yerr, fmt="none", ecolor="0.7", lw=0.6, zorder=1)
+            # a fraction over `seeds` runs: Wilson 95% interval (inside [0, 1])
+            n_runs = np.array([r["seeds"] for r in tvs])
+            w_lo, w_hi = wilson_interval(np.round(y * n_runs), n_runs)
+            ax.errorbar(x, y, yerr=[y - w_lo, w_hi - y], fmt="none", ecolor="0.7", lw=0.6, zorder=1,
+                        label="95% Wilson interval")
         sc = ax.scatter(x, y, c=np.log2(dcol), s=12, cmap="plasma", zorder=2)
-        ax.plot([0, 1], [0, 1], "k-", lw=0.8, label="y = x")
+        ax.plot([0, 1], [0, 1], "k-", lw=0.8, label="theory = simulation", zorder=THEORY_ZORDER)
         ax.set_xlabel(f"theory {lab}")
         ax.set_ylabel(f"simulated {lab}")
-        ax.set_title(f"mean |err| {err[k]['mean_abs_error']:.3f}, max {err[k]['max_abs_error']:.2f}",
-                     fontsize=8)
-        ax.legend(fontsize=7, loc="upper left")
-    fig.colorbar(sc, ax=axes, shrink=0.8, label="log2 d")
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_title(f"mean |err| {err[k]['mean_abs_error']:.3f}, max {err[k]['max_abs_error']:.2f}")
+    axes[0].legend(loc="lower center", bbox_to_anchor=(0.5, 1.12), ncol=1)
+    fig.colorbar(sc, ax=axes, shrink=0.8, label=r"$\log_2 d$")
     figs.append(ctx.savefig(fig, "tr_theory_vs_sim.png"))
 
     # data collapse against the predicted combination
@@ -471,7 +475,8 @@ def build(ctx):
         + ". Moments more than 5 stderr off: " + (", ".join(
             f"{r['quantity']} at (N, d, L) = ({r['N']}, {r['d']}, {r['L']}, {r['kind']}) "
             f"[{r['predicted']:.3g} vs {r['simulated']:.3g}]" for r in bad) or "none") + ".\n")
-    md.extend(_failure_notes(mom, worst, orth, ds))
+    notes, quoted = _failure_notes(mom, worst, orth, ds)
+    md.extend(notes)
 
     md.append("### Boundary law read off the theory\n")
     xs = pb.combination_at_retrieval
@@ -636,8 +641,11 @@ def build(ctx):
                                 {"points": pred_rec}),
             "mlp_recall_boundary": mlp_pred,
         },
+        "quoted": {**quoted, "boundary_x_min": float(min(xs)), "boundary_x_max": float(max(xs)),
+                   "boundary_x_mean": float(np.mean(xs))},
         "theory_vs_sim": {"points": tvs, "mean_abs_error": tv.mean_abs_error,
-                          "max_abs_error": tv.max_abs_error, "by_quantity": err, "by_d": tv.by_d},
+                          "max_abs_error": tv.max_abs_error, "by_quantity": err, "by_d": tv.by_d,
+                          "by_L": {str(k): v for k, v in tv.by_L.items()}},
         "moments_check": mom,
         "lower_bound": {"kind": "counting (Cover function counting), hard attention, readout d x d",
                         "points": lower,
@@ -660,6 +668,11 @@ def _failure_notes(mom, worst, orth, ds):
     def rows(q):
         return [r for r in mom if r["quantity"] == q and r["simulated"]]
 
+    quoted = {"worst_seq_error": max((abs(r["retrieval_seq_pred"] - r["retrieval_seq_sim"]) for r in worst),
+                                     default=None),
+              "worst_all_n_error": max((abs(r["p_retrieval_pred"] - r["p_retrieval_sim"]) for r in worst),
+                                       default=None)}
+
     notes = [
         "* *All-N success is a tail event.* P(all N) = E[p^N] turns a per-sequence error of 1e-2 "
         "into a large error of the all-N probability at large N (in the largest disagreements "
@@ -671,6 +684,7 @@ def _failure_notes(mom, worst, orth, ds):
     if vn:
         w = max(vn, key=lambda r: r["simulated"] / r["predicted"] if r["predicted"] else 0.0)
         ratio = w["simulated"] / w["predicted"] if w["predicted"] else math.nan
+        quoted["var_noise_ratio_max"] = ratio
         under = w["z"] is not None and w["z"] < -3        # z = (theory - simulation) / stderr
         notes.append(
             "* *Long sequences (L comparable to V = 4N).* Vocabulary collisions dominate there; their "
@@ -715,4 +729,4 @@ def _failure_notes(mom, worst, orth, ds):
             f"L = {w['L']}), the trigger coefficient A is off by {100 * w['rel_err']:+.0f}% (z = "
             + ("-" if w["z"] is None else f"{w['z']:+.1f}") + ", " + ("beyond" if off else "within")
             + " 3 stderr).")
-    return ["\n".join(notes) + "\n"]
+    return ["\n".join(notes) + "\n"], quoted

@@ -53,6 +53,9 @@ class Context:
         What sections pass as ``run_sweep(..., executor=ctx.executor)``:
         :func:`reproduce` gives one :class:`validation.engine.WorkerPool` for
         the whole run; the default ``"processes"`` starts a pool per sweep.
+    figure_checks : dict, optional
+        Filled by :meth:`savefig`: figure file -> problems found by
+        :func:`validation.sections.figstyle.figure_problems` (empty list: none).
 
     References
     ----------

@@ -140,6 +140,11 @@ def enough_points(n_points, n_params):
     Returns
     -------
     bool
+        True when there are at least ``n_params + 2`` points.
+
+    References
+    ----------
+    docs/quickstart.md#4-the-report
 
     Examples
     --------
@@ -168,6 +173,10 @@ def slug(title):
     -------
     str
         Lower case, punctuation dropped, spaces as ``-``.
+
+    References
+    ----------
+    docs/quickstart.md#4-the-report
 
     Examples
     --------
@@ -220,6 +229,10 @@ def exact_verdict(e):
     -------
     str
         :func:`verdict` of the threshold against the theory.
+
+    References
+    ----------
+    docs/quickstart.md#4-the-report
 
     Examples
     --------
@@ -490,6 +503,10 @@ def ledger_markdown(rows):
     -------
     str
         A heading, one line of reading and the table.
+
+    References
+    ----------
+    docs/quickstart.md#4-the-report
 
     Examples
     --------

@@ -41,6 +41,10 @@ def apply():
     dict
         The parameters set (:data:`RC`).
 
+    References
+    ----------
+    docs/quickstart.md#4-the-report
+
     Examples
     --------
     >>> import matplotlib
@@ -68,6 +72,10 @@ def enforce_min_font(fig, minimum=MIN_FONT):
     -------
     int
         How many texts were enlarged.
+
+    References
+    ----------
+    docs/quickstart.md#4-the-report
     """
     from matplotlib.text import Text
 
@@ -93,6 +101,10 @@ def legend_outside(ax, **kwargs):
     -------
     matplotlib.legend.Legend or None
         None when the axes has no labelled artist.
+
+    References
+    ----------
+    docs/quickstart.md#4-the-report
     """
     handles, labels = ax.get_legend_handles_labels()
     if not handles:
@@ -133,7 +145,7 @@ def wilson_interval(k, n, level=0.95):
 
     References
     ----------
-    Wilson (1927), J. Am. Stat. Assoc. 22, 209.
+    Wilson (1927), J. Am. Stat. Assoc. 22, 209; docs/quickstart.md#4-the-report
 
     Examples
     --------
@@ -189,6 +201,10 @@ def figure_problems(fig):
         colour bars are checked for their label only; an axis label counts when
         the axes shares that axis with a labelled one (a grid labelled on its
         outer edge) or the figure has a ``supxlabel`` / ``supylabel``.
+
+    References
+    ----------
+    docs/quickstart.md#4-the-report
 
     Examples
     --------

@@ -47,6 +47,10 @@ def blocks(markdown):
         ``"paragraph"``, in order; blank lines separate blocks, a code fence
         is one block.
 
+    References
+    ----------
+    docs/quickstart.md#4-the-report
+
     Examples
     --------
     >>> [k for k, _ in blocks("# T\\n\\ntext\\n\\n| a |\\n|---|\\n| 1 |\\n\\n![f](f.png)")]
@@ -131,6 +135,10 @@ def condense(markdown, details=DETAILS_FILE):
         ``<!-- main -->``; a line linking the part's full text in the
         appendix when anything was left out.
 
+    References
+    ----------
+    docs/quickstart.md#4-the-report
+
     Examples
     --------
     >>> md = "### Part\\n\\nResult.\\n\\nMethod.\\n\\n| a |\\n|---|\\n| 1 |\\n"
@@ -211,6 +219,10 @@ def strip_markers(markdown):
     -------
     str
         The same text without the markers.
+
+    References
+    ----------
+    docs/quickstart.md#4-the-report
 
     Examples
     --------

@@ -41,6 +41,10 @@ def prose_numbers(markdown, *, min_digits=2):
         ``(number as printed, the paragraph it stands in)`` for paragraphs and
         list items; code spans and link targets removed first.
 
+    References
+    ----------
+    docs/quickstart.md#4-the-report
+
     Examples
     --------
     >>> prose_numbers("The threshold is 0.862 (`alpha = 0.5`).\\n\\n| 0.123 |\\n|---|")
@@ -76,6 +80,11 @@ def json_leaves(data, path=()):
     Returns
     -------
     list of (tuple, float)
+        ``(path of keys and indices, value)`` for each number.
+
+    References
+    ----------
+    docs/quickstart.md#4-the-report
 
     Examples
     --------
@@ -112,6 +121,11 @@ def sources(printed, data):
     Returns
     -------
     list of tuple
+        The matching paths.
+
+    References
+    ----------
+    docs/quickstart.md#4-the-report
 
     Examples
     --------
@@ -133,6 +147,10 @@ def json_numbers(data):
     -------
     list of float
         The finite numbers (booleans excluded).
+
+    References
+    ----------
+    docs/quickstart.md#4-the-report
 
     Examples
     --------
@@ -177,6 +195,10 @@ def unmatched_numbers(markdown, data, *, min_digits=2):
         ``v`` matches a number printed with ``k`` decimals when
         ``|v - x| <= 10^-k / 2`` (signs ignored; ``v`` or ``100 v`` for a
         percent).
+
+    References
+    ----------
+    docs/quickstart.md#4-the-report
 
     Examples
     --------

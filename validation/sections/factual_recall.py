@@ -179,7 +179,7 @@ def build(ctx):
     ax.set_yticks(range(len(to["H"])), [str(p) for p in to["attention_params"]])
     ax.set(xlabel="MLP parameters", ylabel="attention parameters",
            title=f"accuracy, {to['facts']} facts")
-    fig.colorbar(im, ax=ax)
+    fig.colorbar(im, ax=ax, label="fraction of facts recalled")
     figs.append(ctx.savefig(fig, "fr_tradeoff.png"))
     md.append(f"\n![trade-off map]({figs[-1]})\n")
 

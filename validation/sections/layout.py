@@ -29,7 +29,7 @@ KEY_TABLE_COLUMNS = 10
 MAX_PARAGRAPH = 420
 #: Sentences about how a number was produced (commands, stores, timings) stay in the appendix.
 _HOW = re.compile(r"python -m |\.jsonl|\bCPU\b|\bs wall\b|trials/s|--[a-z]")
-_SENTENCE = re.compile(r"(?<=[.;!?])\s+(?=[A-Z*(`])")
+_SENTENCE = re.compile(r"(?<=[.;!?])\s+")
 
 
 def blocks(markdown):
@@ -154,57 +154,69 @@ def condense(markdown, details=DETAILS_FILE):
     *Details: [Part](report_details.md#part).*
     <BLANKLINE>
     """
-    out, part = [], None
-
-    def flush():
-        if part is None:
-            return
-        title, kept, dropped = part
+    parts, cur = [], [None, []]
+    for kind, text in blocks(markdown):
+        if kind == "heading":
+            parts.append(cur)
+            cur = [text, []]
+        else:
+            cur[1].append((kind, text))
+    parts.append(cur)
+    out = []
+    for heading, body in parts:
+        if heading is None and not body:
+            continue
+        title = heading.lstrip("#").strip() if heading else None
+        kept, dropped = _condense_part(body)
+        if heading:
+            out.append(heading)
         out.extend(kept)
         if dropped and title is not None:
             out.append(f"*Details: [{title}]({details}#{slug(title)}).*")
+    return "\n\n".join(out) + "\n"
 
-    for kind, text in blocks(markdown):
-        if kind == "heading":
-            flush()
-            title = text.lstrip("#").strip()
-            part = [title, [text], False]
-            seen = set()
-            continue
-        if part is None:
-            part, seen = [None, [], False], set()
-        marker = text.lstrip().startswith(("<!-- details -->", "<!-- main -->"))
-        if marker:
-            main = text.lstrip().startswith("<!-- main -->")
-            body = re.sub(r"^\s*<!-- (details|main) -->\s*", "", text)
-            if main:
-                part[1].append(body)
-                seen.add(_kind(body))      # a marked result paragraph replaces the first one
-            else:
-                part[2] = True
-            continue
-        keep = False
-        if kind == "paragraph" and "paragraph" not in seen:
+
+def _marker(text):
+    t = text.lstrip()
+    for m in ("main", "details"):
+        if t.startswith(f"<!-- {m} -->"):
+            return m, re.sub(r"^\s*<!-- (details|main) -->\s*", "", text)
+    return None, text
+
+
+def _condense_part(body):
+    """(kept blocks, whether anything was left out) of one part under a heading."""
+    marked = [(k, t) for k, t in body]
+    main = [i for i, (_, t) in enumerate(marked) if _marker(t)[0] == "main"]
+    # the result paragraph: a marked one, else the last reading in bold ("**Verdict**", ...),
+    # else the first paragraph
+    paras = [i for i, (k, t) in enumerate(marked) if k == "paragraph" and _marker(t)[0] is None]
+    bold = [i for i in paras if marked[i][1].lstrip().startswith("**")]
+    if any(_kind(_marker(marked[i][1])[1]) == "paragraph" for i in main):
+        result = None
+    else:
+        result = bold[-1] if bold else (paras[0] if paras else None)
+    fig = next((i for i, (k, t) in enumerate(marked) if k == "figure"), None)
+    table = next((i for i, (k, t) in enumerate(marked) if k == "table" and _marker(t)[0] is None), None)
+    if table is not None:
+        lines = marked[table][1].splitlines()
+        if len(lines) - 2 > KEY_TABLE_ROWS or lines[0].count("|") - 1 > KEY_TABLE_COLUMNS:
+            table = None
+    kept, dropped = [], False
+    for i, (kind, text) in enumerate(marked):
+        m, clean = _marker(text)
+        if m == "main":
+            kept.append(clean)
+        elif i == result:
             short, cut = _short(text)
             if short:
-                part[1].append(short)
-                seen.add("paragraph")
-            part[2] = part[2] or cut
-            continue
-        if kind == "figure" and "figure" not in seen:
-            keep = True
-        elif kind == "table" and "table" not in seen:
-            lines = text.splitlines()
-            keep = (len(lines) - 2 <= KEY_TABLE_ROWS
-                    and lines[0].count("|") - 1 <= KEY_TABLE_COLUMNS)
-            seen.add("table")           # a long first table is not replaced by a later one
-        if keep:
-            seen.add(kind)
-            part[1].append(text)
+                kept.append(short)
+            dropped = dropped or cut
+        elif i in (fig, table):
+            kept.append(text)
         else:
-            part[2] = True
-    flush()
-    return "\n\n".join(out) + "\n"
+            dropped = True
+    return kept, dropped
 
 
 def strip_markers(markdown):

@@ -127,13 +127,14 @@ def condense(markdown, details=DETAILS_FILE):
     Returns
     -------
     str
-        For each part under a heading: its first paragraph (without sentences
-        that give commands, store paths or timings, and cut at a sentence
-        after ``MAX_PARAGRAPH`` characters), its first figure and its first
-        table when that has at most ``KEY_TABLE_ROWS`` rows and ``KEY_TABLE_COLUMNS``
-        columns, plus blocks marked
-        ``<!-- main -->``; a line linking the part's full text in the
-        appendix when anything was left out.
+        For each part under a heading: its result paragraph (a block marked
+        ``<!-- main -->``, else the last paragraph that opens in bold, such as
+        ``**Verdict**``, else the first paragraph; without sentences that give
+        commands, store paths or timings, and cut at a sentence after
+        ``MAX_PARAGRAPH`` characters), its first figure and its first table
+        when that has at most ``KEY_TABLE_ROWS`` rows and
+        ``KEY_TABLE_COLUMNS`` columns; a line linking the part's full text in
+        the appendix when anything was left out.
 
     References
     ----------

@@ -75,7 +75,8 @@ IN_SCOPE = [
     "validation.sections.factual_recall_theory", "validation.sections.factual_recall_capacity",
     "validation.sections.linear_memory", "validation.sections.setup_text",
     "validation.sections.spectra", "validation.sections.theory",
-    "validation.sections.token_retrieval",
+    "validation.sections.token_retrieval", "validation.sections.claims",
+    "validation.sections.layout", "validation.sections.prose", "validation.sections.figstyle",
 ]
 
 #: PENDING: packages whose docstrings have not been brought up to this standard yet.

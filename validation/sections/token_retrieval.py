@@ -28,6 +28,8 @@ import time
 import numpy as np
 
 from validation.sections.base import SectionResult, md_table
+from validation.sections.claims import enough_points
+from validation.sections.figstyle import THEORY_ZORDER, wilson_interval
 from validation.token_retrieval.experiments import PRESETS, RUN_SETTINGS, THEORY_INPUTS, gd_comparison
 from validation.token_retrieval.moments import moment_check
 from validation.token_retrieval.predictions import success_grid
@@ -35,6 +37,8 @@ from validation.token_retrieval.predictions import success_grid
 KEY = "token_retrieval"
 TITLE = "Token retrieval with random embeddings: early-phase GD, its theory and its phase boundary"
 DOCS = "docs/token_retrieval.md"  # model and derivations; linked under the section heading
+
+
 
 
 def _table(header, rows, fmt=None):
@@ -270,6 +274,7 @@ def build(ctx):
     P_rec_NdL = success_grid("p_recall", fN, fd, Ls)
     fig, axes = plt.subplots(2, len(Ls), figsize=(2.9 * len(Ls) + 1.2, 5.8), squeeze=False,
                              sharex=True, sharey=True, constrained_layout=True)
+    drawn_fit = False
     for j, L in enumerate(Ls):
         for row, (fr, Pg, fit, name) in enumerate(((fr_ret, P_ret_NdL, ex_ret, "retrieval"),
                                                    (fr_rec, P_rec_NdL, ex_rec, "recall (all N)"))):
@@ -279,7 +284,8 @@ def build(ctx):
             if fit:
                 key = "retrieval_boundary" if row == 0 else "recall_boundary"
                 c0 = F[key].log_prefactor
-                if c0 is not None:
+                if c0 is not None and enough_points(F[key].n_points, 3):
+                    drawn_fit = True
                     dd = np.geomspace(min(ds), max(ds), 20)
                     nn = np.exp(c0) * dd ** fit["d"].value * L ** fit["L"].value
                     ax.plot(nn, dd, "r--", lw=1.2)
@@ -294,8 +300,10 @@ def build(ctx):
                 ax.set_ylabel("d (embedding dim.)")
             if row == 1:
                 ax.set_xlabel("N (training sequences)")
-    handles = [Line2D([], [], color="w", lw=1.6, label="theory P = 1/2"),
-               Line2D([], [], color="r", ls="--", lw=1.2, label="fitted power law (sim.)")]
+    handles = [Line2D([], [], color="w", lw=1.6, label="theory P = 1/2")]
+    if drawn_fit:
+        handles.append(Line2D([], [], color="r", ls="--", lw=1.2, label="fitted power law (sim.)"))
+    drawn_fit_Nd = drawn_fit
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=7, facecolor="0.6")
     fig.colorbar(im, ax=axes, shrink=0.7, label="simulated success fraction")
     figs.append(ctx.savefig(fig, "tr_phase_Nd.png"))
@@ -303,6 +311,7 @@ def build(ctx):
     Nsel = [n for n in (4, 16, 64, 256) if n in Ns] if quick else [n for n in (8, 32, 128, 512) if n in Ns]
     fig, axes = plt.subplots(2, len(Nsel), figsize=(2.9 * len(Nsel) + 1.2, 5.8), squeeze=False,
                              sharex=True, sharey=True, constrained_layout=True)
+    drawn_fit = False
     for j, N in enumerate(Nsel):
         Pr = success_grid("p_retrieval", [N], fd, fL)[:, :, 0]
         Pt = success_grid("test_acc", [N], fd, fL)[:, :, 0]
@@ -310,7 +319,9 @@ def build(ctx):
             ax = axes[row, j]
             im = _heat(ax, fr, ds, Ls, "d", "L", {"N": N}, f"{name}, N={N}")
             ax.contour(fd, fL, Pg, levels=[0.5], colors="w", linewidths=1.6)
-            if row == 0 and ex_ret and F["retrieval_boundary"].log_prefactor is not None:
+            if (row == 0 and ex_ret and F["retrieval_boundary"].log_prefactor is not None
+                    and enough_points(F["retrieval_boundary"].n_points, 3)):
+                drawn_fit = True
                 # fitted N_c = C d^a L^b  ->  L_c(d) = (N / (C d^a))^(1/b)
                 a, b = ex_ret["d"].value, ex_ret["L"].value
                 dd = np.geomspace(min(ds), max(ds), 20)
@@ -322,8 +333,9 @@ def build(ctx):
                 ax.set_ylabel("L (sequence length)")
             if row == 1:
                 ax.set_xlabel("d (embedding dim.)")
-    handles = [Line2D([], [], color="w", lw=1.6, label="theory P = 1/2"),
-               Line2D([], [], color="r", ls="--", lw=1.2, label="fitted retrieval boundary (sim.)")]
+    handles = [Line2D([], [], color="w", lw=1.6, label="theory P = 1/2")]
+    if drawn_fit:
+        handles.append(Line2D([], [], color="r", ls="--", lw=1.2, label="fitted retrieval boundary (sim.)"))
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=7, facecolor="0.6")
     fig.colorbar(im, ax=axes, shrink=0.7, label="simulated fraction")
     figs.append(ctx.savefig(fig, "tr_phase_dL.png"))
@@ -336,16 +348,19 @@ def build(ctx):
         y = np.array([r[f"{k}_sim"] for r in tvs])
         dcol = np.array([r["d"] for r in tvs])
         if k in ("p_retrieval", "p_recall"):
-            yerr = np.array([r[f"{k}_stderr"] for r in tvs])
-            ax.errorbar(x, y, yerr=yerr, fmt="none", ecolor="0.7", lw=0.6, zorder=1)
+            # a fraction over `seeds` runs: Wilson 95% interval (inside [0, 1])
+            n_runs = np.array([r["seeds"] for r in tvs])
+            w_lo, w_hi = wilson_interval(np.round(y * n_runs), n_runs)
+            ax.errorbar(x, y, yerr=[y - w_lo, w_hi - y], fmt="none", ecolor="0.7", lw=0.6, zorder=1,
+                        label="95% Wilson interval")
         sc = ax.scatter(x, y, c=np.log2(dcol), s=12, cmap="plasma", zorder=2)
-        ax.plot([0, 1], [0, 1], "k-", lw=0.8, label="y = x")
+        ax.plot([0, 1], [0, 1], "k-", lw=0.8, label="theory = simulation", zorder=THEORY_ZORDER)
         ax.set_xlabel(f"theory {lab}")
         ax.set_ylabel(f"simulated {lab}")
-        ax.set_title(f"mean |err| {err[k]['mean_abs_error']:.3f}, max {err[k]['max_abs_error']:.2f}",
-                     fontsize=8)
-        ax.legend(fontsize=7, loc="upper left")
-    fig.colorbar(sc, ax=axes, shrink=0.8, label="log2 d")
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_title(f"mean |err| {err[k]['mean_abs_error']:.3f}, max {err[k]['max_abs_error']:.2f}")
+    axes[0].legend(loc="lower center", bbox_to_anchor=(0.5, 1.12), ncol=1)
+    fig.colorbar(sc, ax=axes, shrink=0.8, label=r"$\log_2 d$")
     figs.append(ctx.savefig(fig, "tr_theory_vs_sim.png"))
 
     # data collapse against the predicted combination
@@ -460,7 +475,8 @@ def build(ctx):
         + ". Moments more than 5 stderr off: " + (", ".join(
             f"{r['quantity']} at (N, d, L) = ({r['N']}, {r['d']}, {r['L']}, {r['kind']}) "
             f"[{r['predicted']:.3g} vs {r['simulated']:.3g}]" for r in bad) or "none") + ".\n")
-    md.extend(_failure_notes(mom, worst, orth, ds))
+    notes, quoted = _failure_notes(mom, worst, orth, ds)
+    md.extend(notes)
 
     md.append("### Boundary law read off the theory\n")
     xs = pb.combination_at_retrieval
@@ -483,11 +499,22 @@ def build(ctx):
                   "(trigger value pollution alpha^2 tau^2 against the cross-talk N alpha^4 tau^4 / d: "
                   "N_max ~ d / log V at L = 4).\n")
     md.append("![boundaries: theory (lines) vs simulation (dots), with the counting bound](tr_boundaries.png)\n")
-    rows = _exp_rows("retrieval N_c (boundary LS, sim.)", F["retrieval_boundary"]) + \
-        _exp_rows("recall N_max (boundary LS, sim.)", F["recall_boundary"])
+    # a boundary N_c = C d^a L^b has 3 parameters: a fit is printed only from >= 5 points
+    # (boundary points, or distinct (d, L) cells for the logistic fit)
+    n_cells = len({(d, L) for d in ds for L in Ls})
+    rows, withheld = [], []
+    for label, key in (("retrieval N_c (boundary LS, sim.)", "retrieval_boundary"),
+                       ("recall N_max (boundary LS, sim.)", "recall_boundary")):
+        if enough_points(F[key].n_points, 3):
+            rows += _exp_rows(label, F[key])
+        else:
+            withheld.append(f"{label.split(' (')[0]} boundary ({F[key].n_points} points)")
     lg = F["retrieval_logistic"]
-    for v, e in lg.exponents.items():
-        rows.append(["retrieval N_c (logistic, sim.)", v, e.value, e.stderr, None, "-"])
+    if enough_points(n_cells, 3):
+        for v, e in lg.exponents.items():
+            rows.append(["retrieval N_c (logistic, sim.)", v, e.value, e.stderr, None, "-"])
+    else:
+        withheld.append(f"logistic fit ({n_cells} (d, L) cells)")
     rows.append(["retrieval N_c (theory)", "d", c_ret[1], None, None, "-"])
     rows.append(["retrieval N_c (theory)", "L", c_ret[2], None, None, "-"])
     if c_rec:
@@ -499,7 +526,9 @@ def build(ctx):
               _table(["boundary", "variable", "exponent", "stderr", "stderr (boot)", "95% CI"],
                      rows, {2: ".3f", 3: ".3f", 4: ".3f"}))
     md.append(f"Boundary points: retrieval {F['retrieval_boundary'].n_points}, recall "
-              f"{F['recall_boundary'].n_points}.\n")
+              f"{F['recall_boundary'].n_points}."
+              + (f" Not printed (fewer points than the 3 parameters of N_c = C d^a L^b plus 2): "
+                 + ", ".join(withheld) + "." if withheld else "") + "\n")
     ints = []
     for name in ("retrieval_boundary", "recall_boundary"):
         gi = F[name].interaction
@@ -535,8 +564,9 @@ def build(ctx):
                      [[d] + [next(r["N_counting"] for r in lower if r["d"] == d and r["L"] == L)
                              for L in bd_Ls] for d in bd_ds], {i: ".0f" for i in range(1, len(bd_Ls) + 1)}))
     md.append("### Phase diagrams\n")
-    md.append("White: theory P = 1/2; red dashed: power law fitted to the simulated boundary points; "
-              "cells: simulated success fraction.\n")
+    md.append("White: theory P = 1/2; "
+              + ("red dashed: power law fitted to the simulated boundary points; " if drawn_fit_Nd else "")
+              + "cells: simulated success fraction.\n")
     md.append("![success over (N, d) at each L: retrieval (top) and recall (bottom)](tr_phase_Nd.png)\n")
     md.append("![retrieval and fresh-sequence accuracy over (d, L) at several N](tr_phase_dL.png)\n")
     md.append("![data collapse against the predicted combination](tr_collapse.png)\n")
@@ -611,8 +641,11 @@ def build(ctx):
                                 {"points": pred_rec}),
             "mlp_recall_boundary": mlp_pred,
         },
+        "quoted": {**quoted, "boundary_x_min": float(min(xs)), "boundary_x_max": float(max(xs)),
+                   "boundary_x_mean": float(np.mean(xs))},
         "theory_vs_sim": {"points": tvs, "mean_abs_error": tv.mean_abs_error,
-                          "max_abs_error": tv.max_abs_error, "by_quantity": err, "by_d": tv.by_d},
+                          "max_abs_error": tv.max_abs_error, "by_quantity": err, "by_d": tv.by_d,
+                          "by_L": {str(k): v for k, v in tv.by_L.items()}},
         "moments_check": mom,
         "lower_bound": {"kind": "counting (Cover function counting), hard attention, readout d x d",
                         "points": lower,
@@ -635,6 +668,11 @@ def _failure_notes(mom, worst, orth, ds):
     def rows(q):
         return [r for r in mom if r["quantity"] == q and r["simulated"]]
 
+    quoted = {"worst_seq_error": max((abs(r["retrieval_seq_pred"] - r["retrieval_seq_sim"]) for r in worst),
+                                     default=None),
+              "worst_all_n_error": max((abs(r["p_retrieval_pred"] - r["p_retrieval_sim"]) for r in worst),
+                                       default=None)}
+
     notes = [
         "* *All-N success is a tail event.* P(all N) = E[p^N] turns a per-sequence error of 1e-2 "
         "into a large error of the all-N probability at large N (in the largest disagreements "
@@ -646,6 +684,7 @@ def _failure_notes(mom, worst, orth, ds):
     if vn:
         w = max(vn, key=lambda r: r["simulated"] / r["predicted"] if r["predicted"] else 0.0)
         ratio = w["simulated"] / w["predicted"] if w["predicted"] else math.nan
+        quoted["var_noise_ratio_max"] = ratio
         under = w["z"] is not None and w["z"] < -3        # z = (theory - simulation) / stderr
         notes.append(
             "* *Long sequences (L comparable to V = 4N).* Vocabulary collisions dominate there; their "
@@ -690,4 +729,4 @@ def _failure_notes(mom, worst, orth, ds):
             f"L = {w['L']}), the trigger coefficient A is off by {100 * w['rel_err']:+.0f}% (z = "
             + ("-" if w["z"] is None else f"{w['z']:+.1f}") + ", " + ("beyond" if off else "within")
             + " 3 stderr).")
-    return ["\n".join(notes) + "\n"]
+    return ["\n".join(notes) + "\n"], quoted

@@ -22,6 +22,7 @@ __all__ = ["STUDY_MODULES", "get_study", "study_names", "all_studies"]
 #: Modules holding studies, in the order ``--list`` prints them.
 STUDY_MODULES = (
     "validation.studies.linear_memory_exact",
+    "validation.studies.token_retrieval_grid",
 )
 
 

@@ -22,7 +22,11 @@ from hcizz.results import Result
 from . import theory as th
 from .token_theory import token_theory
 
-__all__ = ["QUANTITIES", "simulated_points", "theory_grid", "TheoryVsSim", "theory_vs_sim"]
+__all__ = ["QUANTITIES", "simulated_points", "theory_grid", "load_theory_grid", "TheoryVsSim",
+           "theory_vs_sim"]
+
+#: committed token-level predictions at the full grid (:func:`load_theory_grid`)
+STORED_THEORY = "token_theory_grid.json"
 
 #: prediction key -> (record key, kind): "all" events are Bernoulli per run, "frac" fractions
 QUANTITIES = {"p_retrieval": ("retrieval", "all"), "p_recall": ("recall", "all"),
@@ -122,6 +126,48 @@ def theory_grid(points, *, reps=100, rng=0, progress=None, **kw):
         out[(int(N), int(d), int(L))] = token_theory(int(N), int(d), int(L), reps=reps,
                                                      rng=np.random.SeedSequence([root, N, d, L]), **kw)
     return out
+
+
+def load_theory_grid(path=None):
+    """Load committed token-level predictions of the full grid (as :func:`theory_grid` returns them).
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A JSON file written like the committed one (default
+        ``validation/token_retrieval/stored/token_theory_grid.json``, made by
+        ``theory_grid(points, reps=100, rng=0)`` over the 160 points of the full grid).
+
+    Returns
+    -------
+    dict
+        ``(N, d, L)`` -> :class:`~validation.token_retrieval.token_theory.TokenTheory`.
+
+    Raises
+    ------
+    LookupError
+        If the file does not exist.
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory-against-simulation
+
+    Examples
+    --------
+    >>> g = load_theory_grid()
+    >>> len(g), round(g[(256, 64, 64)].p_retrieval, 2)
+    (160, 0.09)
+    """
+    import json
+    from pathlib import Path
+
+    from .token_theory import TokenTheory
+
+    p = Path(path) if path is not None else Path(__file__).resolve().parent / "stored" / STORED_THEORY
+    if not p.exists():
+        raise LookupError(f"no stored token-level predictions at {p}")
+    raw = json.loads(p.read_text())["theory"]
+    return {tuple(int(x) for x in k.split(",")): TokenTheory(**v) for k, v in raw.items()}
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,8 @@ from hcizz.results import Result
 from .exact import orthogonal_key
 from .theory import _check, _relu_moments
 
-__all__ = ["TokenTheory", "token_theory", "draw_scores", "recall_probability"]
+__all__ = ["TokenTheory", "token_theory", "draw_scores", "recall_probability", "MOMENT_KEYS",
+           "token_moments"]
 
 _GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(32)
 _GH_W = _GH_W / _GH_W.sum()
@@ -234,7 +235,8 @@ def _h_matrix(a, tok, pos, n_tok):
     return H, a[np.arange(N), pos]
 
 
-def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_target=None):
+def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_target=None,
+                       cov_extra=None):
     """Probability that each sample's correct logit beats its trained and untrained competitors.
 
     Parameters
@@ -252,6 +254,9 @@ def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_
         ``"orthogonal"``: no cross-talk (one-hot unembeddings).
     var_target : ndarray, shape (n,), optional
         Variance of the correct logit's own Gram (default ``var_pair`` at the own column).
+    cov_extra : ndarray, shape (n, N), optional
+        Covariance of the own Gram's random part with each competitor Gram's (the shared
+        feature of a fixed random MLP).
 
     Returns
     -------
@@ -291,7 +296,7 @@ def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_
     # t_m's logit (times Gamma_{nn}): the competitors are Gaussian given the target logit
     var_c = X + vt + ed * mu_c ** 2
     var_1 = X[:, None] + var_pair + ed * Gam ** 2
-    cov = ed * Gam * mu_c[:, None]
+    cov = ed * Gam * mu_c[:, None] + (0.0 if cov_extra is None else cov_extra)
     rho = cov / np.maximum(var_c, 1e-300)[:, None]
     var_1c = np.maximum(var_1 - cov * rho, 0.0)
     x = mu_c[:, None] + np.sqrt(var_c)[:, None] * _GH_X[None, :]          # (n, nodes)
@@ -326,7 +331,7 @@ def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_
     return np.clip(np.exp(lp) @ _GH_W, 0.0, 1.0)
 
 
-def _grams(Hq, zq, Ht, zt, z2, m, d, zeta_q=None, zeta_t=None):
+def _grams(Hq, zq, Ht, zt, z2, m, d, zeta_q=None, zeta_t=None, kind="random"):
     """Grams of features (query rows) with the training features, and the variance of their
     independent random-overlap part.
 
@@ -340,7 +345,7 @@ def _grams(Hq, zq, Ht, zt, z2, m, d, zeta_q=None, zeta_t=None):
     et = np.asarray(Ht.multiply(Ht).sum(axis=1)).ravel()
     if zeta_q is not None:
         G = G + np.outer(zeta_q, zt) + np.outer(zq, zeta_t)
-    var = np.outer(eq, et) / d
+    var = np.outer(eq, et) / d if kind == "random" else np.zeros((eq.size, et.size))
     if m is not None:
         nq = np.sqrt(eq + z2 * zq * zq)
         nt = np.sqrt(et + z2 * zt * zt)
@@ -354,9 +359,35 @@ def _grams(Hq, zq, Ht, zt, z2, m, d, zeta_q=None, zeta_t=None):
     return G, var
 
 
+def _mlp_cov(H, zt, z2, G, m):
+    """Finite-width covariance of each sample's self Gram with its cross Grams (training rows)."""
+    e = np.asarray(H.multiply(H).sum(axis=1)).ravel()
+    nn = np.sqrt(e + z2 * zt * zt)
+    scale = np.outer(nn, nn)
+    cosm = np.clip(G / np.maximum(scale, 1e-300), -1.0, 1.0)
+    return np.outer(nn ** 3, nn) * np.interp(cosm, _ARC_C, _ARC_COV) / m
+
+
 _ARC_C = np.linspace(-1.0, 1.0, 401)
 _ARC_KV = np.array([_relu_moments(c) for c in _ARC_C])
 _ARC_SLOPE = np.gradient(_ARC_KV[:, 0], _ARC_C)
+
+
+def _relu_cov_self(c):
+    """``4 Cov(relu(X)^2, relu(X) relu(Y))`` for unit Gaussians with correlation ``c``
+    (2-d Gauss-Hermite, 60 x 60 nodes): the finite-width covariance of a self Gram and a cross Gram
+    that share one feature."""
+    x, w = np.polynomial.hermite_e.hermegauss(60)
+    w = w / w.sum()
+    X = x[:, None]
+    Y = c * x[:, None] + math.sqrt(max(0.0, 1 - c * c)) * x[None, :]
+    W = w[:, None] * w[None, :]
+    rx, ry = np.maximum(X, 0.0), np.maximum(Y, 0.0)
+    k = (math.sin(math.acos(max(-1.0, min(1.0, c)))) + (math.pi - math.acos(max(-1.0, min(1.0, c)))) * c) / math.pi
+    return 4.0 * (float(np.sum(W * rx ** 3 * ry)) - 0.5 * (k / 2.0))
+
+
+_ARC_COV = np.array([_relu_cov_self(c) for c in _ARC_C])
 
 
 def _arccos(c):
@@ -537,9 +568,15 @@ def token_theory(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
         rand = kind == "random"
         et = np.asarray(H.multiply(H).sum(axis=1)).ravel()
         zeta_t = np.sqrt(et * dr["z2"] / d) * rng.standard_normal(N) if rand else None
-        G, var = _grams(H, zt, H, zt, dr["z2"], m, d, zeta_t, zeta_t)
+        G, var = _grams(H, zt, H, zt, dr["z2"], m, d, zeta_t, zeta_t, kind)
         var_t = 2.0 * et * et / d if (m is None and rand) else None
-        p = recall_probability(G, var, np.arange(N), d, V, kind=kind, var_target=var_t)
+        cx = None
+        if m is not None:
+            G0 = (H @ H.T).toarray() + dr["z2"] * np.outer(zt, zt)
+            if rand:
+                G0 = G0 + np.outer(zeta_t, zt) + np.outer(zt, zeta_t)
+            cx = _mlp_cov(H, zt, dr["z2"], G0, m)
+        p = recall_probability(G, var, np.arange(N), d, V, kind=kind, var_target=var_t, cov_extra=cx)
         rec_all.append(float(np.exp(np.sum(np.log(np.maximum(p, 1e-300))))))
         rec_seq.append(float(p.mean()))
         # fresh sequences: same facts, new noise tokens and positions, the same token scores
@@ -557,7 +594,7 @@ def token_theory(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
         Ht = sp.csr_matrix((H.data, H.indices, H.indptr), shape=(N, sc.size))
         ef = np.asarray(Hf.multiply(Hf).sum(axis=1)).ravel()
         zeta_f = np.sqrt(ef * dr["z2"] / d) * rng.standard_normal(N) if rand else None
-        Gf, varf = _grams(Hf, zf, Ht, zt, dr["z2"], m, d, zeta_f, zeta_t)
+        Gf, varf = _grams(Hf, zf, Ht, zt, dr["z2"], m, d, zeta_f, zeta_t, kind)
         vtf = (ef * et + (zf * zt) ** 2) / d if (m is None and rand) else None
         pf = recall_probability(Gf, varf, np.arange(N), d, V, kind=kind, var_target=vtf)
         acc.append(float(pf.mean()))
@@ -583,3 +620,112 @@ def _unseen_scores(dr, n, rng, kind, d):
         return np.zeros(n)
     sd = math.sqrt(max(dr["w2"], 0.0) / d)
     return sd * rng.standard_normal(n)
+
+
+#: Quantities of :func:`token_moments` (those of :func:`validation.token_retrieval.moments.measure_moments`).
+MOMENT_KEYS = ("A", "mu_inf", "var_inf", "mu_noise", "var_noise", "mu_noise_fresh", "var_noise_fresh",
+               "alpha", "Gs", "Gc", "var_0", "var_1", "var_c")
+
+
+def token_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, eta=0.1,
+                  beta=10.0, gamma=None, reps=64, rng=0):
+    """Predict the per-task moments of :func:`~validation.token_retrieval.moments.measure_moments`.
+
+    Parameters
+    ----------
+    N, d, L : int
+        Training sequences, dimension, length.
+    V : int, optional
+        Vocabulary (default ``4 N``).
+    tau : float
+        Trigger scale.
+    kind : {"random", "orthogonal"}
+        Embeddings.
+    noise : {"vocab", "gaussian"}
+        Noise tokens.
+    m : int, optional
+        MLP width.
+    eta, beta : float
+        Step sizes (``beta`` convention).
+    gamma : float, optional
+        Literal step size.
+    reps : int
+        Draws (>= 2).
+    rng : None, int, SeedSequence or Generator
+        Randomness.
+
+    Returns
+    -------
+    dict
+        ``{key: {"mean", "stderr"}}`` for the keys of :data:`MOMENT_KEYS`: the mean over draws
+        of the same per-task statistic as the simulation (scores in units of ``w~``, logits in
+        units of ``gamma / N`` measured from the mean untrained logit) and its Monte Carlo error.
+
+    Notes
+    -----
+    A draw's logit moments use the Grams and variances of :func:`recall_probability`: the
+    target (``Gamma_nn``) and trained competitors (``Gamma_nm``) at their drawn means, the
+    within-sample variance of competitor logits as the spread of the means plus the mean
+    conditional variance (cross-talk, random overlaps, label self-overlap).
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory-against-simulation
+
+    Examples
+    --------
+    >>> mo = token_moments(16, 64, 4, reps=4)
+    >>> sorted(mo) == sorted(MOMENT_KEYS)
+    True
+    """
+    N, d, L, V, tau, m = _check(N, d, L, V, tau, kind, noise, m)
+    reps = check_int("reps", reps, low=2)
+    rng = check_rng(rng)
+    ed = 0.0 if kind == "orthogonal" else 1.0 / d
+    vals = {k: [] for k in MOMENT_KEYS}
+    for _ in range(reps):
+        dr = _draw(N, d, L, V, tau, kind, noise, m, rng)
+        vals["A"].append(dr["A"])
+        vals["mu_inf"].append(float(dr["inf_scores"].mean()))
+        vals["var_inf"].append(float(dr["inf_scores"].var(ddof=1)) if N > 1 else np.nan)
+        vals["mu_noise"].append(float(dr["noise_scores"].mean()))
+        vals["var_noise"].append(float(dr["noise_scores"].var(ddof=1)))
+        ftok, fpos, _ = _structure(N, L, V, rng, noise, informative=dr["informative"])
+        if noise == "gaussian":
+            fsc = _unseen_scores(dr, N * (L - 1), rng, kind, d)
+        else:
+            mask = np.ones((N, L), bool)
+            mask[np.arange(N), fpos] = False
+            fsc = dr["scores"][ftok[mask]]
+        vals["mu_noise_fresh"].append(float(fsc.mean()))
+        vals["var_noise_fresh"].append(float(fsc.var(ddof=1)))
+        a = _attention(dr, L, beta, gamma, eta, N)
+        H, zt = _h_matrix(a, dr["tokens"], dr["pos"], dr["scores"].size)
+        vals["alpha"].append(float(zt.mean()))
+        et = np.asarray(H.multiply(H).sum(axis=1)).ravel()
+        zeta = np.sqrt(et * dr["z2"] / d) * rng.standard_normal(N) if kind == "random" else None
+        G, var = _grams(H, zt, H, zt, dr["z2"], m, d, zeta, zeta, kind)
+        rows = np.arange(N)
+        X = ed * np.maximum((G ** 2).sum(axis=1) - G.sum(axis=1) ** 2 / V, 0.0)
+        vt = 2.0 * et * et / d if (m is None and kind == "random") else np.diag(var)
+        gs = G[rows, rows]
+        vals["Gs"].append(float(gs.mean()))
+        vals["var_c"].append(float(gs.var(ddof=1) + np.mean(X + vt + ed * gs ** 2)) if N > 1 else np.nan)
+        vals["var_0"].append(float(X.mean()))
+        if N > 1:
+            off = ~np.eye(N, dtype=bool)
+            Go = G[off].reshape(N, N - 1)
+            vo = var[off].reshape(N, N - 1)
+            vals["Gc"].append(float(Go.mean()))
+            v1 = Go.var(axis=1, ddof=1) if N > 2 else np.zeros(N)
+            vals["var_1"].append(float(np.mean(v1 + np.mean(X[:, None] + vo + ed * Go ** 2, axis=1))))
+        else:
+            vals["Gc"].append(np.nan)
+            vals["var_1"].append(np.nan)
+    out = {}
+    for k, v in vals.items():
+        v = np.asarray(v, float)
+        v = v[np.isfinite(v)]
+        out[k] = {"mean": float(v.mean()) if v.size else float("nan"),
+                  "stderr": float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else float("nan")}
+    return out

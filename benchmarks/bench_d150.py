@@ -6,10 +6,11 @@ Prints:
   prediction, float32) and of one DP step at d = 150 for p = 300, 600, 900,
   extrapolated as ``p^2 d`` to the p of the prediction (the DP candidate
   tensor ``U`` has ``p^2 d`` entries; the step is memory-bound);
-* with ``--run``: the threshold of the plan group "op d=150" of
-  :mod:`validation.linear_memory.d150` measured by the adaptive design on a
-  fresh store (``--store``, default a temporary file; pass the committed store
-  to reuse its trials), with the trials used and the wall time.
+* with ``--run``: the threshold of the group "op d=150" of the study
+  ``linear_memory.d150`` (:mod:`validation.studies.linear_memory_d150`)
+  measured by the adaptive design on a fresh store (``--store``, default a
+  temporary file; pass a copy of the committed store to reuse its trials),
+  with the trials used and the wall time.
 
 Usage::
 
@@ -45,7 +46,8 @@ def step_cpu(kind, p, d, repeats=3):
 
 
 def main(argv=None):
-    from validation.linear_memory import d150
+    from validation.studies import get_study
+    from validation.studies import linear_memory_d150 as d150
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--run", action="store_true", help="measure the threshold (about 15-30 min on 2 idle cores)")
@@ -70,12 +72,15 @@ def main(argv=None):
     if a.run:
         store = a.store or os.path.join(tempfile.mkdtemp(), "bench_d150.jsonl")
         t0 = time.perf_counter()
-        r = d150.run_group("op", None, d, store=store, workers=a.workers, progress=False)
+        g = ("op", None, d, d150.LR)
+        run = get_study("linear_memory.d150").run(compute=True, store=store, workers=a.workers, progress=False,
+                                                   groups=(list(d150.PLAN).index(g),), lr_check=False)
         wall = time.perf_counter() - t0
-        print(f"op d={d}: threshold {r['threshold']:.4f} [{r['ci_low']:.4f}, {r['ci_high']:.4f}] "
-              f"(half-width {(r['ci_high'] - r['ci_low']) / 2:.4f}), {r['trials']} trials, stop {r['stop']}, "
+        r = run.outcome.rows[d150.group_key(*g)]
+        print(f"op d={d}: threshold {r.threshold:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}] "
+              f"(half-width {r.halfwidth:.4f}), {r.trials} trials, done {r.done}, "
               f"wall {wall:.0f} s ({wall / 60:.1f} min; target <= 30 min), "
-              f"training CPU {r['train_cpu_seconds']:.0f} s", flush=True)
+              f"training CPU {r.cpu_seconds:.0f} s", flush=True)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 # Document the checkout the docs live in, even if another copy is installed.
 sys.path.insert(0, str(ROOT))
+# The site's own extensions (MathJax shipped with the site, the report as pages).
+sys.path.insert(0, str(DOCS / "_ext"))
 # Gallery scripts are run in subprocess-free mode; keep BLAS to the 2 cores CI has.
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -34,30 +36,44 @@ except Exception:  # not installed: documenting a bare checkout
     release = "0.1.0"
 version = release
 
-# The site's toctree root; docs/index.md stays an ordinary page (the overview).
-root_doc = "contents"
+# The landing page (docs/index.md) is the toctree root: its hidden toctree is the
+# top bar.
+root_doc = "index"
 
 extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
+    "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "numpydoc",
     "myst_parser",
+    "sphinx_design",
     "sphinx_gallery.gen_gallery",
+    "site_mathjax",      # docs/_ext: the pinned MathJax in _static/mathjax
+    "site_report",       # docs/_ext: the validation report as pages under report/
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "generated/*.examples", "auto_examples/*.ipynb",
                     "auto_examples/*.py", "auto_examples/*.zip",
                     "auto_examples/*.md5", "auto_examples/*.json",
-                    "examples/GALLERY_HEADER.rst"]
+                    "examples/GALLERY_HEADER.rst", "_ext", "_inv", "_static",
+                    "sg_execution_times.rst", "auto_examples/sg_execution_times.rst"]
 templates_path = ["_templates"]
 
 # -- MyST: the existing Markdown pages, with $...$ / $$...$$ math -------------
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence"]
 myst_dmath_double_inline = True
 myst_heading_anchors = 4
+
+# -- math: MathJax from _static (docs/_ext/site_mathjax.py), numbered equations --
+# The pinned MathJax 3 copy that the build unpacks into docs/_static/mathjax; no CDN.
+mathjax_path = "mathjax/tex-chtml.js"
+# MathJax 3 configuration (myst-parser adds the classes it may typeset); equation
+# numbers are Sphinx's ("$$ ... $$ (label)", referenced with {eq}`label`).
+mathjax3_config = {"tex": {"tags": "none"}}
+math_eqref_format = "({number})"
 
 # -- autodoc / autosummary / numpydoc ----------------------------------------
 autosummary_generate = True
@@ -69,11 +85,20 @@ numpydoc_xref_param_type = False
 numpydoc_attributes_as_param_list = True
 # Docstring examples are checked by the test suite, not executed here.
 
-# Broken cross-references are errors (with -W).  References to numpy/scipy are
-# not resolved (no network access for intersphinx in CI).
+# Broken cross-references are errors (with -W), also those to Python, NumPy, SciPy
+# and mpmath: intersphinx resolves them against the inventories shipped in
+# docs/_inv (CI cannot reach those sites; docs/_inv/README.md says where each
+# inventory comes from).  Links go to each project's current documentation.
 nitpicky = True
 # References into private (underscore) modules are deliberately not documented.
-nitpick_ignore_regex = [(r"py:.*", r"(numpy|scipy|np)\..*"), (r"py:.*", r".*\._\w+\..*")]
+nitpick_ignore_regex = [(r"py:.*", r".*\._\w+\..*")]
+intersphinx_mapping = {
+    "python": ("https://docs.python.org/3", "_inv/python.inv"),
+    "numpy": ("https://numpy.org/doc/stable", "_inv/numpy.inv"),
+    "scipy": ("https://docs.scipy.org/doc/scipy", "_inv/scipy.inv"),
+    "mpmath": ("https://mpmath.org/doc/current", "_inv/mpmath.inv"),
+}
+intersphinx_timeout = 1            # never used: every inventory is a local file
 
 # -- sphinx-gallery -----------------------------------------------------------
 sphinx_gallery_conf = {
@@ -89,6 +114,9 @@ sphinx_gallery_conf = {
     "abort_on_example_error": True,
     "show_memory": False,
     "plot_gallery": "True",
+    # the timing pages load jQuery, DataTables and Bootstrap from CDNs; the site
+    # must work offline (docs/check_site.py), so they are not written
+    "write_computation_times": False,
 }
 
 # -- HTML ---------------------------------------------------------------------
@@ -98,9 +126,16 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
+    # the top bar: the nine short labels of the root toctree, none hidden under "More"
+    "header_links_before_dropdown": 9,
+    "navbar_align": "left",
 }
+# single pages have no section navigation: no empty left column there
+html_sidebars = {page: [] for page in ("index", "install", "quickstart", "citing",
+                                       "changelog")}
 html_show_sourcelink = False
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["site.css"]
 
 # -- coverage check: every public object of the API is on a reference page ---
 #: Public modules whose ``__all__`` must be documented (CLI plumbing is
@@ -244,6 +279,21 @@ def _resolve_reexported(app, env, node, contnode):
                         name)
 
 
+def _resolve_external_ufunc(app, env, node, contnode):
+    """``:func:`scipy.special.ndtri_exp``` and the like: NumPy and SciPy list their
+    ufuncs as data in their inventories, so a ``func`` reference to one is retried
+    as ``obj`` (any object type) against the shipped inventories."""
+    if node.get("refdomain") != "py" or node.get("reftype") not in ("func", "meth"):
+        return None
+    if not node["reftarget"].lstrip("~.").startswith(("numpy.", "scipy.")):
+        return None
+    from sphinx.ext import intersphinx
+    retry = node.deepcopy()
+    retry["reftype"] = "obj"
+    return intersphinx.missing_reference(app, env, retry, contnode)
+
+
 def setup(app):
     app.connect("builder-inited", _check_api_coverage)
+    app.connect("missing-reference", _resolve_external_ufunc)
     app.connect("missing-reference", _resolve_reexported)

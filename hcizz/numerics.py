@@ -5,9 +5,12 @@
   an ``atom`` attribute (mass at zero of the full law) and ``rvs(rng=...)``;
 * :func:`gauss_legendre`: the one cache of Gauss-Legendre rules on ``[0, 1]``
   (used by the laws, the spherical integrals and ``replica``'s quadratures);
-* :func:`chunked`, :func:`x_minus_sin`, :func:`invert_monotone`,
-  :class:`TailInverter`: vectorised helpers for monotone inversion and
-  cancellation-free ``x - sin x``.
+* :func:`chunked`, :func:`x_minus_sin`, :func:`xms_over_cube`,
+  :func:`invert_monotone`, :class:`TailInverter`: vectorised helpers for
+  monotone inversion and cancellation-free ``x - sin x``;
+* :func:`dd_from_mp`, :func:`dd_floor`, :func:`dd_ceil`: support edges as
+  double-doubles (``hi + lo``) and their outward rounding, so that a law's
+  float support contains its exact support and distances to an edge are exact.
 """
 from __future__ import annotations
 
@@ -16,7 +19,8 @@ from scipy import stats
 
 from .checks import check_real, check_rng
 
-__all__ = ["SpectralLaw", "x_minus_sin", "gauss_legendre", "chunked", "invert_monotone", "TailInverter"]
+__all__ = ["SpectralLaw", "x_minus_sin", "xms_over_cube", "gauss_legendre", "chunked", "invert_monotone",
+           "TailInverter", "dd_from_mp", "dd_floor", "dd_ceil"]
 
 
 class SpectralLaw(stats.rv_continuous):
@@ -142,11 +146,73 @@ class SpectralLaw(stats.rv_continuous):
 _XMS_COEF = None
 
 
+def _xms_coef():
+    global _XMS_COEF
+    if _XMS_COEF is None:
+        from math import factorial
+
+        # x - sin x = sum_{k>=1} (-1)^(k+1) x^(2k+1) / (2k+1)!  ;  in powers of x^2 times x^3
+        _XMS_COEF = np.array([(-1.0) ** (k + 1) / factorial(2 * k + 1) for k in range(1, 11)])
+    return _XMS_COEF
+
+
+def _xms_series_over_cube(x2):
+    """``(x - sin x) / x^3`` from ``x^2`` by its Taylor series (Horner, ten terms)."""
+    coef = _xms_coef()
+    acc = np.full_like(x2, coef[-1])
+    for c in coef[-2::-1]:
+        acc *= x2
+        acc += c
+    return acc
+
+
+def xms_over_cube(x):
+    """Compute ``(x - sin x) / x^3`` (``1/6`` at ``x = 0``), free of cancellation and underflow.
+
+    Below ``|x| = 1.5`` the Taylor series ``sum_{k>=1} (-1)^(k+1) x^(2k-2)/(2k+1)!``
+    (ten terms; the first omitted term is below ``8e-19`` relative), elsewhere the
+    direct quotient.  The value lies in ``(0, 1/6]`` for every finite ``x`` and
+    tends to 0 like ``1/x^2`` (exactly 0 at ``x = +-inf``), so ratios such as
+    ``(y - sin y) / (y_a - sin y_a) = (y/y_a)^3 R(y)/R(y_a)`` stay accurate where
+    ``y^3`` would underflow.
+
+    Parameters
+    ----------
+    x : float or array_like
+        Argument.
+
+    Returns
+    -------
+    float or ndarray
+        ``(x - sin x) / x^3``, a float for scalar input.
+
+    References
+    ----------
+    docs/rank_constrained.md#numerics-and-oracles
+
+    Examples
+    --------
+    >>> float(xms_over_cube(0.0)), round(float(xms_over_cube(1e-200) * 6), 15)
+    (0.16666666666666666, 1.0)
+    """
+    x = np.asarray(x, dtype=float)
+    small = np.abs(x) < 1.5
+    xs = np.where(small, x, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore", under="ignore"):
+        xb = np.where(small | np.isinf(x), 2.0, x)
+        direct = np.where(np.isinf(x), 0.0, ((xb - np.sin(xb)) / xb) / xb / xb)
+        series = _xms_series_over_cube(xs * xs)
+    out = np.where(small, series, direct)
+    return out if x.ndim else float(out)
+
+
 def x_minus_sin(x):
     """Compute ``x - sin(x)`` without cancellation for small ``|x|``.
 
     For ``|x| < 1.5`` the Taylor series ``sum_{k>=1} (-1)^(k+1) x^(2k+1)/(2k+1)!``
-    (ten terms, Horner form) is used; elsewhere the direct difference.
+    (ten terms, Horner form) is used; elsewhere the direct difference.  Relative
+    accuracy a few ulp for every finite ``x``; below ``|x| ~ 1e-108`` the value
+    ``x^3/6`` underflows (gradually, to 0); ``x = +-inf`` gives ``+-inf``.
 
     Parameters
     ----------
@@ -162,22 +228,87 @@ def x_minus_sin(x):
     ----------
     docs/rank_constrained.md#numerics-and-oracles
     """
-    global _XMS_COEF
     x = np.asarray(x, dtype=float)
-    if _XMS_COEF is None:
-        from math import factorial
-
-        # x - sin x = sum_{k>=1} (-1)^(k+1) x^(2k+1) / (2k+1)!  ;  in powers of x^2 times x^3
-        _XMS_COEF = np.array([(-1.0) ** (k + 1) / factorial(2 * k + 1) for k in range(1, 11)])
-    x2 = x * x
-    acc = np.full_like(x, _XMS_COEF[-1])
-    for c in _XMS_COEF[-2::-1]:
-        acc *= x2
-        acc += c
-    acc *= x2
-    acc *= x
-    out = np.where(np.abs(x) < 1.5, acc, x - np.sin(x))
+    small = np.abs(x) < 1.5
+    xs = np.where(small, x, 0.0)
+    with np.errstate(under="ignore"):
+        acc = _xms_series_over_cube(xs * xs)
+        acc *= xs * xs
+        acc *= xs
+    with np.errstate(invalid="ignore"):
+        big = np.where(np.isinf(x), x, x - np.sin(np.where(np.isinf(x), 0.0, x)))
+    out = np.where(small, acc, big)
     return out if x.ndim else float(out)
+
+
+# --------------------------------------------------------------------------
+# double-double edges: a support edge ``e`` known to ~32 digits as ``hi + lo``
+def dd_from_mp(value):
+    """Split an mpmath number into a double-double ``(hi, lo)`` with ``hi + lo ~ value``.
+
+    ``hi`` is the nearest double and ``lo`` the nearest double to the rest, so
+    ``hi + lo`` carries about 32 significant digits when ``value`` was computed
+    at that precision or more.  Values beyond the double range give
+    ``(+-inf, 0.0)``.
+
+    Parameters
+    ----------
+    value : mpmath.mpf
+        The number (computed at >= 35 digits).
+
+    Returns
+    -------
+    hi, lo : float
+        The leading double and the correction, ``|lo| <= ulp(hi)/2``.
+
+    References
+    ----------
+    docs/reliability.md#spectral-laws-at-the-edges-of-their-domain
+    """
+    hi = float(value)
+    if not np.isfinite(hi):
+        return hi, 0.0
+    return hi, float(value - hi)
+
+
+def dd_floor(hi, lo):
+    """Largest double ``<= hi + lo`` (for a double-double with ``|lo| <= ulp(hi)/2``).
+
+    Parameters
+    ----------
+    hi, lo : float
+        A double-double (see :func:`dd_from_mp`).
+
+    Returns
+    -------
+    float
+        ``hi``, or the double below it when ``lo < 0``.
+
+    References
+    ----------
+    docs/reliability.md#spectral-laws-at-the-edges-of-their-domain
+    """
+    return float(hi) if lo >= 0 else float(np.nextafter(hi, -np.inf))
+
+
+def dd_ceil(hi, lo):
+    """Smallest double ``>= hi + lo`` (for a double-double with ``|lo| <= ulp(hi)/2``).
+
+    Parameters
+    ----------
+    hi, lo : float
+        A double-double (see :func:`dd_from_mp`).
+
+    Returns
+    -------
+    float
+        ``hi``, or the double above it when ``lo > 0``.
+
+    References
+    ----------
+    docs/reliability.md#spectral-laws-at-the-edges-of-their-domain
+    """
+    return float(hi) if lo <= 0 else float(np.nextafter(hi, np.inf))
 
 
 _GL_CACHE = {}
@@ -197,13 +328,31 @@ def gauss_legendre(n):
         ``n`` nodes in ``(0, 1)`` and their weights (summing to 1); the arrays
         are shared by all callers and must not be modified.
 
+    Notes
+    -----
+    numpy's ``leggauss`` nodes are polished by one Newton step on ``P_n``
+    (three-term recurrence) and the weights recomputed as
+    ``2 / ((1 - x)(1 + x) P_n'(x)^2)``: against mpmath the summed absolute
+    error of the weights drops from 1.7e-14 to 2.3e-15 at ``n = 64`` and from
+    1.8e-13 to 5.8e-15 at ``n = 400`` (``leggauss`` alone is off by up to
+    1.3e-12 relative in the end weights at ``n = 64``).
+
     References
     ----------
     docs/rank_constrained.md#numerics-and-oracles
     """
     if n not in _GL_CACHE:
-        t, w = np.polynomial.legendre.leggauss(n)
-        _GL_CACHE[n] = ((t + 1) / 2, w / 2)
+        x, w = np.polynomial.legendre.leggauss(n)
+        if n >= 2:
+            for it in range(2):
+                p0, p1 = np.ones_like(x), x.copy()
+                for k in range(2, n + 1):
+                    p0, p1 = p1, ((2 * k - 1) * x * p1 - (k - 1) * p0) / k
+                dp = n * (x * p1 - p0) / ((x - 1) * (x + 1))
+                if it == 0:
+                    x = x - p1 / dp
+            w = 2.0 / ((1 - x) * (1 + x) * dp * dp)
+        _GL_CACHE[n] = ((x + 1) / 2, w / 2)
     return _GL_CACHE[n]
 
 

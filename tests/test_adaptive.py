@@ -1,5 +1,5 @@
 """Adaptive threshold design (validation.adaptive), measure_capacity(design="adaptive")
-and the d = 100/150 plan's summaries (validation.linear_memory.d150)."""
+and the d = 100/150 study's summaries (validation.studies.linear_memory_d150)."""
 import math
 
 import numpy as np
@@ -121,59 +121,86 @@ def test_measure_capacity_adaptive_reuses_store(tmp_path):
 
 def _fake(loads, succ, steps, budget=4096):
     return [{"load": x, "success": s, "steps": t, "seed": i, "steps_budget": budget, "seconds": 2.0,
-             "cpu_seconds": 1.0, "accuracy": 1.0 if s else 0.9} for i, (x, s, t) in enumerate(zip(loads, succ, steps))]
+             "cpu_seconds": 1.0, "accuracy": 1.0 if s else 0.9, "loss": 0.1 if s else 0.5}
+            for i, (x, s, t) in enumerate(zip(loads, succ, steps))]
 
 
 def test_d150_summaries_on_known_records():
-    from validation.linear_memory import d150
+    from validation.studies import get_study
+    from validation.studies import linear_memory_d150 as d150
 
     loads = [0.70, 0.75, 0.78, 0.80, 0.82, 0.84, 0.86, 0.90]
     succ = [True, True, True, False, True, False, False, False]
     steps = [30, 40, 900, 4096, 2000, 4096, 4096, 4096]
     g = ("op", None, 150, d150.LR)
-    rows = d150.summarise({g: _fake(loads, succ, steps)})
-    r = rows[d150.group_key(*g)]
+    summ = get_study("linear_memory.d150").summarise({g: _fake(loads, succ, steps)}, groups=(1,), lr_check=False)
+    r = summ.rows[d150.group_key(*g)]
     fit = fit_threshold(loads, succ)
-    assert r["threshold"] == fit.threshold and r["ci"] == [fit.ci_low, fit.ci_high]
-    assert r["paper"] == 0.50 and r["trials"] == 8 and r["successes"] == 4
-    assert r["wall_seconds"] == 8.0 and r["cpu_seconds"] == 8.0   # sum of walls / 2 workers
+    assert r.threshold == fit.threshold and (r.ci_low, r.ci_high) == (fit.ci_low, fit.ci_high)
+    assert r.to_dict()["ci"] == [fit.ci_low, fit.ci_high]                # report.json's key
+    assert r.paper == 0.50 and r.trials == 8 and r.successes == 4 and r.measured
+    assert r.wall_seconds == 8.0 and r.cpu_seconds == 8.0   # sum of walls / 2 workers
     # budget: success(B) = success and steps <= B, counted by hand
-    bt = {b["budget"]: b for b in d150.budget_table({g: _fake(loads, succ, steps)})[d150.group_key(*g)]}
-    assert [bt[b]["successes"] for b in (256, 512, 1024, 2048, 4096)] == [2, 2, 3, 4, 4]
-    assert bt[4096]["threshold"] == fit.threshold
+    bt = {b.budget: b for b in summ.budget[d150.group_key(*g)]}
+    assert [bt[b].successes for b in (256, 512, 1024, 2048, 4096)] == [2, 2, 3, 4, 4]
+    assert bt[4096].threshold == fit.threshold
+    assert summ.missing == []
+
+
+def test_long_budget_joins_and_refits():
+    from validation.studies import linear_memory_d150 as d150
+    from replica import load_of
+
+    g = ("op", None, 100, d150.LR)
+    load = float(load_of(1203, 100))
+    base = _fake([0.80, 0.82, load, 0.88, 0.90], [True, True, False, False, False], [10, 20, 4096, 4096, 4096])
+    base[1]["seed"], base[2]["seed"] = 7, 1          # the rerun is the instance (p = 1203, seed 1)
+    rerun = [{"load": load, "seed": 1, "lr": d150.LR, "steps_budget": 16384, "success": True, "steps": 5000,
+              "accuracy": 1.0, "loss": 0.4}]
+    lb = d150.long_budget(rerun, {g: base})
+    assert lb.rows[0]["accuracy_4096"] == base[2]["accuracy"]
+    refit = lb.refit[d150.group_key(*g)]
+    # the rerun's success replaces the 4096-step failure: the fit of the replaced outcomes, by hand
+    f = fit_threshold([r["load"] for r in base], [True, True, True, False, False])
+    assert refit.threshold == f.threshold and refit.replaced == 1
+    assert refit.to_dict()["ci"] == [f.ci_low, f.ci_high]
 
 
 def test_adaptive_compare_replay_needs_the_trials(tmp_path):
-    from validation.linear_memory import adaptive_compare as ac
+    from validation.studies import get_study
 
+    store = tmp_path / "empty.jsonl"
+    store.write_text("")
     with pytest.raises(LookupError, match="not in"):
-        ac.compare(ds=(20,), replicates=1, store=tmp_path / "none.jsonl", compute=False)
+        get_study("linear_memory.adaptive_design").run(store=store, ds=(20,), replicates=1, progress=False)
 
 
 @pytest.mark.slow
 def test_report_blocks_read_the_committed_stores(tmp_path):
     # the report.json contract of issue 13/16: linear_memory.d150 rows and
     # linear_memory.adaptive_design; both blocks read committed stores and compute nothing
-    from validation.linear_memory import adaptive_compare as ac
-    from validation.linear_memory import d150
     from validation.sections.base import Context
     from validation.sections import linear_memory as L
+    from validation.studies import get_study
+    from validation.studies.linear_memory_adaptive import DS, TARGET
 
     ctx = Context(tmp_path, True)
-    md, data, figs = L._d150(ctx)
-    assert data["read_from_store"] and "read these trials from the committed store" in "\n".join(md)
+    run = get_study("linear_memory.d150").run(progress=False)
+    md, data, figs = L._d150(ctx, run)
+    assert data["read_from_store"] and "read from the committed store" in "\n".join(md)
     for row in data["rows"].values():
         assert {"threshold", "ci", "theory_finite_p", "paper", "trials", "wall_seconds"} <= set(row)
-    assert set(data["rows"]) | set(data["lr_check_rows"]) == set(d150.summarise())
+    assert set(data["rows"]) | set(data["lr_check_rows"]) == set(run.outcome.rows)
     md, ad = L._adaptive_design(ctx)
-    assert set(ad) == {str(d) for d in ac.DS}
+    assert set(ad) == {str(d) for d in DS}
     for row in ad.values():
-        assert row["ci_width"] == 2 * ac.TARGET and row["trials_adaptive"] < row["trials_grid"]
+        assert row["ci_width"] == 2 * TARGET and row["trials_adaptive"] < row["trials_grid"]
+    assert not list(tmp_path.glob("*.jsonl"))        # nothing computed, no store written
 
 
-@pytest.mark.parametrize("argv, msg", [(["--ci-halfwidth", "0"], "ci-halfwidth"),
-                                       (["--max-trials", "0"], "max-trials"),
-                                       (["--method", "exact"], "needs --method train")])
+@pytest.mark.parametrize("argv, msg", [(["--ci-halfwidth", "0"], "ci_halfwidth must be"),
+                                       (["--max-trials", "0"], "max_trials must be"),
+                                       (["--method", "exact"], "needs method 'train'")])
 def test_cli_adaptive_refusals(argv, msg, tmp_path, capsys):
     # a refused call prints one line, exits 2 and writes nothing
     from hcizz.cli import run_cli

@@ -306,7 +306,7 @@ def test_validation_cli_property_many(stubs):
      "steps must be an integer >= 1"),
     ("validation", ["sweep-status", "--store", "notes.txt"], "not a trial store"),
     ("validation", ["sweep-status", "--store", "blob.bin"], "not a trial store"),
-    ("validation", ["reproduce", "--sections", "nope", "--out", "new_dir"], "sections must be"),
+    ("validation", ["reproduce", "--sections", "nope", "--out", "new_dir"], "--sections items must be among"),
     ("validation", ["reproduce", "--out", "notes.txt"], "out must be a folder"),
     ("validation", ["reproduce", "--seed", "-1", "--out", "new_dir"], "seed must be"),
 ])

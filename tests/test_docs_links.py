@@ -17,6 +17,10 @@ MODEL_PAGES = ["theory_full_rank.md", "listwise.md", "rank_constrained.md", "lin
                "factual_recall.md", "token_retrieval.md"]
 
 
+#: the closing line of a numbered display equation, ``$$ (label)``
+EQ_CLOSE = re.compile(r"^\$\$ \(([A-Za-z0-9][A-Za-z0-9\-]*)\)$")
+
+
 def _slug(heading):
     h = re.sub(r"[^\w\- ]", "", heading.strip().lower())
     return h.replace(" ", "-")
@@ -101,14 +105,15 @@ def test_docs_references_in_the_repository_resolve():
 
 @pytest.mark.parametrize("page", MODEL_PAGES)
 def test_math_delimiters_are_myst_dollarmath(page):
-    """Display math: ``$$`` alone on its line, balanced; inline ``$...$`` closed on its line."""
+    """Display math: ``$$`` alone on its line (the closing one may carry an equation
+    label, ``$$ (label)``), balanced; inline ``$...$`` closed on its line."""
     text = (DOCS / page).read_text()
     display = 0
     n_inline = 0
     for n, line in _prose_lines(text):
         if line.startswith("    ") and not line.strip().startswith(("$", "*", "-")):
             continue                                      # indented code block
-        if line.strip() == "$$":
+        if line.strip() == "$$" or (display % 2 == 1 and EQ_CLOSE.match(line.strip())):
             display += 1
             continue
         assert "$$" not in line, f"docs/{page}:{n}: '$$' must stand on its own line"

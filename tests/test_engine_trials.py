@@ -131,12 +131,12 @@ def _committed_stores():
 def test_committed_stores_are_format_2_under_registered_names():
     # importing the experiment packages registers every trial (their modules import on use)
     import validation.factual_recall.experiments  # noqa: F401
-    import validation.factual_recall.theory_check  # noqa: F401
+    import validation.factual_recall.trials  # noqa: F401
     import validation.linear_memory.capacity  # noqa: F401
     import validation.linear_memory.exact  # noqa: F401
     import validation.linear_memory.margins  # noqa: F401
-    import validation.linear_memory.spectra_study  # noqa: F401
-    import validation.token_retrieval.adaptive_boundary  # noqa: F401
+    import validation.linear_memory.spectra  # noqa: F401
+    import validation.token_retrieval.design  # noqa: F401
     import validation.token_retrieval.experiments  # noqa: F401
 
     names = set(registered_trials())

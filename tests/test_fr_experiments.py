@@ -245,7 +245,7 @@ def test_count_params_matches_model():
     (["factual-recall", "bogus"], "invalid choice"),
     (["factual-recall", "memory", "--seed", "x"], "invalid int value"),
     (["factual-recall", "memory", "--seed", "-1"], "seed must be an integer >= 0, got -1"),
-    (["factual-recall", "sequential", "--out", "."], "--out must be a file path"),
+    (["factual-recall", "sequential", "--out", "."], "out must be a file, got the folder '.'"),
 ])
 def test_cli_errors_one_line_exit_2(argv, match, capsys):
     from hcizz.cli import run_cli

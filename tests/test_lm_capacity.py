@@ -38,7 +38,7 @@ def test_exact_recall_detection_ties_and_one_failure():
 @pytest.mark.parametrize("model, kind", [("full", "op"), ("full", "dp"), ("lowrank", "op")])
 def test_training_recalls_easy_instance(model, kind):
     f = (make_op if kind == "op" else make_dp)(20, 12, rng=1, dtype=np.float32)   # load 0.42
-    res = train(f, model=model, kappa=0.5, rng=2, steps=400)
+    res = train(f, parametrization=model, kappa=0.5, rng=2, steps=400)
     assert res.success and res.accuracy == 1.0 and res.steps < 400
     assert _all_recalled_loop(res.W.astype(np.float64), f.astype(np.float64))
 
@@ -198,3 +198,42 @@ def test_theory_fixed_point_and_lowrank():
     assert pr["kappa_eff"] == pytest.approx(8 / 30)
     with pytest.raises(ValueError, match="kappa"):
         lowrank_threshold(0.0)
+
+
+def test_measure_capacity_on_a_runner_replays_the_stored_trials(tmp_path):
+    """A study's runner (params -> engine records) replaces run_sweep: the replay reads the same records."""
+    from validation.engine import read_store, trial_key
+    from validation.linear_memory.capacity import capacity_trial, measure_capacity
+
+    store = tmp_path / "s.jsonl"
+    kw = dict(seeds=2, alphas=[0.3, 3.0], steps=200)
+    ref = measure_capacity("op", 8, store=store, executor="inprocess", progress=False, **kw)
+    ok = read_store(store, warn=False).ok
+    asked = []
+
+    def runner(params):
+        asked.extend(params)
+        return [ok.get(trial_key(q, capacity_trial)) for q in params]
+
+    rep = measure_capacity("op", 8, runner=runner, **kw)
+    assert len(asked) == ref.trials == 4 and rep.counts == ref.counts and rep.threshold == ref.threshold
+    with pytest.raises(LookupError, match="not in the store"):
+        measure_capacity("op", 8, runner=lambda params: [None] * len(params), **kw)
+
+
+@pytest.mark.parametrize("kw, msg", [
+    ({"method": "exact", "steps": 10}, "steps: training options have no meaning with method 'exact'"),
+    ({"bogus": 1}, "overrides must be training options"),
+    ({"kappa": 1.5}, "kappa must be"),
+    ({"extend": 11}, "extend must be an integer in \\[0, 10\\]"),
+    ({"alphas": [0.5, -1.0]}, "alphas must be"),
+    ({"workers": 0}, "workers must be"),
+])
+def test_measure_capacity_checks_each_argument_once_before_any_trial(kw, msg):
+    from validation.linear_memory.capacity import measure_capacity
+
+    def runner(params):                       # never reached: every check comes first
+        raise AssertionError("a trial was asked for")
+
+    with pytest.raises(ValueError, match=msg):
+        measure_capacity("op", 8, runner=runner, **kw)

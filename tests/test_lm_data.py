@@ -76,3 +76,36 @@ def test_p_from_load_matches_integer_search():
     with pytest.raises(ValueError, match="^d must"):
         p_from_load(0.5, 0)
     assert math.isclose(load_of(10, 2), 10 * math.log(10) / 4)
+
+
+def test_fact_types_against_explicit_loops():
+    """OP and DP differ only in their methods; each is checked against the definition written as loops."""
+    import pickle
+
+    from validation.linear_memory.data import DPFacts, Facts, OPFacts, fact_type
+
+    rng = np.random.default_rng(5)
+    W = rng.standard_normal((3, 3))
+    X = rng.random((4, 4))
+    for f in (make_op(4, 3, rng=1, dtype=np.float64), make_dp(4, 3, rng=2, dtype=np.float64)):
+        cand = (lambda mu, rho: f.U[rho]) if f.kind == "op" else (lambda mu, rho: f.U[mu, rho])
+        Z = np.array([[cand(mu, rho) @ W @ f.E[mu] for rho in range(4)] for mu in range(4)])
+        np.testing.assert_allclose(f.score_rows(f.E @ W.T), Z, rtol=1e-13, atol=1e-13)   # rounding only
+        A = np.array([sum(X[mu, rho] * cand(mu, rho) for rho in range(4)) for mu in range(4)])
+        np.testing.assert_allclose(f.pull_back(X), A, rtol=1e-13, atol=1e-13)
+        np.testing.assert_array_equal(f.correct(), [cand(mu, mu) for mu in range(4)])
+        assert f.candidate_nbytes(4, 3) == f.U.nbytes // 2 and fact_type(f.kind) is type(f)
+        g = pickle.loads(pickle.dumps(f))
+        assert type(g) is type(f) and np.array_equal(g.U, f.U)
+        assert type(f.astype(np.float32)) is type(f)
+        # the three-argument form: the base class dispatches, a subclass checks its own kind
+        assert type(Facts(f.kind, f.E, f.U)) is type(f) and type(type(f)(f.kind, f.E, f.U)) is type(f)
+        with pytest.raises(AttributeError, match="immutable"):
+            f.E = None
+    assert isinstance(make_facts("dp", 3, 2, rng=0), DPFacts) and OPFacts.kind == "op"
+    with pytest.raises(ValueError, match="kind must be 'dp' for DPFacts, got 'op'"):
+        DPFacts("op", np.zeros((2, 2)), np.zeros((2, 2, 2)))
+    with pytest.raises(ValueError, match="kind must be 'op' or 'dp'"):
+        Facts("xx", np.zeros((2, 2)), np.zeros((2, 2)))
+    with pytest.raises(TypeError, match="takes \\(E, U\\)"):
+        OPFacts(np.zeros((2, 2)))

@@ -1,19 +1,21 @@
-"""validation.linear_memory.margins: the study plan (stored keys), the Adam-rate parameter, the below-capacity
-prediction and the trend fit."""
+"""Margins: the study plan (stored keys, validation.studies.linear_memory_margins), the Adam-rate parameter,
+the below-capacity prediction and the trend fit."""
 import math
 
 import numpy as np
 import pytest
 
-from validation.linear_memory import margins as mg
+from validation.linear_memory import margins as lib
+from validation.studies import get_study
+from validation.studies import linear_memory_margins as mg
 
 
 def test_plan_keeps_the_stored_keys_and_adds_lr_only_from_d100():
     from validation.engine import read_store, trial_key
 
     prm = mg.study_params()
-    keys = {trial_key(q, mg.margin_trial) for q in prm}
-    stored = read_store(mg.STORE, warn=False).ok
+    keys = {trial_key(q, lib.margin_trial) for q in prm}
+    stored = read_store(get_study("linear_memory.margins").committed_store(), warn=False).ok
     # every committed trial is a trial of the plan: a replay of the store computes nothing it has
     assert stored and set(stored) <= keys
     for q in prm:
@@ -37,19 +39,19 @@ def test_margin_trial_passes_the_rate():
     p = p_from_load(alpha, d)
     out = {}
     for lr in (0.1, 0.01):
-        r = mg.margin_trial({"d": d, "alpha": alpha, "seed": seed, "lr": lr})
+        r = lib.margin_trial({"d": d, "alpha": alpha, "seed": seed, "lr": lr})
         rf, ri = trial_rngs(seed, d, p)
-        ref = train(make_facts("op", p, d, rng=rf), model="full", rng=ri, lr=lr)
+        ref = train(make_facts("op", p, d, rng=rf), parametrization="full", rng=ri, lr=lr)
         # the same instance and optimiser: identical step count and outcome
         assert (r["success"], r["steps"]) == (bool(ref.success), int(ref.steps))
         out[lr] = r["steps"]
     assert out[0.1] != out[0.01]
-    assert mg.margin_trial({"d": d, "alpha": alpha, "seed": seed})["steps"] == out[0.1]   # default rate 0.1
+    assert lib.margin_trial({"d": d, "alpha": alpha, "seed": seed})["steps"] == out[0.1]   # default rate 0.1
 
 
 def test_typical_prediction_below_and_beyond_capacity():
-    assert mg.typical_predicted(100, 2.0, samples=50) is None        # far beyond alpha_c(100) ~ 0.9
-    t = mg.typical_predicted(100, 0.5, samples=200)
+    assert lib.typical_predicted(100, 2.0, samples=50) is None        # far beyond alpha_c(100) ~ 0.9
+    t = lib.typical_predicted(100, 0.5, samples=200)
     assert 0 < t["q_star"] < 1 and np.all(t["margin"] > 0)
     np.testing.assert_allclose(t["gaps"][:, 0], t["margin"], rtol=0, atol=1e-9)
 
@@ -87,6 +89,7 @@ def test_report_block_quick_reads_the_big_d_from_the_store(tmp_path):
     from validation.sections import linear_memory as lm
 
     md, data, figs = lm._margin_prediction(Context(out=tmp_path, quick=True, executor="inprocess"))
+    assert not list(tmp_path.glob("*.jsonl"))           # quick mode replays the committed store
     # every quick-mode trial is in the committed store: nothing is trained, and d >= 100 is said to be stored
     assert data["reused"] == data["trials"] and data["stored_only_d"] == [100, 150]
     assert "Quick mode: the d = 100, 150 rows are read from the stored trials" in "".join(md)
@@ -97,7 +100,7 @@ def test_report_block_quick_reads_the_big_d_from_the_store(tmp_path):
 
 def test_margin_params_refuse_bad_input():
     """Input checks name the argument (before any trial is run or stored)."""
-    from validation.linear_memory.margins import margin_params
+    from validation.studies.linear_memory_margins import margin_params
 
     for kw, name in (({"ds": [3]}, "d"), ({"fracs": [0.0]}, "frac"), ({"seeds": 0}, "seeds"),
                      ({"lr": -1.0}, "lr")):

@@ -123,3 +123,18 @@ def test_xent_overwrite_matches_shared_softmax_xent(dtype):
     tol = 1e-12 if dtype == np.float64 else 1e-5
     assert abs(l1 - l2) <= tol * abs(l1) and np.allclose(g1, g2, atol=tol) and g2.dtype == dtype
     assert np.array_equal(c1, c2) and not c2[3] and not c2[5]
+
+
+def test_sampled_init_spectrum_equals_the_direct_svd():
+    """The m x m eigenvalue route of sample_init_spectra against the SVD of the d x d matrix itself."""
+    from validation.linear_memory.mechanism import sample_init_spectra
+
+    d, k = 40, 0.5
+    s = sample_init_spectra(d, {k: 2}, rng=[7, 3])[0]
+    rng = np.random.default_rng([7, 3])               # the same stream: the first matrix
+    m = int(round(k * d))
+    Q, R = rng.standard_normal((d, m)), rng.standard_normal((d, m))
+    sv2 = np.linalg.svd(Q @ R.T / np.sqrt(d * m), compute_uv=False)[:m] ** 2
+    # two decompositions of the same matrix in float64: relative rounding ~1e-13 for eigenvalues O(1)
+    np.testing.assert_allclose(np.sort(s.eigenvalues), np.sort(sv2), rtol=1e-10, atol=1e-12)
+    assert s.m == m and s.n_matrices == 2 and s.law_m2 > 0 and math.isfinite(s.sample_m2_stderr)

@@ -68,7 +68,7 @@ def test_toy_is_trainable(toy):
     # Gaussian facts, and the cross-entropy drives Adam into the feasible cone
     f = make_op(2, 12, rng=3, dtype=np.float32)
     for model in ("toy-diagonal", toy.parametrization):        # by name or by object
-        res = train(f, model=model, rng=0, steps=500)
+        res = train(f, parametrization=model, rng=0, steps=500)
         assert res.success and res.steps < 500
         # the toy's parametrisation was used: off-diagonal entries stay exactly zero
         assert np.count_nonzero(res.W - np.diag(np.diag(res.W))) == 0

@@ -1,4 +1,5 @@
-"""Spectra study: the lr trial parameter and the extrapolation to d = inf (validation.linear_memory.spectra_study)."""
+"""Spectra study: the lr trial parameter and the extrapolation to d = inf (validation.linear_memory.spectra,
+validation.studies.linear_memory_spectra)."""
 import json
 import math
 
@@ -6,8 +7,10 @@ import numpy as np
 import pytest
 
 from validation.engine import trial_key
-from validation.linear_memory import spectra_study as ss
-from validation.linear_memory.d150 import LR
+from validation.linear_memory import spectra as ss
+from validation.studies import get_study
+from validation.studies import linear_memory_spectra as st
+from validation.studies.linear_memory_d150 import LR
 
 
 def test_lr_parameter_keeps_old_keys():
@@ -15,15 +18,15 @@ def test_lr_parameter_keeps_old_keys():
     # ``lr`` existed: its parameter records, hence keys, must be unchanged, so it replays
     from validation.engine import read_store
 
-    keys = set(read_store(ss.STORE, warn=False).ok)
-    old = ss.study_params([20, 40, 80]) + ss.study_params([20, 40], fracs=(0.8, 1.0), extra_steps=2048)
+    keys = set(read_store(get_study("linear_memory.spectra").committed_store(), warn=False).ok)
+    old = st.study_params([20, 40, 80]) + st.study_params([20, 40], fracs=(0.8, 1.0), extra_steps=2048)
     assert all("lr" not in p for p in old)
     assert all(trial_key(p, ss.spectrum_trial) in keys for p in old)
     # from LARGE_D on the d150 learning rate is a parameter; an explicit lr is one at any d
-    big = ss.study_params([150], kappas=[0.5], fracs=[1.0], seeds=1)
+    big = st.study_params([150], kappas=[0.5], fracs=[1.0], seeds=1)
     assert big[0]["lr"] == LR == 0.01
-    ctl = ss.study_params([80], kappas=[0.5], fracs=[1.0], seeds=1, lr=0.01)[0]
-    ref = ss.study_params([80], kappas=[0.5], fracs=[1.0], seeds=1)[0]
+    ctl = st.study_params([80], kappas=[0.5], fracs=[1.0], seeds=1, lr=0.01)[0]
+    ref = st.study_params([80], kappas=[0.5], fracs=[1.0], seeds=1)[0]
     assert ctl["lr"] == 0.01 and {k: v for k, v in ctl.items() if k != "lr"} == ref
     assert trial_key(ctl, ss.spectrum_trial) != trial_key(ref, ss.spectrum_trial)
 
@@ -44,7 +47,7 @@ def test_fast_pooled_statistic_equals_pooled_ks():
     d, m = 30, 15
     inst = [np.linalg.svd(rng.standard_normal((d, d)) / math.sqrt(d), compute_uv=False)[:m] for _ in range(5)]
     ks, edge, _ = ss.pooled_ks(inst, m / d)
-    ks2, edge2 = ss._ks_edge_statistic([ss._ks_edge_instance(s, m / d) for s in inst])
+    ks2, edge2 = ss.ks_edge_statistic([ss.ks_edge_instance(s, m / d) for s in inst])
     # the same statistic computed two ways (scipy's kstest vs sorted CDF values): rounding only
     assert abs(ks - ks2) < 1e-12 and abs(edge - edge2) < 1e-12
 
@@ -57,7 +60,9 @@ def test_extrapolate_exact_line():
     # the estimator is linear in y and exact on a line: rounding only (condition number ~1e2)
     assert abs(fit.intercept - 0.12) < 1e-12 and abs(fit.slope + 3.0) < 1e-10
     assert fit.chi2 < 1e-20 and fit.dof == 2
-    assert fit.intercept_ci[0] < 0.12 < fit.intercept_ci[1]
+    assert fit.intercept_ci_low < 0.12 < fit.intercept_ci_high
+    assert fit.conf_int() == (fit.intercept_ci_low, fit.intercept_ci_high)
+    assert fit.to_dict()["intercept_ci"] == [fit.intercept_ci_low, fit.intercept_ci_high]
 
 
 def test_bootstrap_extrapolation_recovers_known_intercept():
@@ -90,7 +95,7 @@ def test_extrapolation_of_a_perfect_match_is_zero():
             sv = np.linalg.svd(rng.standard_normal((d, d)) / math.sqrt(d), compute_uv=False)[:d // 2]
             res.append({"d": d, "kappa": 0.5, "frac": 1.0, "seed": seed, "success": True, "sv": sv.tolist(),
                         "p": d * d / 4, "load": 0.5, "margin": 0.0, "extra_steps": 0, "lr": None})
-    fits = ss.extrapolation(res, boot=200, rng=0)
+    fits = st.extrapolation(res, boot=200, rng=0)
     assert {(f["quantity"], f["variable"]) for f in fits} == {
         ("ks_excess", "1/d"), ("ks_excess", "1/ln p"), ("edge_gap", "1/d"), ("edge_gap", "1/ln p")}
     for f in fits:
@@ -119,22 +124,31 @@ def test_bootstrap_rejects_bad_input():
     with pytest.raises(ValueError, match="groups"):
         ss.bootstrap_instances([[1.0], []], np.mean)
     with pytest.raises(ValueError, match="min_sizes"):
-        ss.extrapolation([], min_sizes=2)
+        st.extrapolation([], min_sizes=2)
 
 
-@pytest.mark.parametrize("args", [["--d", "0"], ["--kappas", "1.5"], ["--fracs", "0"], ["--seeds", "0"],
-                                  ["--lr", "-0.1"]])
-def test_cli_refuses_bad_input_before_writing(tmp_path, args):
-    """Bad input: one line on stderr, exit status 2, and the store is never created."""
+@pytest.mark.parametrize("args, msg", [
+    (["linear_memory.spectra", "--config", "huge"], "--config must be a name among full, quick"),
+    (["linear_memory.lowrank_finite_p", "--d", "1"], "--d item must be an integer >= 2"),
+    (["linear_memory.lowrank_finite_p", "--kappa", "1.5"], "--kappa item must be"),
+    (["linear_memory.margins", "--typical-samples", "-1"], "--typical-samples must be an integer >= 0"),
+    (["linear_memory.adaptive_design", "--target", "0"], "--target must be a real number > 0"),
+    (["linear_memory.budget", "--configs", "T9"], "--configs item"),
+    (["linear_memory.d150", "--groups", "6"], "--groups item must be an integer in [0, 5]"),
+    (["linear_memory.capacity", "--config", "x"], "--config must be a name"),
+])
+def test_study_cli_refuses_bad_input_before_writing(tmp_path, args, msg):
+    """Bad input: one line on stderr naming the flag, exit status 2, and the store is never created."""
+    import os
     import subprocess
     import sys
     from pathlib import Path
 
     store = tmp_path / "s.jsonl"
     root = Path(__file__).resolve().parents[1]
-    r = subprocess.run([sys.executable, "-m", "validation.linear_memory.spectra_study", "--store", str(store),
-                        *args], capture_output=True, text=True, cwd=root,
-                       env={**__import__("os").environ, "PYTHONPATH": str(root)})
-    assert r.returncode == 2
-    assert len(r.stderr.strip().splitlines()) == 1 and "error:" in r.stderr
-    assert not store.exists()
+    r = subprocess.run([sys.executable, "-m", "validation", "study", *args, "--store", str(store)],
+                       capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(root)},
+                       timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and msg in r.stderr, r.stderr
+    assert not store.exists() and list(tmp_path.iterdir()) == []

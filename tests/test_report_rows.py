@@ -8,6 +8,7 @@ from hcizz.cli import run_cli
 from validation.__main__ import main
 from validation.sections.base import Context
 from validation.sections import linear_memory as section
+from validation.studies import linear_memory_capacity as capacity_study
 
 #: A tiny version of the quick configuration: one OP group at d = 10 (a few seconds).
 TINY = {"ds": [10], "groups": [("op", None)], "seeds": 2, "hebbian_seeds": 2, "n_loads": 4,
@@ -16,7 +17,7 @@ TINY = {"ds": [10], "groups": [("op", None)], "seeds": 2, "hebbian_seeds": 2, "n
 
 def test_row_command_reproduces_the_row(tmp_path, monkeypatch, capsys):
     for k, v in TINY.items():
-        monkeypatch.setitem(section.QUICK, k, v)
+        monkeypatch.setitem(capacity_study.CONFIGS["quick"], k, v)
     import matplotlib
 
     matplotlib.use("Agg")

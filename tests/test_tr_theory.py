@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from validation.token_retrieval import experiments as ex
+from validation.token_retrieval.moments import MOMENT_KEYS, measure_moments
 from validation.token_retrieval import theory as th
 from validation.token_retrieval.early_phase import early_phase, evaluate
 from validation.token_retrieval.task import make_embeddings, sample_sequences
@@ -91,10 +91,10 @@ def test_moments_against_simulation(N, d, L, kind, seeds, tau, m):
     # logits (the margins model the off-informative attention crudely), bounded by
     # 4 (1 + tau^2)(1 - alpha_sim) for Gs, Gc and by 4 (1 - alpha_sim) for alpha itself; the
     # orthonormal logit variances are exactly 0 in the theory and O((1 - alpha)^2) in simulation.
-    sim = ex.measure_moments(N, d, L, seeds=seeds, seed=1, kind=kind, trig_scale=tau, m=m)
+    sim = measure_moments(N, d, L, seeds=seeds, seed=1, kind=kind, trig_scale=tau, m=m)
     pred = _predicted(N, d, L, kind, tau, m)
     one_minus_alpha = 1.0 - sim["alpha"]["mean"]
-    for q in ex.MOMENT_KEYS:
+    for q in MOMENT_KEYS:
         s = sim[q]
         tol = 5 * s["stderr"]
         if q == "alpha":

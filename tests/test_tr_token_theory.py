@@ -178,16 +178,18 @@ def test_simulated_points_and_comparison_keys():
 
 
 def test_full_grid_study_replays_and_matches_the_code():
-    # the committed store holds every planned trial (replay computes nothing), and a stored run
-    # is reproduced bit for bit by the trial function (same SeedSequence entropy)
+    # the committed store holds every planned trial (replay computes nothing), the plan is the
+    # grid part of the full preset of token_retrieval.grid (same keys), and a stored run is
+    # reproduced bit for bit by the trial function (same SeedSequence entropy)
     from validation.studies import get_study
-    from validation.studies.token_retrieval_grid import grid_params
-    from validation.token_retrieval.experiments import grid_trial
+    from validation.token_retrieval.experiments import grid_trial, plan
 
-    run = get_study("token_retrieval.full_grid").run(compute=False, progress=False)
-    assert run.missing == 0 and run.computed == 0 and len(run.outcome) == 160
+    study = get_study("token_retrieval.full_grid")
+    assert study.plan() == plan("full", seed=0, parts=("grid",))[0][2]
+    run = study.run(compute=False, progress=False)
+    assert run.missing == 0 and run.computed == 0 and len(run.outcome.points) == 160
     recs = {tuple(r["params"]["entropy"]): r for r in run.results}
-    p = grid_params()[3]                                      # N = 4, d = 32, L = 4, seed 3
+    p = study.plan()[3]                                       # N = 4, d = 32, L = 4, seed 3
     again = grid_trial(dict(p))
     stored = recs[tuple(p["entropy"])]["result"]
     for k in ("retrieval", "recall", "retrieval_acc", "recall_acc", "test_acc", "gamma"):
@@ -196,8 +198,75 @@ def test_full_grid_study_replays_and_matches_the_code():
 
 def test_stored_theory_grid_is_reproducible():
     # the committed predictions are theory_grid(reps=100, rng=0): recompute one cheap point
-    from validation.token_retrieval.comparison import load_theory_grid, theory_grid
+    from validation.studies import get_study
+    from validation.token_retrieval.comparison import theory_grid
 
-    g = load_theory_grid()
+    g = get_study("token_retrieval.full_grid").committed_theory()
+    assert len(g) == 160
     new = theory_grid([(8, 128, 4)], reps=100, rng=0)[(8, 128, 4)]
     assert new.to_dict() == g[(8, 128, 4)].to_dict()
+
+
+# the numbers docs/token_retrieval.md states for the full grid (token-level theory, committed
+# predictions against the committed runs): mean / max absolute error, points within 3 SE
+CLAIMED = {"p_retrieval": (0.051, 0.475, 160), "p_recall": (0.022, 0.348, 160)}
+
+
+def test_full_grid_targets_recomputed_from_the_committed_files():
+    # oracle: the errors recomputed here straight from the committed JSONL runs and the committed
+    # JSON predictions (no simulated_points / theory_vs_sim), against the study's TargetCheck and
+    # against the numbers the docs claim (rounded to 3 decimals there)
+    import json
+
+    from validation.studies import get_study
+    from validation.studies.base import STORED_DIR
+
+    study = get_study("token_retrieval.full_grid")
+    tc = study.run(compute=False, progress=False).outcome.targets
+    runs = {}
+    with open(STORED_DIR / study.stored) as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get("status") == "ok":
+                res = r["result"]
+                runs.setdefault((res["N"], res["d"], res["L"]), []).append(res)
+    pred = json.loads((STORED_DIR / study.theory_file).read_text())["theory"]
+    assert len(runs) == 160 and all(len(v) == 8 for v in runs.values())
+    for q, key in (("p_retrieval", "retrieval"), ("p_recall", "recall")):
+        err = [abs(np.mean([float(r[key]) for r in rs]) - pred[f"{N},{d},{L}"][q]) for (N, d, L), rs in runs.items()]
+        mean, mx = float(np.mean(err)), float(np.max(err))
+        # same arithmetic on the same numbers: agreement to rounding of a 160-term mean
+        assert abs(tc.quantities[q]["mean_abs_error"] - mean) < 1e-12
+        assert abs(tc.quantities[q]["max_abs_error"] - mx) < 1e-12
+        m0, x0, within = CLAIMED[q]
+        assert round(mean, 3) == m0 and round(mx, 3) == x0       # the docs round to 3 decimals
+        assert tc.quantities[q]["within_3se"] == within
+        assert tc.quantities[q]["max_met"] == (mx <= 0.20) and tc.quantities[q]["mean_met"] == (mean <= 0.05)
+    # every miss outside 3 SE is named by a term, and the counts add up
+    outside = [m for m in tc.misses if not m["within_se"]]
+    assert sum(tc.terms.values()) == len(outside) and all(m["term"] != "sampling" for m in outside)
+
+
+def test_target_check_verdicts_on_a_constructed_comparison():
+    # exact oracle: a hand-made comparison with known errors and z scores
+    from validation.token_retrieval.comparison import QUANTITIES, REPORT_NAMES, TheoryVsSim, target_check
+
+    pts = []
+    for i, (N, d, L, err) in enumerate([(4, 64, 4, 0.1), (64, 32, 32, 0.3), (8, 128, 4, 0.0)]):
+        p = {"N": N, "d": d, "L": L, "seeds": 8}
+        for q in QUANTITIES:
+            n = REPORT_NAMES[q]
+            p.update({f"{n}_sim": 0.5 + err, f"{n}_pred": 0.5, f"{n}_z": 10.0 * err})
+        pts.append(p)
+    errors = {q: {"mean_abs_error": 0.4 / 3, "max_abs_error": 0.3, "n": 3, "within_3se": 2,
+                  "closed": {"mean_abs_error": 0.2, "max_abs_error": 0.5}} for q in QUANTITIES}
+    floor = {q: {"max_abs_error_mean": 0.25, "max_abs_error_q95": 0.4, "mean_abs_error_mean": 0.04}
+             for q in ("p_retrieval", "p_recall")}
+    tc = target_check(TheoryVsSim(points=pts, errors=errors, noise_floor=floor, worst=[]), moments=[0.0, 4.0])
+    e = tc.quantities["p_retrieval"]
+    assert not e["max_met"] and not e["mean_met"] and not e["max_reachable"]
+    # the 0.3 point: |z| = 3 is inside 3 SE but above the 0.20 target -> "sampling" for the two
+    # all-N quantities only; nothing is outside 3 SE
+    assert [(m["N"], m["quantity"], m["term"]) for m in tc.misses] == [(64, "p_retrieval", "sampling"),
+                                                                        (64, "p_recall", "sampling")]
+    assert tc.terms == {} and tc.moments == {"within": 1, "n": 2}

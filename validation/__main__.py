@@ -17,7 +17,6 @@ CLI_MODULES = [
     "validation.token_retrieval.cli",
     "validation.engine.cli",
     "validation.linear_memory.cli",
-    "validation.linear_memory.budget",
     "validation.studies.cli",
 ]
 

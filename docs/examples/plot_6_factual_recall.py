@@ -94,42 +94,45 @@ plt.show()
 # %%
 # Stored studies at the paper's length: facts per parameter and the trade-off
 # ---------------------------------------------------------------------------
-# Nothing is trained here: the stored sweeps of
-# :mod:`validation.factual_recall.capacity_study` (``T = 32``, ``H = 8`` heads,
-# constant-rate Adam until 99 % of the facts are recalled) are read back and
+# Nothing is trained here: the committed stores of the studies
+# ``factual_recall.facts_per_param`` and ``factual_recall.tradeoff``
+# (:mod:`validation.studies.factual_recall_capacity`; ``T = 32``, ``H = 8`` heads,
+# constant-rate Adam until 99 % of the facts are recalled) are replayed and
 # refitted.  Left: capacity (50 % point of a logistic fit over ``ln N``, 95 %
 # profile CI) against the parameter count, with the fitted slope and the paper's
 # guide line.  Right: success fraction at a fixed 100 facts over attention and MLP
 # parameters (``d = 16``).  Regenerate or extend the stores with
-# ``python -m validation.factual_recall.capacity_study fpp tradeoff``.
-from validation.factual_recall import capacity_study as cs
+# ``python -m validation study factual_recall.facts_per_param`` (and
+# ``factual_recall.tradeoff``).
+from validation.factual_recall.theory import PAPER_FACTS_PER_PARAM
+from validation.studies import get_study
 
-fp = cs.summarize_fpp(cs.fpp_records()[0])
-ts = cs.summarize_tradeoff(cs.run_tradeoff(compute=False))
+fp = get_study("factual_recall.facts_per_param").run(progress=False).outcome
+ts = get_study("factual_recall.tradeoff").run(progress=False).outcome
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained")
 colors = {16: "C0", 32: "C1", 64: "C2"}
-for r in fp["configs"]:
-    if math.isfinite(r["facts"]) and math.isfinite(r["ci"][1]):
-        ax1.errorbar(r["params"], r["facts"], yerr=[[r["facts"] - r["ci"][0]],
-                                                     [r["ci"][1] - r["facts"]]],
-                     fmt="o", color=colors[r["d"]], capsize=3)
+for r in fp.configs:
+    if math.isfinite(r.facts) and math.isfinite(r.ci_high):
+        ax1.errorbar(r.params, r.facts, yerr=[[r.facts - r.ci_low], [r.ci_high - r.facts]],
+                     fmt="o", color=colors[r.d], capsize=3)
 for d_, c in colors.items():
     ax1.plot([], [], "o", color=c, label=f"measured, d = {d_}")
 xs = np.geomspace(1e3, 3e4, 20)
-if math.isfinite(fp["value"]):
-    ax1.plot(xs, fp["value"] * xs, "k-", label=f"fit: {fp['value']:.3f} facts / parameter")
-ax1.plot(xs, 0.15 * xs, ":", color="gray", label="paper's guide line, 0.15")
+if math.isfinite(fp.fit.value):
+    ax1.plot(xs, fp.fit.value * xs, "k-", label=f"fit: {fp.fit.value:.3f} facts / parameter")
+ax1.plot(xs, PAPER_FACTS_PER_PARAM * xs, ":", color="gray",
+         label=f"paper's guide line, {PAPER_FACTS_PER_PARAM:g}")
 ax1.set(xscale="log", yscale="log", xlabel="parameters 4 H d_h d + 2 m d",
         ylabel="facts stored (>= 99 % recalled)", title="T = 32, D = 8 (stored sweep)")
 ax1.legend(fontsize=8)
-g = ts["grid"]
-im = ax2.imshow(np.array(g["success"], float), origin="lower", vmin=0, vmax=1,
+g = ts.grid
+im = ax2.imshow(np.array(g.success, float), origin="lower", vmin=0, vmax=1,
                 cmap="viridis", aspect="auto")
-ax2.set_xticks(range(len(g["m"])), [str(p) for p in g["mlp_params"]])
-ax2.set_yticks(range(len(g["H"])), [str(p) for p in g["attention_params"]])
+ax2.set_xticks(range(len(g.m)), [str(p) for p in g.mlp_params])
+ax2.set_yticks(range(len(g.H)), [str(p) for p in g.attention_params])
 ax2.set(xlabel="MLP parameters 2 m d", ylabel="attention parameters 4 H d_h d",
-        title=f"success fraction, {g['facts']} facts, d = {g['d']}")
+        title=f"success fraction, {g.facts} facts, d = {g.d}")
 fig.colorbar(im, ax=ax2, label="fraction of seeds with >= 99 % recalled")
 plt.show()
-print(f"facts per parameter: {fp['value']:.4f} {np.round(fp['ci'], 4)}; "
-      f"bits per parameter: {fp['bits_per_param']:.3f}")
+print(f"facts per parameter: {fp.fit.value:.4f} {np.round([fp.fit.ci_low, fp.fit.ci_high], 4)}; "
+      f"bits per parameter: {fp.fit.bits_per_param:.3f}")

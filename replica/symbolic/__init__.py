@@ -28,8 +28,12 @@ returning an unevaluated answer.
 list of ``(name, callable)``; the callable performs a derivation with the
 objects above and returns ``(ok: bool, detail: str)``.
 
-**Adding a theory** (the extension point; the listwise / tail-average margin
-theory of arXiv:2605.05189 is the next one): write a module
+* listwise and margin (:mod:`replica.symbolic.listwise`): :func:`gardner_energy`,
+  :func:`gaussian_tail_mean`, :func:`tam_capacity`, :func:`tam_capacity_small_tail`,
+  :func:`margin_energy_term`, :func:`margin_capacity`.
+
+**Adding a theory** (the extension point, used by the listwise theory of
+arXiv:2605.05189): write a module
 ``replica/symbolic/<theory>.py`` whose public functions return :class:`Formula`
 objects and whose ``CHECKS`` derive its limits with them; append its import name
 to :data:`CHECK_MODULES` and re-export its public names here.  ``python -m
@@ -45,6 +49,8 @@ from .full_rank import (SaddlePoint, energy_term, expected_v_p, finite_capacity,
                         hebbian_signal_to_noise, saddle_point, saddle_point_equation, v_p_objective,
                         v_p_piecewise)
 from .functions import CapacityAngle, QCQuantile
+from .listwise import (gardner_energy, gaussian_tail_mean, margin_capacity, margin_energy_term,
+                       tam_capacity, tam_capacity_small_tail)
 from .rank_constrained import (alpha_c_closed_form, alpha_c_integral, alpha_c_parametric,
                                alpha_c_series, mp_product_cubic, mp_product_edges,
                                mp_product_moment_series, quarter_circle_density,
@@ -58,6 +64,8 @@ __all__ = [
     "alpha_c_integral", "alpha_c_closed_form", "alpha_c_parametric", "alpha_c_series",
     "quarter_circle_density", "quarter_circle_moment", "mp_product_cubic",
     "mp_product_moment_series", "mp_product_edges", "QCQuantile", "CapacityAngle",
+    "gardner_energy", "gaussian_tail_mean", "tam_capacity", "tam_capacity_small_tail",
+    "margin_energy_term", "margin_capacity",
     "CHECK_MODULES", "iter_checks", "run_checks",
 ]
 
@@ -66,6 +74,7 @@ __all__ = [
 CHECK_MODULES = [
     "replica.symbolic.full_rank",
     "replica.symbolic.rank_constrained",
+    "replica.symbolic.listwise",
 ]
 
 

@@ -32,7 +32,10 @@ def _sym(name, **assumptions):
 #: (positive); ``E_V = E[V_p]`` (positive); ``y`` the angle of
 #: ``y - sin y = pi kappa``, ``theta = (pi - y)/2``, ``s`` a singular value and
 #: ``u`` a quantile level; ``x`` the raise of the correct score in ``V_p``;
-#: ``z`` a series variable; ``psi`` the unknown of the ``mp_product`` cubic.
+#: ``z`` a series variable; ``psi`` the unknown of the ``mp_product`` cubic;
+#: ``tau`` the tail fraction of the listwise criterion (positive), ``gamma`` a
+#: margin in competitor-score units and ``g`` one in units of ``sqrt(2 ln p)``
+#: (nonnegative), ``c`` Gardner's margin level (real).
 SYMBOLS = types.MappingProxyType({
     "q": _sym("q", real=True), "t": _sym("t", real=True),
     "alpha": _sym("alpha", nonnegative=True), "kappa": _sym("kappa", positive=True),
@@ -41,6 +44,8 @@ SYMBOLS = types.MappingProxyType({
     "y": _sym("y", nonnegative=True), "theta": _sym("theta", nonnegative=True),
     "s": _sym("s", nonnegative=True), "u": _sym("u", real=True),
     "x": _sym("x", real=True), "z": _sym("z"), "psi": _sym("psi"),
+    "tau": _sym("tau", positive=True), "gamma": _sym("gamma", nonnegative=True),
+    "g": _sym("g", nonnegative=True), "c": _sym("c", real=True),
 })
 
 

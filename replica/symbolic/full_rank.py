@@ -19,6 +19,8 @@ from functools import lru_cache
 
 import sympy as sp
 
+from hcizz.results import Result
+
 from .formula import SYMBOLS, Formula, SymbolicUndecided, limit
 
 __all__ = ["free_entropy_functional", "energy_term", "saddle_point_equation", "saddle_point",
@@ -187,7 +189,7 @@ def saddle_point_equation(energy="large-p"):
 
 
 @dataclass(frozen=True)
-class SaddlePoint:
+class SaddlePoint(Result):
     r"""Solution of the saddle-point equation, as returned by :func:`saddle_point`.
 
     Parameters

@@ -185,7 +185,7 @@ def trial_key(params, fn=None):
     Notes
     -----
     ``sha256(canonical_json({"fn": fn_name(fn), "params": key_params(params)}))``,
-    where canonical JSON sorts dict keys and :func:`key_params` rounds floats
+    where canonical JSON sorts dict keys and :func:`validation.engine.keys.key_params` rounds floats
     to 12 significant digits: the key does not depend on dict order, process,
     machine, Python version or the last bits of a computed float, and two
     float values share a key exactly when they agree to 12 significant digits.

@@ -83,6 +83,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from hcizz.results import Result
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
@@ -220,7 +222,7 @@ def check_store_file(path):
 
 
 @dataclasses.dataclass(frozen=True)
-class DamagedLine:
+class DamagedLine(Result):
     """A line of the store that is not a complete trial record.
 
     Parameters
@@ -249,7 +251,7 @@ class DamagedLine:
 
 
 @dataclasses.dataclass
-class StoreScan:
+class StoreScan(Result):
     """What :func:`read_store` found in a store file.
 
     Parameters

@@ -10,6 +10,8 @@ import sys
 import time
 from datetime import datetime, timezone
 
+from hcizz.results import Result
+
 from .executors import EXECUTORS, import_distributed, iter_dask, iter_inprocess, iter_processes
 from .keys import canonical_json, check_fn, key_of, normalize_params
 from .progress import Progress
@@ -19,7 +21,7 @@ __all__ = ["run_sweep", "SweepStats", "SweepRecords"]
 
 
 @dataclasses.dataclass
-class SweepStats:
+class SweepStats(Result):
     """Counts of one :func:`run_sweep` call (``records.stats``).
 
     Parameters

@@ -1,9 +1,12 @@
-"""``python -m validation factual-recall {memory,transformer,tradeoff,sequential}``."""
+"""``python -m validation factual-recall {memory,transformer,tradeoff,sequential}``.
+
+The command only parses: the experiment, the seed and the output path are
+checked by :func:`validation.factual_recall.experiments.run_experiment`
+before any work (one line on stderr and exit status 2 on bad input).
+"""
 from __future__ import annotations
 
-import time
-
-from validation._io import atomic_write_json, dumps, to_jsonable
+from validation._io import dumps
 
 EXPERIMENTS = ("memory", "transformer", "tradeoff", "sequential")
 
@@ -39,28 +42,10 @@ def register(sub):
 
 
 def _run(args):
-    from pathlib import Path
-
     from . import experiments as ex
 
-    if args.out is not None and Path(args.out).is_dir():
-        raise ValueError(f"--out must be a file path, got the directory {args.out!r}")
-    fn = {"memory": ex.memory_capacity_experiment,
-          "transformer": ex.transformer_capacity_experiment,
-          "tradeoff": ex.tradeoff_experiment,
-          "sequential": ex.sequential_experiment}[args.experiment]
-    t0 = time.perf_counter()
-    res = fn(quick=args.quick, rng=ex.experiment_rng(args.seed, args.experiment))
-    res = to_jsonable(res)
-    res["seconds_total"] = time.perf_counter() - t0
-    res["command"] = ("python -m validation factual-recall " + args.experiment
-                      + (" --quick" if args.quick else "") + f" --seed {args.seed}")
-    if args.out:
-        atomic_write_json(args.out, res)
-    if args.json:
-        print(dumps(res))
-    else:
-        print(summary(args.experiment, res))
+    res = ex.run_experiment(args.experiment, quick=args.quick, seed=args.seed, out=args.out)
+    print(dumps(res) if args.json else summary(args.experiment, res))
     return 0
 
 
@@ -97,7 +82,8 @@ def summary(experiment, res):
                          f"facts={r['facts']} facts/param={r['facts_per_param']:.4f}")
         f = res["facts_per_param"]
         lines.append(f"facts per parameter: {f['value']:.4f} +- {f['stderr']:.4f} (ratios "
-                     f"{f['info']['ratio_min']:.4f}..{f['info']['ratio_max']:.4f}); paper ~0.15")
+                     f"{f['info']['ratio_min']:.4f}..{f['info']['ratio_max']:.4f}); paper "
+                     f"~{res['paper_facts_per_param']:g}")
     elif experiment == "tradeoff":
         lines.append(f"{res['facts']} facts, d={res['d']}; rows H={res['H']}, columns m={res['m']}")
         for H, row in zip(res["H"], res["accuracy"]):

@@ -29,18 +29,21 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from hcizz.estimate import Estimate
-from validation.optim import Adam, warmup_cosine
+from validation.optim import adam_loop, warmup_cosine
 from hcizz.results import Result
+from validation.engine.trials import trial
 from .memories import train_memory
 from .sequential import train_sequential
-from .task import make_task
-from .transformer import OneLayerTransformer
-from validation.engine.trials import trial
+from .task import make_task, split_facts
+from .transformer import OneLayerTransformer, build_transformer
+from .theory import PAPER_FACTS_PER_PARAM
+from .trials import COSINE_FINAL, COSINE_WARMUP
 
 __all__ = ["experiment_rng", "largest_passing", "train_transformer", "transformer_capacity",
            "memory_capacity_experiment", "transformer_capacity_experiment",
            "tradeoff_experiment", "sequential_experiment", "fit_through_origin",
-           "TransformerTrainResult", "TransformerCapacity", "experiment_trial"]
+           "TransformerTrainResult", "TransformerCapacity", "experiment_trial", "EXPERIMENTS",
+           "run_experiments", "run_experiment"]
 
 
 #: Stream index of each experiment: the CLI and the report section derive the
@@ -113,6 +116,123 @@ def experiment_trial(params):
     if name not in fns:
         raise ValueError(f"name must be one of {sorted(fns)}, got {name!r}")
     return fns[name](quick=bool(params["quick"]), rng=experiment_rng(params["seed"], name))
+
+
+#: The four experiments, longest first (so that two workers finish together).
+EXPERIMENTS = ("transformer", "memory", "sequential", "tradeoff")
+
+
+def _check_names(names):
+    names = tuple(names)
+    bad = [n for n in names if n not in STREAMS]
+    if not names or bad:
+        raise ValueError(f"experiments must be among {', '.join(EXPERIMENTS)}, got "
+                         f"{bad[0] if bad else 'none'!r}")
+    return names
+
+
+def run_experiments(names=EXPERIMENTS, *, quick=True, seed=0, executor="processes", workers=2,
+                    progress=True):
+    """Run several experiments side by side as trials of :func:`validation.engine.run_sweep`.
+
+    What the report section shows as parts 1-4: each experiment is one
+    :func:`experiment_trial`, run on the given pool (no store: every call
+    trains), so its numbers are those of the direct call
+    ``<name>_experiment(quick=quick, rng=experiment_rng(seed, name))``.
+
+    Parameters
+    ----------
+    names : sequence of str, optional
+        Experiments among :data:`EXPERIMENTS` (default all four, longest first).
+    quick : bool, optional
+        Quick (report ``--quick``) or full sizes.
+    seed : int, optional
+        Root seed (>= 0).
+    executor : str or validation.engine.WorkerPool, optional
+        Where the trials run (see :func:`validation.engine.run_sweep`).
+    workers : int, optional
+        Worker processes.
+    progress : bool, optional
+        Progress lines on stderr.
+
+    Returns
+    -------
+    dict
+        Experiment name -> its result (a plain dict payload, as returned by
+        the experiment function).
+
+    Raises
+    ------
+    ValueError
+        An unknown experiment or a bad seed, before anything runs.
+    RuntimeError
+        If an experiment fails (with its error and traceback).
+
+    References
+    ----------
+    docs/factual_recall.md#measured-results
+    """
+    from validation.engine import run_sweep
+
+    names = _check_names(names)
+    seed = check_int("seed", seed, low=0)
+    params = [{"name": n, "quick": bool(quick), "seed": seed} for n in names]
+    recs = run_sweep(experiment_trial, params, executor=executor, workers=workers,
+                     progress=progress, label="factual_recall experiments")
+    bad = [r for r in recs if r["status"] != "ok"]
+    if bad:
+        e = bad[0]["error"]
+        raise RuntimeError(f"factual_recall experiment {bad[0]['params']['name']!r} failed: "
+                           f"{e['type']}: {e['message']}\n{e['traceback']}")
+    return {p["name"]: r["result"] for p, r in zip(params, recs)}
+
+
+def run_experiment(name, *, quick=False, seed=0, out=None):
+    """Run one experiment in this process, as ``python -m validation factual-recall NAME`` does.
+
+    Parameters
+    ----------
+    name : {"memory", "transformer", "tradeoff", "sequential"}
+        The experiment.
+    quick : bool, optional
+        Quick sizes.
+    seed : int, optional
+        Root seed (>= 0); the generator is :func:`experiment_rng` ``(seed, name)``.
+    out : path, optional
+        Also write the result as JSON to this file (checked before any work).
+
+    Returns
+    -------
+    dict
+        The experiment's result as plain JSON values, with ``seconds_total``
+        and the ``command`` that reproduces it.
+
+    Raises
+    ------
+    ValueError
+        A bad name, seed or output path, before anything runs.
+
+    References
+    ----------
+    docs/factual_recall.md#experiments
+    """
+    from hcizz.cli import check_output_file
+    from validation._io import atomic_write_json, to_jsonable
+
+    (name,) = _check_names([name])
+    seed = check_int("seed", seed, low=0)
+    if out is not None:
+        check_output_file("out", out)
+    fn = {"memory": memory_capacity_experiment, "transformer": transformer_capacity_experiment,
+          "tradeoff": tradeoff_experiment, "sequential": sequential_experiment}[name]
+    t0 = time.perf_counter()
+    res = to_jsonable(fn(quick=bool(quick), rng=experiment_rng(seed, name)))
+    res["seconds_total"] = time.perf_counter() - t0
+    res["command"] = ("python -m validation factual-recall " + name
+                      + (" --quick" if quick else "") + f" --seed {seed}")
+    if out is not None:
+        atomic_write_json(out, res)
+    return res
 
 
 def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
@@ -448,14 +568,16 @@ def train_transformer(task, d, H, d_h, m, *, steps=2000, batch=256, lr=3e-3, rng
     eval_repeats = check_int("eval_repeats", eval_repeats, low=1)
     rng = check_rng(rng)
     _check_transformer_memory(task, d, H, d_h, m, batch, dtype)
-    net = OneLayerTransformer(d, H, d_h, m, vocab=task.vocab, n_answers=task.n_answers,
-                              rng=rng, dtype=dtype)
-    opt = Adam(net.params)
-    loss = float("nan")
-    for s in range(steps):
-        tok, y, _, _ = task.sample(batch, rng)
+    net = build_transformer(d, H, d_h, m, task=task, rng=rng, dtype=dtype)
+
+    def evaluate(t):
+        tok, y, _, _ = task.sample(batch, rng)      # a fresh batch every step
         loss, g, _ = net.loss(tok, y)
-        opt.step(g, lr=warmup_cosine(s, steps, lr=lr, warmup=0.05, final=0.01))
+        return loss, g, None
+
+    loss = adam_loop(net.params, evaluate, steps=steps, final=False,
+                     lr=lambda t: warmup_cosine(t, steps, lr=lr, warmup=COSINE_WARMUP,
+                                                final=COSINE_FINAL)).loss
     fs, fr = task.all_facts()
     fs, fr = np.tile(fs, eval_repeats), np.tile(fr, eval_repeats)
     correct = []
@@ -465,14 +587,6 @@ def train_transformer(task, d, H, d_h, m, *, steps=2000, batch=256, lr=3e-3, rng
     acc = float(np.concatenate(correct).mean())
     return TransformerTrainResult(accuracy=acc, loss=loss, params=net.param_count,
                                   attention_params=net.attention_params, mlp_params=net.mlp_params)
-
-
-def _split_facts(n_facts):
-    """``(S, R)`` with ``R = round(sqrt(n))`` (>= 1) and ``S = round(n / R)`` (>= 1): a square
-    split keeps the vocabulary (and the noise vocabulary ``S + R``) smallest."""
-    R = max(1, int(round(math.sqrt(n_facts))))
-    S = max(1, int(round(n_facts / R)))
-    return S, R
 
 
 def _check_positive_heads(H, d_h):
@@ -488,7 +602,7 @@ def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1
     """Largest number of facts ``S R`` the transformer stores at >= ``threshold`` accuracy.
 
     Bisection over the number of facts ``n`` (``S, R`` from a square split, see
-    ``_split_facts``); each trial draws a fresh task and model.
+    :func:`~validation.factual_recall.task.split_facts`); each trial draws a fresh task and model.
 
     Parameters
     ----------
@@ -550,7 +664,7 @@ def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1
     trials = []
 
     def passes(n):
-        S, R = _split_facts(n)
+        S, R = split_facts(n)
         task = make_task(S, R, D, T=T, rng=seed + n)
         res = train_transformer(task, d, H, d_h, m, steps=steps, batch=batch, lr=lr,
                                 rng=seed + 7 * n + 1, eval_repeats=eval_repeats)
@@ -559,7 +673,7 @@ def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1
 
     start = start or max(4, net_params // 40)
     n, _ = largest_passing(passes, start, rtol=rtol)
-    S, R = _split_facts(n) if n else (0, 0)
+    S, R = split_facts(n) if n else (0, 0)
     facts = S * R
     return TransformerCapacity(d=d, H=H, d_h=d_h, m=m, params=net_params, facts=facts,
                                facts_per_param=facts / net_params, evaluated=trials, D=D, T=T,
@@ -632,7 +746,7 @@ def transformer_capacity_experiment(*, quick=True, rng=None, progress=_progress,
                  f"{r['params']} params = {r['facts_per_param']:.4f} ({r['seconds']:.0f} s)")
     fit = fit_through_origin([r["params"] for r in rows], [r["facts"] for r in rows])
     return {"rows": rows, "facts_per_param": fit.to_dict(), "D": D, **kw,
-            "quick": quick, "paper_facts_per_param": 0.15}
+            "quick": quick, "paper_facts_per_param": PAPER_FACTS_PER_PARAM}
 
 
 def tradeoff_experiment(*, quick=True, rng=None, progress=_progress, D=8):

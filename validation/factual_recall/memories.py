@@ -19,7 +19,7 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
-from validation.optim import Adam, warmup_cosine
+from validation.optim import adam_loop, warmup_cosine
 from hcizz.results import Result
 
 __all__ = ["sphere_embeddings", "linear_memory_loss", "mlp_memory_loss",
@@ -278,8 +278,9 @@ def train_memory(kind, n, d, *, m=None, n_classes=None, steps=1000, lr=None, rng
 
     Notes
     -----
-    Full-batch Adam on the cross-entropy (see :func:`linear_memory_loss`,
-    :func:`mlp_memory_loss`); the linear memory starts at ``W = 0``.
+    Full-batch Adam (:func:`validation.optim.adam_loop`) on the cross-entropy
+    (see :func:`linear_memory_loss`, :func:`mlp_memory_loss`); the linear
+    memory starts at ``W = 0``; the result is evaluated after the last update.
 
     References
     ----------
@@ -328,9 +329,7 @@ def train_memory(kind, n, d, *, m=None, n_classes=None, steps=1000, lr=None, rng
         def lossfn(p, grad=True):
             return mlp_memory_loss(p, X, U, targets, grad)
         count = 2 * m * d
-    opt = Adam(params)
-    for s in range(steps):
-        _, g, _ = lossfn(params)
-        opt.step(g, lr=warmup_cosine(s, steps, lr=lr, warmup=0.05, final=0.01))
-    loss, _, correct = lossfn(params, grad=False)
-    return MemoryTrainResult(accuracy=float(correct.mean()), loss=loss, params=count, n=n)
+    r = adam_loop(params, lambda t: lossfn(params, grad=t < steps), steps=steps,
+                  lr=lambda t: warmup_cosine(t, steps, lr=lr, warmup=0.05, final=0.01))
+    correct = r.info
+    return MemoryTrainResult(accuracy=float(correct.mean()), loss=r.loss, params=count, n=n)

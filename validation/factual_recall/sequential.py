@@ -23,6 +23,7 @@ type), then converges.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Optional
 
@@ -30,11 +31,12 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
+from validation.optim import adam_loop
 from hcizz.results import Result
 from .task import FactTask, structured_answers
 
 __all__ = ["linear_attention_loss", "train_sequential", "detect_stages", "block_losses",
-           "StageTimes"]
+           "StageTimes", "GradientDescent"]
 
 
 def _counts(tokens, vocab, dtype):
@@ -157,6 +159,49 @@ def block_losses(logits, targets, D):
     return float(total), float(rel), float(subj)
 
 
+class GradientDescent:
+    """Plain gradient descent ``p -= lr g`` in place, with the interface of :class:`validation.optim.Adam`.
+
+    Passed as ``optimizer`` to :func:`validation.optim.adam_loop`, so that the
+    sequential-learning model trains on the one training loop with the update
+    its analysis assumes (no momentum, no normalisation).
+
+    Parameters
+    ----------
+    params : list of ndarray
+        Parameters, updated in place by :meth:`step`.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#escape-times
+
+    Examples
+    --------
+    >>> w = np.array([1.0, -2.0])
+    >>> GradientDescent([w]).step([np.array([0.5, 0.5])], lr=2.0)
+    >>> w
+    array([ 0., -3.])
+    """
+
+    def __init__(self, params):
+        self.params = list(params)
+        self.t = 0
+
+    def step(self, grads, *, lr):
+        """Apply ``p -= lr g`` to every parameter, in place.
+
+        Parameters
+        ----------
+        grads : list of ndarray
+            Gradients, in the order of the parameters.
+        lr : float
+            Step size.
+        """
+        self.t += 1
+        for p, g in zip(self.params, grads):
+            p -= lr * g
+
+
 def train_sequential(S, R, D, *, T=8, steps=3000, lr=1.0, init=1e-3, batch=None,
                      eval_every=10, rng=None, dtype=np.float64):
     """Train the one-hot linear-attention model by plain GD and record the losses.
@@ -195,7 +240,8 @@ def train_sequential(S, R, D, *, T=8, steps=3000, lr=1.0, init=1e-3, batch=None,
 
     Notes
     -----
-    The gradient ``[dk, dW]`` is :func:`linear_attention_loss`'s (checked
+    Trained on :func:`validation.optim.adam_loop` with :class:`GradientDescent`
+    as its optimiser.  The gradient ``[dk, dW]`` is :func:`linear_attention_loss`'s (checked
     against finite differences); the losses are evaluated on a fixed set
     holding every fact twice.  A relation column of ``W`` receives gradient
     from ``1/R`` of the sequences and a subject column from ``1/S``, so with
@@ -231,23 +277,25 @@ def train_sequential(S, R, D, *, T=8, steps=3000, lr=1.0, init=1e-3, batch=None,
     # fixed evaluation set: every fact twice with its own noise
     ev_tok, ev_y, _, _ = task.sample(0, rng, subjects=np.tile(fs, 2), relations=np.tile(fr, 2))
     ev_C = _counts(ev_tok, V, dtype)
-    for step in range(steps + 1):
+
+    def evaluate(step):
+        # the three losses on the evaluation set every ``eval_every`` steps and at the
+        # end, then the gradient of a fresh batch
         if step % eval_every == 0 or step == steps:
             _, _, logits = linear_attention_loss(k, W, ev_C, ev_y, grad=False)
-            t, r_, s_ = block_losses(logits, ev_y, D)
+            for key, v in zip(("total", "relation", "subject"), block_losses(logits, ev_y, D)):
+                rec[key].append(v)
             rec["step"].append(step)
-            rec["total"].append(t)
-            rec["relation"].append(r_)
-            rec["subject"].append(s_)
         if step == steps:
-            break
+            return math.nan, None, None
         if batch is None:
             tok, y, _, _ = task.sample(0, rng, subjects=fs, relations=fr)
         else:
             tok, y, _, _ = task.sample(batch, rng)
-        _, (dk, dW), _ = linear_attention_loss(k, W, _counts(tok, V, dtype), y)
-        k -= lr * dk
-        W -= lr * dW
+        loss, grads, _ = linear_attention_loss(k, W, _counts(tok, V, dtype), y)
+        return loss, grads, None
+
+    adam_loop([k, W], evaluate, steps=steps, lr=lr, optimizer=GradientDescent([k, W]))
     out = {key: np.asarray(v) for key, v in rec.items()}
     out.update(ln_DR=float(np.log(D * R)), ln_D=float(np.log(D)), S=S, R=R, D=D, T=T,
                lr=lr, init=init, steps=steps)

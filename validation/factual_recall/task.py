@@ -12,13 +12,14 @@ Token ids: subjects ``[0, S)``, relations ``[S, S + R)``, noise
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from hcizz.checks import check_int, check_rng
 
-__all__ = ["FactTask", "make_task", "structured_answers"]
+__all__ = ["FactTask", "make_task", "structured_answers", "split_facts"]
 
 
 def _check_ids(name, value, high, *, ndim=1):
@@ -282,3 +283,37 @@ def structured_answers(S, R, D):
     s = np.arange(S)[:, None]
     r = np.arange(R)[None, :]
     return (s * D) // S + r * D
+
+
+def split_facts(n_facts):
+    """Split a number of facts into ``S`` subjects and ``R`` relations, ``R`` close to ``sqrt(n)``.
+
+    Parameters
+    ----------
+    n_facts : int
+        Target number of facts ``S R`` (>= 1).
+
+    Returns
+    -------
+    tuple of int
+        ``(S, R)`` with ``R = max(1, round(sqrt(n)))`` and ``S = max(1, round(n / R))``;
+        ``S R`` can differ slightly from ``n`` (128 becomes 12 x 11 = 132).
+
+    Notes
+    -----
+    A square split keeps the vocabulary ``2 (S + R) + 1`` (and so the noise
+    vocabulary ``S + R``) smallest for a given number of facts.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#experiments
+
+    Examples
+    --------
+    >>> split_facts(100), split_facts(128), split_facts(3)
+    ((10, 10), (12, 11), (2, 2))
+    """
+    n_facts = check_int("n_facts", n_facts, low=1)
+    R = max(1, int(round(math.sqrt(n_facts))))
+    S = max(1, int(round(n_facts / R)))
+    return S, R

@@ -36,7 +36,7 @@ from hcizz.checks import check_int, check_rng
 from validation.losses import softmax_xent
 from .task import _check_ids
 
-__all__ = ["OneLayerTransformer"]
+__all__ = ["OneLayerTransformer", "build_transformer"]
 
 PARAM_NAMES = ("Q", "K", "V", "O", "W1", "b", "W2")
 
@@ -310,3 +310,43 @@ class OneLayerTransformer:
         if not grad:
             return loss, None, correct
         return loss, self.backward(G, cache, params), correct
+
+
+def build_transformer(d, H, d_h, m, *, task, rng=None, dtype=np.float32):
+    """Build the transformer every factual-recall trainer uses, sized for ``task``.
+
+    The one place where the trainers (:func:`validation.factual_recall.experiments.train_transformer`,
+    :func:`validation.factual_recall.trials.transformer_budget_trial`) construct
+    their model: a second model variant is added here, and the trainers need
+    only its ``params`` (trained in place), ``loss(tokens, targets, grad=...)``
+    and ``param_count``.
+
+    Parameters
+    ----------
+    d, H, d_h, m : int
+        Model sizes (see :class:`OneLayerTransformer`).
+    task : validation.factual_recall.task.FactTask
+        The task (its vocabulary and number of answers).
+    rng : None, int or Generator
+        Randomness of the embeddings and the initialisation.
+    dtype : numpy dtype
+        Parameter dtype.
+
+    Returns
+    -------
+    OneLayerTransformer
+        The model.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#model
+
+    Examples
+    --------
+    >>> from validation.factual_recall.task import make_task
+    >>> net = build_transformer(8, 2, 4, 16, task=make_task(2, 2, 2, T=4, rng=0), rng=0)
+    >>> net.vocab, net.n_answers, net.param_count
+    (9, 4, 512)
+    """
+    return OneLayerTransformer(d, H, d_h, m, vocab=task.vocab, n_answers=task.n_answers, rng=rng,
+                               dtype=dtype)

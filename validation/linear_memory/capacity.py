@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import math
 import time
 
 import numpy as np
@@ -26,7 +25,8 @@ from hcizz.results import Result, optional
 from validation.engine.trials import trial
 
 __all__ = ["capacity_trial", "trial_params", "load_grid", "extension_loads", "grid_center", "measure_capacity",
-           "CapacityMeasurement"]
+           "CapacityMeasurement", "adaptive_settings", "budget_thresholds", "BudgetThreshold",
+           "ThresholdRecord"]
 
 
 @trial("linear_memory.capacity", aliases=("validation.linear_memory.capacity:capacity_trial",))
@@ -64,7 +64,7 @@ def capacity_trial(params):
     """
     model = params["model"]
     decl = get_model(model)
-    d = check_int("d", params["d"], low=1)
+    d = int(params["d"])                           # checked by measure_capacity / the study plans
     p = p_from_load(params["alpha"], d)
     seed = params["seed"]
     kind = decl.facts
@@ -76,7 +76,7 @@ def capacity_trial(params):
                        max_bytes=params.get("max_bytes", DEFAULT_MAX_BYTES))
     over = {k: params[k] for k in ("lr", "steps", "temperature", "init_std", "warmup",
                                    "final", "stop_accuracy") if k in params}
-    res = train(facts, model=decl.parametrization,
+    res = train(facts, parametrization=decl.parametrization,
                 kappa=params.get("kappa", 1.0), preset=params.get("preset", "default"),
                 rng=ri, **over)
     return {"p": p, "load": float(load_of(p, d)), "success": bool(res.success),
@@ -93,6 +93,18 @@ def _check_capacity_memory(model, d, p, dtype):
     check_memory(item * (2.0 * p * d + 2.0 * d * d),
                  f"capacity --model {model} d={d} p={p} (largest load; facts 2 p d + weights "
                  f"2 d^2 in {np.dtype(dtype).name})")
+
+
+def _check_candidates(model, d, p, where):
+    """``ValueError`` naming p and d if the candidate tensor of the model's facts exceeds the per-worker cap."""
+    from .data import fact_type
+
+    ft = fact_type(get_model(model).facts)
+    need = ft.candidate_nbytes(p, d)
+    if need > DEFAULT_MAX_BYTES:
+        raise ValueError(f"p={p}, d={d}: the {ft.kind.upper()} candidate tensor {where} needs "
+                         f"{need / 2**30:.2f} GiB per worker > {DEFAULT_MAX_BYTES / 2**30:.0f} GiB; "
+                         "use a smaller d or smaller loads (alphas)")
 
 
 def load_grid(center, *, n=7, rel=0.25, d=None):
@@ -325,7 +337,7 @@ def grid_center(model, d, kappa=None, theory=None):
 def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="default",
                      store=None, workers=None, executor="processes", progress=True,
                      extend=None, n_loads=None, rel=None, seed0=0, method="train", design="grid",
-                     ci_halfwidth=0.03, max_trials=200, batch=None, **overrides):
+                     ci_halfwidth=0.03, max_trials=200, batch=None, runner=None, **overrides):
     """Empirical capacity of one model at one ``d`` (and ``kappa``) vs theory.
 
     Parameters
@@ -384,8 +396,18 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         Trial cap of the adaptive design (>= 1).
     batch : int, optional
         Loads per adaptive round (default: ``workers``, or 2).
+    runner : callable, optional
+        ``runner(params) -> records``: runs (or replays) a list of parameter
+        records of the method's trial (:func:`capacity_trial`, or
+        :func:`~validation.linear_memory.exact.exact_trial` for
+        ``method="exact"``) and returns one engine record per record, in order
+        (e.g. a study's :class:`validation.studies.base.Runner`; a missing
+        record, ``None``, raises ``LookupError``); ``store``, ``workers``,
+        ``executor`` and ``progress`` are then not used.  Default:
+        :func:`validation.engine.run_sweep` on ``store``.
     **overrides
-        Training overrides (``steps``, ``lr``, ...).
+        Training overrides (``steps``, ``lr``, ...); refused with
+        ``method="exact"``.
 
     Returns
     -------
@@ -400,26 +422,40 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         ``stop`` (``"target"`` or ``"max_trials"``), ``seed_list``.
         A :class:`CapacityMeasurement`.
 
+    Raises
+    ------
+    ValueError
+        Any argument out of range (one check each, before any trial runs;
+        the message names the argument, its value and the valid range).
+
     References
     ----------
     arXiv:2605.10795; docs/linear_memory.md#empirical-capacity-threshold;
     docs/linear_memory.md#exact-capacity; docs/sweeps.md#adaptive-threshold-design
     """
-    from validation.engine import run_sweep
     from .registry import prediction
 
     decl = get_model(model)
     if method not in ("train", "exact"):
         raise ValueError(f"method must be 'train' or 'exact', got {method!r}")
     if method == "exact" and not decl.exact:
-        exact = " or ".join(repr(m.name) for m in MEMORY_MODELS.values() if m.exact)
+        exact = " or ".join(m.name for m in MEMORY_MODELS.values() if m.exact)
         raise ValueError(f"method 'exact' decides full-rank memories: model must be {exact}, got {model!r}")
+    if method == "exact" and any(v is not None for v in overrides.values()):
+        names = ", ".join(sorted(k for k, v in overrides.items() if v is not None))
+        raise ValueError(f"{names}: training options have no meaning with method 'exact'")
     d = check_int("d", d, low=2)
-    if decl.needs_kappa:
-        if kappa is None:
-            raise ValueError(f"kappa is required for model {model!r} (a value in (0, 1])")
+    if kappa is not None:
         kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
+    if decl.needs_kappa and kappa is None:
+        raise ValueError(f"kappa is required for model {model!r} (a value in (0, 1])")
     seeds = check_int("seeds", seeds, low=1)
+    if workers is not None:
+        workers = check_int("workers", workers, low=1)
+    if alphas is not None:
+        alphas = [float(a) for a in np.atleast_1d(check_real("alphas", alphas, low=0, low_open=True))]
+        if not alphas:
+            raise ValueError("alphas must be at least one load, got none")
     if preset not in ("default", "paper"):
         raise ValueError(f"preset must be 'default' or 'paper', got {preset!r}")
     if design not in ("grid", "adaptive"):
@@ -432,33 +468,37 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         batch = check_int("batch", batch if batch is not None else (workers or 2), low=1)
     if extend is None:
         extend = 0 if alphas is not None else 2
-    extend = check_int("extend", extend, low=0)
+    extend = check_int("extend", extend, low=0, high=10)
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    if method == "train":
+        # training overrides are checked here, not first inside every trial (where a
+        # bad steps became a failed sweep and a traceback)
+        from .train import TrainConfig, get_config
+
+        unknown = sorted(set(overrides) - set(TrainConfig.__dataclass_fields__) - {"dtype", "max_bytes"})
+        if unknown:
+            raise ValueError(f"overrides must be training options ({', '.join(TrainConfig.__dataclass_fields__)}, "
+                             f"dtype, max_bytes), got {', '.join(unknown)}")
+        get_config(preset, **{k: v for k, v in overrides.items() if k in TrainConfig.__dataclass_fields__})
+    if runner is not None:
+        def sweep(fn, params, label):
+            return runner(params)
+    else:
+        sweep = _sweep_runner(store, workers, executor, progress)
     t0 = time.perf_counter()
     theory = prediction(model, d, kappa)
     if design == "adaptive":
-        return _measure_adaptive(model, d, kappa, preset, theory, alphas, store, workers, executor,
-                                 progress, seed0, ci_halfwidth, max_trials, batch, overrides, t0)
+        return _measure_adaptive(model, d, kappa, preset, theory, alphas, sweep, seed0, ci_halfwidth,
+                                 max_trials, batch, overrides, t0)
     if alphas is None:
         c = decl.center(d, kappa, theory)
         loads = load_grid(c, n=n_loads or decl.grid[0], rel=rel or decl.grid[1], d=d)
     else:
         loads = [float(load_of(p_from_load(a, d), d)) for a in alphas]
         loads = sorted(set(loads))
-    if decl.facts == "dp":
-        from .data import dp_nbytes
-
-        p_max = p_from_load(max(loads) * (1.5 if alphas is None and extend else 1.0), d)
-        if dp_nbytes(p_max, d) > DEFAULT_MAX_BYTES:
-            raise ValueError(
-                f"p={p_max}, d={d}: the DP candidate tensor of the largest load needs p^2 d * 4 = "
-                f"{dp_nbytes(p_max, d) / 2**30:.2f} GiB per worker > {DEFAULT_MAX_BYTES / 2**30:.0f} GiB; "
-                f"use a smaller d or smaller --alphas")
     _check_capacity_memory(model, d, p_from_load(max(loads), d), overrides.get("dtype") or "float32")
-    # training overrides are checked here, not first inside every trial (where a
-    # bad --steps became a failed sweep and a traceback)
-    from .train import TrainConfig, get_config
-
-    get_config(preset, **{k: v for k, v in overrides.items() if k in TrainConfig.__dataclass_fields__})
+    _check_candidates(model, d, p_from_load(max(loads) * (1.5 if alphas is None and extend else 1.0), d),
+                      "of the largest load")
     seed_list = list(range(seed0, seed0 + seeds))
     label = f"capacity {model} d={d}" + (f" kappa={kappa:g}" if decl.needs_kappa else "")
     if method == "exact":
@@ -474,12 +514,7 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         else:
             fn = capacity_trial
             params = trial_params(model, d, todo, seed_list, kappa=kappa, preset=preset, **overrides)
-        recs = run_sweep(fn, params, store=store, workers=workers, executor=executor,
-                         progress=progress, label=label)
-        bad = [r for r in recs if r["status"] != "ok"]
-        if bad:
-            raise RuntimeError(f"{len(bad)} trial(s) failed, first: {bad[0]['error']}")
-        results += [r["result"] for r in recs]
+        results += _ok_results(sweep(fn, params, label))
         done.update(todo)
         decided = [r for r in results if r["success"] is not None]
         if rnd == extend:
@@ -506,44 +541,77 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         seconds=time.perf_counter() - t0, design="grid")
 
 
-def _adaptive_settings(model, d, kappa, theory, alphas):
-    """First loads, walk step, load snapping and floor of the adaptive design."""
+def _sweep_runner(store, workers, executor, progress):
+    """``sweep(fn, params, label) -> records`` on :func:`validation.engine.run_sweep`."""
+    def sweep(fn, params, label):
+        from validation.engine import run_sweep
+
+        return run_sweep(fn, params, store=store, workers=workers, executor=executor, progress=progress,
+                         label=label)
+
+    return sweep
+
+
+def _ok_results(recs):
+    """The results of engine records; ``RuntimeError`` naming the first failure, ``LookupError`` a missing one."""
+    bad = [r for r in recs if r is not None and r["status"] != "ok"]
+    if bad:
+        raise RuntimeError(f"{len(bad)} trial(s) failed, first: {bad[0]['error']}")
+    if any(r is None for r in recs):
+        raise LookupError(f"{sum(r is None for r in recs)} trial(s) not in the store")
+    return [r["result"] for r in recs]
+
+
+def adaptive_settings(model, d, kappa, theory, alphas):
+    """Return the first loads, walk step, load snapping and floor of the adaptive design.
+
+    Parameters
+    ----------
+    model : str
+        A registered memory model.
+    d : int
+        Dimension.
+    kappa : float or None
+        Rank ratio (models that take one).
+    theory : dict
+        The model's prediction (``value`` at least).
+    alphas : sequence of float or None
+        First-round loads (default: the grid centre times 0.95 and 1.05).
+
+    Returns
+    -------
+    dict
+        ``center``, ``start`` (sorted first loads), ``step`` (0.1 centre),
+        ``lower`` (0.05 centre) and ``snap`` (load -> load of the integer ``p``),
+        the settings :func:`validation.adaptive.adaptive_threshold` takes.
+
+    References
+    ----------
+    docs/sweeps.md#adaptive-threshold-design
+    """
     c = get_model(model).center(d, kappa, theory)
     start = sorted(alphas) if alphas is not None else [0.95 * c, 1.05 * c]
     return {"center": c, "start": start, "step": 0.1 * c, "lower": 0.05 * c,
             "snap": lambda a: float(load_of(p_from_load(a, d), d))}
 
 
-def _measure_adaptive(model, d, kappa, preset, theory, alphas, store, workers, executor, progress,
-                      seed0, ci_halfwidth, max_trials, batch, overrides, t0):
-    """``measure_capacity(design="adaptive")``: rounds of :func:`run_sweep` chosen
+def _measure_adaptive(model, d, kappa, preset, theory, alphas, sweep, seed0, ci_halfwidth, max_trials,
+                      batch, overrides, t0):
+    """``measure_capacity(design="adaptive")``: rounds of trials chosen
     by :func:`validation.adaptive.adaptive_threshold` around :func:`validation.logistic.fit_threshold`."""
     from validation.adaptive import adaptive_threshold
-    from validation.engine import run_sweep
-    from .train import TrainConfig, get_config
 
-    get_config(preset, **{k: v for k, v in overrides.items() if k in TrainConfig.__dataclass_fields__})
-    st = _adaptive_settings(model, d, kappa, theory, alphas)
+    st = adaptive_settings(model, d, kappa, theory, alphas)
     start = st["start"]
     _check_capacity_memory(model, d, p_from_load(1.5 * max(start), d), overrides.get("dtype") or "float32")
-    if get_model(model).facts == "dp":
-        from .data import dp_nbytes
-
-        if dp_nbytes(p_from_load(1.5 * max(start), d), d) > DEFAULT_MAX_BYTES:
-            raise ValueError(f"d={d}: the DP candidate tensor at 1.5x the largest start load exceeds "
-                             f"{DEFAULT_MAX_BYTES / 2**30:.0f} GiB per worker; use a smaller d")
+    _check_candidates(model, d, p_from_load(1.5 * max(start), d), "at 1.5x the largest start load")
     label = f"capacity {model} d={d}" + (f" kappa={kappa:g}" if model == "lowrank" else "") + " (adaptive)"
     results = []
 
     def run(loads, seeds):
         params = [trial_params(model, d, [a], [s], kappa=kappa, preset=preset, **overrides)[0]
                   for a, s in zip(loads, seeds)]
-        recs = run_sweep(capacity_trial, params, store=store, workers=workers, executor=executor,
-                         progress=progress, label=label)
-        bad = [r for r in recs if r["status"] != "ok"]
-        if bad:
-            raise RuntimeError(f"{len(bad)} trial(s) failed, first: {bad[0]['error']}")
-        res = [r["result"] for r in recs]
+        res = _ok_results(sweep(capacity_trial, params, label))
         results.extend(res)
         return [r["load"] for r in res], [r["success"] for r in res]
 
@@ -560,3 +628,109 @@ def _measure_adaptive(model, d, kappa, preset, theory, alphas, store, workers, e
         train_cpu_seconds=float(sum(r.get("cpu_seconds", 0.0) for r in results)),
         steps_mean=float(np.mean([r.get("steps", 0) for r in results])),
         seconds=time.perf_counter() - t0)
+
+
+@dataclass(frozen=True)
+class ThresholdRecord(Result):
+    """Base of the threshold records: main estimate ``threshold``, 95% interval ``ci_low`` / ``ci_high``.
+
+    A subclass adds its fields (``threshold``, ``ci_low`` and ``ci_high``
+    among them); ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``,
+    the key ``report.json`` has always used.
+
+    References
+    ----------
+    docs/architecture.md#one-result-protocol
+    """
+
+    _estimate = "threshold"
+    level = 0.95
+
+    def to_dict(self):
+        """Return the fields, the interval as ``"ci": [ci_low, ci_high]``.
+
+        Returns
+        -------
+        dict
+            Plain values.
+        """
+        out = super().to_dict()
+        out["ci"] = [out.pop("ci_low"), out.pop("ci_high")]
+        return out
+
+
+@dataclass(frozen=True)
+class BudgetThreshold(ThresholdRecord):
+    """The threshold refitted at one step budget (:func:`budget_thresholds`).
+
+    Parameters
+    ----------
+    budget : int
+        Step budget ``B``.
+    threshold : float
+        Logistic 1/2 point of ``success(B) = success and steps <= B``.
+    ci_low, ci_high : float
+        Its 95% profile-likelihood interval.
+    successes : int
+        Successes at budget ``B``.
+
+    Notes
+    -----
+    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``
+    (:class:`ThresholdRecord`).
+
+    References
+    ----------
+    docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen
+    """
+
+    budget: int
+    threshold: float
+    ci_low: float
+    ci_high: float
+    successes: int
+
+
+def budget_thresholds(records, budgets):
+    """Refit the threshold at each step budget from the trials of one run at a larger budget.
+
+    Parameters
+    ----------
+    records : list of dict
+        :func:`capacity_trial` results run with a constant learning rate and
+        a budget at least ``max(budgets)`` (fields ``load``, ``success``,
+        ``steps``).
+    budgets : sequence of int
+        Step budgets ``B``.
+
+    Returns
+    -------
+    list of BudgetThreshold
+        One per budget, in the order given.
+
+    Notes
+    -----
+    With a constant learning rate (no warm-up, no decay) a run with budget
+    ``B`` is exactly the first ``B`` steps of the longer run, and training
+    stops at the first full recall, so ``success(B) = success and steps <= B``
+    is the outcome the shorter run would have had.
+
+    References
+    ----------
+    docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen
+
+    Examples
+    --------
+    >>> recs = [{"load": a, "success": a < 0.8, "steps": 100 if a < 0.7 else 900}
+    ...         for a in (0.5, 0.6, 0.7, 0.75, 0.85, 0.9) for _ in range(4)]
+    >>> [(b.budget, b.successes) for b in budget_thresholds(recs, (128, 1024))]
+    [(128, 8), (1024, 16)]
+    """
+    loads = np.array([r["load"] for r in records])
+    out = []
+    for b in budgets:
+        succ = np.array([bool(r["success"]) and r["steps"] <= b for r in records])
+        f = fit_threshold(loads, succ)
+        out.append(BudgetThreshold(budget=int(b), threshold=f.threshold, ci_low=f.ci_low, ci_high=f.ci_high,
+                                   successes=int(succ.sum())))
+    return out

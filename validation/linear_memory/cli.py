@@ -1,5 +1,9 @@
 """``python -m validation capacity``: empirical capacity of one memory model vs theory.
 
+The command only parses: every argument is checked once, by
+:func:`validation.linear_memory.capacity.measure_capacity`, before any trial
+runs (one line on stderr and exit status 2 for a bad one).
+
 Examples::
 
     python -m validation capacity --model op --d 20 --seeds 4 --json
@@ -17,16 +21,6 @@ import sys
 from validation._io import to_jsonable
 
 __all__ = ["register", "run"]
-
-
-def _floats(text):
-    try:
-        vals = [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise ValueError(f"alphas must be comma-separated numbers, got {text!r}") from None
-    if not vals or any(not (v > 0 and math.isfinite(v)) for v in vals):
-        raise ValueError(f"alphas must be positive finite loads, got {text!r}")
-    return vals
 
 
 def register(sub):
@@ -100,48 +94,16 @@ def run(args):
     ----------
     docs/linear_memory.md#cli
     """
+    from hcizz.cli import parse_list
     from .capacity import measure_capacity
-    from .registry import MEMORY_MODELS, get_model
 
-    decl = get_model(args.model)
-    if args.d < 2:
-        raise ValueError(f"d must be an integer >= 2, got {args.d}")
-    if decl.needs_kappa and args.kappa is None:
-        raise ValueError(f"kappa is required for --model {args.model} (a value in (0, 1])")
-    if args.kappa is not None and not (0 < args.kappa <= 1):
-        raise ValueError(f"kappa must be a real number in (0, 1], got {args.kappa}")
-    if args.method == "exact" and not decl.exact:
-        exact = " or ".join(m.name for m in MEMORY_MODELS.values() if m.exact)
-        raise ValueError(f"--method exact decides full-rank memories: model must be {exact}, got {args.model}")
-    if args.method == "exact" and args.steps is not None:
-        raise ValueError("--steps is a training option; it has no meaning with --method exact")
-    if args.seeds < 1:
-        raise ValueError(f"seeds must be an integer >= 1, got {args.seeds}")
-    if args.workers is not None and args.workers < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {args.workers}")
-    if args.extend is not None and not 0 <= args.extend <= 10:
-        raise ValueError(f"extend must be an integer in [0, 10], got {args.extend}")
-    if args.design == "adaptive" and args.method != "train":
-        raise ValueError(f"--design adaptive needs --method train, got {args.method}")
-    if not (args.ci_halfwidth > 0 and math.isfinite(args.ci_halfwidth)):
-        raise ValueError(f"ci-halfwidth must be a positive number, got {args.ci_halfwidth}")
-    if args.max_trials < 1:
-        raise ValueError(f"max-trials must be an integer >= 1, got {args.max_trials}")
-    if args.method == "exact" and args.lr is not None:
-        raise ValueError("--lr is a training option; it has no meaning with --method exact")
-    if args.lr is not None and not (args.lr > 0 and math.isfinite(args.lr)):
-        raise ValueError(f"lr must be a positive number, got {args.lr}")
-    alphas = _floats(args.alphas) if args.alphas else None
-    extend = {} if args.extend is None else {"extend": args.extend}
-    if args.design == "adaptive":
-        extend = {"design": "adaptive", "ci_halfwidth": args.ci_halfwidth, "max_trials": args.max_trials}
-    if args.lr is not None:
-        extend["lr"] = args.lr
+    alphas = parse_list(args.alphas, "--alphas", item=float) if args.alphas is not None else None
+    design = {"design": args.design, "ci_halfwidth": args.ci_halfwidth, "max_trials": args.max_trials}
     try:
         res = measure_capacity(args.model, args.d, kappa=args.kappa, seeds=args.seeds, alphas=alphas,
-                               **extend, preset=args.preset, store=args.store, workers=args.workers,
-                               executor=args.executor, progress=True, method=args.method,
-                               **({"steps": args.steps} if args.method == "train" else {}))
+                               extend=args.extend, preset=args.preset, store=args.store, workers=args.workers,
+                               executor=args.executor, progress=True, method=args.method, **design,
+                               steps=args.steps, lr=args.lr)
     except RuntimeError as exc:      # a trial failed: one line (details stay in the store), exit 1
         print(f"python -m validation capacity: failed: {exc}".splitlines()[0][:500], file=sys.stderr)
         return 1

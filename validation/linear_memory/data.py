@@ -11,27 +11,45 @@ All entries are i.i.d. ``N(0, 1)`` (recall is scale invariant) drawn from the
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import inspect
 
 import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from replica.load import load_of
 
-__all__ = ["Facts", "make_facts", "make_op", "make_dp", "dp_nbytes", "DEFAULT_MAX_BYTES", "trial_rngs"]
+__all__ = ["Facts", "OPFacts", "DPFacts", "FACT_TYPES", "fact_type", "make_facts", "make_op", "make_dp", "dp_nbytes", "DEFAULT_MAX_BYTES", "trial_rngs"]
 
 #: Default cap on the DP candidate tensor (bytes).
 DEFAULT_MAX_BYTES = 4 * 2**30
 
 
-@dataclass(frozen=True)
+def _check_pd(p, d):
+    return check_int("p", p, low=2), check_int("d", d, low=1)
+
+
+def _split_args(args, kwargs):
+    """``(kind, E, U)`` from ``(E, U)``, ``(kind, E, U)`` or keywords (kind None when not given)."""
+    kw = dict(kwargs)
+    names = ("kind", "E", "U") if len(args) + len(kw) == 3 else ("E", "U")
+    if len(args) > len(names) or set(kw) - set(names[len(args):]) or len(args) + len(kw) != len(names):
+        raise TypeError(f"a fact set takes (E, U) or (kind, E, U), got {len(args)} positional and "
+                        f"keywords {sorted(kw)}")
+    vals = dict(zip(names, args), **kw)
+    return vals.get("kind"), vals["E"], vals["U"]
+
+
 class Facts:
-    """A fact set of the original (OP) or decoupled (DP) problem.
+    """A fact set: inputs ``E`` (p, d) and their candidates ``U``; one subclass per problem.
+
+    :class:`OPFacts` (original problem, one shared candidate set) and
+    :class:`DPFacts` (decoupled problem, each input its own candidates) differ
+    only in how a score row is formed from ``W e_mu`` and how a gradient is
+    pulled back to ``d`` dimensions; everything else (training, scores,
+    recall) is written once against these methods.
 
     Parameters
     ----------
-    kind : {"op", "dp"}
-        The problem.
     E : ndarray, shape (p, d)
         Inputs ``e_mu`` as rows.
     U : ndarray, shape (p, d) for OP, (p, p, d) for DP
@@ -39,17 +57,50 @@ class Facts:
 
     Notes
     -----
-    The correct candidate of input ``mu`` has index ``mu`` in both problems,
-    so the targets are ``arange(p)``.  The load is ``alpha = p ln p / d^2``.
+    ``Facts(kind, E, U)`` builds the subclass named by ``kind`` (``"op"`` or
+    ``"dp"``, :data:`FACT_TYPES`); a subclass also accepts the same three
+    arguments when ``kind`` is its own (``type(facts)(facts.kind, E, U)``).
+    ``kind`` is a class attribute, kept readable for code that reports which
+    problem a set belongs to.  The correct candidate of input ``mu`` has index
+    ``mu`` in both problems, so the targets are ``arange(p)``.  The load is
+    ``alpha = p ln p / d^2``.  Instances are immutable (the arrays are not
+    copied).
 
     References
     ----------
     arXiv:2605.10795; docs/theory_full_rank.md#the-model
+
+    Examples
+    --------
+    >>> f = Facts("dp", np.zeros((3, 2)), np.zeros((3, 3, 2)))
+    >>> type(f).__name__, f.kind, f.p, f.d
+    ('DPFacts', 'dp', 3, 2)
     """
 
-    kind: str
-    E: np.ndarray
-    U: np.ndarray
+    __slots__ = ("E", "U")
+    #: Name of the problem (``"op"`` or ``"dp"``), set by each subclass.
+    kind = None
+
+    def __new__(cls, *args, **kwargs):
+        if cls is Facts:
+            cls = fact_type(_split_args(args, kwargs)[0])
+        return object.__new__(cls)
+
+    def __init__(self, *args, **kwargs):
+        kind, E, U = _split_args(args, kwargs)
+        if kind is not None and kind != self.kind:
+            raise ValueError(f"kind must be {self.kind!r} for {type(self).__name__}, got {kind!r}")
+        object.__setattr__(self, "E", E)
+        object.__setattr__(self, "U", U)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __reduce__(self):
+        return (type(self), (self.E, self.U))
+
+    def __repr__(self):
+        return f"{type(self).__name__}(p={self.p}, d={self.d}, dtype={self.E.dtype})"
 
     @property
     def p(self):
@@ -82,9 +133,223 @@ class Facts:
         Returns
         -------
         Facts
-            The cast fact set.
+            The cast fact set (same subclass).
         """
-        return Facts(self.kind, self.E.astype(dtype, copy=False), self.U.astype(dtype, copy=False))
+        return type(self)(self.E.astype(dtype, copy=False), self.U.astype(dtype, copy=False))
+
+    def score_rows(self, H):
+        """Return the score matrix from the rows ``H[mu] = W e_mu``.
+
+        Parameters
+        ----------
+        H : ndarray, shape (p, d)
+            ``E W^T`` (possibly scaled).
+
+        Returns
+        -------
+        ndarray, shape (p, p)
+            ``Z[mu, rho]``: score of candidate ``rho`` of input ``mu``.
+        """
+        raise NotImplementedError
+
+    def pull_back(self, X):
+        """Return ``A[mu] = sum_rho X[mu, rho] v_{mu rho}``, the candidates weighted by ``X``.
+
+        Parameters
+        ----------
+        X : ndarray, shape (p, p)
+            Weights per (input, candidate), e.g. softmax probabilities.
+
+        Returns
+        -------
+        ndarray, shape (p, d)
+            One ``d``-vector per input.
+        """
+        raise NotImplementedError
+
+    @classmethod
+    def candidate_nbytes(cls, p, d, dtype=np.float32):
+        """Return the bytes of the candidate tensor ``U`` of a fact set of this problem.
+
+        Parameters
+        ----------
+        p : int
+            Number of facts.
+        d : int
+            Dimension.
+        dtype : dtype
+            Element type.
+
+        Returns
+        -------
+        int
+            ``p d * itemsize`` (OP) or ``p^2 d * itemsize`` (DP).
+        """
+        raise NotImplementedError
+
+    @classmethod
+    def draw(cls, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
+        """Draw a fact set of this problem, all entries i.i.d. ``N(0, 1)``.
+
+        Parameters
+        ----------
+        p : int
+            Number of facts (>= 2).
+        d : int
+            Dimension (>= 1).
+        rng : None, int or Generator
+            Randomness.
+        dtype : dtype
+            Float32 or float64.
+        max_bytes : int
+            Memory cap of the candidate tensor (DP only).
+
+        Returns
+        -------
+        Facts
+            The fact set (``E`` is drawn before ``U``).
+        """
+        raise NotImplementedError
+
+    def correct(self):
+        """Return the correct candidate of each input, as rows (p, d).
+
+        Returns
+        -------
+        ndarray, shape (p, d)
+            ``u_mu`` (OP) or ``U[mu, mu]`` (DP).
+        """
+        raise NotImplementedError
+
+
+class OPFacts(Facts):
+    """An OP fact set: one candidate set ``U`` (p, d) shared by all inputs (see :class:`Facts`).
+
+    Parameters
+    ----------
+    E : ndarray, shape (p, d)
+        Inputs ``e_mu`` as rows.
+    U : ndarray, shape (p, d)
+        Candidates ``u_rho``; the correct one of input ``mu`` is ``u_mu``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#the-model
+    """
+
+    __slots__ = ()
+    kind = "op"
+
+    @classmethod
+    def candidate_nbytes(cls, p, d, dtype=np.float32):
+        return int(p) * int(d) * np.dtype(dtype).itemsize
+
+    @classmethod
+    def draw(cls, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
+        p, d = _check_pd(p, d)
+        rng = check_rng(rng)
+        E = rng.standard_normal((p, d), dtype=np.dtype(dtype).type)
+        U = rng.standard_normal((p, d), dtype=np.dtype(dtype).type)
+        return cls(E, U)
+
+    def score_rows(self, H):
+        return H @ self.U.T
+
+    def pull_back(self, X):
+        return X @ self.U
+
+    def correct(self):
+        return self.U
+
+
+class DPFacts(Facts):
+    """A DP fact set: input ``mu`` has its own candidates ``U[mu]`` (p, d) (see :class:`Facts`).
+
+    Parameters
+    ----------
+    E : ndarray, shape (p, d)
+        Inputs ``e_mu`` as rows.
+    U : ndarray, shape (p, p, d)
+        ``U[mu, rho]``: candidate ``rho`` of input ``mu``; the correct one is ``U[mu, mu]``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/theory_full_rank.md#the-model
+    """
+
+    __slots__ = ()
+    kind = "dp"
+
+    @classmethod
+    def candidate_nbytes(cls, p, d, dtype=np.float32):
+        return dp_nbytes(p, d, dtype)
+
+    @classmethod
+    def draw(cls, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
+        p, d = _check_pd(p, d)
+        max_bytes = check_real("max_bytes", max_bytes, low=0, low_open=True, allow_array=False)
+        need = dp_nbytes(p, d, dtype)
+        if need > max_bytes:
+            raise ValueError(
+                f"p={p}, d={d}: the DP candidate tensor needs p^2 d * itemsize = "
+                f"{need / 2**30:.2f} GiB > max_bytes = {max_bytes / 2**30:.2f} GiB; "
+                f"reduce p or d (or raise max_bytes)")
+        rng = check_rng(rng)
+        t = np.dtype(dtype).type
+        E = rng.standard_normal((p, d), dtype=t)
+        U = rng.standard_normal((p, p, d), dtype=t)
+        return cls(E, U)
+
+    def score_rows(self, H):
+        return (self.U @ H[:, :, None])[:, :, 0]           # batched (p,d)@(d,1)
+
+    def pull_back(self, X):
+        return (X[:, None, :] @ self.U)[:, 0, :]
+
+    def correct(self):
+        idx = np.arange(self.p)
+        return self.U[idx, idx]
+
+
+#: The fact-set types by problem name.
+FACT_TYPES = {"op": OPFacts, "dp": DPFacts}
+
+# the documented signature (the three-argument form of the notes is accepted too)
+Facts.__signature__ = inspect.Signature([inspect.Parameter("E", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+                                         inspect.Parameter("U", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+
+
+def fact_type(kind):
+    """Return the fact-set class of a problem.
+
+    Parameters
+    ----------
+    kind : {"op", "dp"}
+        The problem.
+
+    Returns
+    -------
+    type
+        :class:`OPFacts` or :class:`DPFacts`.
+
+    Raises
+    ------
+    ValueError
+        For another name.
+
+    References
+    ----------
+    docs/theory_full_rank.md#the-model
+
+    Examples
+    --------
+    >>> fact_type("op").__name__
+    'OPFacts'
+    """
+    try:
+        return FACT_TYPES[kind]
+    except (KeyError, TypeError):
+        raise ValueError(f"kind must be 'op' or 'dp', got {kind!r}") from None
 
 
 def dp_nbytes(p, d, dtype=np.float32):
@@ -116,10 +381,6 @@ def dp_nbytes(p, d, dtype=np.float32):
     return int(p) * int(p) * int(d) * np.dtype(dtype).itemsize
 
 
-def _check_pd(p, d):
-    return check_int("p", p, low=2), check_int("d", d, low=1)
-
-
 def make_op(p, d, *, rng=None, dtype=np.float64):
     """Draw an OP fact set: ``E`` and shared candidates ``U``, both (p, d), i.i.d. N(0,1).
 
@@ -149,11 +410,7 @@ def make_op(p, d, *, rng=None, dtype=np.float64):
     >>> f.E.shape, f.U.shape
     ((5, 3), (5, 3))
     """
-    p, d = _check_pd(p, d)
-    rng = check_rng(rng)
-    E = rng.standard_normal((p, d), dtype=np.dtype(dtype).type)
-    U = rng.standard_normal((p, d), dtype=np.dtype(dtype).type)
-    return Facts("op", E, U)
+    return OPFacts.draw(p, d, rng=rng, dtype=dtype)
 
 
 def make_dp(p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
@@ -193,19 +450,7 @@ def make_dp(p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
     >>> make_dp(4, 3, rng=0).U.shape
     (4, 4, 3)
     """
-    p, d = _check_pd(p, d)
-    max_bytes = check_real("max_bytes", max_bytes, low=0, low_open=True, allow_array=False)
-    need = dp_nbytes(p, d, dtype)
-    if need > max_bytes:
-        raise ValueError(
-            f"p={p}, d={d}: the DP candidate tensor needs p^2 d * itemsize = "
-            f"{need / 2**30:.2f} GiB > max_bytes = {max_bytes / 2**30:.2f} GiB; "
-            f"reduce p or d (or raise max_bytes)")
-    rng = check_rng(rng)
-    t = np.dtype(dtype).type
-    E = rng.standard_normal((p, d), dtype=t)
-    U = rng.standard_normal((p, p, d), dtype=t)
-    return Facts("dp", E, U)
+    return DPFacts.draw(p, d, rng=rng, dtype=dtype, max_bytes=max_bytes)
 
 
 def make_facts(kind, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
@@ -240,11 +485,7 @@ def make_facts(kind, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_
     >>> make_facts("op", 4, 3, rng=0).kind
     'op'
     """
-    if kind == "op":
-        return make_op(p, d, rng=rng, dtype=dtype)
-    if kind == "dp":
-        return make_dp(p, d, rng=rng, dtype=dtype, max_bytes=max_bytes)
-    raise ValueError(f"kind must be 'op' or 'dp', got {kind!r}")
+    return fact_type(kind).draw(p, d, rng=rng, dtype=dtype, max_bytes=max_bytes)
 
 
 def trial_rngs(seed, d, p):

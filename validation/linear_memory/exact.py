@@ -19,29 +19,30 @@ one of the following holds:
 * there is ``lambda >= 0``, ``lambda != 0`` with ``sum_k lambda_k a_k = 0``
   (infeasible; ``0`` lies in the convex hull of the ``a_k``).
 
-Both are found by one non-negative least-squares problem (Lawson-Hanson
-active set, in kernel form, with constraint generation):
+A pair with ``a_k = 0`` (an input ``e_mu = 0``, or a competitor equal to the
+correct candidate) has margin 0 for every ``W``: it is an infeasibility
+certificate by itself (``lambda = 1`` on that pair) and is returned at once.
+
+Both certificates are found by one non-negative least-squares problem
 
     min_{lambda >= 0}  || sum_k lambda_k a_k ||_F^2 + (sum_k lambda_k - 1)^2 .
 
 At its optimum, ``x = sum_k lambda_k a_k`` and ``s = sum_k lambda_k - 1``
 satisfy ``<a_k, x> + s >= 0`` for every pair (KKT), so either ``s < 0`` and
 ``W = x`` recalls everything with margin ``-s > 0``, or the residual is zero
-and ``lambda`` is a Gordan certificate.  Only the pairs with
-``lambda_k > 0`` enter the linear algebra; the Gram matrix of two pairs is the
-product kernel ``(delta_k . delta_l)(e_mu . e_nu) + 1``.  The gradient over all
-``p^2`` pairs is one scoring of ``x`` (two matrix products), which is how
-violated pairs are found.
+and ``lambda`` is a Gordan certificate.  The default solver works on the
+primal side (an augmented Lagrangian in the ``d^2`` entries of ``W``, see
+:func:`exact_feasibility`); Lawson-Hanson on the dual is the fallback.
 
-That active-set solver needs about as many deletions as additions, each
-``O(n^2)`` with ``n ~ d^2`` active pairs, so it scales like ``d^6``.  The
-default solver therefore works on the primal side of the same problem, in the
-``d^2`` entries of ``W``: an augmented Lagrangian whose multipliers converge to
-the NNLS ``lambda`` and whose iterates converge to ``x``, each subproblem
-solved by semismooth Newton with matrix-free CG (see
-:func:`exact_feasibility`); Lawson-Hanson, warm-started from its support, is
-the fallback.  Either way the returned certificate is re-checked from the
-fact set by :func:`verify_feasible` / :func:`verify_infeasible`.
+The decision is invariant under positive scaling of each input and of all
+candidates together (recall is), so the data are normalised inside: inputs to
+unit norm, candidates to unit root-mean-square norm.  Only the scores are
+needed, never all ``p (p - 1)`` difference vectors at once: margins of pairs
+far from active are bounded from their last exact value (safe screening,
+:class:`_Scorer`), and the ``p^2 d`` candidates of a DP instance can be
+regenerated from its generator in row blocks (:class:`LazyDPFacts`).  Either
+way the returned certificate is re-checked from the fact set by
+:func:`verify_feasible` / :func:`verify_infeasible`.
 """
 from __future__ import annotations
 
@@ -54,19 +55,28 @@ from scipy.linalg import solve_triangular
 from scipy.linalg.lapack import dpstrf as _dpstrf
 from scipy.linalg.lapack import dtrtrs as _dtrtrs
 
-from hcizz.checks import check_int, check_real
+from hcizz.checks import check_int, check_real, check_rng
+from hcizz.results import Result
 from validation.engine.trials import trial
 
-__all__ = ["ExactResult", "exact_feasibility", "verify_feasible", "verify_infeasible",
+__all__ = ["ExactResult", "LazyDPFacts", "exact_feasibility", "verify_feasible", "verify_infeasible",
            "pair_deltas", "exact_trial", "exact_params", "certificate_summary"]
 
 #: Default tolerance on the certified cosine margin below which an instance is
 #: called infeasible (see :func:`verify_infeasible`).
 DEFAULT_TOL = 1e-9
 
+#: Default size of one regenerated block of DP candidates (bytes).
+DEFAULT_BLOCK_BYTES = 2**22
+
+#: Default memory for DP candidate blocks kept after their first drawing (bytes).
+DEFAULT_CACHE_BYTES = 2**30
+
+_EPS = float(np.finfo(np.float64).eps)
+
 
 @dataclass
-class ExactResult:
+class ExactResult(Result):
     """Outcome of :func:`exact_feasibility`.
 
     Attributes
@@ -74,20 +84,22 @@ class ExactResult:
     feasible : bool or None
         True: a memory recalling all facts exists (``W`` certifies it);
         False: none exists up to the cosine tolerance ``tol`` (``pairs``,
-        ``lam`` certify it); None: undecided within ``max_iter``.
+        ``lam`` certify it); None: undecided within the iteration limits.
     margin : float
         Feasible: the certified cosine margin ``min_k <a_k, W> / (|a_k| |W|)``
         of ``W`` (> 0).  Infeasible: the certified upper bound ``eps`` on the
-        cosine margin of *every* ``W`` (:func:`verify_infeasible`).
+        cosine margin of *every* ``W`` (:func:`verify_infeasible`; 0 for a
+        zero pair).
     W : ndarray (d, d) or None
-        Feasibility certificate (scale is irrelevant).
+        Feasibility certificate (scale is irrelevant; it certifies the facts
+        as given, not only their normalised form).
     pairs : ndarray (m, 2) of int or None
         ``(mu, rho)`` pairs of the infeasibility certificate.
     lam : ndarray (m,) or None
         Their non-negative weights.
     optimal : bool
         The active-set problem was solved to optimality (then ``gamma`` is
-        the maximal Euclidean margin of the facts scaled by ``1/sqrt(d)``).
+        the maximal Euclidean margin of the normalised facts).
     gamma : float
         Lawson-Hanson: ``|x| / (1 + s)`` at the last iterate (the optimal
         margin if ``optimal``); 0 for infeasible instances; nan when the
@@ -100,6 +112,12 @@ class ExactResult:
         active-set removals; augmented Lagrangian: Newton steps, 0.
     seconds : float
         Wall time.
+    verified : bool or None
+        The certificate passed :func:`verify_feasible` /
+        :func:`verify_infeasible` (None: undecided, or ``verify=False``).
+    info : dict
+        Solver details (``method``, screening statistics, the verifier's
+        report under ``"verification"``).
     """
 
     feasible: bool | None
@@ -113,6 +131,7 @@ class ExactResult:
     iterations: int = 0
     removals: int = 0
     seconds: float = 0.0
+    verified: bool | None = None
     info: dict = field(default_factory=dict)
 
     def summary(self):
@@ -121,7 +140,139 @@ class ExactResult:
                 "certificate": ("W" if self.feasible else "lambda" if self.feasible is False else None),
                 "optimal": bool(self.optimal), "gamma": float(self.gamma), "active": int(self.active),
                 "iterations": int(self.iterations), "removals": int(self.removals),
-                "seconds": float(self.seconds)}
+                "seconds": float(self.seconds), "verified": self.verified}
+
+
+class LazyDPFacts:
+    """A DP fact set whose ``p^2 d`` candidates are regenerated in row blocks.
+
+    The numbers are those of :func:`validation.linear_memory.data.make_dp`
+    with the same generator (``E`` first, then ``U`` row by row), but ``U``
+    is never held at once: block ``b`` (rows ``bounds[b]``) is redrawn from
+    the generator state recorded at its start.
+
+    Parameters
+    ----------
+    p : int
+        Number of facts (>= 2).
+    d : int
+        Dimension (>= 1).
+    rng : None, int, SeedSequence or Generator
+        Randomness; ``E`` is drawn from it now (the generator advances past
+        ``E`` only), ``U`` from a copy of its state.
+    dtype : dtype
+        Float32 (default, as ``make_dp``) or float64.
+    block_bytes : int
+        Size of one block in bytes of ``dtype`` (at least one row).
+    cache_bytes : int
+        Blocks are kept after their first drawing while their total stays
+        within this many bytes (default 1 GiB; 0 keeps none); the others are
+        redrawn at every use.
+
+    Attributes
+    ----------
+    kind : str
+        ``"dp"``.
+    E : ndarray (p, d)
+        Inputs.
+    bounds : list of (int, int)
+        Row ranges of the blocks.
+
+    Notes
+    -----
+    Redrawing a block costs as much as drawing it (10-20 ns per number); the
+    exact solver reads a block only when the screening bound of one of its
+    rows fails (:func:`exact_feasibility`), and the first blocks, up to
+    ``cache_bytes``, are kept.  Memory: ``p d`` for ``E`` plus at most
+    ``cache_bytes + block_bytes``.
+
+    Examples
+    --------
+    >>> from validation.linear_memory.data import make_dp
+    >>> lz = LazyDPFacts(6, 3, rng=1, block_bytes=150)
+    >>> len(lz.bounds), bool(np.array_equal(lz.rows(0, 6), make_dp(6, 3, rng=1).U))
+    (3, True)
+    """
+
+    kind = "dp"
+
+    def __init__(self, p, d, *, rng=None, dtype=np.float32, block_bytes=DEFAULT_BLOCK_BYTES,
+                 cache_bytes=DEFAULT_CACHE_BYTES):
+        p = check_int("p", p, low=2)
+        d = check_int("d", d, low=1)
+        dt = np.dtype(dtype)
+        if dt not in (np.float32, np.float64):
+            raise ValueError(f"dtype must be float32 or float64, got {dt}")
+        block_bytes = check_int("block_bytes", block_bytes, low=1)
+        self.cache_bytes = check_int("cache_bytes", cache_bytes, low=0)
+        rng = check_rng(rng)
+        self.dtype = dt
+        self.E = rng.standard_normal((p, d), dtype=dt.type)
+        self._bg_type = type(rng.bit_generator)
+        rows = max(1, block_bytes // (p * d * dt.itemsize))
+        self.bounds = [(lo, min(p, lo + rows)) for lo in range(0, p, rows)]
+        self._states = [rng.bit_generator.state]
+        self._cache = {}
+        self.drawn_rows = 0
+
+    @property
+    def p(self):
+        """Number of facts."""
+        return self.E.shape[0]
+
+    @property
+    def d(self):
+        """Dimension."""
+        return self.E.shape[1]
+
+    @property
+    def load(self):
+        """``alpha = p ln p / d^2``."""
+        return self.p * math.log(self.p) / self.d**2
+
+    def block(self, b):
+        """Candidates ``U[lo:hi]`` of block ``b`` (shape ``(hi - lo, p, d)``), redrawn."""
+        b = check_int("b", b, low=0, high=len(self.bounds) - 1)
+        if b in self._cache:
+            return self._cache[b]
+        while len(self._states) <= b:                   # states of earlier blocks first
+            self.block(len(self._states) - 1)
+        bg = self._bg_type()
+        bg.state = self._states[b]
+        lo, hi = self.bounds[b]
+        out = np.random.Generator(bg).standard_normal((hi - lo, self.p, self.d), dtype=self.dtype.type)
+        self.drawn_rows += hi - lo
+        if len(self._states) == b + 1 and b + 1 < len(self.bounds):
+            self._states.append(bg.state)
+        if (len(self._cache) + 1) * out.nbytes <= self.cache_bytes:
+            out.flags.writeable = False
+            self._cache[b] = out
+        return out
+
+    def rows(self, lo, hi):
+        """Candidates ``U[lo:hi]`` (redrawn block by block)."""
+        lo = check_int("lo", lo, low=0, high=self.p)
+        hi = check_int("hi", hi, low=lo, high=self.p)
+        parts = [self.block(b)[max(lo, a) - a:min(hi, z) - a]
+                 for b, (a, z) in enumerate(self.bounds) if a < hi and z > lo]
+        return np.concatenate(parts) if parts else np.zeros((0, self.p, self.d), self.dtype)
+
+    def materialize(self):
+        """The same facts as a :class:`~validation.linear_memory.data.Facts` (all of ``U``)."""
+        from .data import Facts
+
+        return Facts("dp", self.E, self.rows(0, self.p))
+
+
+def _dp_blocks(facts, block_bytes=DEFAULT_BLOCK_BYTES):
+    """Row ranges and a block getter for the candidates of a DP fact set (lazy or in memory)."""
+    if isinstance(facts, LazyDPFacts):
+        return facts.bounds, facts.block
+    U = facts.U
+    p, d = U.shape[0], U.shape[-1]
+    rows = max(1, block_bytes // (p * d * 8))
+    bounds = [(lo, min(p, lo + rows)) for lo in range(0, p, rows)]
+    return bounds, (lambda b: U[bounds[b][0]:bounds[b][1]])
 
 
 def pair_deltas(facts, mu, rho, dtype=np.float64):
@@ -129,8 +280,8 @@ def pair_deltas(facts, mu, rho, dtype=np.float64):
 
     Parameters
     ----------
-    facts : Facts
-        OP or DP fact set.
+    facts : Facts or LazyDPFacts
+        OP or DP fact set (a lazy one is redrawn block by block).
     mu, rho : array_like of int
         Inputs and competitors.
     dtype : dtype
@@ -142,22 +293,389 @@ def pair_deltas(facts, mu, rho, dtype=np.float64):
     """
     mu = np.asarray(mu, dtype=np.intp)
     rho = np.asarray(rho, dtype=np.intp)
-    U = facts.U
     if facts.kind == "op":
+        U = facts.U
         return U[mu].astype(dtype) - U[rho].astype(dtype)
-    return U[mu, mu].astype(dtype) - U[mu, rho].astype(dtype)
+    if not isinstance(facts, LazyDPFacts):
+        U = facts.U
+        return U[mu, mu].astype(dtype) - U[mu, rho].astype(dtype)
+    out = np.empty((mu.size, facts.d), dtype)
+    for b, (lo, hi) in enumerate(facts.bounds):
+        k = np.nonzero((mu >= lo) & (mu < hi))[0]
+        if k.size:
+            Ub = facts.block(b)
+            out[k] = Ub[mu[k] - lo, mu[k]].astype(dtype) - Ub[mu[k] - lo, rho[k]].astype(dtype)
+    return out
 
 
-def _all_margins(W, E, U, kind):
-    """Margins ``c_mu^T W e_mu - v_{mu rho}^T W e_mu`` for all pairs; diagonal +inf."""
-    H = E @ W.T.astype(E.dtype)
-    if kind == "op":
-        Z = H @ U.T
-    else:
-        Z = (U @ H[:, :, None])[:, :, 0]
-    M = np.diagonal(Z)[:, None] - Z
-    np.fill_diagonal(M, np.inf)
-    return M
+def _pow2_scale(mx, lim=100):
+    """Exponent ``k`` with ``mx * 2**-k`` in ``[0.5, 1)`` if ``mx`` lies outside
+    ``[2**-lim, 2**lim]``, else 0 (scaling by a power of two is exact)."""
+    if not (mx > 0) or not math.isfinite(mx):
+        return 0
+    k = math.frexp(mx)[1]
+    return k if abs(k) > lim else 0
+
+
+class _Source:
+    """Checked, normalised fact data for the solvers.
+
+    Inputs are scaled to unit norm (exactly zero rows stay zero), candidates
+    by one common factor to unit root-mean-square norm; both scalings leave
+    every recall decision unchanged.  DP candidates are read (or redrawn)
+    block by block and normalised on the fly, so that they need not be held.
+    Raises ``ValueError`` naming the offending part of ``facts``.
+    """
+
+    def __init__(self, facts, block_bytes=DEFAULT_BLOCK_BYTES):
+        kind = getattr(facts, "kind", None)
+        if kind not in ("op", "dp"):
+            raise ValueError(f"facts.kind must be 'op' or 'dp', got {kind!r}")
+        E = np.asarray(facts.E)
+        if E.ndim != 2:
+            raise ValueError(f"facts.E must be a (p, d) array, got shape {E.shape}")
+        p, d = E.shape
+        if p < 2:
+            raise ValueError(f"facts: the number of facts p must be >= 2 (a pair needs a competitor), got p={p}")
+        if d < 1:
+            raise ValueError(f"facts: the dimension d must be >= 1, got d={d}")
+        if not np.issubdtype(E.dtype, np.floating) and not np.issubdtype(E.dtype, np.integer):
+            raise ValueError(f"facts.E must be a real array, got dtype {E.dtype}")
+        E = E.astype(np.float64)
+        bad = ~np.isfinite(E)
+        if bad.any():
+            i = tuple(int(v) for v in np.argwhere(bad)[0])
+            raise ValueError(f"facts.E must be finite, got {E[i]} at index {i} "
+                             f"({int(bad.sum())} non-finite entries)")
+        self.kind, self.p, self.d = kind, p, d
+        self.zero_pair = None
+        mx = np.max(np.abs(E), axis=1)
+        zrow = np.nonzero(mx == 0)[0]
+        if zrow.size:
+            self.zero_pair = (int(zrow[0]), int((zrow[0] + 1) % p))
+        k = np.frexp(np.where(mx > 0, mx, 1.0))[1]
+        Es = np.ldexp(E, -k[:, None])
+        n = np.linalg.norm(Es, axis=1)
+        self._ek, self._en = k, np.where(n > 0, n, 1.0)
+        self.E = Es / self._en[:, None]
+        self.rows_read = 0
+        if kind == "op":
+            U = np.asarray(facts.U)
+            if U.shape != (p, d):
+                raise ValueError(f"facts.U must have shape (p, d) = {(p, d)} for OP facts, got {U.shape}")
+            U = U.astype(np.float64)
+            bad = ~np.isfinite(U)
+            if bad.any():
+                i = tuple(int(v) for v in np.argwhere(bad)[0])
+                raise ValueError(f"facts.U must be finite, got {U[i]} at index {i} "
+                                 f"({int(bad.sum())} non-finite entries)")
+            if self.zero_pair is None:
+                order = np.lexsort(U.T[::-1])
+                same = np.nonzero(np.all(U[order[1:]] == U[order[:-1]], axis=1))[0]
+                if same.size:                           # two facts with the same output
+                    self.zero_pair = (int(order[same[0]]), int(order[same[0] + 1]))
+            mxu = float(np.max(np.abs(U)))
+            Us = np.ldexp(U, -math.frexp(mxu)[1]) if mxu > 0 else U
+            rms = math.sqrt(float(np.mean(np.sum(Us * Us, axis=1))))
+            self._ku, self._fu = (math.frexp(mxu)[1] if mxu > 0 else 0), (1.0 / rms if rms > 0 else 1.0)
+            self.U = Us * self._fu
+            self.C = self.U
+            self.bounds = [(0, p)]
+            return
+        # DP: one pass over the blocks for the checks, the scale and the correct candidates
+        lazy = isinstance(facts, LazyDPFacts)
+        if not lazy:
+            U = np.asarray(facts.U)
+            if U.shape != (p, p, d):
+                raise ValueError(f"facts.U must have shape (p, p, d) = {(p, p, d)} for DP facts, got {U.shape}")
+        self.bounds, self._get = _dp_blocks(facts, block_bytes)
+        Craw = np.empty((p, d))
+        kb, sq = [], []
+        for b, (lo, hi) in enumerate(self.bounds):
+            Ub = np.asarray(self._get(b), np.float64)
+            bad = ~np.isfinite(Ub)
+            if bad.any():
+                i = tuple(int(v) for v in np.argwhere(bad)[0])
+                i = (i[0] + lo,) + i[1:]
+                raise ValueError(f"facts.U must be finite, got a non-finite entry at index {i}")
+            r = np.arange(hi - lo)
+            Craw[lo:hi] = Ub[r, lo + r]
+            if self.zero_pair is None:
+                eq = np.all(Ub == Craw[lo:hi, None, :], axis=2)
+                eq[r, lo + r] = False
+                if eq.any():                            # a competitor equal to the correct candidate
+                    i, j = np.argwhere(eq)[0]
+                    self.zero_pair = (int(lo + i), int(j))
+            m = float(np.max(np.abs(Ub)))
+            kk = math.frexp(m)[1] if m > 0 else -1075
+            kb.append(kk)
+            Us = np.ldexp(Ub, -kk) if m > 0 else Ub
+            sq.append(float(np.sum(Us * Us)))
+        K = max(kb)
+        tot = sum(v * math.ldexp(1.0, 2 * (k - K)) for k, v in zip(kb, sq))
+        rms = math.sqrt(tot / (p * p))
+        self._ku, self._fu = (K if tot > 0 else 0), (1.0 / rms if rms > 0 else 1.0)
+        self.rows_read = p
+        self.scale = math.ldexp(self._fu, -self._ku)
+        self.C = self.normalise(Craw)
+
+    def raw_weights(self, mu, lam):
+        """Weights of a certificate for the facts as given, from weights for the normalised
+        ones: ``a_k`` of the data is ``|e_mu| / c`` times the normalised one (``c`` the common
+        candidate factor, dropped), so ``lambda_k / |e_mu|``, up to a common power of two."""
+        k = self._ek[mu]
+        return np.ldexp(np.asarray(lam, np.float64) / self._en[mu], -(k - int(k.max())))
+
+    def normalise(self, A):
+        """DP candidates as the solvers see them: float64 times the common factor."""
+        return np.asarray(A, np.float64) * self.scale
+
+    def block(self, b):
+        """Normalised float64 candidates of DP block ``b``, shape ``(hi - lo, p, d)``."""
+        lo, hi = self.bounds[b]
+        self.rows_read += hi - lo
+        return self.normalise(self._get(b))
+
+    def raw_block(self, b):
+        """Candidates of DP block ``b`` as stored, the factor that normalises them and the
+        unit roundoff of their dtype (float32 data within a moderate range are used as they
+        are; anything else is normalised to float64 first)."""
+        lo, hi = self.bounds[b]
+        self.rows_read += hi - lo
+        V = np.asarray(self._get(b))
+        if V.dtype == np.float32 and abs(self._ku) <= 60:
+            return V, self.scale, float(np.finfo(np.float32).eps)
+        return self.normalise(V), 1.0, _EPS
+
+
+class _Scorer:
+    """Margins ``(c_mu - v_{mu rho}) . (x e_mu)`` of all pairs, exact where they matter.
+
+    A *watched* pair's difference vector is cached and its margin computed
+    exactly at every call.  For every other pair the last exact margin ``m0``
+    of its row, taken at ``h0 = x0 e_mu``, gives a lower bound at the current
+    ``h = beta h0 + r_perp`` (``r_perp`` orthogonal to ``h0``)::
+
+        delta . h = beta (delta . h0) + delta_perp . r_perp >= beta m0 - |delta_perp| |r_perp|,
+
+    with ``|delta_perp|^2 = |delta|^2 - m0^2 / |h0|^2`` stored per pair.  A row
+    whose bound does not exceed the threshold ``thr`` is re-scored exactly
+    (OP: one matrix product; DP: the row's block is redrawn), and its pairs
+    below ``thr`` plus the ``watch_k`` pairs nearest to it (smallest
+    ``(m - thr) / |delta_perp|``) become watched.  Returned margins are exact
+    for watched and re-scored rows and otherwise bounds strictly above ``thr``,
+    so every pair with margin ``<= thr`` is exact and watched.
+    """
+
+    def __init__(self, src, watch_k=64):
+        p, d = src.p, src.d
+        self.src, self.p, self.d, self.watch_k = src, p, d, int(watch_k)
+        self.H0 = np.zeros((p, d))
+        self.h0n = np.zeros(p)
+        self.scored = np.zeros(p, bool)
+        self.m0 = np.zeros((p, p), np.float32)
+        self.q = np.zeros((p, p), np.float32)
+        self.watch = np.zeros((p, p), bool)
+        self.slot = np.full((p, p), -1, np.int64)
+        self.nw = 0
+        self.wm = np.zeros(64, np.intp)
+        self.wr = np.zeros(64, np.intp)
+        self.D = np.zeros((64, d))
+        self.cc = np.einsum("ij,ij->i", src.C, src.C)
+        if src.kind == "op":
+            self.vn2 = self.cc
+        self.calls = 0
+        self.rows_rescored = 0
+        self._dead = []
+
+    # -- watched pairs -------------------------------------------------------------------
+    def _add(self, mu, rho, V):
+        """Watch pairs ``(mu, rho)`` whose competitor vectors are the rows of ``V``."""
+        new = ~self.watch[mu, rho]
+        mu, rho, V = mu[new], rho[new], V[new]
+        n = mu.size
+        if not n:
+            return
+        need = self.nw + n
+        if need > self.D.shape[0]:
+            cap = max(need, 2 * self.D.shape[0])
+            self.D = np.concatenate([self.D[:self.nw], np.zeros((cap - self.nw, self.d))])
+            self.wm = np.concatenate([self.wm[:self.nw], np.zeros(cap - self.nw, np.intp)])
+            self.wr = np.concatenate([self.wr[:self.nw], np.zeros(cap - self.nw, np.intp)])
+        sl = slice(self.nw, need)
+        self.D[sl] = self.src.C[mu] - V
+        self.wm[sl], self.wr[sl] = mu, rho
+        self.slot[mu, rho] = np.arange(self.nw, need)
+        self.watch[mu, rho] = True
+        self.m0[mu, rho] = 1e30
+        self.q[mu, rho] = 0.0
+        self.nw = need
+
+    def _drop(self, mu, rho):
+        """Stop watching pairs; their slots are freed by :meth:`_compact`."""
+        self._dead.append(self.slot[mu, rho].copy())
+        self.watch[mu, rho] = False
+        self.slot[mu, rho] = -1
+
+    def _compact(self):
+        if not self._dead:
+            return
+        alive = np.ones(self.nw, bool)
+        alive[np.concatenate(self._dead)] = False
+        self._dead = []
+        n = int(alive.sum())
+        self.D[:n] = self.D[:self.nw][alive]
+        self.wm[:n] = self.wm[:self.nw][alive]
+        self.wr[:n] = self.wr[:self.nw][alive]
+        self.nw = n
+        self.slot[self.wm[:n], self.wr[:n]] = np.arange(n)
+
+    def deltas(self, mu, rho):
+        """Difference vectors of pairs (watching them first if they are not yet)."""
+        mu = np.asarray(mu, np.intp)
+        rho = np.asarray(rho, np.intp)
+        miss = ~self.watch[mu, rho]
+        if miss.any():
+            mm, rr = mu[miss], rho[miss]
+            if self.src.kind == "op":
+                self._add(mm, rr, self.src.U[rr])
+            else:
+                for b, (lo, hi) in enumerate(self.src.bounds):
+                    k = (mm >= lo) & (mm < hi)
+                    if k.any():
+                        Vb = self.src.block(b)
+                        self._add(mm[k], rr[k], Vb[mm[k] - lo, rr[k]])
+        return self.D[self.slot[mu, rho]]
+
+    def watched(self):
+        """Inputs and competitors of the watched pairs (views)."""
+        return self.wm[:self.nw], self.wr[:self.nw]
+
+    def watched_margins(self, X):
+        """Exact margins of the watched pairs for the memory ``X``."""
+        HX = self.src.E @ X.T
+        return np.einsum("kj,kj->k", self.D[:self.nw], HX[self.wm[:self.nw]])
+
+    # -- all pairs -----------------------------------------------------------------------
+    def _rescore(self, rows, H, thr, keep):
+        """Margins of the given rows (all competitors), rounding-safe lower bounds, and the
+        rows' new watch sets; DP rows are re-scored a whole block at a time."""
+        src, p, d = self.src, self.p, self.d
+        if src.kind == "op":
+            chunks = [(rows, None)]
+        else:
+            blk = np.searchsorted([hi for _, hi in src.bounds], rows, side="right")
+            chunks = [(np.arange(*src.bounds[b]), b) for b in np.unique(blk)]
+            rows = np.concatenate([c[0] for c in chunks])
+        out = np.empty((rows.size, p))
+        pos = 0
+        k = min(self.watch_k, p - 1)
+        for r, b in chunks:
+            n = r.size
+            ar = np.arange(n)
+            Hr, Cr = H[r], src.C[r]
+            cc = self.cc[r, None]
+            if b is None:
+                Z = Hr @ src.U.T
+                cv = Cr @ src.U.T
+                vn2 = self.vn2[None, :]
+                et = _EPS
+            else:
+                # scores from the stored candidates in their own precision (float32 for drawn
+                # facts), then the normalising factor; rounding is bounded below
+                V, sv, et = src.raw_block(b)
+                ZC = V @ np.stack([Hr, Cr], axis=2).astype(V.dtype)      # (n, p, 2)
+                Z = ZC[:, :, 0].astype(np.float64) * sv
+                cv = ZC[:, :, 1].astype(np.float64) * sv
+                vn2 = np.einsum("rpd,rpd->rp", V, V).astype(np.float64) * (sv * sv)
+            ch = np.einsum("ij,ij->i", Cr, Hr)
+            hn = np.sqrt(np.einsum("ij,ij->i", Hr, Hr))
+            # |score error| <= (d+3) et |v| |h| (dot products of length d, inputs rounded to et)
+            tv = np.sqrt(vn2) * (1 + (d + 2) * et)
+            cn = np.sqrt(cc)
+            err = ((d + 3) * et * tv + 16 * d * _EPS * cn) * hn[:, None]
+            m = ch[:, None] - Z - err                   # lower bound of the margin
+            m[ar, r] = np.inf
+            dn2 = cc + vn2 - 2.0 * cv + 2 * (d + 3) * et * np.square(tv + cn)   # upper bound |delta|^2
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mc = np.maximum(np.abs(m + err) - err, 0.0) / hn[:, None]
+                q = np.sqrt(np.maximum(dn2 - mc * mc, 0.0))
+            q[~np.isfinite(q)] = 0.0
+            out[pos:pos + n] = m
+            pos += n
+            # the row's watch set is rebuilt: the pairs to keep (positive multipliers), every
+            # pair whose bound is at or below thr, and the watch_k pairs nearest to it
+            offd = np.ones((n, p), bool)
+            offd[ar, r] = False
+            sel = offd & (m <= thr)
+            if keep is not None:
+                sel |= keep[r]
+            if k > 0:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    ratio = np.where(offd, (m - thr) / np.maximum(q, 1e-300), np.inf)
+                top = np.argpartition(ratio, k - 1, axis=1)[:, :k]
+                tm = np.zeros_like(sel)
+                np.put_along_axis(tm, top, True, axis=1)
+                sel |= tm & offd
+            old = self.watch[r]
+            di, dj = np.nonzero(old & ~sel)
+            if di.size:
+                self._drop(r[di], dj)
+            i, j = np.nonzero(sel & ~old)
+            if i.size:
+                self._add(r[i], j, src.U[j] if b is None else V[i, j].astype(np.float64) * sv)
+            m0 = m.astype(np.float32)
+            m0[~offd] = 0.0
+            m0 -= np.abs(m0) * np.float32(1e-6)
+            m0[sel | ~offd] = np.float32(1e30)
+            self.m0[r] = m0
+            q32 = (q * (1 + 1e-6)).astype(np.float32)
+            q32[sel] = 0.0
+            self.q[r] = q32
+            self.H0[r] = Hr
+            self.h0n[r] = hn
+            self.scored[r] = hn > 0
+        self._compact()
+        self.rows_rescored += rows.size
+        return rows, out
+
+    def margins(self, x, thr, keep=None, exact=True):
+        """``(p, p)`` margins of the memory ``x``: exact where ``<= thr`` (diagonal ``inf``).
+
+        ``keep`` (bool ``(p, p)``, optional): pairs that must stay watched (exact).
+        ``exact=False``: rows whose bound fails are not re-scored; their unwatched
+        pairs are returned as ``inf`` (the watched pairs only: a relaxation), and
+        ``complete`` is set False."""
+        self.calls += 1
+        self.complete = True
+        H = self.src.E @ x.T
+        if not H.any():                                 # x e_mu = 0: every margin is exactly 0
+            M = np.zeros((self.p, self.p))
+            np.fill_diagonal(M, np.inf)
+            return M
+        sc = self.scored
+        h0n2 = np.where(sc, self.h0n**2, 1.0)
+        beta = np.einsum("ij,ij->i", H, self.H0) / h0n2
+        r = np.linalg.norm(H - beta[:, None] * self.H0, axis=1)
+        L = self.m0 * beta[:, None]
+        A = np.abs(L)
+        T = self.q * r[:, None]
+        L -= T
+        A += T
+        A *= 1e-6
+        L -= A
+        need = ~sc | (beta <= 0) | (L.min(axis=1) <= thr)
+        rows = np.nonzero(need)[0]
+        if rows.size and not exact:
+            L[rows] = np.inf
+            self.complete = False
+        elif rows.size:
+            rows, Mr = self._rescore(rows, H, thr, keep)
+            L[rows] = Mr
+        wm, wr = self.watched()
+        L[wm, wr] = np.einsum("kj,kj->k", self.D[:self.nw], H[wm])
+        np.fill_diagonal(L, np.inf)
+        return L
 
 
 class _Factor:
@@ -287,24 +805,39 @@ class _Factor:
         return idx
 
 
+def _zero_pair_result(facts, src, verify, tol):
+    """Infeasibility certificate of a pair with ``a_k = 0`` (margin 0 for every ``W``)."""
+    pairs = np.array([src.zero_pair], dtype=np.intp)
+    lam = np.ones(1)
+    res = ExactResult(False, 0.0, pairs=pairs, lam=lam, optimal=True, gamma=0.0, active=1)
+    res.info.update(method="zero_pair", zero_pair=tuple(src.zero_pair))
+    if verify:
+        v = verify_infeasible(facts, pairs, lam, tol=tol)
+        res.info["verification"] = v
+        res.verified = bool(v["ok"])
+        res.margin = v["eps"]
+    return res
+
+
 def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, optimal=False,
                       verify=True, method="auto"):
     """Decide whether a full-rank ``W`` recalling all facts exists.
 
     Parameters
     ----------
-    facts : Facts
-        OP or DP fact set (:mod:`validation.linear_memory.data`); float32 data
-        are cast to float64 exactly.
+    facts : Facts or LazyDPFacts
+        OP or DP fact set (:mod:`validation.linear_memory.data`), ``p >= 2``
+        facts in dimension ``d >= 1``, finite entries of any scale; a
+        :class:`LazyDPFacts` is redrawn block by block and never held.
     tol : float
         Cosine tolerance of the infeasibility certificate: an instance is
         called infeasible when a ``lambda`` is found that bounds the cosine
         margin of every ``W`` by ``eps <= tol`` (default ``1e-9``).
     batch : int, optional
-        Violated pairs added per outer iteration (default
+        Lawson-Hanson: violated pairs added per outer iteration (default
         ``max(16, d^2 // 40)``).
     max_iter : int, optional
-        Outer iterations before giving up (default ``20 d^2``).
+        Lawson-Hanson: outer iterations before giving up (default ``20 d^2``).
     optimal : bool
         Continue to the optimum of the active-set problem even after a
         feasibility certificate is found (gives the optimal margin
@@ -315,18 +848,40 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
         verification is not returned; the search goes on).
     method : {"auto", "alm", "lh"}
         ``"alm"``: augmented Lagrangian phase only (may return undecided);
-        ``"lh"``: Lawson-Hanson only (the earlier solver, also used for
-        ``optimal=True``); ``"auto"`` (default): augmented Lagrangian, then,
-        if it is undecided after its last penalty stage, Lawson-Hanson
-        warm-started from its support.  ``info["method"]`` says which
-        decided.
+        ``"lh"``: Lawson-Hanson only (also used for ``optimal=True``);
+        ``"auto"`` (default): augmented Lagrangian, then, if it is undecided
+        after its last penalty stage, Lawson-Hanson warm-started from its
+        support.  ``info["method"]`` says which decided (``"zero_pair"``
+        when a pair with ``a_k = 0`` decided before any solver ran).
 
     Returns
     -------
     ExactResult
 
+    Raises
+    ------
+    ValueError
+        For ``p < 2``, ``d < 1``, arrays of the wrong shape or non-finite
+        entries (the message names the part of ``facts``), and bad
+        ``tol``, ``batch``, ``max_iter`` or ``method``.
+
     Notes
     -----
+    **Normalisation and zero pairs.**  Inputs are scaled to unit norm and all
+    candidates by one factor to unit root-mean-square norm (recall, hence the
+    decision, is invariant under both).  A pair with ``a_k = 0`` (an input
+    ``e_mu = 0``, two OP facts with the same output, a DP competitor equal to
+    the correct candidate) has margin 0 under every ``W``; the first one found
+    is returned as the certificate ``lambda = 1`` (``margin = 0``).
+
+    **Screened margins.**  The solvers see all ``p (p - 1)`` margins of an
+    iterate through :class:`_Scorer`: exact for the pairs that can be active
+    (or violated), and elsewhere lower bounds from the last exact value of
+    the row (``beta m0 - |delta_perp| |r_perp|``), so a row is re-scored only
+    when its bound no longer clears the activity threshold.  For DP facts this
+    is what makes large ``d`` possible: a row block of candidates is redrawn
+    only when one of its rows is re-scored, and never all ``p^2 d`` at once.
+
     **Augmented Lagrangian (default).**  The NNLS problem below is the dual
     of the projection problem in ``W`` space::
 
@@ -337,20 +892,20 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
     [(lambda_k - rho (<a_k, x> + s))_+^2 - lambda_k^2]`` by semismooth Newton
     (generalised Hessian ``I + rho sum_{k active} (a_k, 1)(a_k, 1)^T``
     applied matrix-free through the product structure, ``O(p d^2 + n d)``
-    per product; Jacobi-preconditioned CG; exact line search on the convex
-    piecewise quadratic), then ``lambda <- (lambda - rho g)_+``.  At an
-    inner optimum ``x = sum_k lambda_k a_k``, so ``lambda`` is a candidate
-    Gordan certificate (checked after each update); every Newton iterate
-    ``x`` whose ``p^2`` margins are all positive is a candidate memory.
+    per product; preconditioned CG; exact line search on the convex
+    piecewise quadratic over the watched pairs), then
+    ``lambda <- (lambda - rho g)_+``.  At an inner optimum
+    ``x = sum_k lambda_k a_k``, so ``lambda`` is a candidate Gordan
+    certificate (checked after each update); every Newton iterate ``x`` whose
+    margins are all positive is a candidate memory.
 
-    **Lawson-Hanson (fallback, ``method="lh"``).**  Active set on ``min_{lambda >= 0} |sum lambda_k a_k|^2 +
-    (sum lambda_k - 1)^2`` with the Cholesky factor of the active Gram matrix
-    ``(delta_k . delta_l)(e_mu . e_nu) + 1`` kept up to date (block appends,
-    rank-one deletions).  The data are scaled by ``1/sqrt(d)`` inside (no
-    effect on feasibility).  Each outer iteration scores all ``p^2`` pairs
-    with the current ``x = sum lambda_k a_k`` (float32 while violations are
-    large, float64 near the end) and adds the most violated pair of up to
-    ``batch`` inputs.  The active set never exceeds ``d^2 + 1`` pairs.
+    **Lawson-Hanson (fallback, ``method="lh"``).**  Active set on
+    ``min_{lambda >= 0} |sum lambda_k a_k|^2 + (sum lambda_k - 1)^2`` with the
+    Cholesky factor of the active Gram matrix ``(delta_k . delta_l)(e_mu .
+    e_nu) + 1`` kept up to date (block appends, rank-one deletions).  Each
+    outer iteration scores all pairs with the current ``x = sum lambda_k
+    a_k`` and adds the most violated pair of up to ``batch`` inputs.  The
+    active set never exceeds ``d^2 + 1`` pairs.
 
     References
     ----------
@@ -362,28 +917,62 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
     >>> from validation.linear_memory.data import make_op
     >>> exact_feasibility(make_op(6, 8, rng=0)).feasible        # p <= d
     True
+    >>> f = make_op(4, 3, rng=0)
+    >>> f.U[3] = f.U[1]                                          # two facts, one output
+    >>> r = exact_feasibility(f)
+    >>> r.feasible, r.info["method"], r.pairs.tolist(), r.margin
+    (False, 'zero_pair', [[1, 3]], 0.0)
     """
     tol = check_real("tol", tol, low=0, low_open=True, allow_array=False)
     if method not in ("auto", "lh", "alm"):
         raise ValueError(f"method must be 'auto', 'alm' or 'lh', got {method!r}")
-    if method == "lh" or optimal:
-        return _lawson_hanson(facts, tol=tol, batch=batch, max_iter=max_iter, optimal=optimal,
-                              verify=verify)
+    if batch is not None:
+        batch = check_int("batch", batch, low=1)
+    if max_iter is not None:
+        max_iter = check_int("max_iter", max_iter, low=1)
     t0 = time.perf_counter()
-    r1 = _alm(facts, tol=tol, verify=verify)
-    if r1.feasible is not None or method == "alm":
-        r1.seconds = time.perf_counter() - t0
-        return r1
-    r2 = _lawson_hanson(facts, tol=tol, batch=batch, max_iter=max_iter, optimal=False,
-                        verify=verify, start=r1.info.pop("support"))
-    r2.info.update({"alm_" + k: v for k, v in r1.info.items()})
-    r2.info["alm_seconds"] = r1.seconds
-    r2.info["method"] = "alm+lh"
-    r2.seconds = time.perf_counter() - t0
-    return r2
+    src = _Source(facts)
+    if src.zero_pair is not None:
+        res = _zero_pair_result(facts, src, verify, tol)
+        res.seconds = time.perf_counter() - t0
+        return res
+    sc = _Scorer(src)
+    if method == "lh" or optimal:
+        res = _lawson_hanson(facts, tol=tol, batch=batch, max_iter=max_iter, optimal=optimal,
+                             verify=verify, sc=sc)
+    else:
+        res = _alm(facts, tol=tol, verify=verify, sc=sc)
+        if res.feasible is None and method == "auto":
+            r1 = res
+            res = _lawson_hanson(facts, tol=tol, batch=batch, max_iter=max_iter, optimal=False,
+                                 verify=verify, start=r1.info.pop("support"), sc=sc)
+            res.info.update({"alm_" + k: v for k, v in r1.info.items() if k != "screen"})
+            res.info["alm_seconds"] = r1.seconds
+            res.info["method"] = "alm+lh"
+    res.info["screen"] = {"calls": sc.calls, "rows_rescored": sc.rows_rescored, "watched": sc.nw,
+                          "rows_read": int(src.rows_read),
+                          "rows_drawn": int(getattr(facts, "drawn_rows", 0))}
+    res.seconds = time.perf_counter() - t0
+    return res
 
 
-def _alm(facts, *, tol, verify, rho_max=1e8, rho0=1.0, newton_per_stage=80, cg_max=250):
+def _verified(res, facts, verify, tol):
+    """Attach the verifier's report to a decided result; False if it does not pass."""
+    if not verify:
+        return True
+    v = (verify_feasible(facts, res.W) if res.feasible else
+         verify_infeasible(facts, res.pairs, res.lam, tol=tol))
+    res.info["verification"] = v
+    res.verified = bool(v["ok"])
+    if res.feasible:
+        res.margin = v["margin"]
+    else:
+        res.margin = v["eps"]
+    return res.verified
+
+
+def _alm(facts, *, tol, verify, rho_max=1e8, rho0=1.0, newton_per_stage=80, cg_max=250, sc=None,
+         screen="stage"):
     """Augmented Lagrangian phase of :func:`exact_feasibility` (primal, in ``W`` space).
 
     Solves ``min 1/2 |x|^2 + 1/2 (1 + s)^2`` s.t. ``<a_k, x> + s >= 0`` (all pairs),
@@ -392,30 +981,41 @@ def _alm(facts, *, tol, verify, rho_max=1e8, rho0=1.0, newton_per_stage=80, cg_m
     CG on the product structure) with an exact line search.  Stops at the first
     verified certificate; otherwise returns an undecided result whose
     ``info["support"]`` (pairs with positive multiplier, largest first) seeds the
-    Lawson-Hanson phase.
+    Lawson-Hanson phase.  ``screen="stage"``: Newton steps between checkpoints
+    see the watched pairs only (rows whose screening bound fails are not
+    re-scored), and every stopping test and certificate is taken on exact
+    margins; ``"exact"``: every step re-scores the rows whose bound fails.
     """
     import scipy.sparse as sps
 
     t0 = time.perf_counter()
-    p, d, kind = facts.p, facts.d, facts.kind
-    sc = 1.0 / math.sqrt(d)
-    E = facts.E.astype(np.float64) * sc
-    U = facts.U.astype(np.float64) * sc
-    ar = np.arange(p)
-    C = U if kind == "op" else U[ar, ar]
-
-    def deltas(mu, rh):
-        return C[mu] - (U[rh] if kind == "op" else U[mu, rh])
+    if sc is None:
+        sc = _Scorer(_Source(facts))
+    src = sc.src
+    p, d = src.p, src.d
+    E, C = src.E, src.C
+    if screen not in ("stage", "exact"):
+        raise ValueError(f"screen must be 'stage' or 'exact', got {screen!r}")
 
     def scatter(mu):
         return sps.csr_matrix((np.ones(mu.size), (mu, np.arange(mu.size))), shape=(p, mu.size))
 
-    # start: the Hebbian direction, s at the 2 d^2-th smallest margin (that many pairs active)
+    # start: the Hebbian direction, s at minus the 2 d^2-th smallest margin (that many pairs
+    # active), estimated from the rows of the first block when the candidates are redrawn
     Wh = C.T @ E
     x = 0.1 * Wh / np.linalg.norm(Wh)
-    M = _all_margins(x, E, U, kind)
     kq = min(2 * d * d, p * (p - 1) // 4)
-    s = -float(np.partition(M[np.isfinite(M)], kq)[kq])
+    lo, hi = src.bounds[0]
+    r0 = np.arange(lo, hi)
+    H = E[r0] @ x.T
+    if src.kind == "op":
+        Ms = (np.einsum("ij,ij->i", C[r0], H)[:, None] - H @ src.U.T)
+    else:
+        Ms = np.einsum("ij,ij->i", C[r0], H)[:, None] - (src.block(0) @ H[:, :, None])[:, :, 0]
+    Ms[np.arange(r0.size), r0] = np.inf
+    vals = Ms[np.isfinite(Ms)]
+    j = min((kq * vals.size) // (p * (p - 1)), vals.size - 1)
+    s = -float(np.partition(vals, j)[j])
     lam = np.zeros((p, p))
     rho = float(rho0)
     eps_in = 1e-2
@@ -423,12 +1023,20 @@ def _alm(facts, *, tol, verify, rho_max=1e8, rho0=1.0, newton_per_stage=80, cg_m
     n_newton = n_cg = outer = 0
     mu = rh = w = None
     while res is None and rho <= rho_max:
-        for _ in range(newton_per_stage + 1):
-            M = _all_margins(x, E, U, kind)
+        k_stage = 0
+        force = screen == "exact"
+        while True:
+            # between checkpoints the Newton steps see the watched pairs only (a relaxation);
+            # every stopping test and every certificate is taken on exact margins
+            M = sc.margins(x, max(0.0, -s), keep=lam > 0, exact=force)
+            if float(M.min()) > 0 and not sc.complete:
+                M = sc.margins(x, max(0.0, -s), keep=lam > 0, exact=True)
+            complete = sc.complete
+            force = screen == "exact"
             if float(M.min()) > 0:
-                ok = verify_feasible(facts, x) if verify else {"ok": True, "margin": math.nan}
-                if ok["ok"]:
-                    res = ExactResult(True, ok["margin"], W=x.copy())
+                cand = ExactResult(True, math.nan, W=x.copy())
+                if _verified(cand, facts, verify, tol):
+                    res = cand
                     break
             g = M + s
             np.fill_diagonal(g, 0.0)
@@ -436,18 +1044,22 @@ def _alm(facts, *, tol, verify, rho_max=1e8, rho0=1.0, newton_per_stage=80, cg_m
             np.fill_diagonal(lt, 0.0)
             mu, rh = np.nonzero(lt > 0)
             w = lt[mu, rh]
-            Dl = deltas(mu, rh)
+            Dl = sc.deltas(mu, rh)
             Sm = scatter(mu)
             Sx = (Sm @ (w[:, None] * Dl)).T @ E          # sum_k w_k a_k
             gx = x - Sx
             gs = (1.0 + s) - float(w.sum())
             gn = math.sqrt(float(np.sum(gx * gx)) + gs * gs)
-            if gn <= eps_in or _ == newton_per_stage:
+            if gn <= eps_in or k_stage >= newton_per_stage:
+                if not complete:
+                    force = True                        # checkpoint: the same x, exact margins
+                    continue
                 break
             n_newton += 1
+            k_stage += 1
             Em = E[mu]
-            dx = 1.0 + rho * ((Dl * Dl).T @ (Em * Em))    # Jacobi preconditioner
             ds = 1.0 + rho * mu.size
+            dx = 1.0 + rho * ((Dl * Dl).T @ (Em * Em))    # Jacobi preconditioner
 
             def hv(V, vs):
                 m = rho * (np.einsum("kd,kd->k", Dl, (E @ V.T)[mu]) + vs)
@@ -474,17 +1086,18 @@ def _alm(facts, *, tol, verify, rho_max=1e8, rho0=1.0, newton_per_stage=80, cg_m
                 Px = Zx + (rz2 / rz) * Px
                 Ps = Zs + (rz2 / rz) * Ps
                 rz = rz2
-            # exact line search: phi'(t) = 0 for the convex piecewise quadratic phi
-            gd = _all_margins(X, E, U, kind)
-            np.fill_diagonal(gd, 0.0)
-            gd += Xs
+            # exact line search: phi'(t) = 0 for the convex piecewise quadratic phi over the
+            # watched pairs (every pair that is active now, or violated, is watched)
+            wm, wr = sc.watched()
+            gk_all = sc.watched_margins(X) + Xs
+            ltw = lt[wm, wr]
+            zg = -rho * gk_all
             xd, dd = float(np.sum(x * X)), float(np.sum(X * X))
-            zg = -rho * gd
             T = 2.0
             while True:
                 # only pairs with a positive multiplier somewhere on [0, T] enter phi
-                ci = np.flatnonzero((lt > 0) | (lt + T * zg > 0))
-                z0, z1, gk = lt.ravel()[ci], zg.ravel()[ci], gd.ravel()[ci]
+                ci = np.flatnonzero((ltw > 0) | (ltw + T * zg > 0))
+                z0, z1, gk = ltw[ci], zg[ci], gk_all[ci]
                 t = 1.0
                 for _ls in range(60):
                     z = z0 + t * z1
@@ -509,10 +1122,10 @@ def _alm(facts, *, tol, verify, rho_max=1e8, rho0=1.0, newton_per_stage=80, cg_m
         den = float(w @ (np.linalg.norm(Dl, axis=1) * np.linalg.norm(E[mu], axis=1)))
         eps = float(np.linalg.norm(Sx)) / den if den > 0 else math.inf
         if eps <= tol:
-            pairs = np.stack([mu, rh], 1)
-            ok = verify_infeasible(facts, pairs, w, tol=tol) if verify else {"ok": True, "eps": eps}
-            if ok["ok"]:
-                res = ExactResult(False, ok["eps"], pairs=pairs, lam=w.copy(), optimal=True, gamma=0.0)
+            cand = ExactResult(False, eps, pairs=np.stack([mu, rh], 1), lam=src.raw_weights(mu, w),
+                               optimal=True, gamma=0.0)
+            if _verified(cand, facts, verify, tol) and cand.margin <= tol:
+                res = cand
                 break
         rho *= 10.0
         eps_in = max(min(eps_in * 0.2, 0.1 * float(np.linalg.norm(x))), 1e-15)
@@ -527,17 +1140,16 @@ def _alm(facts, *, tol, verify, rho_max=1e8, rho0=1.0, newton_per_stage=80, cg_m
     return res
 
 
-def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None):
+def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None, sc=None):
     """Lawson-Hanson NNLS with constraint generation (see :func:`exact_feasibility`);
-    ``start``: optional (m, 2) pairs that form the first active set."""
+    ``start``: optional (m, 2) pairs that form the first active set; ``sc``: the
+    :class:`_Scorer` of the facts (shared with the augmented Lagrangian phase)."""
     t0 = time.perf_counter()
-    p, d = facts.p, facts.d
-    kind = facts.kind
-    sc = 1.0 / math.sqrt(d)
-    E = facts.E.astype(np.float64) * sc
-    U = facts.U.astype(np.float64) * sc
-    E32, U32 = E.astype(np.float32), U.astype(np.float32)
-    C = U if kind == "op" else U[np.arange(p), np.arange(p)]
+    if sc is None:
+        sc = _Scorer(_Source(facts))
+    src = sc.src
+    p, d = src.p, src.d
+    E, C = src.E, src.C
     batch = max(16, d * d // 40) if batch is None else check_int("batch", batch, low=1)
     max_iter = 20 * d * d if max_iter is None else check_int("max_iter", max_iter, low=1)
     hole_limit = max(32, (d * d + 1) // 10)
@@ -573,16 +1185,15 @@ def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None):
         return out
 
     for it in range(1, max_iter + 1):
-        M = _all_margins(x, E, U, kind) if precise else _all_margins(x.astype(np.float32), E32, U32, kind)
+        M = sc.margins(x, max(0.0, -s))
         n = fac.n
         act = ~fac.hole[:n]
         n_act = int(act.sum())
         # --- certificates -------------------------------------------------------------
         if n_act and float(M.min()) > 0 and res is None:
-            W = x.copy()
-            ok = verify_feasible(facts, W) if verify else {"ok": True, "margin": math.nan}
-            if ok["ok"]:
-                res = ExactResult(True, ok["margin"], W=W)
+            cand = ExactResult(True, math.nan, W=x.copy())
+            if _verified(cand, facts, verify, tol):
+                res = cand
                 if not optimal:
                     break
             else:
@@ -592,11 +1203,10 @@ def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None):
             eps = float(np.linalg.norm(x)) / float(lam[act] @ norms[act])
             if eps <= tol:
                 sel = np.nonzero(act & (lam > 0))[0]
-                pairs = np.stack([Fmu[sel], Frho[sel]], 1)
-                ok = verify_infeasible(facts, pairs, lam[sel]) if verify else {"ok": True, "eps": eps}
-                if ok["ok"] and ok["eps"] <= tol:
-                    res = ExactResult(False, ok["eps"], pairs=pairs, lam=lam[sel].copy(), optimal=True,
-                                      gamma=0.0)
+                cand = ExactResult(False, eps, pairs=np.stack([Fmu[sel], Frho[sel]], 1),
+                                   lam=src.raw_weights(Fmu[sel], lam[sel]), optimal=True, gamma=0.0)
+                if _verified(cand, facts, verify, tol) and cand.margin <= tol:
+                    res = cand
                     break
                 precise = True
         # --- violated pairs (negative gradient) --------------------------------------
@@ -627,13 +1237,13 @@ def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None):
         elif n_act == 0:
             # start: every input with its strongest competitor under the Hebbian memory
             # (at x = 0 all gradients are equal and carry no information)
-            Mh = _all_margins(C.T @ E, E, U, kind)
+            Mh = sc.margins(C.T @ E, 0.0)
             rows = np.arange(min(p, cap - n))
             cols = np.argmin(Mh[rows], axis=1)
         else:
             rows = bad[np.argsort(rowmin[bad])[:nb]]
             cols = np.argmin(y[rows], axis=1)
-        Dn = C[rows] - (U[cols] if kind == "op" else U[rows, cols])
+        Dn = sc.deltas(rows, cols)
         if n:
             Kon = kern(Fmu[:n], D[:n], rows, Dn)
             Kon[~act] = 0.0                             # holes stay decoupled
@@ -702,21 +1312,35 @@ def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None):
     return res
 
 
+def _facts_shape(facts):
+    """``(kind, E as float64, p, d)`` with the checks every verifier needs."""
+    kind = getattr(facts, "kind", None)
+    if kind not in ("op", "dp"):
+        raise ValueError(f"facts.kind must be 'op' or 'dp', got {kind!r}")
+    E = np.asarray(facts.E, np.float64)
+    if E.ndim != 2 or E.shape[0] < 2 or E.shape[1] < 1:
+        raise ValueError(f"facts.E must be a (p, d) array with p >= 2, d >= 1, got shape {E.shape}")
+    return kind, E, E.shape[0], E.shape[1]
+
+
 def verify_feasible(facts, W, *, chunk=256):
     """Check a feasibility certificate: ``W`` recalls every fact, strictly.
 
     Parameters
     ----------
-    facts : Facts
+    facts : Facts or LazyDPFacts
     W : ndarray (d, d)
+    chunk : int
+        Inputs scored at once (OP and in-memory DP; a lazy DP fact set is
+        read in its own blocks).
 
     Returns
     -------
     dict
         ``ok`` (all ``p (p-1)`` margins exceed their float64 rounding bound),
-        ``margin`` (smallest cosine margin ``<a_k, W> / (|a_k|_F |W|_F)``),
-        ``min_gap`` (smallest raw score gap) and ``bound`` (its rounding
-        bound).
+        ``margin`` (smallest cosine margin ``<a_k, W> / (|a_k|_F |W|_F)``;
+        0 for a pair with ``a_k = 0``), ``min_gap`` (smallest raw score gap)
+        and ``bound`` (its rounding bound).
 
     Notes
     -----
@@ -725,39 +1349,63 @@ def verify_feasible(facts, W, *, chunk=256):
     correct score is compared with every competitor.  Rounding bound for a
     gap of two scores ``u^T (W e)``: ``4 d eps64 |u| |W e|`` per score
     (a generous multiple of the standard dot-product bound ``d eps |u||v|``).
+    Data whose magnitude lies outside ``[2^-100, 2^100]`` are first scaled by
+    powers of two (exact; inputs per row, candidates per candidate set, ``W``
+    as a whole), so no score under- or overflows; ``min_gap`` and ``bound``
+    are on that scale.
     """
+    from .data import Facts
     from .models import scores
 
-    E = facts.E.astype(np.float64)
+    kind, E, p, d = _facts_shape(facts)
     W = np.asarray(W, np.float64)
-    p, d = facts.p, facts.d
+    if W.shape != (d, d):
+        raise ValueError(f"W must have shape (d, d) = {(d, d)}, got {W.shape}")
+    chunk = check_int("chunk", chunk, low=1)
+    if not np.all(np.isfinite(W)):
+        return {"ok": False, "margin": math.nan, "min_gap": math.nan, "bound": math.nan}
+    kE = np.array([_pow2_scale(v) for v in np.max(np.abs(E), axis=1)])
+    E = np.ldexp(E, -kE[:, None])
+    W = np.ldexp(W, -_pow2_scale(float(np.max(np.abs(W)))))
+    if kind == "op":
+        U = np.asarray(facts.U, np.float64)
+        U = np.ldexp(U, -_pow2_scale(float(np.max(np.abs(U)))))
+        bounds = [(lo, min(p, lo + chunk)) for lo in range(0, p, chunk)]
+    elif isinstance(facts, LazyDPFacts):
+        bounds, get = _dp_blocks(facts)
+    else:
+        bounds = [(lo, min(p, lo + chunk)) for lo in range(0, p, chunk)]
+        get = None
     H = E @ W.T                                         # rows W e_mu
     hn = np.linalg.norm(H, axis=1)
     Wn = float(np.linalg.norm(W))
     en = np.linalg.norm(E, axis=1)
-    eps = np.finfo(np.float64).eps
     ok, cos_min, gap_min, bound_at = True, math.inf, math.inf, 0.0
-    for lo in range(0, p, chunk):
-        hi = min(p, lo + chunk)
-        sub = type(facts)(facts.kind, facts.E[lo:hi].astype(np.float64),
-                          facts.U.astype(np.float64) if facts.kind == "op"
-                          else facts.U[lo:hi].astype(np.float64))
-        Z = scores(W, sub)                              # (hi-lo, p)
+    for b, (lo, hi) in enumerate(bounds):
+        if kind == "op":
+            cand = U
+        else:
+            cand = np.asarray(facts.U[lo:hi] if get is None else get(b), np.float64)
+            kr = np.array([_pow2_scale(v) for v in np.max(np.abs(cand), axis=(1, 2))])
+            cand = np.ldexp(cand, -kr[:, None, None])
+        Z = scores(W, Facts(kind, E[lo:hi], cand))    # (hi-lo, p)
         idx = np.arange(lo, hi)
-        corr = Z[np.arange(hi - lo), idx]
-        cand = facts.U.astype(np.float64) if facts.kind == "op" else facts.U[lo:hi].astype(np.float64)
+        ar = np.arange(hi - lo)
+        corr = Z[ar, idx]
         cn = np.linalg.norm(cand, axis=-1)              # (p,) or (hi-lo, p)
-        cc = cn[idx] if facts.kind == "op" else cn[np.arange(hi - lo), idx]
+        cc = cn[idx] if kind == "op" else cn[ar, idx]
         cnb = np.broadcast_to(cn, Z.shape)
         gap = corr[:, None] - Z
-        bound = 4 * d * eps * hn[lo:hi, None] * (cnb + cc[:, None])
-        gap[np.arange(hi - lo), idx] = np.inf
-        if facts.kind == "op":
+        bound = 4 * d * _EPS * hn[lo:hi, None] * (cnb + cc[:, None])
+        gap[ar, idx] = np.inf
+        if kind == "op":
             delta_n = np.linalg.norm(cand[idx][:, None, :] - cand[None, :, :], axis=-1)
         else:
-            delta_n = np.linalg.norm(cand[np.arange(hi - lo), idx][:, None, :] - cand, axis=-1)
+            delta_n = np.linalg.norm(cand[ar, idx][:, None, :] - cand, axis=-1)
+        an = delta_n * en[lo:hi, None]
         with np.errstate(invalid="ignore", divide="ignore"):
-            cosm = gap / (delta_n * en[lo:hi, None] * Wn) if Wn > 0 else np.full(gap.shape, -np.inf)
+            cosm = np.where(an > 0, gap / (an * Wn), 0.0) if Wn > 0 else np.full(gap.shape, -np.inf)
+        cosm[ar, idx] = np.inf
         if np.any(gap <= bound):
             ok = False
         i = np.unravel_index(np.argmin(gap), gap.shape)
@@ -772,7 +1420,7 @@ def verify_infeasible(facts, pairs, lam, *, tol=DEFAULT_TOL):
 
     Parameters
     ----------
-    facts : Facts
+    facts : Facts or LazyDPFacts
     pairs : array_like (m, 2) of int
         ``(mu, rho)`` with ``mu != rho``.
     lam : array_like (m,)
@@ -784,32 +1432,54 @@ def verify_infeasible(facts, pairs, lam, *, tol=DEFAULT_TOL):
     -------
     dict
         ``eps = |sum_k lambda_k a_k|_F / sum_k lambda_k |a_k|_F`` and
-        ``ok = eps <= tol`` (and the weights are valid), ``residual`` (the
-        numerator, on the original data scale), ``support``.
+        ``ok = eps <= tol`` (and the weights and pairs are valid),
+        ``residual`` (the numerator, on the original data scale),
+        ``support``, ``zero_pairs`` (pairs of positive weight with
+        ``a_k = 0``; any such pair makes ``eps = 0``).
 
     Notes
     -----
     For every ``W != 0``: ``sum_k lambda_k |a_k| |W| cos_k = <sum_k lambda_k
     a_k, W> <= |sum lambda_k a_k| |W|``, hence ``min_k cos_k <= eps``: no
-    memory recalls all facts with cosine margin above ``eps``.  The sum is
-    formed here from the fact set in float64 (outer products accumulated by
-    ``einsum``), independently of the solver's factorisation.
+    memory recalls all facts with cosine margin above ``eps``.  A pair with
+    ``a_k = 0`` (``delta_k = 0`` or ``e_mu = 0``, exactly) has margin 0 for
+    every ``W``, which alone rules out recall (``eps = 0``).  The sum is formed
+    here from the fact set in float64 (outer products accumulated by
+    ``einsum``), independently of the solver's factorisation, after scaling
+    inputs, differences and weights by powers of two (exact) when their
+    magnitude lies outside ``[2^-100, 2^100]``.
     """
+    tol = check_real("tol", tol, low=0, allow_array=False)
+    kind, E, p, d = _facts_shape(facts)
     pairs = np.asarray(pairs)
     lam = np.asarray(lam, np.float64)
-    if pairs.ndim != 2 or pairs.shape[1] != 2 or pairs.shape[0] != lam.shape[0]:
+    if pairs.ndim != 2 or pairs.shape[1] != 2 or lam.ndim != 1 or pairs.shape[0] != lam.shape[0]:
         raise ValueError(f"pairs must have shape (m, 2) matching lam (m,), got {pairs.shape} and {lam.shape}")
-    mu, rho = pairs[:, 0], pairs[:, 1]
-    valid = bool(np.all(lam >= 0) and lam.sum() > 0 and np.all(mu != rho)
-                 and np.all((0 <= pairs) & (pairs < facts.p)))
+    bad = {"ok": False, "eps": math.inf, "residual": math.nan, "support": int(np.count_nonzero(lam)),
+           "zero_pairs": 0}
+    if pairs.shape[0] == 0 or not np.issubdtype(pairs.dtype, np.integer):
+        return bad
+    mu, rho = pairs[:, 0].astype(np.intp), pairs[:, 1].astype(np.intp)
+    if not (np.all((0 <= pairs) & (pairs < p)) and np.all(np.isfinite(lam))):
+        return bad
+    valid = bool(np.all(lam >= 0) and lam.sum() > 0 and np.all(mu != rho))
     Dl = pair_deltas(facts, mu, rho)
-    Ek = facts.E[mu].astype(np.float64)
+    Ek = E[mu]
+    zero = (lam > 0) & (np.all(Dl == 0, axis=1) | np.all(Ek == 0, axis=1))
+    if valid and zero.any():
+        return {"ok": True, "eps": 0.0, "residual": 0.0, "support": int(np.count_nonzero(lam)),
+                "zero_pairs": int(zero.sum())}
+    ke = _pow2_scale(float(np.max(np.abs(Ek))))
+    kd = _pow2_scale(float(np.max(np.abs(Dl))))
+    kl = _pow2_scale(float(np.max(np.abs(lam))))
+    Ek, Dl, lam = np.ldexp(Ek, -ke), np.ldexp(Dl, -kd), np.ldexp(lam, -kl)
     S = np.einsum("k,ki,kj->ij", lam, Dl, Ek, optimize=True)
     norms = np.linalg.norm(Dl, axis=1) * np.linalg.norm(Ek, axis=1)
     den = float(lam @ norms)
-    eps = float(np.linalg.norm(S)) / den if den > 0 else math.inf
-    return {"ok": bool(valid and eps <= tol), "eps": eps, "residual": float(np.linalg.norm(S)),
-            "support": int(np.count_nonzero(lam))}
+    res = float(np.linalg.norm(S))
+    eps = res / den if den > 0 else math.inf
+    return {"ok": bool(valid and eps <= tol), "eps": eps, "residual": math.ldexp(res, ke + kd + kl),
+            "support": int(np.count_nonzero(lam)), "zero_pairs": 0}
 
 
 @trial("linear_memory.exact", aliases=("validation.linear_memory.exact:exact_trial",))
@@ -820,18 +1490,20 @@ def exact_trial(params):
     ----------
     params : dict
         ``model`` ("op" or "dp"), ``d``, ``alpha`` (target load), ``seed``;
-        optional ``tol``.  The facts are those of
+        optional ``tol``, ``dtype``.  The facts are those of
         :func:`validation.linear_memory.capacity.capacity_trial` with the same
         ``(model, d, alpha, seed)`` (same generator, float32 draws), so exact
-        and trained outcomes are about the same instances.
+        and trained outcomes are about the same instances.  DP candidates are
+        redrawn in blocks (:class:`LazyDPFacts`), never held at once.
 
     Returns
     -------
     dict
         ``p``, ``load``, ``success`` (= feasible; None if undecided),
         ``margin``, ``gamma``, ``optimal``, ``active``, ``iterations``,
-        ``removals``, ``certificate`` ("W"/"lambda"), ``seconds``,
-        ``cpu_seconds``.
+        ``removals``, ``certificate`` ("W"/"lambda"), ``verified`` (the
+        certificate passed :func:`verify_feasible` / :func:`verify_infeasible`),
+        ``method``, ``seconds``, ``cpu_seconds``.
     """
     from .data import trial_rngs
     from replica.load import p_from_load, load_of
@@ -844,7 +1516,11 @@ def exact_trial(params):
     p = p_from_load(params["alpha"], d)
     rf, _ = trial_rngs(params["seed"], d, p)
     t0, c0 = time.perf_counter(), time.process_time()
-    facts = make_facts(model, p, d, rng=rf, dtype=np.dtype(params.get("dtype", "float32")))
+    dtype = np.dtype(params.get("dtype", "float32"))
+    if model == "dp":
+        facts = LazyDPFacts(p, d, rng=rf, dtype=dtype)
+    else:
+        facts = make_facts(model, p, d, rng=rf, dtype=dtype)
     r = exact_feasibility(facts, tol=params.get("tol", DEFAULT_TOL))
     out = r.summary()
     out.update(p=p, load=float(load_of(p, d)), success=r.feasible, method=r.info.get("method", "lh"),
@@ -858,8 +1534,15 @@ def exact_params(model, d, loads, seeds):
             for a in loads for s in seeds]
 
 
-def certificate_summary(results):
+def certificate_summary(results, *, tol=DEFAULT_TOL):
     """Summary of the certificates of a list of :func:`exact_trial` results.
+
+    Parameters
+    ----------
+    results : list of dict
+        :func:`exact_trial` results.
+    tol : float
+        Cosine tolerance the infeasibility bounds are checked against.
 
     Returns
     -------
@@ -867,17 +1550,44 @@ def certificate_summary(results):
         ``feasible``, ``infeasible``, ``undecided`` (counts),
         ``min_feasible_margin`` (smallest certified cosine margin of a
         feasibility certificate), ``max_infeasible_eps`` (largest cosine bound
-        of an infeasibility certificate), ``verified`` (every decision carries
-        a certificate that passed verification), ``seconds_per_instance``
-        (mean wall), ``cpu_seconds_per_instance``.
+        of an infeasibility certificate), ``verified`` (True: every decision
+        carries a certificate that passed its verifier, with a margin ``> 0``
+        or a bound ``<= tol``; False: at least one did not; None: no failure,
+        but some records predate the verifier's verdict in the result),
+        ``verified_count``, ``unverified_count`` (records without a verdict),
+        ``failed_count``, ``seconds_per_instance`` (mean wall),
+        ``cpu_seconds_per_instance``.
+
+    Examples
+    --------
+    >>> r = [{"success": True, "margin": 1e-3, "verified": True, "seconds": 1.0},
+    ...      {"success": False, "margin": 2e-10, "verified": True, "seconds": 3.0}]
+    >>> s = certificate_summary(r)
+    >>> s["verified"], s["verified_count"], s["seconds_per_instance"]
+    (True, 2, 2.0)
+    >>> certificate_summary(r + [{"success": True, "margin": -1.0, "verified": True, "seconds": 1.0}])["verified"]
+    False
     """
+    tol = check_real("tol", tol, low=0, allow_array=False)
     fe = [r for r in results if r.get("success") is True]
     inf = [r for r in results if r.get("success") is False]
     und = [r for r in results if r.get("success") is None]
+    n_ok = n_unk = n_fail = 0
+    for r in fe + inf:
+        v = r.get("verified")
+        m = float(r.get("margin", math.nan))
+        consistent = (m > 0) if r["success"] else (m <= tol)
+        if v is None:
+            n_unk += 1
+        elif v is True and consistent:
+            n_ok += 1
+        else:
+            n_fail += 1
     n = max(len(results), 1)
     return {"feasible": len(fe), "infeasible": len(inf), "undecided": len(und),
             "min_feasible_margin": min((r["margin"] for r in fe), default=None),
             "max_infeasible_eps": max((r["margin"] for r in inf), default=None),
-            "verified": True,
+            "verified": False if n_fail else (None if n_unk else True),
+            "verified_count": n_ok, "unverified_count": n_unk, "failed_count": n_fail,
             "seconds_per_instance": sum(r["seconds"] for r in results) / n,
             "cpu_seconds_per_instance": sum(r.get("cpu_seconds", 0.0) for r in results) / n}

@@ -57,10 +57,7 @@ def scores(W, facts):
     >>> bool(np.allclose(Z[1, 2], f.U[2] @ f.E[1]))
     True
     """
-    H = facts.E @ W.T                                   # (p, d): rows W e_mu
-    if facts.kind == "op":
-        return H @ facts.U.T
-    return (facts.U @ H[:, :, None])[:, :, 0]           # batched (p,d)@(d,1)
+    return facts.score_rows(facts.E @ W.T)              # rows W e_mu against the candidates
 
 
 def correct_candidates(facts):
@@ -80,10 +77,7 @@ def correct_candidates(facts):
     ----------
     docs/theory_full_rank.md#the-model
     """
-    if facts.kind == "op":
-        return facts.U
-    idx = np.arange(facts.p)
-    return facts.U[idx, idx]
+    return facts.correct()
 
 
 def xent_and_grad(W, facts, *, scale=1.0):
@@ -122,23 +116,17 @@ def xent_and_grad(W, facts, *, scale=1.0):
     ----------
     docs/linear_memory.md#training-objective
     """
-    E, U = facts.E, facts.U
+    E = facts.E
     # the scale is folded into the (d, d) matrix, not applied to the (p, p) logits
     # (cast to W's dtype so that a numpy-float64 scale does not promote float32 to float64)
     H = E @ (W.T * W.dtype.type(scale) if scale != 1.0 else W.T)
-    if facts.kind == "op":
-        Z = H @ U.T
-    else:
-        Z = (U @ H[:, :, None])[:, :, 0]
+    Z = facts.score_rows(H)
     loss, X, r, correct = xent_overwrite(Z, facts.targets)
     # G = r[:, None] * X - I / p; the row scaling and the one-hot part are
     # applied to the (p, d) product instead of the (p, p) matrix
-    if facts.kind == "op":
-        A = X @ U
-    else:
-        A = (X[:, None, :] @ U)[:, 0, :]
+    A = facts.pull_back(X)
     A *= r[:, None]
-    A -= correct_candidates(facts) * A.dtype.type(1.0 / facts.p)
+    A -= facts.correct() * A.dtype.type(1.0 / facts.p)
     dW = A.T @ E
     if scale != 1.0:
         dW *= dW.dtype.type(scale)

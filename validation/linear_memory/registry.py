@@ -28,6 +28,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from .data import FACT_TYPES
+
 __all__ = ["Parametrization", "MemoryModel", "MEMORY_MODELS",
            "register_model", "unregister_model", "get_model", "get_parametrization",
            "model_names", "prediction"]
@@ -196,8 +198,8 @@ def register_model(model):
         raise ValueError(f"model must be a MemoryModel, got {type(model).__name__}")
     if model.name in MEMORY_MODELS:
         raise ValueError(f"model name must be new, {model.name!r} is already registered")
-    if model.facts not in ("op", "dp"):
-        raise ValueError(f"facts must be 'op' or 'dp', got {model.facts!r}")
+    if model.facts not in FACT_TYPES:
+        raise ValueError(f"facts must be one of {', '.join(map(repr, FACT_TYPES))}, got {model.facts!r}")
     known = {m.parametrization.name: m.parametrization
              for m in MEMORY_MODELS.values()}.get(model.parametrization.name)
     if known is not None and known is not model.parametrization:

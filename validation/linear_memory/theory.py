@@ -7,6 +7,9 @@ Thin adaptors around ``replica`` (nothing is re-derived here):
   ``p ln p = alpha* d^2`` (:func:`full_rank_threshold`);
 * low rank: ``alpha_c(kappa)`` with the *actual* ``kappa = m / d``
   (:func:`lowrank_threshold`);
+* low rank at finite ``p``: ``alpha_c(kappa, p)`` solved self-consistently at
+  ``d`` with the actual ``kappa = m / d`` (:func:`lowrank_finite_threshold`,
+  :func:`lowrank_finite_prediction`);
 * Hebbian: the load where the conditional finite-size model of
   ``replica.hebbian`` gives ``P(all recalled) = 1/2`` (:func:`replica.hebbian_threshold`).
 """
@@ -20,7 +23,7 @@ from hcizz.checks import check_int, check_real
 from hcizz.estimate import Estimate
 from replica import alpha_c, alpha_c_finite, p_of_load
 
-__all__ = ["full_rank_threshold", "lowrank_threshold", "lowrank_finite_threshold"]
+__all__ = ["full_rank_threshold", "lowrank_threshold", "lowrank_finite_threshold", "lowrank_finite_prediction"]
 
 
 @functools.lru_cache(maxsize=64)
@@ -158,3 +161,40 @@ def lowrank_threshold(kappa):
     """
     kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
     return float(alpha_c(kappa))
+
+
+def lowrank_finite_prediction(d, kappa):
+    """Return the finite-``p`` prediction of a rank-``kappa`` memory at ``d``, with the actual rank ratio.
+
+    Parameters
+    ----------
+    d : int
+        Dimension (>= 2).
+    kappa : float
+        Nominal rank ratio in (0, 1]; the memory has ``m = max(1, round(kappa d))``
+        (:func:`validation.linear_memory.models.lowrank_m`) and the prediction uses ``m / d``.
+
+    Returns
+    -------
+    dict
+        ``value`` and ``stderr`` of :func:`lowrank_finite_threshold` at
+        ``m / d``, ``p`` (facts at the fixed point), ``kappa_eff`` (``m / d``)
+        and ``alpha_c_kappa`` (:func:`lowrank_threshold` at ``m / d``, the
+        large-``p`` value), all floats but ``p``.
+
+    References
+    ----------
+    arXiv:2605.10795; docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories
+
+    Examples
+    --------
+    >>> lowrank_finite_prediction(20, 0.5)["kappa_eff"]
+    0.5
+    """
+    from .models import lowrank_m
+
+    d = check_int("d", d, low=2)
+    k_eff = lowrank_m(d, kappa) / d
+    e = lowrank_finite_threshold(d, k_eff)
+    return {"value": e.value, "stderr": e.stderr, "p": e.info["p"], "kappa_eff": k_eff,
+            "alpha_c_kappa": lowrank_threshold(k_eff)}

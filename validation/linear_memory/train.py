@@ -29,7 +29,8 @@ from .registry import get_parametrization
 from validation.losses import recalled
 from hcizz.results import Result
 
-__all__ = ["TrainConfig", "PRESETS", "get_config", "TrainResult", "train"]
+__all__ = ["TrainConfig", "PRESETS", "get_config", "TrainResult", "train", "ContinuedTraining",
+           "train_past_recall"]
 
 
 @dataclass(frozen=True)
@@ -152,18 +153,20 @@ class TrainResult(Result):
     W0: np.ndarray | None = None
 
 
-def train(facts, *, model="full", kappa=1.0, preset="default", rng=None, **overrides):
+def train(facts, *, parametrization="full", kappa=1.0, preset="default", rng=None, **overrides):
     """Train a memory on ``facts`` by full-batch Adam on the cross-entropy.
 
     Parameters
     ----------
     facts : Facts
         OP or DP fact set (its dtype is the training dtype, e.g. float32).
-    model : str or Parametrization
-        A parametrisation of a registered memory model
-        (:mod:`validation.linear_memory.registry`): ``"full"`` (full-rank
-        ``W``), ``"lowrank"`` (``W = Q R^T / sqrt(d m)`` with ``m = kappa d``),
-        ``"hebbian"`` (no training), or a :class:`~validation.linear_memory.registry.Parametrization`.
+    parametrization : str or Parametrization
+        How ``W`` is built from the trained parameters, the parametrisation
+        of a registered memory model (:mod:`validation.linear_memory.registry`;
+        not the model name: models ``"op"`` and ``"dp"`` both train
+        ``"full"``): ``"full"`` (full-rank ``W``), ``"lowrank"``
+        (``W = Q R^T / sqrt(d m)`` with ``m = kappa d``), ``"hebbian"`` (no
+        training), or a :class:`~validation.linear_memory.registry.Parametrization`.
     kappa : float
         Rank ratio in (0, 1] (low-rank model only).
     preset : str or TrainConfig
@@ -193,7 +196,7 @@ def train(facts, *, model="full", kappa=1.0, preset="default", rng=None, **overr
     arXiv:2605.10795; docs/linear_memory.md#training-objective
     """
     cfg = get_config(preset, **overrides)
-    par = get_parametrization(model)
+    par = get_parametrization(parametrization)
     rng = check_rng(rng)
     if not par.trained:
         W = par.memory(facts)
@@ -215,3 +218,147 @@ def train(facts, *, model="full", kappa=1.0, preset="default", rng=None, **overr
                   stop=lambda t, loss, info: int(info[1].sum()) >= need)
     Wt, corr = r.info
     return TrainResult(bool(corr.all()), float(corr.mean()), r.steps, r.loss, Wt, W0)
+
+
+@dataclass(frozen=True)
+class ContinuedTraining(Result):
+    """Outcome of :func:`train_past_recall`.
+
+    Parameters
+    ----------
+    W_first : ndarray (d, d) or None
+        The memory at the first step where all facts are recalled (None if
+        never within the budget).
+    W_end : ndarray (d, d) or None
+        The memory ``extra`` steps later (None if the continuation did not
+        complete).
+    first_step : int or None
+        The step of the first full recall.
+    trace : list
+        ``[steps after first recall, normalised margin]`` at 0, ``extra // 4``,
+        ``extra // 2`` and ``extra`` steps after it (as far as reached); the
+        margin is the smallest correct-minus-largest-competitor score over
+        facts divided by ``||W||_F``.
+
+    References
+    ----------
+    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    """
+
+    W_first: np.ndarray | None
+    W_end: np.ndarray | None
+    first_step: int | None
+    trace: list
+
+
+def normalised_margin(W, facts):
+    """Return the smallest margin ``min_mu (z_{mu mu} - max_{rho != mu} z_{mu rho})`` over ``||W||_F``.
+
+    Parameters
+    ----------
+    W : ndarray, shape (d, d)
+        The memory.
+    facts : Facts
+        The fact set (cast to ``W``'s dtype by the caller if wanted).
+
+    Returns
+    -------
+    float
+        Positive iff every fact is recalled; invariant under ``W -> c W``.
+
+    References
+    ----------
+    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+
+    Examples
+    --------
+    >>> from validation.linear_memory.data import OPFacts
+    >>> f = OPFacts(np.eye(2), np.eye(2))
+    >>> round(normalised_margin(np.eye(2), f), 6)        # (1 - 0) / sqrt(2)
+    0.707107
+    """
+    Z = scores(W, facts)
+    idx = np.arange(facts.p)
+    corr = Z[idx, idx].copy()
+    Z[idx, idx] = -np.inf
+    return float((corr - Z.max(axis=1)).min() / np.linalg.norm(W))
+
+
+def train_past_recall(facts, *, parametrization="full", kappa=1.0, extra, preset="default", rng=None,
+                      **overrides):
+    """Train as :func:`train` until the first full recall, then ``extra`` steps more.
+
+    Parameters
+    ----------
+    facts : Facts
+        OP or DP fact set (its dtype is the training dtype).
+    parametrization : str or Parametrization
+        As in :func:`train` (``"full"``, ``"lowrank"``).
+    kappa : float
+        Rank ratio (low rank only).
+    extra : int
+        Steps to continue after the first step where all facts are recalled (>= 0).
+    preset : str or TrainConfig
+        Training preset; its ``steps`` is the budget for *reaching* full recall.
+    rng : None, int or Generator
+        Initialisation randomness.
+    **overrides
+        Fields of :class:`TrainConfig` to replace (``lr``, ``steps``, ``init_std``, ...).
+
+    Returns
+    -------
+    ContinuedTraining
+        The memories at first recall and ``extra`` steps later, the first
+        recall step and the normalised margin along the continuation.
+
+    Notes
+    -----
+    The same Adam loop (:func:`validation.optim.adam_loop`) and learning-rate
+    schedule as :func:`train` (past the preset's ``steps``: its final rate; the
+    default preset's rate is constant), on a budget of ``steps + extra`` updates; the
+    stop rule records the memory of the first step with every fact recalled
+    (the parameters before that step's update, exactly what :func:`train`
+    returns) and stops ``extra`` steps later, or at step ``steps`` without a
+    full recall.  The stop accuracy of the preset is not used (full recall).
+
+    References
+    ----------
+    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    """
+    cfg = get_config(preset, **overrides)
+    extra = check_int("extra", extra, low=0)
+    par = get_parametrization(parametrization)
+    if not par.trained:
+        raise ValueError(f"parametrization must be a trained one, got {par.name!r}")
+    rng = check_rng(rng)
+    d = facts.d
+    scale = 1.0 / (cfg.temperature * math.sqrt(d))
+    params = par.init(facts, kappa, cfg, rng)
+    f64 = facts.astype(np.float64)
+
+    def lr(t):                       # the preset's schedule; past its budget, its final rate
+        return warmup_cosine(min(t, cfg.steps), cfg.steps, lr=cfg.lr, warmup=cfg.warmup, final=cfg.final)
+
+    marks = (0, extra // 4, extra // 2, extra)
+    state = {"W_first": None, "t_first": None, "W_end": None, "trace": []}
+
+    def evaluate(t):
+        Wt = par.memory(params)
+        loss, dW, corr = xent_and_grad(Wt, facts, scale=scale)
+        return loss, par.grads(params, dW), (Wt, corr)
+
+    def stop(t, loss, info):
+        Wt, corr = info
+        if state["t_first"] is None and corr.all():
+            state["W_first"], state["t_first"] = Wt.copy(), t
+        t1 = state["t_first"]
+        if t1 is not None and (t - t1) in marks:
+            state["trace"].append([t - t1, normalised_margin(Wt.astype(np.float64), f64)])
+        if t1 is not None and t - t1 >= extra:
+            state["W_end"] = Wt
+            return True
+        return t1 is None and t >= cfg.steps
+
+    adam_loop(params, evaluate, steps=cfg.steps + extra, lr=lr, stop=stop, final=False)
+    return ContinuedTraining(W_first=state["W_first"], W_end=state["W_end"], first_step=state["t_first"],
+                             trace=state["trace"])

@@ -1,34 +1,24 @@
-"""Report section: factual recall in one-layer transformers (docs/factual_recall.md)."""
+"""Report section: factual recall in one-layer transformers (docs/factual_recall.md).
+
+Rendering only: parts 1-4 are the four quick experiments of
+:func:`validation.factual_recall.experiments.run_experiments` (trained in this run,
+on the report's pool); parts 5-8 (:mod:`validation.sections.factual_recall_theory`)
+and 9-10 (:mod:`validation.sections.factual_recall_capacity`) render the
+factual-recall studies of :mod:`validation.studies`.
+"""
 from __future__ import annotations
 
 import numpy as np
 
-from validation.sections.base import SectionResult, md_table
 from validation.factual_recall import experiments as ex
+from validation.factual_recall.theory import PAPER_FACTS_PER_PARAM
+from validation.sections import factual_recall_capacity, factual_recall_theory
+from validation.sections.base import SectionResult, md_table
+from validation.studies.factual_recall_capacity import FPP_PLAN
 
 KEY = "factual_recall"
 TITLE = "Factual recall in one-layer transformers"
 DOCS = "docs/factual_recall.md"  # model and derivations; linked under the section heading
-
-
-#: The four experiments, longest first (so that two workers finish together).
-_EXPERIMENTS = ("transformer", "memory", "sequential", "tradeoff")
-
-
-def _run_experiments(ctx):
-    """Run the four experiments side by side on the report's pool (trials of
-    ``ex.experiment_trial``, results as the direct calls give them)."""
-    from validation.engine import run_sweep
-
-    params = [{"name": n, "quick": bool(ctx.quick), "seed": ctx.seed} for n in _EXPERIMENTS]
-    recs = run_sweep(ex.experiment_trial, params, executor=ctx.executor, workers=2,
-                     progress=True, label="factual_recall experiments")
-    bad = [r for r in recs if r["status"] != "ok"]
-    if bad:
-        e = bad[0]["error"]
-        raise RuntimeError(f"factual_recall experiment {bad[0]['params']['name']!r} failed: "
-                           f"{e['type']}: {e['message']}\n{e['traceback']}")
-    return {p["name"]: r["result"] for p, r in zip(params, recs)}
 
 
 def build(ctx):
@@ -54,7 +44,8 @@ def build(ctx):
 
     md, data, figs = [], {}, []
     ctx.progress("factual_recall: experiments 1-4 on the worker pool")
-    res = _run_experiments(ctx)
+    res = ex.run_experiments(ex.EXPERIMENTS, quick=ctx.quick, seed=ctx.seed, executor=ctx.executor,
+                             workers=2)
     mode = "quick" if ctx.quick else "full"
     cmd = "python -m validation factual-recall {} " + ("--quick " if ctx.quick else "") + \
         f"--seed {ctx.seed}"
@@ -79,8 +70,9 @@ def build(ctx):
                        {4: ".3f"}))
     md.append(f"\nFit `N = c m d`: **c = {mf['value']:.3f} +- {mf['stderr']:.3f}** (per-size "
               f"ratios {mf['info']['ratio_min']:.3f}..{mf['info']['ratio_max']:.3f}). At these "
-              f"sizes 99% of `N < 100` facts means no error at all, so the smallest sizes are "
-              f"the noisiest, and a fixed step budget makes large sizes lower bounds.\n")
+              f"sizes {mem['threshold']:.0%} of `N < {round(1 / (1 - mem['threshold']))}` facts "
+              f"means no error at all, so the smallest sizes are the noisiest, and a fixed step "
+              f"budget makes large sizes lower bounds.\n")
     fig, ax = plt.subplots(1, 2, figsize=(9, 3.5))
     x = np.array([r["params"] for r in mem["linear"]])
     ax[0].plot(x, [r["NlnN"] for r in mem["linear"]], "o", label="measured")
@@ -104,9 +96,9 @@ def build(ctx):
                                "ratio_min": fpp["info"]["ratio_min"],
                                "ratio_max": fpp["info"]["ratio_max"],
                                "ratio_std": fpp["info"]["ratio_std"], "n_configs": fpp["n"],
-                               "mode": mode, "paper": 0.15,
-                               "paper_over_measured": 0.15 / fpp["value"] if fpp["value"] > 0
-                               else None}
+                               "mode": mode, "paper": PAPER_FACTS_PER_PARAM,
+                               "paper_over_measured": PAPER_FACTS_PER_PARAM / fpp["value"]
+                               if fpp["value"] > 0 else None}
     ratio = data["facts_per_param"]["paper_over_measured"]
     if ratio is None:
         cmp_txt = "ours is 0 (no configuration stored any fact at this budget)"
@@ -127,11 +119,12 @@ def build(ctx):
     md.append(f"\n**Facts per parameter: {fpp['value']:.4f} +- {fpp['stderr']:.4f}** "
               f"(slope through the origin; per-configuration ratios "
               f"{fpp['info']['ratio_min']:.4f}..{fpp['info']['ratio_max']:.4f}, std "
-              f"{fpp['info']['ratio_std']:.4f}). The paper reports about 0.15 at `D = 8`; "
-              f"{cmp_txt}. Our models are much smaller (d <= 32 against the paper's "
-              f"hundreds) and trained for a fixed, short budget, so these are lower bounds on "
-              f"what the architecture can store at this budget; part 9 measures it at "
-              f"`T = 32` with budget-checked training (report key "
+              f"{fpp['info']['ratio_std']:.4f}). The paper reports about "
+              f"{PAPER_FACTS_PER_PARAM:g} at `D = {tr['D']}`; {cmp_txt}. Our models are much smaller "
+              f"(d <= {max(r['d'] for r in tr['rows'])} against the paper's hundreds) and trained "
+              f"for a fixed, short budget ({tr['steps']} steps), so these are lower bounds on what "
+              f"the architecture can store at this budget; part 9 measures it at "
+              f"`T = {FPP_PLAN['T']}` with budget-checked training (report key "
               f"`facts_per_param`; this part's fit moves to "
               f"`facts_per_param.fixed_budget_part2`).\n")
     fig, ax = plt.subplots(figsize=(4.5, 3.5))
@@ -139,7 +132,8 @@ def build(ctx):
     ax.scatter(x, [r["facts"] for r in tr["rows"]], c=[r["d"] for r in tr["rows"]])
     xs = np.linspace(0, x.max() * 1.05, 10)
     ax.plot(xs, fpp["value"] * xs, "-", label=f"fit {fpp['value']:.3f} facts/param")
-    ax.plot(xs, 0.15 * xs, ":", label="paper 0.15 facts/param")
+    ax.plot(xs, PAPER_FACTS_PER_PARAM * xs, ":",
+            label=f"paper {PAPER_FACTS_PER_PARAM:g} facts/param")
     ax.set(xlabel="parameters 4 H d_h d + 2 m d", ylabel="facts stored (>= 99%)",
            ylim=(0, max(r["facts"] for r in tr["rows"]) * 1.5 + 1))
     ax.legend(fontsize=8)
@@ -165,12 +159,16 @@ def build(ctx):
               f"`H = {att_only[0]}` on ({to['attention_params'][to['H'].index(att_only[0])]} "
               f"attention params)." if att_only else
               f"\nAttention alone (`m = 0`) never reaches 99% on this grid.")
-    md.append(f" With the smallest attention (`H = {to['H'][0]}`), growing the MLP moves the "
-              f"accuracy from {accs[0, 0]:.3f} (`m = 0`) to {accs[0, -1]:.3f} "
-              f"(`m = {to['m'][-1]}`): the MLP takes over the storage that the value matrices "
-              f"cannot hold. Attention cannot be removed entirely here (`H d_h > 0` is "
-              f"required): it is the only path from the subject and relation positions to EOS, "
-              f"so 'MLP alone' means the smallest attention row.\n")
+    lo_acc, hi_acc = accs[0, 0], accs[0, -1]
+    move = ("raises" if hi_acc > lo_acc else "lowers" if hi_acc < lo_acc else "leaves")
+    md.append(f" With the smallest attention (`H = {to['H'][0]}`), growing the MLP {move} the "
+              f"accuracy {'at' if move == 'leaves' else 'from'} {lo_acc:.3f} (`m = 0`)"
+              + ("" if move == "leaves" else f" to {hi_acc:.3f} (`m = {to['m'][-1]}`)")
+              + (": the MLP stores facts that the value matrices of this attention do not."
+                 if move == "raises" else ".")
+              + " Attention cannot be removed entirely here (`H d_h > 0` is required): it is the "
+              "only path from the subject and relation positions to EOS, so 'MLP alone' means the "
+              "smallest attention row.\n")
     data["tradeoff"]["attention_only_min_H"] = att_only[0] if att_only else None
     fig, ax = plt.subplots(figsize=(4.5, 3.5))
     im = ax.imshow(np.array(to["accuracy"]), origin="lower", vmin=0, vmax=1, cmap="viridis")
@@ -226,8 +224,7 @@ def build(ctx):
     figs.append(ctx.savefig(fig, "fr_sequential.png"))
     md.append(f"\n![sequential learning]({figs[-1]})\n")
 
-    # ---------------------------------------------------------------- 5-8. theory checks
-    from . import _fr_theory
-
-    _fr_theory.build_theory_checks(ctx, md, data, figs)
+    # ---------------------------------------------------------------- 5-10. the studies
+    factual_recall_theory.render(ctx, md, data, figs)
+    factual_recall_capacity.render(ctx, md, data, figs)
     return SectionResult("\n".join(md), data, figs)

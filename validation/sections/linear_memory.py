@@ -2,9 +2,16 @@
 
 Capacity thresholds (OP, DP, low rank, Hebbian) against the finite-size RS
 capacity, ``alpha_c(kappa)``, 1/2 and the Hebbian Gaussian model; the
-normalised-score mechanism; spectra of trained memories.  All trials run in
-one :func:`validation.engine.run_sweep` (2 worker processes) with a JSONL store
-in the report folder, so an interrupted build resumes.
+normalised-score mechanism; spectra of trained memories; the exact capacity;
+the finite-``p`` low-rank, margin and spectra studies; the paper's size.  The
+section only renders: every number comes from a study of
+:mod:`validation.studies` (``linear_memory.capacity``, ``.exact_op``,
+``.d150``, ``.d150_budget``, ``.lowrank_finite_p``, ``.margins``,
+``.spectra``, ``.adaptive_design``).  The capacity sweep runs on a store in
+the report folder (both modes: nothing of it is committed), so an interrupted
+build resumes; the other studies replay their committed stores in quick mode
+and compute on a store in the report folder, seeded from the committed one,
+in full mode.
 """
 from __future__ import annotations
 
@@ -18,46 +25,17 @@ KEY = "linear_memory"
 TITLE = "Linear associative memories: trained capacity vs replica theory"
 DOCS = "docs/linear_memory.md"  # model and derivations; linked under the section heading
 
-#: Quick mode: 2048 training steps instead of the default preset's 4096 (the
-#: budget study in docs/linear_memory.md: at d <= 30 the threshold moves by
-#: < 0.01 between 2048 and 8192 steps); failures cost the full budget.
-QUICK = {"ds": [20, 30], "groups": [("op", None), ("dp", None), ("lowrank", 0.5), ("hebbian", None)],
-         "seeds": 3, "hebbian_seeds": 12, "n_loads": 6, "paper": [("op", None, 20)], "mech_d": 30,
-         "workers": 2, "steps": 2048}
-FULL = {"ds": [20, 30, 40, 60],
-        "groups": [("op", None), ("dp", None), ("lowrank", 0.5), ("lowrank", 0.25), ("hebbian", None)],
-        "seeds": 8, "hebbian_seeds": 32, "n_loads": 8,
-        "paper": [("op", None, 20), ("op", None, 30), ("dp", None, 30)], "mech_d": 40, "workers": 2,
-        "steps": None}
-
-#: Stored full-mode capacity sweep (optional package data): when present, full mode
-#: starts from a copy of it and trains only the trials it lacks. Regenerate with
-#: ``python -m validation reproduce --sections linear_memory --out report`` and copy
-#: ``report/linear_memory_trials.jsonl`` here.
-CAPACITY_STORE = Path(__file__).resolve().parent.parent / "linear_memory" / "stored" / "capacity_trials.jsonl"
+#: Folder of the committed stores, as the report names it.
+_STORED = "validation/studies/stored"
 
 
-def _group_params(model, kappa, d, cfg, preset, theory):
-    from validation.linear_memory.capacity import grid_center, trial_params
-    from replica.load import load_of, p_from_load
+def _study(ctx, name, store_name, **options):
+    """Replay (quick) or compute (full, on ``store_name`` in the report folder) one study."""
+    from validation.studies import get_study
 
-    heb = model == "hebbian"
-    c = grid_center(model, d, kappa, theory)
-    if preset == "paper":
-        c *= 0.75                      # the paper protocol stops short of capacity
-    if heb:
-        # Hebbian trials cost nothing: a wide grid (0.3x..4x the Gaussian-model load),
-        # because at these sizes simulation and Gaussian model differ by ~2x
-        loads = sorted({float(load_of(p_from_load(a, d), d)) for a in c * np.geomspace(0.3, 4.0, 12)})
-    else:
-        # asymmetric: loads far above the threshold always fail and each failure
-        # costs the whole step budget; the extension round widens it if needed
-        loads = sorted({float(load_of(p_from_load(a, d), d))
-                        for a in c * np.linspace(0.75, 1.15, cfg["n_loads"])})
-    seeds = range(cfg["hebbian_seeds"] if heb else cfg["seeds"])
-    steps = cfg["steps"] if preset == "default" and not heb else None
-    return loads, trial_params(model, d, loads, seeds, kappa=kappa, preset=preset, steps=steps)
-
+    study = get_study(name)
+    return study.run(compute=not ctx.quick, store=None if ctx.quick else ctx.out / store_name,
+                     executor=ctx.executor, workers=2, missing="skip", **options)
 
 
 def build(ctx):
@@ -79,81 +57,25 @@ def build(ctx):
     ----------
     arXiv:2605.10795; docs/linear_memory.md#measured-comparison-quick-report
     """
-    from validation.engine import run_sweep
-    from validation.linear_memory.capacity import capacity_trial, extension_loads, trial_params
-    from validation.logistic import fit_threshold
-    from replica.load import p_from_load
-    from validation.linear_memory.registry import prediction
     from validation.sections.base import SectionResult
+    from validation.studies import get_study
 
-    cfg = QUICK if ctx.quick else FULL
+    config = "quick" if ctx.quick else "full"
     t_start = time.perf_counter()
-    ctx.progress("linear_memory: theory predictions")
-    theories = {}
-    for d in cfg["ds"]:
-        for model, kappa in cfg["groups"]:
-            theories[(model, kappa, d)] = prediction(model, d, kappa)
-    groups = [(m, k, d, "default") for d in cfg["ds"] for m, k in cfg["groups"]]
-    groups += [(m, k, d, "paper") for m, k, d in cfg["paper"]]
-    plan, params = {}, []
-    for g in groups:
-        m, k, d, preset = g
-        loads, prm = _group_params(m, k, d, cfg, preset, theories[(m, k, d)])
-        plan[g] = {"loads": loads, "params": prm}
-        params += prm
-    store = ctx.out / "linear_memory_trials.jsonl"
-    if not ctx.quick:  # full mode reuses a stored paper-size sweep when one is shipped
-        store = _store_copy(ctx, CAPACITY_STORE, store.name)
+    study = get_study("linear_memory.capacity")
+    from validation.studies.linear_memory_capacity import CONFIGS
+
+    cfg = CONFIGS[config]
     n_workers = getattr(ctx.executor, "workers", cfg["workers"])  # the report's pool, if any
-    ctx.progress(f"linear_memory: {len(params)} trials on {n_workers} workers")
-    recs = run_sweep(capacity_trial, params, store=store, workers=cfg["workers"],
-                     executor=ctx.executor, progress=True, label="linear_memory")
-    by_key = {}
-    for prm, r in zip(params, recs):
-        if r["status"] == "ok":
-            by_key.setdefault(_gkey(prm), []).append({**r["result"], "seed": prm["seed"]})
-    # one extension round for groups whose crossing is not bracketed
-    more = []
-    for g, info in plan.items():
-        res = by_key.get(_gkey(info["params"][0]), [])
-        new = extension_loads(info["loads"], res, g[2]) if res else []
-        if new:
-            seeds = sorted({p["seed"] for p in info["params"]})
-            old = info["params"][0]
-            prm = trial_params(g[0], g[2], new, seeds, kappa=g[1], preset=g[3], steps=old.get("steps"))
-            info["loads"] = sorted(info["loads"] + new)
-            more += prm
-    if more:
-        ctx.progress(f"linear_memory: extending {len(more)} trials where the crossing was not bracketed")
-        recs2 = run_sweep(capacity_trial, more, store=store, workers=cfg["workers"],
-                          executor=ctx.executor, progress=True, label="linear_memory (extension)")
-        for prm, r in zip(more, recs2):
-            if r["status"] == "ok":
-                by_key.setdefault(_gkey(prm), []).append({**r["result"], "seed": prm["seed"]})
+    ctx.progress(f"linear_memory: capacity sweep ({config}) on {n_workers} workers")
+    store = ctx.out / "linear_memory_trials.jsonl"
+    run = study.run(compute=True, store=store, executor=ctx.executor, workers=cfg["workers"], config=config)
+    sweep = run.outcome
+    theories = sweep.theories
     t_sweep = time.perf_counter() - t_start
-    n_reused = recs.stats.n_skipped + (recs2.stats.n_skipped if more else 0)
-    rows, data_rows = [], []
-    emp = {}
-    for g in groups:
-        m, k, d, preset = g
-        res = by_key.get((m, k, d, preset), [])
-        fit = fit_threshold([r["load"] for r in res], [r["success"] for r in res])
-        th = theories[(m, k, d)]
-        emp[g] = fit.threshold
-        pc = p_from_load(fit.threshold, d) if math.isfinite(fit.threshold) else None
-        row = {"model": m, "kappa": k, "d": d, "preset": preset, "threshold": fit.threshold,
-               "ci_low": fit.ci_low, "ci_high": fit.ci_high, "p_at_threshold": pc,
-               "theory": th.get("value"), "theory_stderr": th.get("stderr"), "theory_name": th.get("name"),
-               "kappa_eff": th.get("kappa_eff"), "theory_plain": th.get("plain_model"),
-               "counts": fit.counts, "trials": len(res),
-               "train_seconds": float(sum(r["seconds"] for r in res)),
-               "train_cpu_seconds": float(sum(r.get("cpu_seconds", 0.0) for r in res)),
-               "mean_steps": float(np.mean([r["steps"] for r in res])) if res else None}
-        row["command"] = row_command(plan[g]["params"], sorted({r["load"] for r in res}))
-        data_rows.append(row)
-    for row in data_rows:
-        full = emp.get(("op", None, row["d"], "default"), math.nan)
-        row["ratio_to_op"] = row["threshold"] / full if row["model"] == "lowrank" else None
+    n_reused = run.reused
+    data_rows = [r.to_dict() for r in sweep.rows]
+    rows = []
     for row in data_rows:
         name = row["model"].upper() + (f" k={row['kappa']:g}" if row["kappa"] else "")
         rows.append([name, row["d"], ("-" if row["model"] == "hebbian" else row["preset"]), _f(row["threshold"]),
@@ -162,8 +84,9 @@ def build(ctx):
                      row["theory_name"].split(",")[0] if row["theory_name"] else "",
                      _f(row["ratio_to_op"]) if row["ratio_to_op"] else "", row["trials"]])
     ctx.progress("linear_memory: mechanism and spectra")
-    mech, mech_md, mech_figs = _mechanism(ctx, cfg, by_key)
+    mech, mech_md, mech_figs = _mechanism(ctx, sweep.mechanism)
     fig_name = _capacity_figure(ctx, data_rows)
+    n_trials = sweep.trials
     from validation.sections.base import md_table
 
     seconds = time.perf_counter() - t_start
@@ -181,14 +104,15 @@ def build(ctx):
           + "); Hebbian = conditional finite-size model of `replica.hebbian` (P(all recalled) = 1/2).\n",
           md_table(["model", "d", "preset", "alpha_emp", "95% CI", "theory", "prediction", "/OP", "trials"], rows),
           f"\n![Empirical thresholds: alpha_emp - 1/2 against 1/ln p (left) and all models against d (right)]({fig_name})\n",
-          f"\nSweep: {len(params) + len(more)} trials ({n_reused} reused from the store "
+          f"\nSweep: {n_trials} trials ({n_reused} reused from the store "
           f"`{store.name}`) in {t_sweep:.0f} s wall on {n_workers} workers "
           f"(training summed over trials: {sum(r['train_seconds'] for r in data_rows):.0f} s wall, "
           f"{sum(r['train_cpu_seconds'] for r in data_rows):.0f} s CPU; the difference is load from "
           "other processes); "
           f"section total {seconds:.0f} s. Every row is reproduced exactly (same loads, seeds and "
           "step budget) by the command stored as its `command` in `report.json`; for the first row: "
-          f"`{data_rows[0]['command']}`.\n"]
+          f"`{data_rows[0]['command']}`. The sweep is the study `linear_memory.capacity` "
+          f"(`{study.command(config=config)}`).\n"]
     plain = [(r["d"], theories[("hebbian", None, r["d"])].get("plain_model")) for r in data_rows
              if r["model"] == "hebbian"]
     if any(v is not None for _, v in plain):
@@ -196,57 +120,20 @@ def build(ctx):
                   "the plain independent-Gaussian model gives "
                   + ", ".join(f"{v:.3f} (d={d})" for d, v in plain if v is not None) + ".\n")
     ctx.progress("linear_memory: exact capacity (existence of a memory)")
-    exact, exact_meta, exact_md, exact_figs = _exact(ctx, cfg, data_rows, theories)
+    d150 = _study(ctx, "linear_memory.d150", "d150_trials.jsonl")
+    exact, exact_meta, exact_md, exact_figs = _exact(ctx, cfg, data_rows, d150)
     md += exact_md
     md += mech_md
-    fp_md, fp_data, fp_figs = _finite_p_blocks(ctx)
+    fp_md, fp_data, fp_figs = _finite_p_blocks(ctx, d150)
     md += fp_md
     seconds = time.perf_counter() - t_start
     data = {"rows": data_rows, "mechanism": mech, "config": {k: v for k, v in cfg.items()},
             "sweep_seconds": t_sweep, "seconds": seconds, "trials_reused": n_reused,
-            "trials": len(params) + len(more), "exact": exact, "exact_meta": exact_meta, **fp_data}
+            "trials": n_trials, "exact": exact, "exact_meta": exact_meta, **fp_data}
     return SectionResult("\n".join(md), data, [fig_name] + exact_figs + mech_figs + fp_figs)
 
 
-def row_command(params, loads):
-    """Return the ``python -m validation capacity`` command that retrains one table row's trials.
-
-    Parameters
-    ----------
-    params : list of dict
-        The row's trial parameters (model, ``d``, ``kappa``, preset, step
-        budget and seeds are read from them).
-    loads : sequence of float
-        The row's final loads (grid plus extension, written as exact floats).
-
-    Returns
-    -------
-    str
-        The command line, with no further extension of the grid.
-
-    References
-    ----------
-    docs/linear_memory.md#cli
-    """
-    import shlex
-
-    p0 = params[0]
-    seeds = sorted({p["seed"] for p in params})
-    if seeds != list(range(len(seeds))):
-        raise ValueError(f"seeds must be 0 .. n-1 to be reproducible from the CLI, got {seeds}")
-    words = ["python", "-m", "validation", "capacity", "--model", p0["model"], "--d", str(p0["d"])]
-    if p0.get("kappa") is not None:
-        words += ["--kappa", repr(p0["kappa"])]
-    words += ["--seeds", str(len(seeds)), "--alphas", ",".join(repr(float(a)) for a in loads)]
-    if p0["preset"] != "default":
-        words += ["--preset", p0["preset"]]
-    if p0.get("steps") is not None:
-        words += ["--steps", str(p0["steps"])]
-    words += ["--extend", "0", "--json"]
-    return shlex.join(words)
-
-
-def _exact(ctx, cfg, data_rows, theories):
+def _exact(ctx, cfg, data_rows, d150):
     """Exact capacity (existence of a full-rank memory) next to theory and training.
 
     The numbers come from the study ``linear_memory.exact_op``
@@ -296,13 +183,13 @@ def _exact(ctx, cfg, data_rows, theories):
         tr = trained.get(d)
         tr_src = "main sweep (default preset, lr 0.1)" if tr else None
         if tr is None:       # d >= 100: the stored adaptive d = 100/150 thresholds (Adam lr 0.01)
-            from validation.linear_memory.d150 import trained_threshold as _stored_trained
+            from validation.studies.linear_memory_d150 import LR, group_key
 
-            st = _stored_trained(d)
+            st = d150.outcome.rows.get(group_key("op", None, d, LR))
             if st is not None:
-                tr = {"threshold": st["threshold"], "ci_low": st["ci"][0], "ci_high": st["ci"][1]}
-                tr_src = (f"stored d = 100/150 sweep (Adam lr {st['lr']:g}, {st['steps_budget']} steps, "
-                          f"{st['trials']} adaptive trials)")
+                tr = {"threshold": st.threshold, "ci_low": st.ci_low, "ci_high": st.ci_high}
+                tr_src = (f"stored d = 100/150 sweep (Adam lr {st.lr:g}, {st.steps_budget} steps, "
+                          f"{st.trials} adaptive trials)")
         und = e.undecided
         sec, cpu = e.seconds_per_instance, e.cpu_seconds_per_instance
         exact[str(d)] = {"threshold": e.threshold, "ci": [e.ci_low, e.ci_high],
@@ -343,7 +230,7 @@ def _exact(ctx, cfg, data_rows, theories):
                             "trained CI", "instances", "s/instance (wall)", "CPU s/instance"], rows))
     if any(str(d) in exact and d not in trained and exact[str(d)]["trained_threshold"] is not None for d in ds):
         md.append("\n\\* trained threshold from the stored d = 100/150 sweep "
-                  "(`validation/linear_memory/stored/d150.jsonl`, Adam lr 0.01, adaptive design; "
+                  f"(`{_STORED}/linear_memory.d150.jsonl`, Adam lr 0.01, adaptive design; "
                   "docs/linear_memory.md#thresholds-at-d--100-and-150); the other trained thresholds come "
                   "from this section's capacity sweep.\n")
     if trows:
@@ -418,10 +305,6 @@ def _exact_figure(ctx, exact, timing):
     return ctx.savefig(fig, "linear_memory_exact.png")
 
 
-def _gkey(prm):
-    return (prm["model"], prm.get("kappa"), prm["d"], prm["preset"])
-
-
 def _f(x, spec=".3f"):
     if x is None:
         return "nan"
@@ -475,58 +358,38 @@ def _capacity_figure(ctx, rows):
     return ctx.savefig(fig, "linear_memory_capacity.png")
 
 
-def _mechanism(ctx, cfg, by_key):
-    """Scores and spectra at the largest recalled load of the OP / low-rank groups."""
+def _mechanism(ctx, m):
+    """Scores and spectra at the largest recalled load of the OP / low-rank groups (rendered from
+    :class:`validation.studies.linear_memory_capacity.Mechanism`)."""
     import matplotlib.pyplot as plt
-    from validation.linear_memory.data import trial_rngs
-    from validation.linear_memory.data import make_facts
-    from validation.linear_memory.mechanism import (normalized_scores, score_summary,
-                                                    spectrum_vs_quarter_circle,
-                                                    init_spectrum_vs_mp_product, hcizz_law)
-    from validation.linear_memory.models import hebbian_W, lowrank_m
-    from validation.linear_memory.train import train
+    from validation.linear_memory.mechanism import hcizz_law
     from validation.sections.base import md_table
 
-    d = cfg["mech_d"]
+    d = m.d
     out, md, figs = {}, ["\n### Mechanism: normalised scores\n"], []
-
-    def best(model, kappa):
-        res = [r for r in by_key.get((model, kappa, d, "default"), []) if r["success"]]
-        return max(res, key=lambda r: r["load"]) if res else None
-
-    trained = {}
-    for model, kappa in (("op", None), ("lowrank", 0.5)):
-        r = best(model, kappa)
-        if r is None:
-            continue
-        # trials are deterministic: redo exactly this one to get its memory
-        rf, ri = trial_rngs(r["seed"], d, r["p"])
-        facts = make_facts("op", r["p"], d, rng=rf)
-        res = train(facts, model="full" if model == "op" else "lowrank", kappa=kappa or 1.0, rng=ri)
-        if res.success:
-            trained[model] = (facts, res, r["seed"])
-    if "op" in trained:
-        facts, res, seed = trained["op"]
-        c_t, q_t = normalized_scores(res.W.astype(np.float64), facts.astype(np.float64))
-        c_h, q_h = normalized_scores(hebbian_W(facts.astype(np.float64)), facts.astype(np.float64))
-        st, sh = score_summary(c_t, q_t), score_summary(c_h, q_h)
-        out["scores"] = {"d": d, "p": facts.p, "load": facts.load, "seed": seed, "trained": st, "hebbian": sh}
+    if m.scores is not None:
+        sc = m.scores
+        st, sh = sc["trained"], sc["hebbian"]
+        out["scores"] = sc
+        (c_t, q_t), (c_h, q_h) = m.score_arrays["trained"], m.score_arrays["hebbian"]
+        p, load = sc["p"], sc["load"]
         fig, axs = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
         for ax, (c, q, lab) in zip(axs, ((c_t, q_t, "trained (default preset)"), (c_h, q_h, "Hebbian"))):
             bins = np.linspace(min(q.min(), c.min()) - 0.2, max(q.max(), c.max()) + 0.2, 80)
             ax.hist(q.ravel(), bins=bins, density=True, alpha=0.5, label="competitors")
             ax.hist(c, bins=bins, density=True, alpha=0.6, label="correct")
             ax.axvline(st["sqrt_2lnp"], color="k", ls="--", label="sqrt(2 ln p)")
-            ax.set_title(f"{lab}: d={d}, p={facts.p}, alpha={facts.load:.3f}")
+            ax.set_title(f"{lab}: d={d}, p={p}, alpha={load:.3f}")
             ax.set_xlabel("score / competitor std")
             ax.legend(fontsize=8)
         figs.append(ctx.savefig(fig, "linear_memory_scores.png"))
-        md.append(f"OP facts at d = {d}, the largest load recalled in the sweep (alpha = {facts.load:.3f}, "
-                  f"p = {facts.p}); Hebbian memory of the same facts. Trained correct scores (competitor-std "
-                  "units) form a narrow band (variance << 1) just above the mean largest competitor and well "
-                  "*below* sqrt(2 ln p), the large-p extreme level, at these p; Hebbian ones spread with "
-                  "variance ~ 1. Their finite-p level is predicted by the V_p minimiser (subsection "
-                  "below).\n")
+        md.append(f"OP facts at d = {d}, the largest load recalled in the sweep (alpha = {load:.3f}, "
+                  f"p = {p}); Hebbian memory of the same facts. Trained correct scores (competitor-std "
+                  f"units): variance {st['correct_var']:.3f}, mean {st['correct_mean']:.3f} against a mean "
+                  f"largest competitor of {st['row_max_competitor_mean']:.3f} and sqrt(2 ln p) = "
+                  f"{st['sqrt_2lnp']:.3f} (the large-p extreme level); Hebbian ones: variance "
+                  f"{sh['correct_var']:.3f}. Their finite-p level is predicted by the V_p minimiser "
+                  "(subsection below).\n")
         md.append(md_table(["memory", "correct mean", "correct var", "sqrt(2 ln p)",
                             "mean row-max competitor", "min correct", "max competitor",
                             "competitor var", "recall"],
@@ -537,26 +400,19 @@ def _mechanism(ctx, cfg, by_key):
                            {i: ".3f" for i in range(1, 9)}))
         md.append("![Normalised scores: trained vs Hebbian](linear_memory_scores.png)\n")
     md.append("\n### Spectra of trained memories\n")
-    spec_rows = []
+    spec_rows = m.spectra_table
     fig, axs = plt.subplots(1, 3, figsize=(13, 3.6))
-    if "op" in trained:
-        facts, res, _ = trained["op"]
-        sq = spectrum_vs_quarter_circle(res.W, 1.0)
+    if m.spectrum_full is not None:
+        sq = m.spectrum_full
         out["spectrum_full"] = {k: v for k, v in sq.to_dict().items() if k != "sv"}
-        spec_rows.append(["full rank trained", facts.load, sq["law"], sq["ks"], sq["n"]])
         _overlay(axs[0], sq["sv"], hcizz_law("quarter_circle"), "full rank trained vs quarter circle")
-    if "lowrank" in trained:
-        facts, res, _ = trained["lowrank"]
-        m = lowrank_m(d, 0.5)
-        k_eff = m / d
-        sq = spectrum_vs_quarter_circle(res.W, k_eff, rank=m)
+    if m.spectrum_lowrank is not None:
+        sq, k_eff = m.spectrum_lowrank, m.lowrank_m / d
         out["spectrum_lowrank"] = {k: v for k, v in sq.to_dict().items() if k != "sv"}
-        spec_rows.append([f"rank {m}/{d} trained", facts.load, sq["law"], sq["ks"], sq["n"]])
         _overlay(axs[1], sq["sv"], hcizz_law("truncated_quarter_circle", k_eff),
                  f"low rank k={k_eff:.2f} trained vs truncated qc")
-        si = init_spectrum_vs_mp_product(res.W0, k_eff, rank=m)
+        si = m.spectrum_init
         out["spectrum_init"] = {k: v for k, v in si.to_dict().items() if k != "sq"}
-        spec_rows.append([f"rank {m}/{d} at init (s^2)", None, f"mp_product({k_eff:.2f})", si["ks"], si["n"]])
         _overlay(axs[2], si["sq"], hcizz_law("mp_product", k_eff), "init: squared sv vs mp_product")
     figs.append(ctx.savefig(fig, "linear_memory_spectra.png"))
     if spec_rows:
@@ -582,42 +438,15 @@ def _overlay(ax, values, law, title):
     ax.set_title(title, fontsize=9)
 
 
+
 # ---------------------------------------------------------------------------
-# Finite-p low-rank capacity and the V_p score/margin prediction (appended block;
-# keys `lowrank_finite_p` and `margin_prediction`).  Trials come from committed
-# JSONL stores (copied into the report folder, then completed if needed).
+# Finite-p low-rank capacity, the V_p score/margin prediction, the spectra study, the paper's size
+# and the adaptive design (keys `lowrank_finite_p`, `margin_prediction`, `spectra_study`, `d150`,
+# `adaptive_design`): studies with committed stores.
 
 
-def _store_copy(ctx, src, name):
-    """The report's working copy of a committed store: created from ``src``, and
-    completed with the ``src`` records it lacks when it already exists."""
-    import json
-    import shutil
-
-    dst = ctx.out / name
-    if not src.exists():
-        return dst
-    if not dst.exists():
-        shutil.copyfile(src, dst)
-        return dst
-    have = set()
-    with open(dst, encoding="utf-8") as fh:
-        for line in fh:
-            try:
-                have.add(json.loads(line)["key"])
-            except (ValueError, KeyError, TypeError):
-                pass                      # damaged lines are reported by the engine's reader
-    with open(src, encoding="utf-8") as fh:
-        new = [line if line.endswith("\n") else line + "\n" for line in fh
-               if line.strip() and json.loads(line).get("key") not in have]
-    if new:
-        with open(dst, "a", encoding="utf-8") as fh:
-            fh.writelines(new)
-    return dst
-
-
-def _finite_p_blocks(ctx):
-    """Markdown, data and figures of the two appended subsections."""
+def _finite_p_blocks(ctx, d150):
+    """Markdown, data and figures of the appended subsections."""
     md, data, figs = [], {}, []
     a, b, c = _lowrank_finite_p(ctx)
     md += a
@@ -631,7 +460,7 @@ def _finite_p_blocks(ctx):
     md += a
     data["spectra_study"] = b
     figs += c
-    a, b, c = _d150(ctx)
+    a, b, c = _d150(ctx, d150)
     md += a
     data["d150"] = b
     figs += c
@@ -641,27 +470,32 @@ def _finite_p_blocks(ctx):
     return md, data, figs
 
 
-def _d150(ctx):
-    """The paper's size: d = 100/150 thresholds read from the committed store
-    ``validation/linear_memory/stored/d150.jsonl`` (both modes; nothing computed)."""
+def _d150(ctx, main):
+    """The paper's size: the d = 100/150 thresholds of the study ``linear_memory.d150`` (read from
+    its committed store in quick mode, which computes nothing) and the long-budget reruns of
+    ``linear_memory.d150_budget``."""
     import matplotlib.pyplot as plt
     from replica import alpha_c
-    from validation.linear_memory import d150
     from validation.sections.base import md_table
+    from validation.studies.linear_memory_d150 import LR, PAPER, long_budget
 
-    ctx.progress("linear_memory: d = 100/150 thresholds (read from the committed store)")
-    rows = d150.summarise()
-    budgets = d150.budget_table()
-    src = "validation/linear_memory/stored/d150.jsonl"
+    ctx.progress("linear_memory: d = 100/150 thresholds (studies linear_memory.d150, linear_memory.d150_budget)")
+    summ = main.outcome
+    rows = {k: r.to_dict() for k, r in summ.rows.items()}
+    budgets = {k: [b.to_dict() for b in bl] for k, bl in summ.budget.items()}
+    src = f"{_STORED}/linear_memory.d150.jsonl"
+    how = ("read from the committed store" if ctx.quick else
+           f"run on the store `{Path(main.store).name}` in the report folder, seeded from the committed one "
+           f"({main.reused} reused, {main.computed} computed)")
     md = ["\n### The paper's size: d = 100 and d = 150\n",
           "Thresholds of full-rank (OP) and rank-constrained memories at d = 100 and 150, measured by the "
           "adaptive design (`measure_capacity(design=\"adaptive\")`: rounds of 4 loads chosen from the "
           "current logistic fit until the 95% CI half-width is <= 0.03 or a trial cap; default preset "
-          f"but Adam lr {d150.LR:g} (see the learning-rate check below), float32, stop at the first full "
+          f"but Adam lr {LR:g} (see the learning-rate check below), float32, stop at the first full "
           "recall, 4096 steps). "
-          f"**Both quick and full mode read these trials from the committed store `{src}`** (nothing is "
-          "trained here); regenerate or continue with `nice -n 10 python -m validation.linear_memory.d150 "
-          "--workers 2`. Theory: the finite-p capacity `alpha_c_finite(p, kappa=m/d)` with p "
+          f"Trials {how} (committed: `{src}`); regenerate or continue with `nice -n 10 python -m "
+          "validation study linear_memory.d150 --workers 2`. Theory: the finite-p capacity "
+          "`alpha_c_finite(p, kappa=m/d)` with p "
           "self-consistent at d; paper: the linear-memory paper's d = 150 table (arXiv:2605.10795).\n"]
     table = []
     checks = {k: r for k, r in rows.items() if not r["measured"]}
@@ -675,28 +509,36 @@ def _d150(ctx):
     if table:
         md.append(md_table(["model", "d", "Adam lr", "alpha_emp", "95% CI", "finite-p theory", "paper", "trials",
                             "CPU min", "complete"], table))
-    missing = [d150.group_key(*g) for g, c in d150.PLAN.items() if c["run"] and d150.group_key(*g) not in rows]
+    missing = summ.missing
     if missing:
         md.append("\nNot yet in the store (not measured): " + ", ".join(missing) + ".\n")
-    lrc = d150.lr_check()
+    lrc = summ.lr_check
     if lrc:
+        by_load = {}
+        for r in lrc:
+            by_load.setdefault(r["load"], {})[r["lr"]] = r["accuracy"]
+        both = {a: v for a, v in by_load.items() if 0.1 in v and LR in v}
+        worse = sum(v[0.1] < v[LR] for v in both.values())
         md.append("\nLearning-rate check (d = 100, OP, the first round's four instances, identical for every "
-                  "learning rate; 4096 steps): the default preset's lr 0.1 fails where smaller rates recall "
-                  "more, so the plan uses lr " + f"{d150.LR:g}" + ":\n")
+                  f"learning rate; 4096 steps): the default preset's lr 0.1 recalls a smaller fraction of the "
+                  f"facts than lr {LR:g} at {worse} of the {len(both)} loads both were run at, so the plan uses lr "
+                  f"{LR:g}:\n")
         md.append(md_table(["load", "seed", "Adam lr", "success", "recalled fraction", "steps", "final loss"],
                            [[f"{r['load']:.4f}", r["seed"], f"{r['lr']:g}", "yes" if r["success"] else "no",
                              f"{r['accuracy']:.3f}", r["steps"], f"{r['loss']:.3f}"] for r in lrc]))
-    lb = d150.long_budget_check()
+    long_run = _study(ctx, "linear_memory.d150_budget", "d150_budget_trials.jsonl")
+    long = long_budget(long_run.outcome, main.results)
+    lb = long.rows
     if lb:
         md.append("\nLonger budget (stored 4096-step failures near the threshold rerun with "
-                  f"{lb[0]['steps_budget']} steps; store `validation/linear_memory/stored/{d150.LONG_STORE.name}`, "
-                  "`d150.long_budget_check`):\n")
+                  f"{lb[0]['steps_budget']} steps; study `linear_memory.d150_budget`, store "
+                  f"`{_STORED}/linear_memory.d150_budget.jsonl`):\n")
         md.append(md_table(["load", "seed", "Adam lr", "recalled at 4096 steps", "budget", "success",
                             "steps", "recalled"],
                            [[f"{r['load']:.4f}", r["seed"], f"{r['lr']:g}", _f(r["accuracy_4096"]),
                              r["steps_budget"], "yes" if r["success"] else "no", r["steps"],
                              f"{r['accuracy']:.3f}"] for r in lb]))
-        sub = _long_budget_refit(d150, lb)
+        sub = {k: f.to_dict() for k, f in long.refit.items()}
         for k, f in sub.items():
             md.append(f"\n{k} with these reruns' outcomes in place of their 4096-step ones: threshold "
                       f"{_f(f['threshold'])} [{_f(f['ci'][0])}, {_f(f['ci'][1])}] (the 4096-step fit above "
@@ -736,7 +578,7 @@ def _d150(ctx):
         for kap, c in ((1.0, "C0"), (0.5, "C1"), (0.25, "C2")):
             ax.axhline(float(alpha_c(kap)), color=c, ls=":", lw=1)
             lab = "OP" if kap == 1.0 else f"kappa={kap:g}"
-            ax.plot([156], [d150.PAPER[kap]], "s", color=c, ms=7, label=f"{lab}: paper (d=150)")
+            ax.plot([156], [PAPER[kap]], "s", color=c, ms=7, label=f"{lab}: paper (d=150)")
         ax.text(0.01, 0.02, "dotted: large-d alpha_c(kappa)", transform=ax.transAxes, fontsize=8)
         ax.set_xlim(85, 170)
         ax.set_xticks([100, 150])
@@ -757,54 +599,37 @@ def _d150(ctx):
                                       "success_steps_max", "max_success_load")} for k, r in rows.items()}
     return md, {"rows": data, "budget": budgets, "lr_check": lrc, "long_budget": lb,
                 "long_budget_refit": d150_long_refit, "store": src, "read_from_store": True,
-                "missing": missing, "lr": d150.LR,
+                "missing": missing, "lr": LR,
                 "lr_check_rows": {k: {kk: r[kk] for kk in ("threshold", "ci", "trials", "failure_accuracy")}
                                   for k, r in checks.items()}}, figs
 
 
-def _long_budget_refit(d150, lb):
-    """Threshold fits of the groups with long-budget reruns, the reruns' outcomes
-    replacing those of the same instances' 4096-step trials."""
-    from validation.logistic import fit_threshold
-
-    res = d150.stored_results()
-    out = {}
-    for g, rr in res.items():
-        sub = {(round(r["load"], 12), r["seed"]): r["success"] for r in lb
-               if g[0] == "op" and g[3] == r["lr"]}
-        if not sub or not any((round(r["load"], 12), r["seed"]) in sub for r in rr):
-            continue
-        succ = [sub.get((round(r["load"], 12), r["seed"]), r["success"]) for r in rr]
-        f = fit_threshold([r["load"] for r in rr], succ)
-        out[d150.group_key(*g)] = {"threshold": f.threshold, "ci": [f.ci_low, f.ci_high],
-                                   "replaced": len(sub)}
-    return out
-
-
 def _adaptive_design(ctx):
-    """Trials needed for a 0.03 CI half-width: fixed grid against adaptive design,
-    replayed from the committed store ``stored/adaptive_design.jsonl``."""
-    from validation.linear_memory import adaptive_compare as ac
+    """Trials needed for a 0.03 CI half-width: fixed grid against adaptive design (study
+    ``linear_memory.adaptive_design``; replayed from its committed store in quick mode)."""
     from validation.sections.base import md_table
+    from validation.studies.linear_memory_adaptive import GRID_FACTORS, REPLICATES, TARGET
 
-    ctx.progress("linear_memory: fixed grid vs adaptive design (replayed from the committed store)")
+    ctx.progress("linear_memory: fixed grid vs adaptive design (study linear_memory.adaptive_design)")
     try:
-        rows = ac.summarise(ac.compare(compute=False))
+        run = _study(ctx, "linear_memory.adaptive_design", "adaptive_design_trials.jsonl")
     except LookupError as exc:
         return ([f"\n### Adaptive design\n\nNot available: {exc}.\n"],
                 {"error": str(exc)})
+    rows = run.outcome
     table = [[d, r["replicates"], f"{r['trials_grid']:.1f} ± {r['trials_grid_stderr']:.1f}",
               f"{r['trials_adaptive']:.1f} ± {r['trials_adaptive_stderr']:.1f}", f"{r['trials_ratio']:.2f}",
               f"{r['cpu_seconds_grid']:.1f}", f"{r['cpu_seconds_adaptive']:.1f}",
               f"{r['reached_grid']}/{r['replicates']}, {r['reached_adaptive']}/{r['replicates']}"]
              for d, r in rows.items()]
     md = ["\n### Adaptive design: trials for a given CI\n",
-          f"OP thresholds at small d measured to a 95% CI half-width <= {ac.TARGET} by the report's fixed grid "
-          "(8 loads, one more seed per load until the target is met) and by the adaptive design, each "
-          f"replicate from the same seed pool; {ac.REPLICATES} replicates (mean ± standard error). "
-          "Replayed from the committed store `validation/linear_memory/stored/adaptive_design.jsonl` "
-          "(regenerate: `nice -n 10 python -m validation.linear_memory.adaptive_compare`); the design and its "
-          "simulated CI coverage: docs/sweeps.md#adaptive-threshold-design.\n",
+          f"OP thresholds at small d measured to a 95% CI half-width <= {TARGET} by the report's fixed grid "
+          f"({len(GRID_FACTORS)} loads, one more seed per load until the target is met) and by the adaptive "
+          f"design, each replicate from the same seed pool; {REPLICATES} replicates (mean ± standard error). "
+          + ("Replayed from" if ctx.quick else "Run on a copy of") + f" the committed store "
+          f"`{_STORED}/linear_memory.adaptive_design.jsonl` (regenerate: `nice -n 10 python -m validation "
+          "study linear_memory.adaptive_design`); the design and its simulated CI coverage: "
+          "docs/sweeps.md#adaptive-threshold-design.\n",
           md_table(["d", "replicates", "trials grid", "trials adaptive", "ratio", "CPU s grid",
                     "CPU s adaptive", "target reached (grid, adaptive)"], table)]
     return md, rows
@@ -812,26 +637,24 @@ def _adaptive_design(ctx):
 
 def _lowrank_finite_p(ctx):
     import matplotlib.pyplot as plt
-    from validation.linear_memory import lowrank_finite as lf
     from validation.sections.base import md_table
+    from validation.studies.linear_memory_lowrank import DS, KAPPAS, SEEDS, SHORT_BUDGET
 
     t0 = time.perf_counter()
-    ds = (20, 30) if ctx.quick else lf.DS
+    ds = (20, 30) if ctx.quick else DS
     ctx.progress("linear_memory: low-rank thresholds vs the finite-p rank-constrained capacity")
-    store = _store_copy(ctx, lf.STORE, "lowrank_finite_p_trials.jsonl")
-    recs, sec, reused, n = lf.run(ds, lf.KAPPAS, store=store, workers=2, executor=ctx.executor)
-    rows = lf.summarise(recs)
-    short = {(r["kappa"], r["d"]): r for r in lf.summarise(recs, budget=2048)}
-    for r in rows:
-        r["threshold_budget_2048"] = short[(r["kappa"], r["d"])]["threshold"]
+    run = _study(ctx, "linear_memory.lowrank_finite_p", "lowrank_finite_p_trials.jsonl", ds=ds)
+    summ = run.outcome
+    n, reused = run.trials, run.reused
+    short = {(r.kappa, r.d): r for r in summ.short_budget}
+    rows = [{**r.to_dict(), f"threshold_budget_{SHORT_BUDGET}": short[(r.kappa, r.d)].threshold} for r in summ.rows]
     table = [[f"{r['kappa']:g}", r["d"], f"{r['kappa_eff']:.3f}", _f(r["threshold"]),
               f"[{_f(r['ci'][0])}, {_f(r['ci'][1])}]", f"{r['theory']:.3f} ± {r['theory_stderr']:.1g}",
               _f(r["ratio"]), "yes" if r["theory_in_ci"] else "**no**", f"{r['alpha_c_kappa']:.3f}",
-              _f(r["threshold_budget_2048"]), r["trials"]] for r in rows]
-    n_in = sum(r["theory_in_ci"] for r in rows)
-    ratios = [r["ratio"] for r in rows if r["ratio"] is not None]
+              _f(r[f"threshold_budget_{SHORT_BUDGET}"]), r["trials"]] for r in rows]
+    n_in = summ.agree
     fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.4))
-    for i, k in enumerate(lf.KAPPAS):
+    for i, k in enumerate(KAPPAS):
         rr = [r for r in rows if r["kappa"] == k and math.isfinite(r["threshold"])]
         if not rr:
             continue
@@ -865,61 +688,47 @@ def _lowrank_finite_p(ctx):
     a2.legend(fontsize=8)
     fig.tight_layout()
     figs = [ctx.savefig(fig, "linear_memory_lowrank_finite_p.png")]
-    src = "the committed store `validation/linear_memory/stored/lowrank_finite_p.jsonl`"
+    src = f"the committed store `{_STORED}/linear_memory.lowrank_finite_p.jsonl`"
     md = ["\n### Low rank against the finite-p rank-constrained capacity\n",
           "Theory: `alpha_c(kappa, p) = alpha_c(kappa) ln p / E[V_p]` "
           "(`replica.alpha_c_finite(p, kappa=m/d)`, docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories), "
           "solved self-consistently with `p ln p = alpha d^2` at each d; `m = round(kappa d)` and the theory uses "
           "the actual `m/d`. Trials: two-layer memory, default preset (4096 steps), "
-          f"{lf.SEEDS} seeds x 8 loads around the prediction (+ extension); logistic fit with 95% "
-          "profile-likelihood CI. Column `B=2048`: the same trials counted as successes only if they "
-          "succeeded within 2048 steps (step-budget check).\n",
+          f"{SEEDS} seeds x 8 loads around the prediction (+ extension); logistic fit with 95% "
+          f"profile-likelihood CI. Column `B={SHORT_BUDGET}`: the same trials counted as successes only if they "
+          f"succeeded within {SHORT_BUDGET} steps (step-budget check).\n",
           md_table(["kappa", "d", "m/d", "alpha_emp", "95% CI", "alpha_c(kappa, p)", "emp/theory",
-                    "theory in CI", "alpha_c(kappa)", "B=2048", "trials"], table),
+                    "theory in CI", "alpha_c(kappa)", f"B={SHORT_BUDGET}", "trials"], table),
           f"\nThe theory lies inside the CI for {n_in} of {len(rows)} (kappa, d) points; "
-          f"trained/theory ranges from {min(ratios):.3f} to {max(ratios):.3f}"
-          + (" (every point above 1)" if ratios and min(ratios) > 1 else "")
+          f"trained/theory ranges from {_f(summ.ratio_min)} to {_f(summ.ratio_max)}"
+          + (" (every point above 1)" if summ.ratio_min is not None and summ.ratio_min > 1 else "")
           + "; the CI excludes the theory at "
           + (", ".join(f"kappa={r['kappa']:g} d={r['d']} ({r['ratio']:.3f})" for r in rows if not r["theory_in_ci"])
              or "no point")
-          + f". {n} trials, {reused} reused from {src} (copied to `{store.name}`), "
-            f"{time.perf_counter() - t0:.0f} s for this subsection. Regenerate the store: "
-            "`nice -n 10 python -m validation.linear_memory.lowrank_finite --workers 2`.\n",
+          + f". {n} trials, {reused} reused from "
+          + (src if ctx.quick else f"`{Path(run.store).name}` (seeded from {src})")
+          + f", {time.perf_counter() - t0:.0f} s for this subsection. Regenerate the store: "
+            "`nice -n 10 python -m validation study linear_memory.lowrank_finite_p --workers 2`.\n",
           "\n![Low-rank thresholds vs alpha_c(kappa) ln p / E[V_p]](linear_memory_lowrank_finite_p.png)\n"]
     byk = {}
     for r in rows:
         byk.setdefault(f"{r['kappa']:g}", {})[str(r["d"])] = {"threshold": r["threshold"], "ci": r["ci"],
                                                              "theory": r["theory"]}
     data = {"rows": rows, "by_kappa": byk, "trials": n, "reused": reused,
-            "store": "validation/linear_memory/stored/lowrank_finite_p.jsonl",
+            "store": f"{_STORED}/linear_memory.lowrank_finite_p.jsonl",
             "seconds": time.perf_counter() - t0}
     return md, data, figs
 
 
 def _margin_prediction(ctx):
     import matplotlib.pyplot as plt
-    from validation.engine import read_store, run_sweep, trial_key
-    from validation.linear_memory import margins as mg
     from validation.sections.base import md_table
 
     t0 = time.perf_counter()
     ctx.progress("linear_memory: normalised scores at the finite-p capacity vs the V_p minimiser")
-    store = _store_copy(ctx, mg.STORE, "margin_trials.jsonl")
-    stored_only = []
-    if ctx.quick:
-        # d = 40 (3 seeds) is computed or reused; the d >= 100 rows are read from the stored trials only
-        params = mg.margin_params((40,), 3)
-        have = read_store(store, warn=False).ok if store.exists() else {}
-        stored_only = [q for q in mg.study_params() if q["d"] >= mg.LR_FROM_D
-                       and trial_key(q, mg.margin_trial) in have]
-        params = params + stored_only
-    else:
-        params = mg.study_params()
-    recs = run_sweep(mg.margin_trial, params, store=store, workers=2, progress=True, label="margins",
-                     executor=ctx.executor)
-    res = [{**r["result"], "d": prm["d"], "lr": prm.get("lr")} for prm, r in zip(params, recs)
-           if r["status"] == "ok"]
-    rows = mg.compare(res)
+    run = _study(ctx, "linear_memory.margins", "margin_trials.jsonl", config="quick" if ctx.quick else "full")
+    summ = run.outcome
+    rows = summ.rows
 
     def _m(st):
         return f"{st['mean']:.3f} [{st['q10']:.3f}, {st['q90']:.3f}]"
@@ -942,35 +751,30 @@ def _margin_prediction(ctx):
                         _m(t["margin"]), "-" if ty is None else _m(ty["margin"]),
                         f"{t['frac_margin_below_0.05']:.2f}",
                         "-" if ty is None else f"{ty['frac_margin_below_0.05']:.2f}"])
-    dm = [r["trained"]["correct"]["mean"] - r["predicted"]["correct"]["mean"] for r in rows]
-    vr = [r["trained"]["correct"]["var"] / r["predicted"]["correct"]["var"] for r in rows]
     gap_rows = []
     for r in rows:
         gap_rows.append([r["d"], r["p"], f"{r['lr']:g}", f"{r['load_fraction']:.2f}"]
                         + [f"{r['trained']['gap_profile'][j]:.3f} / {r['predicted']['gap_profile'][j]:.3f} / "
                            + ("-" if r["typical"] is None else f"{r['typical']['gap_profile'][j]:.3f}")
                            for j in (0, 2, 4, 9)])
-    trends, trend_rows = {}, []
-    for lr, lab in ((0.01, "0.01"), (0.1, "0.1"), (None, "mixed: 0.1 below d=100, 0.01 from it")):
+    from validation.studies.linear_memory_margins import TREND_RATES
+
+    trends, trend_rows = summ.trends, []
+    for lr, lab in TREND_RATES:
         for w in ("excess", "margin", "excess_typical", "margin_typical"):
             for f in (1.0, 0.95, 0.90):
-                t = mg.trend(rows, w, f, lr=lr)
-                trends[f"{w}@{f:g}@lr={lab.split(':')[0]}"] = t
+                t = trends[f"{w}@{f:g}@lr={lab.split(':')[0]}"]
                 if len(t["d"]) >= 3:
                     trend_rows.append([w, lab, f"{f:.2f}", ", ".join(map(str, t["d"])),
                                        ", ".join(f"{y:.3f}±{e:.3f}" for y, e in zip(t["y"], t["se"])),
                                        f"{t['slope']:+.4f} ± {t['slope_se']:.4f}", f"{t['chi2']:.1f}/{t['dof']}"])
     lr_rows = []
-    for r in rows:
-        twin = [o for o in rows if o["d"] == r["d"] and o["p"] == r["p"] and o["lr"] != r["lr"]]
-        if twin and r["lr"] == 0.1:
-            o = twin[0]
-            for name, a, b in (("correct mean", r["trained"]["correct"], o["trained"]["correct"]),
-                               ("margin mean", r["trained"]["margin"], o["trained"]["margin"])):
-                lr_rows.append([r["d"], r["p"], f"{r['load_fraction']:.2f}", name,
-                                f"{a['mean']:.3f} ± {a['mean_se']:.3f} ({r['memories']}/{r['trials']})",
-                                f"{b['mean']:.3f} ± {b['mean_se']:.3f} ({o['memories']}/{o['trials']})",
-                                f"{(a['mean'] - b['mean']) / math.hypot(a['mean_se'], b['mean_se']):+.1f}"])
+    for q in summ.rate_pairs:
+        a, b = q["lr_0.1"], q["lr_0.01"]
+        lr_rows.append([q["d"], q["p"], f"{q['load_fraction']:.2f}", q["quantity"],
+                        f"{a['mean']:.3f} ± {a['mean_se']:.3f} ({a['memories']}/{a['trials']})",
+                        f"{b['mean']:.3f} ± {b['mean_se']:.3f} ({b['memories']}/{b['trials']})",
+                        f"{q['z']:+.1f}"])
     fig, axs = plt.subplots(1, 3, figsize=(16, 5.4))
     # one protocol in the panels: 0.95 of capacity, Adam rate 0.01 where measured (else the row at 0.95);
     # three d (smallest, middle, largest) keep them readable; rate 0.1 twins dashed in the margin panel
@@ -1025,8 +829,8 @@ def _margin_prediction(ctx):
         ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
     fig.tight_layout()
     figs = [ctx.savefig(fig, "linear_memory_margin_prediction.png")]
-    src = "validation/linear_memory/stored/margin_trials.jsonl"
-    big = sorted({q["d"] for q in stored_only})
+    src = f"{_STORED}/linear_memory.margins.jsonl"
+    big = summ.stored_only_d
     md = ["\n### Scores and margins at the finite-p capacity: the V_p minimiser\n",
           "Predictions (docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p): at capacity "
           "(`replica.pinned_scores.pinned_scores`) the correct score of a fact becomes the mean of "
@@ -1059,54 +863,63 @@ def _margin_prediction(ctx):
           ("\nAdam rate 0.1 vs 0.01 on the same instances (z = difference / combined standard error):\n"
            if lr_rows else ""),
           md_table(["d", "p", "load fraction", "quantity", "lr 0.1", "lr 0.01", "z"], lr_rows) if lr_rows else "",
-          (f"\nThe correct scores sit near the level of the V_p minimiser, far below sqrt(2 ln p): trained minus "
-           f"predicted mean {min(dm):.3f} to {max(dm):.3f}, trained/predicted "
-           f"variance {min(vr):.2f} to {max(vr):.2f}. " if rows else "\n")
-          + "The V_p minimiser does not predict margins: its margin is exactly 0 at capacity (the active "
-          "competitors tie). Below capacity the typical memory at q* has positive margins, smaller than the "
-          "trained ones and with much more mass near 0; the trained margins change with the Adam rate on the "
-          "same instances while the level does not, so a d-trend that mixes the two rates is not a d-trend; "
-          "see the docs for the reading.\n",
-          f"\n{len(params)} trials ({recs.stats.n_skipped} reused from `{src}`, copied to `{store.name}`), "
-          f"{time.perf_counter() - t0:.0f} s. Regenerate: "
-          "`nice -n 10 python -m validation.linear_memory.margins --workers 2`.\n",
+          "\n" + _margin_reading(rows, summ.rate_pairs) + "\n",
+          f"\n{run.trials} trials ({run.reused} reused from "
+          + (f"`{src}`" if ctx.quick else f"`{Path(run.store).name}`, seeded from `{src}`")
+          + f"), {time.perf_counter() - t0:.0f} s. Regenerate: "
+          "`nice -n 10 python -m validation study linear_memory.margins --workers 2`.\n",
           "\n![Correct scores, gap profile and margins vs the V_p minimiser and the typical memory]"
           "(linear_memory_margin_prediction.png)\n"]
     data = {"rows": [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows],
-            "store": src, "trials": len(params), "reused": recs.stats.n_skipped,
+            "store": src, "trials": run.trials, "reused": run.reused,
             "trends": trends, "stored_only_d": big,
             "seconds": time.perf_counter() - t0}
     return md, data, figs
 
 
+def _margin_reading(rows, pairs):
+    """The reading of the margin block, every statement counted from the rows it cites."""
+    if not rows:
+        return ""
+    dm = [r["trained"]["correct"]["mean"] - r["predicted"]["correct"]["mean"] for r in rows]
+    vr = [r["trained"]["correct"]["var"] / r["predicted"]["correct"]["var"] for r in rows]
+    lv = [r["trained"]["correct"]["mean"] / r["sqrt_2lnp"] for r in rows]
+    zero = [r["predicted"]["frac_margin_zero"] for r in rows]
+    out = [f"Trained correct scores against the V_p minimiser: trained minus predicted mean {min(dm):.3f} to "
+           f"{max(dm):.3f}, trained/predicted variance {min(vr):.2f} to {max(vr):.2f}; the trained means are "
+           f"{min(lv):.2f} to {max(lv):.2f} times sqrt(2 ln p). The V_p minimiser's margin is exactly 0 for a "
+           f"fraction {min(zero):.3f} to {max(zero):.3f} of the facts (its active competitors tie), so it does "
+           "not predict the margins."]
+    ty = [r for r in rows if r["typical"] is not None]
+    if ty:
+        smaller = sum(r["typical"]["margin"]["mean"] < r["trained"]["margin"]["mean"] for r in ty)
+        heavier = sum(r["typical"]["frac_margin_below_0.05"] > r["trained"]["frac_margin_below_0.05"] for r in ty)
+        out.append(f"Below capacity the typical memory at q* has a smaller mean margin than the trained memories in "
+                   f"{smaller} of {len(ty)} rows and more mass below 0.05 in {heavier} of {len(ty)}.")
+    zc = [abs(q["z"]) for q in pairs if q["quantity"] == "correct mean"]
+    zm = [abs(q["z"]) for q in pairs if q["quantity"] == "margin mean"]
+    if zc and zm:
+        out.append(f"On the same instances the Adam rate (0.1 against 0.01) moves the mean margin by |z| = "
+                   f"{min(zm):.1f} to {max(zm):.1f} and the mean correct score by |z| = {min(zc):.1f} to "
+                   f"{max(zc):.1f}, so a d-trend that mixes the two rates mixes two protocols; see the docs for the "
+                   "reading.")
+    return " ".join(out)
+
+
 def _spectra_study(ctx):
-    """Pooled trained spectra vs the law, next to a Gaussian calibration (key `spectra_study`)."""
+    """Pooled trained spectra vs the law, next to a Gaussian calibration (key `spectra_study`; study
+    ``linear_memory.spectra``)."""
     import matplotlib.pyplot as plt
-    from validation.linear_memory import spectra_study as ss
     from validation.sections.base import md_table
+    from validation.studies.linear_memory_spectra import KAPPAS
 
     t0 = time.perf_counter()
-    ds = (20,) if ctx.quick else (20, 40, 80)
     ctx.progress("linear_memory: spectra study (pooled instances, Gaussian calibration)")
-    store = _store_copy(ctx, ss.STORE, "spectra_study_trials.jsonl")
-    res, reused, n = ss.run(ds, store=store, workers=2, executor=ctx.executor)
-    # d >= LARGE_D (lr 0.01) and the lr control at d < LARGE_D: read from the committed store, never run here
-    stored = ss.stored_results(store)
-    big = [r for r in stored if r["d"] >= ss.LARGE_D]
-    ctl = [r for r in stored if r["d"] < ss.LARGE_D and r["lr"] is not None and not r["extra_steps"]]
-    # load fractions outside ss.FRACS (0.9 x capacity, kappa < 1) at d < LARGE_D: read, never run here
-    near = [r for r in stored if r["d"] < ss.LARGE_D and ss._main_protocol(r) and r["frac"] not in ss.FRACS]
-    rows = ss.summarise(res + big + ctl + near)
-    # the same instances trained on for 2048 steps after their first full recall
-    ds_c = (20,) if ctx.quick else (20, 40)
-    res_c, reused_c, n_c = ss.run(ds_c, store=store, workers=2, fracs=(0.8, 1.0), extra_steps=2048,
-                                  executor=ctx.executor)
-    rows_c = ss.summarise(res_c)
-    reused, n = reused + reused_c, n + n_c
-    # extrapolation to d = inf: every stored main-protocol trial (all sizes, in both modes)
-    main = [r for r in stored if ss._main_protocol(r)]
-    main_rows = ss.summarise(main)
-    extra = ss.extrapolation(main, main_rows, boot=200, rng=0)
+    run = _study(ctx, "linear_memory.spectra", "spectra_study_trials.jsonl", config="quick" if ctx.quick else "full")
+    summ = run.outcome
+    rows, rows_c, main_rows, extra = summ.rows, summ.rows_continued, summ.main_rows, summ.extrapolation
+    n, reused = summ.trials, summ.reused
+    big, ctl, near = summ.stored_large_d, summ.lr_control, summ.stored_near_capacity
     table_c = [[f"{r['kappa']:g}", r["d"], f"{r['load_fraction']:g}", f"{r['instances']}/{r['trials']}",
                 _f(r["ks"]), (f"{r['ks_calibration']:.3f} ± {r['ks_calibration_sd']:.3f}"
                               if r["ks_calibration"] is not None else "nan"),
@@ -1122,9 +935,9 @@ def _spectra_study(ctx):
                 ",".join(map(str, e["sizes"])), f"{e['intercept']:.3f} ± {e['intercept_se']:.3f}",
                 f"[{e['intercept_ci'][0]:.3f}, {e['intercept_ci'][1]:.3f}]",
                 f"{e['slope']:.3g} ± {e['slope_se']:.2g}", f"{e['chi2']:.1f}/{e['dof']}"] for e in extra]
-    figs = [_spectra_study_hist(ctx, plt, ss, res + big)]
-    figs.append(_spectra_study_extrapolation(ctx, plt, ss, main_rows, extra))
-    src = "validation/linear_memory/stored/spectra_study.jsonl"
+    figs = [_spectra_study_hist(ctx, plt, summ.panels, KAPPAS)]
+    figs.append(_spectra_study_extrapolation(ctx, plt, KAPPAS, main_rows, extra))
+    src = f"{_STORED}/linear_memory.spectra.jsonl"
     md = ["\n### Spectra study: pooled instances against a Gaussian calibration\n",
           "OP facts at fractions of the finite-p capacity `alpha_c(kappa, p)` of each d; full rank from "
           "**zero** initialisation (a random init already has a quarter-circle spectrum), low rank from its "
@@ -1143,7 +956,8 @@ def _spectra_study(ctx):
           "+1024 → +2048 steps (still rising at the end: not converged).\n",
           md_table(["kappa", "d", "load frac", "recalled/trials", "KS", "KS cal.", "edge", "X_qc(1-kappa)",
                     "margin: first recall → +512 → +1024 → +2048"], table_c),
-          "\n**Extrapolation to d = inf** (`spectra_study.extrapolation`). `ks_excess` = pooled KS minus its "
+          "\n**Extrapolation to d = inf** (`validation.studies.linear_memory_spectra.extrapolation`). "
+          "`ks_excess` = pooled KS minus its "
           "Gaussian calibration, `edge_gap` = calibration edge minus trained edge: both are 0 at every d for a "
           "perfect match. Weighted least squares of each against 1/d and 1/ln p (p the number of facts), over "
           "all sizes and without the smallest; `± se` from 200 bootstrap resamplings of the recalled instances "
@@ -1153,17 +967,13 @@ def _spectra_study(ctx):
           "trials of all sizes (nothing run for it).\n",
           md_table(["kappa", "load frac", "quantity", "vs", "d", "intercept (d = inf) ± se", "95% CI",
                     "slope ± se", "chi2/dof"], table_x),
-          "\n" + _spectra_verdict(extra, main_rows) + "\n",
+          "\n" + _spectra_verdict(summ.verdicts, extra, rows, main_rows) + "\n",
           f"\n{n} trials run or replayed for d < 100 ({reused} reused from `{src}`); the d = 150 rows "
           f"({len(big)} trials), the lr control ({len(ctl)} trials) and the 0.9 x capacity rows below d = 100 "
           f"({len(near)} trials) are read from the committed store"
-          + (" (quick mode too)" if ctx.quick else "") + f"; {time.perf_counter() - t0:.0f} s. Regenerate: "
-          "`nice -n 10 python -m validation.linear_memory.spectra_study --d 20,40,80`, "
-          "`... --d 20,40 --fracs 0.8,1.0 --extra-steps 2048`, "
-          "`... --d 150 --kappas 1 --fracs 0.6,0.8`, `... --d 150 --kappas 0.5,0.25 --fracs 0.6,0.8`, "
-          "`... --d 150 --kappas 0.25 --fracs 1.0`, `... --d 150 --kappas 0.5 --fracs 1.0 --seeds 4` "
-          "(lr 0.01 from d = 100 on), `... --d 80 --kappas 0.5,0.25 --lr 0.01` (control), "
-          "`... --d 20,40,80,150 --kappas 0.5,0.25 --fracs 0.9`.\n",
+          + (" (quick mode too)" if ctx.quick else "") + f"; {time.perf_counter() - t0:.0f} s. Regenerate "
+          "(the whole plan, `validation.studies.linear_memory_spectra.PLAN`): "
+          "`nice -n 10 python -m validation study linear_memory.spectra --workers 2`.\n",
           "\n![Pooled trained spectra against the law](linear_memory_spectra_study.png)\n",
           "\n![KS and edge against 1/d](linear_memory_spectra_extrapolation.png)\n"]
     data = {"rows": rows, "rows_continued": rows_c, "extrapolation": extra, "trials": n, "reused": reused,
@@ -1172,52 +982,48 @@ def _spectra_study(ctx):
     return md, data, figs
 
 
-def _spectra_study_hist(ctx, plt, ss, res):
-    """Pooled histograms against the law: one row per d, one column per kappa, largest load with
-    at least two recalled instances."""
-    ds = sorted({x["d"] for x in res})
-    fig, axs = plt.subplots(len(ds), len(ss.KAPPAS), figsize=(4.2 * len(ss.KAPPAS), 3.3 * len(ds)), squeeze=False)
+def _spectra_study_hist(ctx, plt, panels, kappas):
+    """Pooled histograms against the law: one row per d, one column per kappa (the panels of
+    :class:`validation.studies.linear_memory_spectra.SpectraSummary`)."""
+    from validation.linear_memory.spectra import law_of
+
+    ds = sorted({p["d"] for p in panels})
+    at = {(p["d"], p["kappa"]): p for p in panels}
+    fig, axs = plt.subplots(len(ds), len(kappas), figsize=(4.2 * len(kappas), 3.3 * len(ds)), squeeze=False)
     for i, d in enumerate(ds):
-        for j, k in enumerate(ss.KAPPAS):
+        for j, k in enumerate(kappas):
             ax = axs[i, j]
-            # the largest load fraction with recalled instances
-            ok = [x for x in res if x["d"] == d and x["kappa"] == k and x["success"] and not x.get("extra_steps")]
-            if not ok:
+            p = at.get((d, k))
+            if p is None:
                 ax.set_axis_off()
                 continue
-            # largest load with at least 2 recalled instances (else the largest recalled one)
-            counts = {f: sum(x["frac"] == f for x in ok) for f in {x["frac"] for x in ok}}
-            fmax = max([f for f, c in counts.items() if c >= 2] or counts)
-            rr = [x for x in ok if x["frac"] == fmax]
-            m = len(rr[0]["sv"])
-            law = ss._law(m / d)
-            pool = np.concatenate([ss._scaled(x["sv"], law) for x in rr])
-            lr = rr[0].get("lr") or 0.1
+            m, pool = p["m"], p["values"]
+            law = law_of(m / d)
             ax.hist(pool, bins=max(8, int(2 * math.sqrt(pool.size))), density=True, alpha=0.5,
-                    label=f"trained, {len(rr)} instances pooled")
+                    label=f"trained, {p['instances']} instances pooled")
             lo, hi = law.support()
             xs = np.linspace(max(float(lo), 1e-6), float(hi), 300)
             ax.plot(xs, law.pdf(xs), "k-", label="quarter circle" if m == d else f"truncated qc ({m}/{d})")
             ax.set_xlabel("singular value of W/sqrt(d), scaled (2nd moment)")
             ax.set_ylabel("density")
-            ax.set_title(f"d={d}, kappa={k:g}, load {fmax:g} x capacity, lr {lr:g}", fontsize=9)
+            ax.set_title(f"d={d}, kappa={k:g}, load {p['frac']:g} x capacity, lr {p['lr']:g}", fontsize=9)
             ax.legend(fontsize=7)
     fig.tight_layout()
     return ctx.savefig(fig, "linear_memory_spectra_study.png")
 
 
-def _spectra_study_extrapolation(ctx, plt, ss, rows, extra):
+def _spectra_study_extrapolation(ctx, plt, kappas, rows, extra):
     """KS (top row) and edge (bottom row) against 1/d per kappa: points per load fraction, Gaussian
     calibration band, law value, and the all-size 1/d fit of KS excess / edge gap."""
     from hcizz.quarter_circle import qc_quantile
 
     colors = {0.6: "tab:blue", 0.8: "tab:orange", 0.9: "tab:purple", 1.0: "tab:red"}
-    fig, axs = plt.subplots(2, len(ss.KAPPAS), figsize=(4.4 * len(ss.KAPPAS), 7.0), squeeze=False)
+    fig, axs = plt.subplots(2, len(kappas), figsize=(4.4 * len(kappas), 7.0), squeeze=False)
     fits = {(e["kappa"], e["load_fraction"], e["quantity"]): e for e in extra
             if e["variable"] == "1/d" and len(e["sizes"]) == max(len(g["sizes"]) for g in extra
                                                                   if g["kappa"] == e["kappa"]
                                                                   and g["load_fraction"] == e["load_fraction"])}
-    for j, k in enumerate(ss.KAPPAS):
+    for j, k in enumerate(kappas):
         for i, (q, key, cal_key, cal_sd) in enumerate([("ks_excess", "ks", "ks_calibration", "ks_calibration_sd"),
                                                        ("edge_gap", "edge", "edge_calibration", None)]):
             ax = axs[i, j]
@@ -1270,10 +1076,12 @@ def _spectra_study_extrapolation(ctx, plt, ss, rows, extra):
     return ctx.savefig(fig, "linear_memory_spectra_extrapolation.png")
 
 
-def _spectra_verdict(extra, rows):
+def _spectra_verdict(verdicts, extra, rows, main_rows):
     """The verdict paragraph: per rank and load fraction, the d = inf intercepts of the KS excess
-    and the edge gap (all sizes, 1/d and 1/ln p), whether 0 is inside their 95% intervals, and
-    whether a line fits (chi2/dof); the reading in words follows docs/linear_memory.md."""
+    and the edge gap (all sizes, 1/d and 1/ln p), whether 0 is inside their 95% intervals and
+    whether a line fits (both decided by the study: ``SpectraSummary.verdicts``)."""
+    flags = {(v["kappa"], v["load_fraction"], v["quantity"], v["variable"], tuple(v["sizes"])): v for v in verdicts}
+
     def fit(k, f, q, v):
         c = [e for e in extra if e["kappa"] == k and e["load_fraction"] == f and e["quantity"] == q
              and e["variable"] == v]
@@ -1281,8 +1089,9 @@ def _spectra_verdict(extra, rows):
 
     def show(e):
         lo, hi = e["intercept_ci"]
-        tag = "0 inside" if lo <= 0 <= hi else "0 excluded"
-        bad = ", line rejected" if e["dof"] and e["chi2"] / e["dof"] > 4 else ""
+        flag = flags[(e["kappa"], e["load_fraction"], e["quantity"], e["variable"], tuple(e["sizes"]))]
+        tag = "0 inside" if flag["zero_inside"] else "0 excluded"
+        bad = ", line rejected" if flag["line_rejected"] else ""
         return f"{e['intercept']:.3f} [{lo:.3f}, {hi:.3f}] ({tag}{bad})"
 
     parts = []
@@ -1300,15 +1109,61 @@ def _spectra_verdict(extra, rows):
                 parts.append(f"kappa = {k:g}, load {f:g} x capacity (d = {', '.join(map(str, ds))}): "
                              + "; ".join(txt))
     return ("**Verdict** (extrapolation over all stored sizes; a perfect limit has intercept 0; `line rejected`: "
-            "chi2/dof > 4). " + ". ".join(parts) + ". Reading: well below the capacity (load 0.6-0.8 x capacity) the low-rank "
-            "intercepts stay away from 0 in both variables wherever a line fits, i.e. at a fixed load fraction the "
-            "trained rank-constrained spectrum does not approach the truncated quarter circle. At 0.9 x capacity "
-            "(every instance recalled at every d, d = 150 included) the intercepts exclude 0 in 1/d, but the KS "
-            "excess is compatible with 0 in 1/ln p, and d = 20-150 cannot tell the two variables apart: there the "
-            "data do not decide. At every d the distance shrinks as the load approaches the capacity. The distance "
-            "falls fastest with d at the capacity load, where d = 150 has too few recalled instances (lr 0.01, 4096 "
-            "steps) to enter the fit and d <= 80 cannot separate 1/d from 1/ln p. The full-rank match (zero init) is "
-            "reached within a few Adam steps and says nothing about trained memories at capacity. The lr-0.01 "
-            "rows at d = 80 show that the learning rate moves the spectrum at 0.6 x capacity (so the d = 150 "
-            "point there is not comparable with d <= 80) but not at 0.8-1.0 x capacity. Details: "
-            "docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration.")
+            "chi2/dof > 4). " + ". ".join(parts) + ". " + _spectra_reading(verdicts, extra, rows, main_rows)
+            + " Details: docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration.")
+
+
+def _spectra_reading(verdicts, extra, rows, main_rows):
+    """The reading of the verdicts, every statement counted from them and from the rows it cites."""
+    def widest(vs):                     # the all-size fit of each (kappa, fraction, quantity, variable)
+        best = {}
+        for v in vs:
+            k = (v["kappa"], v["load_fraction"], v["quantity"], v["variable"])
+            if k not in best or len(v["sizes"]) > len(best[k]["sizes"]):
+                best[k] = v
+        return list(best.values())
+
+    low = widest([v for v in verdicts if v["kappa"] < 1])
+    out = []
+    below = [v for v in low if v["load_fraction"] < 0.9 and not v["line_rejected"]]
+    if below:
+        n = sum(not v["zero_inside"] for v in below)
+        fr = sorted({v["load_fraction"] for v in below})
+        out.append(f"Reading: below 0.9 x capacity (load {', '.join(f'{f:g}' for f in fr)} x capacity) the low-rank "
+                   f"intercepts exclude 0 in {n} of the {len(below)} fits whose line is not rejected "
+                   f"({sum(v['line_rejected'] for v in low if v['load_fraction'] < 0.9)} rejected)")
+    near = [v for v in low if v["load_fraction"] == 0.9]
+    if near:
+        excl = {x: sum(not v["zero_inside"] for v in near if v["variable"] == x) for x in ("1/d", "1/ln p")}
+        per = [f"{excl[x]} of {sum(v['variable'] == x for v in near)} in {x}" for x in excl]
+        ds = sorted({d for v in near for d in v["sizes"]})
+        out.append("at 0.9 x capacity they exclude 0 in " + " and ".join(per)
+                   + (f" (the two variables disagree, and d = {ds[0]}-{ds[-1]} do not tell them apart)"
+                      if excl["1/d"] != excl["1/ln p"] else ""))
+    series, falling = {}, 0
+    for r in main_rows:
+        if r["kappa"] < 1 and r["ks"] is not None and r["ks_calibration"] is not None:
+            series.setdefault((r["kappa"], r["d"]), []).append((r["load_fraction"], r["ks"] - r["ks_calibration"]))
+    for pts in series.values():
+        ys = [y for _, y in sorted(pts)]
+        falling += len(ys) > 1 and all(b < a for a, b in zip(ys, ys[1:]))
+    multi = sum(len(p) > 1 for p in series.values())
+    if multi:
+        out.append(f"the KS excess falls with every step of the load towards the capacity in {falling} of the "
+                   f"{multi} (kappa, d) series")
+    cap = [r for r in main_rows if r["kappa"] < 1 and r["load_fraction"] == 1.0 and r["d"] == max(r2["d"] for r2 in main_rows)]
+    if cap:
+        out.append("at the capacity load the largest d recalls "
+                   + ", ".join(f"{r['instances']}/{r['trials']} (kappa = {r['kappa']:g})" for r in cap)
+                   + " instances (a size enters the fit with at least 2)")
+    ctl = {(r["kappa"], r["d"], r["load_fraction"]): r for r in rows if r["lr"] != 0.1 and r["d"] < 100}
+    pairs = []
+    for r in main_rows:
+        c = ctl.get((r["kappa"], r["d"], r["load_fraction"]))
+        if c is not None and r["lr"] == 0.1 and r["ks"] is not None and c["ks"] is not None and r["ks_calibration_sd"]:
+            pairs.append(f"{r['load_fraction']:g} x capacity, kappa = {r['kappa']:g}: "
+                         f"{(c['ks'] - r['ks']) / r['ks_calibration_sd']:+.1f}")
+    if pairs:
+        out.append(f"the Adam rate 0.01 instead of 0.1 on the same instances at d = {min(c[1] for c in ctl)} moves the pooled KS "
+                   "by (in calibration sd) " + "; ".join(pairs))
+    return "; ".join(out) + ("." if out else "")

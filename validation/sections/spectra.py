@@ -86,48 +86,33 @@ def _capacity_spectra(ctx, md_table):
 
 def _init_spectra(ctx, md_table):
     import matplotlib.pyplot as plt
-    from scipy import stats
 
-    from hcizz import marchenko_pastur, mp_product
+    from hcizz import mp_product
+    from validation.linear_memory.mechanism import sample_init_spectra
 
     d = 1000
     kappas = (1.0, 0.5, 0.25)
-    rng = np.random.default_rng([ctx.seed, 3])
+    reps = {k: {1.0: 1, 0.5: 3, 0.25: 6}[k] * (1 if ctx.quick else 4) for k in kappas}
+    ctx.progress(f"spectra: sampling Q R^T/sqrt(dm) at d={d}, kappa={', '.join(map(str, kappas))}")
+    samples = sample_init_spectra(d, reps, rng=[ctx.seed, 3])
     rows, data = [], []
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
-    for ax, k in zip(axes, kappas):
-        m = int(round(k * d))
-        ctx.progress(f"spectra: sampling Q R^T/sqrt(dm) at d={d}, kappa={k}")
-        t0 = time.perf_counter()
-        reps = {1.0: 1, 0.5: 3, 0.25: 6}[k] * (1 if ctx.quick else 4)
-        m2s = []
-        for r in range(reps):
-            Q = rng.standard_normal((d, m))
-            R = rng.standard_normal((d, m))
-            # nonzero squared singular values of Q R^T / sqrt(dm) = eigenvalues of
-            # (Q^T Q)^(1/2) (R^T R) (Q^T Q)^(1/2) / (d m)  (m x m symmetric)
-            w, V = np.linalg.eigh(Q.T @ Q)
-            half = (V * np.sqrt(np.clip(w, 0, None))) @ V.T
-            e = np.linalg.eigvalsh(half @ (R.T @ R) @ half) / (d * m)
-            m2s.append(float(np.mean(e ** 2)))
-            if r == 0:
-                ev = e
-                # calibration: Q^T Q / d against its exact limit marchenko_pastur(kappa), same d, m
-                ks_mp = stats.kstest(w / d, marchenko_pastur(m / d).cdf).statistic
+    for ax, s in zip(axes, samples):
+        k, m, ks, ks_mp, ev = s.kappa, s.m, s.ks, s.ks_calibration_mp, s.eigenvalues
+        m2, m2_se, n_rep = s.sample_m2, s.sample_m2_stderr, s.n_matrices
         law = mp_product(k)
-        ks = stats.kstest(ev, law.cdf).statistic
-        m2 = float(np.mean(m2s))
-        m2_se = float(np.std(m2s, ddof=1) / math.sqrt(reps)) if reps > 1 else float("nan")
-        rows.append((k, m, ks, ks_mp, ks * m, 1.36 / math.sqrt(m), (f"{m2:.3f} ± {m2_se:.2g} ({reps})" if reps > 1 else f"{m2:.3f} (1)"),
-                     law.moment(2), time.perf_counter() - t0))
+        rows.append((k, m, ks, ks_mp, ks * m, 1.36 / math.sqrt(m),
+                     (f"{m2:.3f} ± {m2_se:.2g} ({n_rep})" if n_rep > 1 else f"{m2:.3f} (1)"), s.law_m2, s.seconds))
         data.append({"kappa": k, "d": d, "m": m, "ks": ks, "ks_calibration_mp": ks_mp, "ks_times_m": ks * m,
                      "iid_ks_95": 1.36 / math.sqrt(m), "sample_m2": m2, "sample_m2_stderr": m2_se,
-                     "n_matrices": reps, "law_m2": float(law.moment(2)), "seconds": rows[-1][-1],
-                     "edges": list(law.edges), "atom": law.atom})
+                     "n_matrices": n_rep, "law_m2": s.law_m2, "seconds": s.seconds,
+                     "edges": s.edges, "atom": s.atom})
         xs = np.linspace(law.edges[0], law.edges[1], 600)[1:-1]
         ax.hist(ev, bins=60, density=True, alpha=0.5, label=f"sample d={d}")
         ax.plot(xs, law.pdf(xs), "k", lw=1, label="mp_product")
         ax.set_title(rf"$\kappa={k}$ (atom {1 - k:.2f} at 0)", fontsize=9)
+        ax.set_xlabel("squared singular value of Q R^T / sqrt(d m)", fontsize=8)
+        ax.set_ylabel("density (nonzero part)", fontsize=8)
         if k == 1.0:
             ax.set_ylim(0, 1.2)
         ax.legend(fontsize=7)
@@ -162,8 +147,8 @@ def _spherical(ctx, md_table):
     for i, th in enumerate(thetas):
         J = hciz_exact_d2(th, a, b, n_angle=4096)
         small = float(hciz_small_theta(th, a, b))
-        mc = hciz_mc(th, a, b, n=n_mc, rng=np.random.default_rng([ctx.seed, 7, i])) if th <= 3 else None
-        ais = hciz_ais(th, a, b, rng=np.random.default_rng([ctx.seed, 13, i]), **ais_kw)
+        mc = hciz_mc(th, a, b, n=n_mc, rng=[ctx.seed, 7, i]) if th <= 3 else None
+        ais = hciz_ais(th, a, b, rng=[ctx.seed, 13, i], **ais_kw)
         rows.append((th, J, small, J / small, J / th, c, mc.value if mc else None, mc.stderr if mc else None,
                      mc.info["ess"] if mc else None, ais.value, ais.stderr, ais.info["ess"]))
         d2.append({"theta": th, "J_exact": J, "small_theta": small, "ratio_to_small_theta": J / small,
@@ -188,8 +173,8 @@ def _spherical(ctx, md_table):
     ais4_kw = dict(chains=300, levels=150) if ctx.quick else dict(chains=2000, levels=400)
     d4_rows, d4 = [], []
     for i, th in enumerate((0.25, 2.0, 8.0, 32.0)):
-        mc = hciz_mc(th, a4, b4, n=n_mc, rng=np.random.default_rng([ctx.seed, 17, i]))
-        ais = hciz_ais(th, a4, b4, rng=np.random.default_rng([ctx.seed, 19, i]), **ais4_kw)
+        mc = hciz_mc(th, a4, b4, n=n_mc, rng=[ctx.seed, 17, i])
+        ais = hciz_ais(th, a4, b4, rng=[ctx.seed, 19, i], **ais4_kw)
         laplace = 3 * np.log(th) / (8 * th) if th > 1 else None   # large-theta term only
         d4_rows.append((th, mc.value, mc.stderr, mc.info["ess"], ais.value, ais.stderr, ais.info["ess"],
                         ais.value / th, c4, laplace))
@@ -213,7 +198,7 @@ def _spherical(ctx, md_table):
     for th in (0.3, 0.6, 0.9):
         for d in ds:
             s = qc_quantile((np.arange(d) + 0.5) / d)
-            est = rank_one_mc(th, s, n=n_is, rng=np.random.default_rng([ctx.seed, 11, d, int(th * 10)]))
+            est = rank_one_mc(th, s, n=n_is, rng=[ctx.seed, 11, d, int(th * 10)])
             r_rows.append((th, d, est.value, est.stderr, th * th / 2, d * (th * th / 2 - est.value), est.info["ess"]))
             r_data.append({"theta": th, "d": d, "estimate": est.value, "stderr": est.stderr,
                            "limit": th * th / 2, "d_times_gap": d * (th * th / 2 - est.value),

@@ -54,7 +54,7 @@ def build(ctx):
     n_cap = 20_000 if quick else 200_000
     cap = []
     for p in P_CAPACITY:
-        e = alpha_c_finite(p, samples=n_cap, rng=np.random.default_rng(next(seeds)))
+        e = alpha_c_finite(p, samples=n_cap, rng=next(seeds))
         cap.append({"p": p, "alpha_c": e.value, "stderr": e.stderr, "E_V": e.info["E_V"],
                     "E_V_stderr": e.info["E_V_stderr"], "pc_over_d2": e.info["pc_over_d2"],
                     "mean_active": e.info["mean_active"], "max_order_stats": e.info["max_order_stats"]})
@@ -90,7 +90,7 @@ def build(ctx):
     n_g = 120 if quick else 1000
     grows = []
     for p in P_ENERGY:
-        e = energy_G(ts, p, samples=n_g, rng=np.random.default_rng(next(seeds)))
+        e = energy_G(ts, p, samples=n_g, rng=next(seeds))
         grows.append({"p": p, "t": ts.tolist(), "G": np.asarray(e.value).tolist(),
                       "stderr": np.asarray(e.stderr).tolist(),
                       "bulk_bias_bound": list(np.atleast_1d(e.info["bulk_bias_bound"]))})
@@ -130,7 +130,7 @@ def build(ctx):
     alphas = np.array([0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.49,
                        0.55, 0.6, 0.65, 0.7, 0.75, 0.8])
     lim = saddle(alphas)
-    fin = saddle(alphas, p_fe, samples=n_fe, rng=np.random.default_rng(next(seeds)))
+    fin = saddle(alphas, p_fe, samples=n_fe, rng=next(seeds))
     data["saddle"] = {"alpha": alphas.tolist(), "limit_q": np.asarray(lim.q).tolist(),
                       "limit_phi": np.asarray(lim.phi).tolist(), "p": p_fe, "samples": n_fe,
                       "finite_q": np.asarray(fin.q).tolist(), "finite_q_stderr": np.asarray(fin.q_stderr).tolist(),
@@ -187,7 +187,7 @@ def build(ctx):
             continue
         ctx.progress(f"theory: Hebbian simulation d={dd} {problem} alpha={a}")
         p = max(2, int(round(p_of_load(a, dd))))
-        r = hebbian_simulate(dd, p, trials=trials, rng=np.random.default_rng(next(seeds)),
+        r = hebbian_simulate(dd, p, trials=trials, rng=next(seeds),
                              problem=problem)
         sim.append({"d": dd, "problem": problem, "alpha": p * math.log(p) / dd ** 2, "p": p,
                     "P_all": r["all"].value, "P_all_stderr": r["all"].stderr,

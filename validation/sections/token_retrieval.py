@@ -6,8 +6,19 @@ token-retrieval task, against the closed-form leading-order theory of
 moment-by-moment checks, predicted vs simulated success over the (N, d, L)
 grid, phase diagrams with the predicted boundary, the fitted boundary and the
 counting bound, a data collapse, power-law fits kept as a check, random vs
-orthogonal embeddings, the MLP width, the step-size convention and full
-training.  The formulation is ours (docs/token_retrieval.md).
+orthogonal embeddings, the MLP width, the step-size convention, full training
+and the adaptive design of one boundary.  The formulation is ours
+(docs/token_retrieval.md).
+
+This module only renders.  The numbers come from the study
+``token_retrieval.grid`` (:mod:`validation.studies.token_retrieval_grid`: the
+grid, its fits, the theory at every point, the contrast of embeddings and the
+scans; quick mode replays its committed store), the library
+(:func:`validation.token_retrieval.moments.moment_check`,
+:func:`validation.token_retrieval.experiments.gd_comparison`,
+:func:`validation.token_retrieval.predictions.success_grid` for the theory's
+contours) and the study ``token_retrieval.adaptive_boundary``
+(:mod:`validation.studies.token_retrieval_adaptive_boundary`).
 """
 from __future__ import annotations
 
@@ -17,23 +28,13 @@ import time
 import numpy as np
 
 from validation.sections.base import SectionResult, md_table
-from validation.token_retrieval import experiments as ex
-from validation.token_retrieval import theory as th
+from validation.token_retrieval.experiments import PRESETS, RUN_SETTINGS, THEORY_INPUTS, gd_comparison
+from validation.token_retrieval.moments import moment_check
+from validation.token_retrieval.predictions import success_grid
 
 KEY = "token_retrieval"
 TITLE = "Token retrieval with random embeddings: early-phase GD, its theory and its phase boundary"
 DOCS = "docs/token_retrieval.md"  # model and derivations; linked under the section heading
-
-#: (N, d, L, kind) of the moment checks and their seeds (quick, full)
-MOMENT_CFGS = {True: ([(16, 256, 4, "random"), (32, 64, 8, "random")], 3),
-               False: ([(16, 256, 4, "random"), (8, 64, 4, "random"), (64, 128, 16, "random"),
-                        (128, 32, 8, "random"), (32, 256, 64, "random"), (32, 256, 16, "orthogonal")],
-                       16)}
-_MOMENT_PRED = {"A": ("s", "A"), "mu_inf": ("s", "mu_inf"), "var_inf": ("s", "var_inf"),
-                "mu_noise": ("s", "mu_noise"), "var_noise": ("s", "var_noise"),
-                "mu_noise_fresh": ("f", "mu_noise"), "var_noise_fresh": ("f", "var_noise"),
-                "alpha": ("m", "alpha"), "Gs": ("m", "Gs"), "Gc": ("m", "Gc"),
-                "var_0": ("m", "sd_0"), "var_1": ("m", "sd_1"), "var_c": ("m", "sd_c")}
 
 
 def _table(header, rows, fmt=None):
@@ -48,10 +49,16 @@ def _table(header, rows, fmt=None):
 
 def _exp_rows(name, f):
     rows = []
-    for v, e in f["exponents"].items():
-        rows.append([name, v, e["value"], e["stderr"], e.get("stderr_boot"),
-                     str([round(x, 2) for x in e.get("ci95_boot", e.get("ci95_ls", []))])])
+    for v, e in f.exponents.items():
+        ci = [e.boot_ci_low, e.boot_ci_high] if e.stderr_boot is not None else [e.ci_low, e.ci_high]
+        rows.append([name, v, e.value, e.stderr, e.stderr_boot, str([round(x, 2) for x in ci])])
     return rows
+
+
+def _exp_json(f):
+    return {v: {"value": e.value, "stderr": e.stderr, "stderr_boot": e.stderr_boot,
+                "ci95": [e.boot_ci_low, e.boot_ci_high] if e.stderr_boot is not None else None}
+            for v, e in f.exponents.items()}
 
 
 def _edges(vals):
@@ -82,64 +89,26 @@ def _heat(ax, frac, xs, ys, xkey, ykey, fixed, title):
     return im
 
 
-def _pred_grid(key, Ns, ds, Ls):
-    """Predicted probability ``key`` on a product grid, shape (len(Ls), len(ds), len(Ns))."""
-    out = np.zeros((len(Ls), len(ds), len(Ns)))
-    for a, L in enumerate(Ls):
-        for b, d in enumerate(ds):
-            for c, N in enumerate(Ns):
-                out[a, b, c] = th.success_probs(int(N), int(d), int(L), V=max(2, 4 * int(N)))[key]
-    return out
-
-
-def _moments(quick, seed):
-    cfgs, seeds = MOMENT_CFGS[quick]
-    rows = []
-    for (N, d, L, kind) in cfgs:
-        sim = ex.measure_moments(N, d, L, seeds=seeds, seed=seed, kind=kind)
-        src = {"s": th.score_moments(N, d, L, kind=kind), "f": th.score_moments(N, d, L, kind=kind, fresh=True),
-               "m": th.margin_moments(N, d, L, kind=kind)}
-        for q in ex.MOMENT_KEYS:
-            which, name = _MOMENT_PRED[q]
-            p = float(src[which][name])
-            if q in ("var_0", "var_1", "var_c"):
-                p = p * p
-            s = sim[q]
-            # a z-score needs a stderr above float64 round-off of the quantity's scale
-            z = (p - s["mean"]) / s["stderr"] if s["stderr"] > 1e-12 * max(1.0, abs(p)) else None
-            rows.append({"N": N, "d": d, "L": L, "kind": kind, "quantity": q, "predicted": p,
-                         "simulated": s["mean"], "stderr": s["stderr"], "seeds": seeds,
-                         "z": z, "rel_err": (p - s["mean"]) / abs(s["mean"]) if s["mean"] else None})
-    return rows, seeds
-
-
-def _fit_pl(pts, along="N"):
-    """Least squares of log along on log d, log L; returns (c, a, b)."""
-    P = np.array([[math.log(p["d"]), math.log(p["L"]), math.log(p[along])] for p in pts])
-    X = np.column_stack([np.ones(len(P)), P[:, 0], P[:, 1]])
-    c, *_ = np.linalg.lstsq(X, P[:, 2], rcond=None)
-    return [float(x) for x in c]
-
-
 def _mlp_beta_md(mlp, mlp_pred, bscan):
     md = []
-    mb = {(b["d"], b["m"]): b["N"] for b in mlp["boundary"]}
-    rows = [[d] + [f"{mb[(d, m)]:.1f}" if mb.get((d, m)) else "-" for m in [0] + mlp["ms"]]
-            + [f"{mlp_pred[f'{d},{m}']:.1f}" if mlp_pred[f"{d},{m}"] else "-" for m in [0] + mlp["ms"]]
-            for d in mlp["ds"]]
-    md.append(f"Recall boundary N_max at L = {mlp['L']} with the fixed random MLP of width m "
-              f"({mlp['seeds']} seeds; m = 0: no MLP), simulated and theory. '-': no crossing in "
-              f"N in {mlp['Ns']}.\n\n" +
-              _table(["d"] + [f"sim m={m}" for m in [0] + mlp["ms"]] + [f"theory m={m}" for m in [0] + mlp["ms"]],
+    mb = {(b["d"], b["m"]): b["N"] for b in mlp.boundary}
+    rows = [[d] + [f"{mb[(d, m)]:.1f}" if mb.get((d, m)) else "-" for m in [0] + mlp.ms]
+            + [f"{mlp_pred[f'{d},{m}']:.1f}" if mlp_pred[f"{d},{m}"] else "-" for m in [0] + mlp.ms]
+            for d in mlp.ds]
+    md.append(f"Recall boundary N_max at L = {mlp.L} with the fixed random MLP of width m "
+              f"({mlp.seeds} seeds; m = 0: no MLP), simulated and theory. '-': no crossing in "
+              f"N in {mlp.Ns}.\n\n" +
+              _table(["d"] + [f"sim m={m}" for m in [0] + mlp.ms] + [f"theory m={m}" for m in [0] + mlp.ms],
                      rows))
-    if mlp["fit"]["exponents"]:
-        e = mlp["fit"]["exponents"]
-        md.append(f"Fit with MLP: N_max ~ d^({e['d']['value']:.2f} ± {e['d']['stderr']:.2f}) "
-                  f"m^({e['m']['value']:.2f} ± {e['m']['stderr']:.2f}) "
-                  f"({mlp['fit']['n_points']} points).\n")
-    rows = [[r["beta"], r["key"], r["L"], r["N_c"], r["N_c_pred"], r["attn_inf"]] for r in bscan["rows"]]
-    md.append(f"Step-size convention (d = {bscan['d']}): boundaries for beta = ||W1||_F in 3, 10, 30 "
-              "(argmax attention does not depend on beta in the theory; beta sets the attention "
+    if mlp.fit.exponents:
+        e = mlp.fit.exponents
+        md.append(f"Fit with MLP: N_max ~ d^({e['d'].value:.2f} ± {e['d'].stderr:.2f}) "
+                  f"m^({e['m'].value:.2f} ± {e['m'].stderr:.2f}) "
+                  f"({mlp.fit.n_points} points).\n")
+    rows = [[r["beta"], r["key"], r["L"], r["N_c"], r["N_c_pred"], r["attn_inf"]] for r in bscan.rows]
+    md.append(f"Step-size convention (d = {bscan.d}): boundaries for beta = ||W1||_F in "
+              + ", ".join(f"{b:g}" for b in dict.fromkeys(r["beta"] for r in bscan.rows))
+              + " (argmax attention does not depend on beta in the theory; beta sets the attention "
               "sharpness alpha that enters the margins).\n\n" +
               _table(["beta", "criterion", "L", "N_c sim", "N_c theory", "mean attention"], rows,
                      {3: ".1f", 4: ".1f", 5: ".3f"}))
@@ -148,31 +117,33 @@ def _mlp_beta_md(mlp, mlp_pred, bscan):
 
 def _adaptive_design(ctx):
     """Trials the fixed N grid and the adaptive design need for a given CI of N_c(d, L): quick mode
-    reads the committed summary, full mode replays the committed store (no trial is run in either)."""
-    from validation.token_retrieval import adaptive_boundary as ab
+    reads the study's committed summary, full mode replays its committed store (no trial is run in
+    either) and compares the replay with the summary."""
+    from validation.studies import get_study
+    from validation.studies import token_retrieval_adaptive_boundary as ab
 
     t0 = time.perf_counter()
-    cmd = "nice -n 10 python -m validation.token_retrieval.adaptive_boundary"
+    study = get_study("token_retrieval.adaptive_boundary")
+    cmd = "nice -n 10 " + study.command()
+    stored = f"validation/studies/stored/{study.stored}"
+    summary_file = f"validation/studies/stored/{study.summary_path().name}"
     matches = None
     try:
         if ctx.quick:
             ctx.progress("token_retrieval: fixed grid vs adaptive design (committed summary)")
-            res = ab.load_summary()
+            res = study.committed_summary().boundaries
         else:
             ctx.progress("token_retrieval: fixed grid vs adaptive design (replayed from the committed store)")
-            res = ab.compare(compute=False)
+            res = study.run(compute=False, progress=False).outcome.boundaries
             try:
-                from validation._io import to_jsonable
-
-                matches = to_jsonable([r.to_dict() for r in res]) == \
-                    to_jsonable([r.to_dict() for r in ab.load_summary()])
+                matches = ab.same_comparison(res, study.committed_summary().boundaries)
             except (LookupError, ValueError):
                 matches = False
     except (LookupError, ValueError) as exc:
         return ([f"### Adaptive design of the boundary\n\nNot available: {exc}.\n"], {"error": str(exc)})
     rows, out = [], {}
     for r in res:
-        rows.append([r.d, r.L, f"{r.threshold:.1f} [{r.ci[0]:.1f}, {r.ci[1]:.1f}]", f"{r.width:.2f}",
+        rows.append([r.d, r.L, f"{r.threshold:.1f} [{r.ci_low:.1f}, {r.ci_high:.1f}]", f"{r.width:.2f}",
                      f"{r.centre:.1f}",
                      f"{r.trials_grid:.1f} ± {r.trials_grid_stderr:.1f}",
                      f"{r.trials_adaptive:.1f} ± {r.trials_adaptive_stderr:.1f}", f"{r.trials_ratio:.2f}",
@@ -181,6 +152,10 @@ def _adaptive_design(ctx):
                      f"{r.cpu_seconds_grid:.2f}, {r.cpu_seconds_adaptive:.2f}"])
         out[f"d={r.d},L={r.L}"] = r.to_dict()
     t = res[0].target_halfwidth if res else ab.TARGET
+    reps = sum(r.replicates for r in res)
+    cov = {k: sum(getattr(r, f"covers_{k}") for r in res) for k in ("grid", "adaptive")}
+    level = res[0].level if res else 0.95
+    under = [k for k in ("adaptive", "grid") if reps and cov[k] / reps < level]
     md = ["### Adaptive design of the boundary\n",
           f"Retrieval boundary N_c(d, L) measured to a 95% CI half-width of log N_c <= {t} (N_c to about "
           f"±{100 * (math.exp(t) - 1):.0f}%) by the report's fixed N grid ({len(ab.GRID_NS)} values "
@@ -190,21 +165,20 @@ def _adaptive_design(ctx):
           f"N_c), replicate r drawing seeds 1000 r, 1000 r + 1, ... in both designs; a trial's draw depends on "
           f"(N, d, L, seed) only, so the designs share the trials they both ask for. {res[0].replicates if res else 0} "
           "replicates (mean ± standard error); N_c and its CI from all distinct trials of a boundary. "
-          + ("Quick mode reads the committed result `validation/token_retrieval/stored/adaptive_design_summary.json` "
+          + (f"Quick mode reads the committed result `{summary_file}` "
              "(no trial and no fit is run here; full mode replays both designs from the committed trial store "
-             "`validation/token_retrieval/stored/adaptive_design.jsonl` and checks the summary). " if ctx.quick else
-             "Replayed from the committed trial store `validation/token_retrieval/stored/adaptive_design.jsonl` "
-             "(no trial is run here; the replay "
-             + ("equals" if matches else "DIFFERS FROM") + " the committed summary "
-             "`validation/token_retrieval/stored/adaptive_design_summary.json`). ")
+             f"`{stored}` and checks the summary). " if ctx.quick else
+             f"Replayed from the committed trial store `{stored}` (no trial is run here; the replay "
+             + ("equals" if matches else "DIFFERS FROM") + f" the committed summary `{summary_file}`). ")
           + f"Regenerate: `{cmd}`; the design: docs/token_retrieval.md#adaptive-design-of-the-boundary.\n",
           _table(["d", "L", "N_c [95% CI]", "width w (log N)", "first round around", "trials grid", "trials adaptive", "ratio",
                   "target reached (grid, adaptive)", "CIs covering N_c (grid, adaptive)",
                   "trial CPU s (grid, adaptive)"], rows),
-          "Trial CPU s: summed early-phase CPU time per replicate (the grid's trials at N = 256, 512 take "
-          "three quarters of it). 'CIs covering N_c': replicates whose own 95% interval contains the pooled "
-          "N_c (nominal 95%; stopping at the first narrow interval undercovers, "
-          "docs/sweeps.md#adaptive-threshold-design)." + "".join(
+          "Trial CPU s: summed early-phase CPU time per replicate. 'CIs covering N_c': replicates whose own "
+          f"95% interval contains the pooled N_c: {cov['grid']} of {reps} (grid) and {cov['adaptive']} of {reps} "
+          f"(adaptive) against the nominal {100 * level:.0f}%"
+          + ("; " + " and ".join(under) + " below it (stopping at the first narrow interval undercovers, "
+             "docs/sweeps.md#adaptive-threshold-design)" if under else "") + "." + "".join(
               f" At d = {r.d}, L = {r.L} the grid stopped at its cap of {len(ab.GRID_NS) * ab.S_MAX} trials in "
               f"{r.replicates - r.reached_grid} of {r.replicates} replicates, so its mean is a lower bound."
               for r in res if r.reached_grid < r.replicates) + "".join(
@@ -213,10 +187,24 @@ def _adaptive_design(ctx):
               for r in res if r.reached_adaptive < r.replicates) + "\n"]
     data = {"boundaries": out, "target_halfwidth": t, "target_on": "log N_c (95% profile-likelihood CI)",
             "replicates": res[0].replicates if res else 0, "grid_Ns": list(ab.GRID_NS), "s_max": ab.S_MAX,
-            "batch": ab.BATCH, "store": "validation/token_retrieval/stored/adaptive_design.jsonl",
+            "batch": ab.BATCH, "store": stored,
             "source": "summary" if ctx.quick else "replayed from the store", "replay_matches_summary": matches,
             "command": cmd, "seconds": time.perf_counter() - t0}
     return md, data
+
+
+def _grid(ctx, preset):
+    """The study ``token_retrieval.grid``: quick mode (seed 0) replays its committed store, full mode (or
+    another seed) runs it on a store in the report folder."""
+    from validation.studies import get_study
+
+    study = get_study("token_retrieval.grid")
+    compute = not ctx.quick or ctx.seed != 0            # the committed store holds the quick preset at seed 0
+    ctx.progress(f"token_retrieval: grid ({preset} preset, "
+                 + ("computed on the report folder's store)" if compute else "replayed from the committed store)"))
+    run = study.run(compute=compute, store=ctx.out / "token_retrieval_grid.jsonl" if compute else None,
+                    executor=ctx.executor, progress=compute, preset=preset, seed=ctx.seed)
+    return run, study.command(preset=preset, seed=ctx.seed)
 
 
 def build(ctx):
@@ -239,159 +227,94 @@ def build(ctx):
     arXiv:2603.15923; docs/token_retrieval.md#theory-of-the-early-phase
     """
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
     from matplotlib.ticker import NullFormatter
 
     t0 = time.perf_counter()
     quick = ctx.quick
-    kw = {} if quick else {"executor": ctx.executor, "store": ctx.out / "token_retrieval_grid.jsonl"}
-    recs, g = ex.grid_records(quick, seed=ctx.seed, progress=ctx.progress, **kw)
+    preset = "quick" if quick else "full"
+    P = PRESETS[preset]
+    run, grid_cmd = _grid(ctx, preset)
+    G = run.outcome
+    g = G.grid
     Ns, ds, Ls = list(g["Ns"]), list(g["ds"]), list(g["Ls"])
-    ctx.progress("token_retrieval: theory vs simulation")
-    fr_rec = ex.aggregate(recs, "recall")
-    fr_ret = ex.aggregate(recs, "retrieval")
-    fr_test = ex.aggregate(recs, "test_acc")
-    fr_rseq = ex.aggregate(recs, "retrieval_acc")
-    fr_cseq = ex.aggregate(recs, "recall_acc")
-
-    # ---------------- theory vs simulation over the grid
-    tvs = []
-    for (N, d, L), (f, n) in fr_ret.items():
-        p = th.success_probs(N, d, L, V=max(2, 4 * N))
-        se = lambda x: math.sqrt(max(x * (1 - x), 0.25 / n) / n)   # MC stderr of a fraction
-        tvs.append({"N": N, "d": d, "L": L, "seeds": n,
-                    "p_retrieval_pred": p["p_retrieval"], "p_retrieval_sim": f,
-                    "p_retrieval_stderr": se(f),
-                    "p_recall_pred": p["p_recall"], "p_recall_sim": fr_rec[(N, d, L)][0],
-                    "p_recall_stderr": se(fr_rec[(N, d, L)][0]),
-                    "retrieval_seq_pred": p["p_retrieval_seq"], "retrieval_seq_sim": fr_rseq[(N, d, L)][0],
-                    "recall_seq_pred": p["p_recall_seq"], "recall_seq_sim": fr_cseq[(N, d, L)][0],
-                    "test_acc_pred": p["test_acc"], "test_acc_sim": fr_test[(N, d, L)][0]})
-    err = {}
-    for k in ("p_retrieval", "p_recall", "retrieval_seq", "recall_seq", "test_acc"):
-        e = np.array([abs(r[f"{k}_pred"] - r[f"{k}_sim"]) for r in tvs])
-        err[k] = {"mean_abs_error": float(e.mean()), "max_abs_error": float(e.max()),
-                  "n": int(e.size)}
-    both = np.array([abs(r["p_retrieval_pred"] - r["p_retrieval_sim"]) for r in tvs]
-                    + [abs(r["p_recall_pred"] - r["p_recall_sim"]) for r in tvs])
+    fr_rec, fr_ret, fr_test = G.success["recall"], G.success["retrieval"], G.success["test_acc"]
+    tv = G.theory_vs_sim
+    tvs, err = tv.points, tv.by_quantity
     worst = sorted(tvs, key=lambda r: -max(abs(r["p_retrieval_pred"] - r["p_retrieval_sim"]),
                                            abs(r["p_recall_pred"] - r["p_recall_sim"])))[:8]
-    by_d = {}
-    for d in ds:
-        e = [abs(r["p_retrieval_pred"] - r["p_retrieval_sim"]) for r in tvs if r["d"] == d]
-        e2 = [abs(r["p_recall_pred"] - r["p_recall_sim"]) for r in tvs if r["d"] == d]
-        by_d[str(d)] = {"retrieval_mae": float(np.mean(e)), "recall_mae": float(np.mean(e2))}
-
     ctx.progress("token_retrieval: moments")
-    mom, mom_seeds = _moments(quick, ctx.seed)
-
-    # ---------------- predicted boundaries and counting bound
-    ctx.progress("token_retrieval: predicted boundaries")
-    bd_ds = (32, 64, 128, 256)
-    bd_Ls = (4, 16, 64) if quick else (4, 8, 16, 32, 64)
-    pred_ret, pred_rec, lower = [], [], []
-    for d in bd_ds:
-        for L in bd_Ls:
-            nc = th.retrieval_boundary(d, L)
-            if nc is not None:
-                pred_ret.append({"d": d, "L": L, "N": nc})
-            nm = th.recall_boundary(d, L)
-            if nm is not None:
-                pred_rec.append({"d": d, "L": L, "N": nm})
-            lower.append({"d": d, "L": L, "N_counting": th.counting_boundary(d, L)})
-    c_ret = _fit_pl(pred_ret)
-    c_rec = _fit_pl(pred_rec) if len(pred_rec) >= 4 else None
-    # local exponents of the predicted retrieval boundary (d=256 and d=32 rows)
-    loc = {}
-    for d in (32, 256):
-        pts = sorted((p["L"], p["N"]) for p in pred_ret if p["d"] == d)
-        if len(pts) >= 2:
-            loc[str(d)] = float(np.polyfit(np.log([p[0] for p in pts]), np.log([p[1] for p in pts]), 1)[0])
-    lb_fit = _fit_pl([{"d": r["d"], "L": r["L"], "N": r["N_counting"]} for r in lower])
-
-    ctx.progress("token_retrieval: fits (check)")
-    F = ex.fits(recs, seed=ctx.seed)
-    snr = ex.snr_comparison(recs)
-    ctx.progress("token_retrieval: random vs orthogonal, MLP, step size")
-    orth = ex.orthogonal_contrast(quick, seed=ctx.seed)
-    for r in orth["rows"]:
-        if r["key"] in ("recall", "retrieval", "test_acc"):
-            p = th.success_probs(r["N"], orth["d"], r["L"], V=4 * r["N"], kind=r["kind"])
-            r["predicted"] = p[{"recall": "p_recall", "retrieval": "p_retrieval", "test_acc": "test_acc"}[r["key"]]]
-    mlp = bscan = None
-    mlp_pred = {}
-    if not quick:                       # the MLP and step-size scans run in full mode only
-        mlp = ex.mlp_scan(quick, seed=ctx.seed)
-        for d in mlp["ds"]:
-            for m in [None] + list(mlp["ms"]):
-                mlp_pred[f"{d},{0 if m is None else m}"] = th.recall_boundary(d, mlp["L"], m=m)
-        bscan = ex.beta_scan(quick, seed=ctx.seed)
-        for r in bscan["rows"]:
-            f = th.retrieval_boundary if r["key"] == "retrieval" else th.recall_boundary
-            r["N_c_pred"] = f(bscan["d"], r["L"], beta=r["beta"])
+    mom_seeds = P["moments"]["seeds"]
+    mom = [r.to_dict() for r in moment_check(P["moments"]["configs"], seeds=mom_seeds, seed=ctx.seed)]
+    pb = G.predicted
+    bd_ds, bd_Ls = pb.ds, pb.Ls
+    pred_ret, pred_rec, lower = pb.retrieval, pb.recall, pb.counting
+    c_ret = pb.retrieval_law.coef()
+    c_rec = pb.recall_law.coef() if pb.recall_law is not None else None
+    lb_fit = pb.counting_law.coef()
+    loc = pb.local_L_exponent
+    F, snr, orth, mlp, bscan = G.fits, G.snr, G.orthogonal, G.mlp, G.beta
+    mlp_pred = G.mlp_theory if mlp is not None else {}
     ctx.progress("token_retrieval: early phase vs full training")
-    gd_cfg = [(8, 64, 4)] if quick else [(8, 64, 4), (32, 64, 4), (32, 128, 16), (128, 256, 8)]
-    gd_steps = 100 if quick else 400
-    gd = [ex.compare_gd(N, d, L, seed=ctx.seed, steps=gd_steps, lr=0.05) for (N, d, L) in gd_cfg]
+    gd = [r.to_dict() for r in gd_comparison(preset, seed=ctx.seed)]
 
     # ---------------- figures
     figs = []
-    ex_ret = F["retrieval_boundary"]["exponents"]
-    ex_rec = F["recall_boundary"]["exponents"]
+    ex_ret = F["retrieval_boundary"].exponents
+    ex_rec = F["recall_boundary"].exponents
     res = 3 if quick else 1                 # coarser theory contours in quick mode
     fN = np.unique(np.round(np.geomspace(min(Ns), max(Ns), 25 // res)).astype(int))
     fd = np.unique(np.round(np.geomspace(min(ds), max(ds), 13 // res)).astype(int))
     fL = np.unique(np.round(np.geomspace(min(Ls), max(Ls), 13 // res)).astype(int))
-    P_ret_NdL = _pred_grid("p_retrieval", fN, fd, Ls)
-    P_rec_NdL = _pred_grid("p_recall", fN, fd, Ls)
+    P_ret_NdL = success_grid("p_retrieval", fN, fd, Ls)
+    P_rec_NdL = success_grid("p_recall", fN, fd, Ls)
     fig, axes = plt.subplots(2, len(Ls), figsize=(2.9 * len(Ls) + 1.2, 5.8), squeeze=False,
                              sharex=True, sharey=True, constrained_layout=True)
     for j, L in enumerate(Ls):
-        for row, (fr, P, fit, name) in enumerate(((fr_ret, P_ret_NdL, ex_ret, "retrieval"),
-                                                  (fr_rec, P_rec_NdL, ex_rec, "recall (all N)"))):
+        for row, (fr, Pg, fit, name) in enumerate(((fr_ret, P_ret_NdL, ex_ret, "retrieval"),
+                                                   (fr_rec, P_rec_NdL, ex_rec, "recall (all N)"))):
             ax = axes[row, j]
             im = _heat(ax, fr, Ns, ds, "N", "d", {"L": L}, f"{name}, L={L}")
-            cs = ax.contour(fN, fd, P[j], levels=[0.5], colors="w", linewidths=1.6)
+            ax.contour(fN, fd, Pg[j], levels=[0.5], colors="w", linewidths=1.6)
             if fit:
                 key = "retrieval_boundary" if row == 0 else "recall_boundary"
-                c0 = F[key].get("log_prefactor")
+                c0 = F[key].log_prefactor
                 if c0 is not None:
                     dd = np.geomspace(min(ds), max(ds), 20)
-                    nn = np.exp(c0) * dd ** fit["d"]["value"] * L ** fit["L"]["value"]
+                    nn = np.exp(c0) * dd ** fit["d"].value * L ** fit["L"].value
                     ax.plot(nn, dd, "r--", lw=1.2)
             if row == 1:
                 nit = [r["N_counting"] for r in lower if r["L"] == L]
-                ax.annotate(f"counting bound:\nN > {min(nit):.0f} fails", (0.03, 0.97),
-                            xycoords="axes fraction", fontsize=6, va="top", color="w")
+                if nit:
+                    ax.annotate(f"counting bound:\nN > {min(nit):.0f} fails", (0.03, 0.97),
+                                xycoords="axes fraction", fontsize=6, va="top", color="w")
             ax.set_xlim(_edges(Ns)[0], _edges(Ns)[-1])
             ax.set_ylim(_edges(ds)[0], _edges(ds)[-1])
             if j == 0:
                 ax.set_ylabel("d (embedding dim.)")
             if row == 1:
                 ax.set_xlabel("N (training sequences)")
-    from matplotlib.lines import Line2D
     handles = [Line2D([], [], color="w", lw=1.6, label="theory P = 1/2"),
                Line2D([], [], color="r", ls="--", lw=1.2, label="fitted power law (sim.)")]
-    leg = fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=7,
-                     facecolor="0.6")
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=7, facecolor="0.6")
     fig.colorbar(im, ax=axes, shrink=0.7, label="simulated success fraction")
     figs.append(ctx.savefig(fig, "tr_phase_Nd.png"))
-    del leg
 
     Nsel = [n for n in (4, 16, 64, 256) if n in Ns] if quick else [n for n in (8, 32, 128, 512) if n in Ns]
     fig, axes = plt.subplots(2, len(Nsel), figsize=(2.9 * len(Nsel) + 1.2, 5.8), squeeze=False,
                              sharex=True, sharey=True, constrained_layout=True)
     for j, N in enumerate(Nsel):
-        Pr = np.array([[th.success_probs(N, int(d), int(L), V=4 * N)["p_retrieval"] for d in fd] for L in fL])
-        Pt = np.array([[th.success_probs(N, int(d), int(L), V=4 * N)["test_acc"] for d in fd] for L in fL])
-        for row, (fr, P, name) in enumerate(((fr_ret, Pr, "retrieval"), (fr_test, Pt, "fresh-seq. acc."))):
+        Pr = success_grid("p_retrieval", [N], fd, fL)[:, :, 0]
+        Pt = success_grid("test_acc", [N], fd, fL)[:, :, 0]
+        for row, (fr, Pg, name) in enumerate(((fr_ret, Pr, "retrieval"), (fr_test, Pt, "fresh-seq. acc."))):
             ax = axes[row, j]
             im = _heat(ax, fr, ds, Ls, "d", "L", {"N": N}, f"{name}, N={N}")
-            ax.contour(fd, fL, P, levels=[0.5], colors="w", linewidths=1.6)
-            if row == 0 and ex_ret and F["retrieval_boundary"].get("log_prefactor") is not None:
+            ax.contour(fd, fL, Pg, levels=[0.5], colors="w", linewidths=1.6)
+            if row == 0 and ex_ret and F["retrieval_boundary"].log_prefactor is not None:
                 # fitted N_c = C d^a L^b  ->  L_c(d) = (N / (C d^a))^(1/b)
-                a, b = ex_ret["d"]["value"], ex_ret["L"]["value"]
+                a, b = ex_ret["d"].value, ex_ret["L"].value
                 dd = np.geomspace(min(ds), max(ds), 20)
-                ax.plot(dd, (N / (np.exp(F["retrieval_boundary"]["log_prefactor"]) * dd ** a)) ** (1 / b),
+                ax.plot(dd, (N / (np.exp(F["retrieval_boundary"].log_prefactor) * dd ** a)) ** (1 / b),
                         "r--", lw=1.2)
             ax.set_xlim(_edges(ds)[0], _edges(ds)[-1])
             ax.set_ylim(_edges(Ls)[0], _edges(Ls)[-1])
@@ -422,16 +345,14 @@ def build(ctx):
         ax.set_title(f"mean |err| {err[k]['mean_abs_error']:.3f}, max {err[k]['max_abs_error']:.2f}",
                      fontsize=8)
         ax.legend(fontsize=7, loc="upper left")
-    cb = fig.colorbar(sc, ax=axes, shrink=0.8, label="log2 d")
-    del cb
+    fig.colorbar(sc, ax=axes, shrink=0.8, label="log2 d")
     figs.append(ctx.savefig(fig, "tr_theory_vs_sim.png"))
 
     # data collapse against the predicted combination
     fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4), constrained_layout=True)
     ax = axes[0]
     for d in ds:
-        pts = [(float(th.boundary_combination(N, d, L)), f) for (N, dd, L), (f, _) in fr_ret.items() if dd == d]
-        pts.sort()
+        pts = sorted((tv.combination[k], f) for k, (f, _) in fr_ret.items() if k[1] == d)
         ax.semilogx([p[0] for p in pts], [p[1] for p in pts], "o", ms=3, label=f"sim. d={d}")
     ax.axvline(1.0, color="k", ls=":", lw=0.8, label="x = 1")
     ax.set_xlabel("predicted x = gap^2 / ((var_inf + var_noise) 2 log(L-1))")
@@ -450,8 +371,9 @@ def build(ctx):
 
     # boundaries vs d with the counting bound
     fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4), constrained_layout=True)
-    sim_ret_b = ex.boundary_points(fr_ret, direction="up")
-    sim_rec_b = ex.boundary_points(fr_rec, direction="down")
+    sim_ret_b = F["retrieval_boundary"].points          # crossings of the simulated fractions along N
+    sim_rec_b = F["recall_boundary"].points
+    L_lb = min(bd_Ls)
     for ax, pred, simb, name in ((axes[0], pred_ret, sim_ret_b, "retrieval N_c"),
                                  (axes[1], pred_rec, sim_rec_b, "recall N_max")):
         for i, L in enumerate(bd_Ls):
@@ -463,8 +385,8 @@ def build(ctx):
             if sp:
                 ax.loglog([p[0] for p in sp], [p[1] for p in sp], "o", color=col, ms=4)
         if name.startswith("recall"):
-            lb = sorted((r["d"], r["N_counting"]) for r in lower if r["L"] == 4)
-            ax.loglog([p[0] for p in lb], [p[1] for p in lb], "k:", lw=1.2, label="counting bound (L=4)")
+            lb = sorted((r["d"], r["N_counting"]) for r in lower if r["L"] == L_lb)
+            ax.loglog([p[0] for p in lb], [p[1] for p in lb], "k:", lw=1.2, label=f"counting bound (L={L_lb})")
         ax.set_xticks(list(bd_ds), [str(d) for d in bd_ds])
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.yaxis.set_minor_formatter(NullFormatter())
@@ -475,14 +397,16 @@ def build(ctx):
     figs.append(ctx.savefig(fig, "tr_boundaries.png"))
 
     # ---------------- markdown
+    st = RUN_SETTINGS
     md = []
     md.append(
         "Formulation (ours; only the abstract of arXiv:2603.15923 is available, see "
-        "`docs/token_retrieval.md`): V = 4N tokens with i.i.d. N(0, I/d) embeddings, label "
+        f"`docs/token_retrieval.md`): V = {st['vocab_ratio']:g}N tokens with i.i.d. N(0, I/d) embeddings, label "
         "unembeddings, trigger and EOS; one informative token (embedding e_y + z_trig) among L; "
         "scores x_i^T W q, output logits U Wv h; three GD steps from zero on the mean cross-entropy "
-        f"(eta = 0.1, gamma set so that ||W1||_F = beta = 10). Grid N in {Ns}, d in {ds}, L in {Ls}, "
-        f"{g['seeds']} seeds per point ({len(recs)} runs). *retrieval*: argmax attention on the "
+        f"(eta = {st['eta']:g}, gamma set so that ||W1||_F = beta = {st['beta']:g}). Grid N in {Ns}, d in {ds}, "
+        f"L in {Ls}, {g['seeds']} seeds per point ({G.runs} runs; study `{run.study}`: `{grid_cmd}`). "
+        "*retrieval*: argmax attention on the "
         "informative token for all N training sequences; *recall*: all N training sequences mapped "
         "to their label.\n")
     md.append("### Theory\n")
@@ -515,9 +439,9 @@ def build(ctx):
     md.append(_table(["quantity", "mean abs. error", "max abs. error", "grid points"],
                      [[k, v["mean_abs_error"], v["max_abs_error"], v["n"]] for k, v in err.items()],
                      {1: ".3f", 2: ".3f"}))
-    md.append(f"Over P(retrieval) and P(recall) together: mean |error| {both.mean():.3f}, max "
-              f"{both.max():.3f}. By d (mean |error| retrieval / recall): " + ", ".join(
-                  f"d={d}: {v['retrieval_mae']:.3f} / {v['recall_mae']:.3f}" for d, v in by_d.items())
+    md.append(f"Over P(retrieval) and P(recall) together: mean |error| {tv.mean_abs_error:.3f}, max "
+              f"{tv.max_abs_error:.3f}. By d (mean |error| retrieval / recall): " + ", ".join(
+                  f"d={d}: {v['retrieval_mae']:.3f} / {v['recall_mae']:.3f}" for d, v in tv.by_d.items())
               + ". The simulated values are fractions over "
               f"{g['seeds']} seeds (binomial stderr up to {0.5 / math.sqrt(g['seeds']):.2f}).\n")
     md.append("Largest disagreements:\n\n" + _table(
@@ -527,42 +451,19 @@ def build(ctx):
           r["p_recall_sim"], r["retrieval_seq_pred"], r["retrieval_seq_sim"]] for r in worst],
         {i: ".2f" for i in range(3, 9)}))
     md.append("#### Where the theory fails, and why\n")
-    mae_L = {L: float(np.mean([abs(r["p_retrieval_pred"] - r["p_retrieval_sim"]) for r in tvs if r["L"] == L]))
-             for L in Ls}
-    seq_L = {L: float(np.mean([abs(r["retrieval_seq_pred"] - r["retrieval_seq_sim"]) for r in tvs
-                               if r["L"] == L])) for L in Ls}
     bad = [r for r in mom if r["z"] is not None and abs(r["z"]) > 5]
     md.append(
-        "Mean |error| of P(retrieval, all N) by L: " + ", ".join(f"L={L}: {v:.3f}" for L, v in mae_L.items())
-        + "; of the per-sequence retrieval fraction: " + ", ".join(f"L={L}: {v:.3f}" for L, v in seq_L.items())
+        "Mean |error| of P(retrieval, all N) by L: " + ", ".join(f"L={L}: {v['retrieval_mae']:.3f}"
+                                                                 for L, v in tv.by_L.items())
+        + "; of the per-sequence retrieval fraction: " + ", ".join(f"L={L}: {v['retrieval_seq_mae']:.3f}"
+                                                                   for L, v in tv.by_L.items())
         + ". Moments more than 5 stderr off: " + (", ".join(
             f"{r['quantity']} at (N, d, L) = ({r['N']}, {r['d']}, {r['L']}, {r['kind']}) "
             f"[{r['predicted']:.3g} vs {r['simulated']:.3g}]" for r in bad) or "none") + ".\n")
-    md.append(
-        "* *All-N success is a tail event.* P(all N) = E[p^N] turns a per-sequence error of 1e-2 "
-        "into a large error of the all-N probability at large N (in the largest disagreements "
-        f"above the per-sequence error is at most {max(abs(r['retrieval_seq_pred'] - r['retrieval_seq_sim']) for r in worst):.2f}, "
-        f"the all-N error up to {max(abs(r['p_retrieval_pred'] - r['p_retrieval_sim']) for r in worst):.2f}). "
-        "The sequences are treated as independent, although they share the trigger "
-        "cross-talk e_k.z of every repeated token.\n"
-        "* *Long sequences (L comparable to V = 4N).* Vocabulary collisions dominate there; their "
-        "counts are Poisson-like, not Gaussian, and the leading order keeps only the coherent Gram "
-        "sums of collisions and 1/d overlaps, not all their products: the noise-score variance is "
-        "under-predicted (moment rows at L = 64) and the theory is optimistic about retrieval.\n"
-        "* *Small d.* At d = 32 the seed-level factors ||z||^2 and sum_n kappa_n fluctuate by "
-        "sqrt(2/d) = 25%; the theory integrates over them to first order only, and the trigger "
-        "cross-talk (relative size 1/(tau^2 d)) makes retrieval non-monotone in N, which the theory "
-        "reproduces only qualitatively (U-shaped white contour in tr_phase_Nd).\n"
-        "* *Attention beyond the argmax.* The margins use one mean attention weight alpha; where "
-        "retrieval fails the attention outputs differ between sequences. Training recall is then "
-        "counted as failed and a fresh sequence whose attention misses the informative token as "
-        "an error, while in simulation a weakly attended informative token still wins the readout "
-        "now and then (orthonormal, L = 16, N <= 8: fresh accuracy 0.3-0.6 simulated, ~0 predicted); "
-        "alpha itself is off by up to 0.3 in that regime.\n"
-        "* *Small N.* Terms of relative order 1/V that the leading order drops make the trigger "
-        "coefficient A about 20% low at N = 2 (V = 8).\n")
+    md.extend(_failure_notes(mom, worst, orth, ds))
 
     md.append("### Boundary law read off the theory\n")
+    xs = pb.combination_at_retrieval
     md.append(
         f"Predicted retrieval boundary N_c(d, L) (P(all N) = 1/2, V = 4N) fitted as a power law over "
         f"d in {list(bd_ds)}, L in {list(bd_Ls)}: N_c ~ d^{c_ret[1]:+.2f} L^{c_ret[2]:+.2f}. Local "
@@ -570,8 +471,9 @@ def build(ctx):
         "Leading order (V = 4N, kappa = 3/4): gap ~ (tau^4 / L)(N kappa - L/4) (collisions between "
         "noise tokens cancel the trigger signal unless N > L/3), noise variance ~ "
         "gap^2 / (tau^2 d) (trigger cross-talk) + 1/(8N) + L/(64 N^2) (collisions) + 1/(4d) + "
-        "1/(dL) (Gram rows) + N(N-1)/d^3 (label-kernel cross-talk); the boundary sits at "
-        "x = gap^2 / (var 2 log(L-1)) of about 1.5. N, d and L enter multiplicatively through x "
+        "1/(dL) (Gram rows) + N(N-1)/d^3 (label-kernel cross-talk); at the predicted boundary points "
+        f"x = gap^2 / (var 2 log(L-1)) lies between {min(xs):.2f} and {max(xs):.2f} "
+        f"(mean {np.mean(xs):.2f}, {len(xs)} points). N, d and L enter multiplicatively through x "
         "(the data collapse below), but x is not a single power law: at large d the collision "
         "terms give N_c ~ L (d-independent), at small d the cross-talk terms raise the "
         "L-exponent and add a d-dependence. A power-law fit therefore returns exponents that "
@@ -584,8 +486,8 @@ def build(ctx):
     rows = _exp_rows("retrieval N_c (boundary LS, sim.)", F["retrieval_boundary"]) + \
         _exp_rows("recall N_max (boundary LS, sim.)", F["recall_boundary"])
     lg = F["retrieval_logistic"]
-    for v, e in lg["exponents"].items():
-        rows.append(["retrieval N_c (logistic, sim.)", v, e["value"], e["stderr"], None, "-"])
+    for v, e in lg.exponents.items():
+        rows.append(["retrieval N_c (logistic, sim.)", v, e.value, e.stderr, None, "-"])
     rows.append(["retrieval N_c (theory)", "d", c_ret[1], None, None, "-"])
     rows.append(["retrieval N_c (theory)", "L", c_ret[2], None, None, "-"])
     if c_rec:
@@ -596,14 +498,13 @@ def build(ctx):
               "least-squares and bootstrap errors; logistic regression with Fisher errors):\n\n" +
               _table(["boundary", "variable", "exponent", "stderr", "stderr (boot)", "95% CI"],
                      rows, {2: ".3f", 3: ".3f", 4: ".3f"}))
-    md.append(f"Boundary points: retrieval {F['retrieval_boundary']['n_points']}, recall "
-              f"{F['recall_boundary']['n_points']}.\n")
+    md.append(f"Boundary points: retrieval {F['retrieval_boundary'].n_points}, recall "
+              f"{F['recall_boundary'].n_points}.\n")
     ints = []
     for name in ("retrieval_boundary", "recall_boundary"):
-        gi = F[name].get("interaction")
+        gi = F[name].interaction
         if gi:
-            ints.append([name.split("_")[0], gi["value"], gi["stderr"], gi.get("stderr_boot"),
-                         gi["p_value"]])
+            ints.append([name.split("_")[0], gi.value, gi.stderr, gi.stderr_boot, gi.p_value])
     if ints:
         md.append("Product-form test on the boundary points (coefficient g of log d * log L):\n\n" +
                   _table(["boundary", "g", "stderr", "stderr (boot)", "p (t-test)"], ints,
@@ -611,10 +512,14 @@ def build(ctx):
     mt = F["retrieval_multiplicative"]
     md.append(
         f"Logistic likelihood-ratio test of the linear-in-logs model against all pairwise products "
-        f"(retrieval): LR = {mt['lr']:.1f}, df = {mt['df']}, p = {mt['p_value']:.2g}.\n")
+        f"(retrieval): LR = {mt.lr:.1f}, df = {mt.df}, p = {mt.p_value:.2g}.\n")
     ad_md, ad_data = _adaptive_design(ctx)
     md.extend(ad_md)
     md.append("### Information-theoretic (counting) bound\n")
+    n_it = min(r["N_counting"] for r in lower)
+    above = [f"the whole simulated grid (N <= {max(Ns)})"] if n_it > max(Ns) else []
+    if pred_rec and n_it > max(p["N"] for p in pred_rec):
+        above.insert(0, f"the predicted early-phase recall boundary (N_max <= {max(p['N'] for p in pred_rec):.1f})")
     md.append(
         "Any predictor of our form with hard attention (any w in R^d, any readout Wv in R^{d x d}) "
         "realises at most S_attn S_read label assignments of the N training facts (Cover's "
@@ -622,12 +527,13 @@ def build(ctx):
         "while the targets are one of V!/(V-N)! equally likely assignments; recall of all N "
         "therefore has probability at most S_attn S_read (V-N)!/V! (`theory.counting_bound`). "
         f"It drops below 1/2 at N_IT ~ d^{lb_fit[1]:.2f} L^{lb_fit[2]:.2f} (fitted over the table "
-        "below): N_IT is about d^2 / log V, L enters only logarithmically, and N_IT lies far above "
-        "the early-phase recall boundary and the whole simulated grid, so on our grid the "
-        "early-phase limits are algorithmic, not information-theoretic.\n")
+        f"below; smallest N_IT {n_it:.0f}). "
+        + (f"N_IT lies above {' and '.join(above)}, so on our grid the early-phase limits are "
+           "algorithmic, not information-theoretic.\n" if len(above) == (2 if pred_rec else 1) else
+           "N_IT does not lie above the whole simulated grid and the predicted recall boundary here.\n"))
     md.append(_table(["d"] + [f"N_IT (L={L})" for L in bd_Ls],
                      [[d] + [next(r["N_counting"] for r in lower if r["d"] == d and r["L"] == L)
-                             for L in bd_Ls] for d in bd_ds], {i: ".0f" for i in range(1, 6)}))
+                             for L in bd_Ls] for d in bd_ds], {i: ".0f" for i in range(1, len(bd_Ls) + 1)}))
     md.append("### Phase diagrams\n")
     md.append("White: theory P = 1/2; red dashed: power law fitted to the simulated boundary points; "
               "cells: simulated success fraction.\n")
@@ -646,24 +552,26 @@ def build(ctx):
               _table(["L", "d"] + [f"N={N}" for N in Ns], rows))
 
     md.append("### Random vs orthogonal embeddings\n")
-    md.append(f"d = {orth['d']}, V = 4N (orthogonal needs d >= V + 2), {orth['seeds']} seeds; "
+    md.append(f"d = {orth.d}, V = 4N (orthogonal needs d >= V + 2), {orth.seeds} seeds; "
               "simulated (theory).\n")
-    idx = {(r["kind"], r["key"], r["N"], r["L"]): r for r in orth["rows"]}
-    fmt2 = lambda r: "-" if r is None else f"{r['value']:.2f} ({r['predicted']:.2f})"
+    idx = {(r["kind"], r["key"], r["N"], r["L"]): r for r in orth.rows}
+    fmt2 = lambda r: "-" if r is None else f"{r['value']:.2f} ({r['predicted']:.2f})"   # noqa: E731
     rows = []
-    for L in orth["Ls"]:
-        for N in orth["Ns"]:
+    for L in orth.Ls:
+        for N in orth.Ns:
             rows.append([L, N] + [fmt2(idx.get((k, key, N, L))) for k in ("random", "orthogonal")
                                   for key in ("retrieval", "recall", "test_acc")])
     md.append(_table(["L", "N", "rand retrieval", "rand recall", "rand fresh", "orth retrieval",
                       "orth recall", "orth fresh"], rows))
     md.append("### MLP width and step-size convention\n")
-    if quick:
-        md.append("The MLP-width and step-size scans run in full mode only (quick mode stays under "
-                  "~20 s). Theory, recall boundary N_max at L = 4 without / with the MLP (m = 256): " +
-                  ", ".join(f"d={d}: {th.recall_boundary(d, 4) or float('nan'):.1f} / "
-                            f"{th.recall_boundary(d, 4, m=256) or float('nan'):.1f}" for d in (64, 256))
-                  + ".\n")
+    if mlp is None:
+        mp = PRESETS["full"]["mlp"]
+        md.append(f"The MLP-width and step-size scans belong to the full preset (`{grid_cmd} --preset full`). "
+                  f"Theory, recall boundary N_max at L = {P['mlp']['L']} without the MLP / with the MLP of "
+                  "width m: " + "; ".join(
+                      f"d={k.split(',')[0]}, m={k.split(',')[1]}: " + ("-" if v is None else f"{v:.1f}")
+                      for k, v in G.mlp_theory.items())
+                  + f" (the full scan: d in {list(mp['ds'])}, m in {list(mp['ms'])}).\n")
     else:
         md.extend(_mlp_beta_md(mlp, mlp_pred, bscan))
     md.append("### Bulk signal-to-noise model (per-run statistics)\n")
@@ -671,36 +579,29 @@ def build(ctx):
         "The older check: each run's *own* bulk logit/score statistics fed to the Gaussian "
         "extreme-value model (not a prediction: it uses the simulated statistics). Mean |measured - "
         "model| success fraction: " + ", ".join(
-            f"{r['key']} {r['mean_abs_diff_snr']:.3f} (SNR) / {r['mean_abs_diff_margin']:.3f} (margin)"
+            f"{r.key} {r.mean_abs_diff_snr:.3f} (SNR) / {r.mean_abs_diff_margin:.3f} (margin)"
             for r in snr) + ".\n")
     md.append("### Early phase vs full training\n")
     rows = [[r["N"], r["d"], r["L"], r["early"]["train_acc"], r["early"]["test_acc"],
              r["gd"]["train_acc"], r["gd"]["test_acc"], r["gd"]["final_loss"]] for r in gd]
     md.append(_table(["N", "d", "L", "early train", "early fresh", "GD train", "GD fresh",
                       "GD loss"], rows, {i: ".3f" for i in range(3, 8)}))
-    md.append(f"Full training: Adam from zero, {gd_steps} steps, lr 0.05 (warm-up + cosine), same task.\n")
+    md.append(f"Full training: Adam from zero, {P['gd']['steps']} steps, lr {P['gd']['lr']:g} (warm-up + cosine), "
+              "same task.\n")
     seconds = time.perf_counter() - t0
     md.append(f"Section built in {seconds:.1f} s.\n")
 
-    exponents = {}
-    for name, f in (("retrieval", F["retrieval_boundary"]), ("recall", F["recall_boundary"])):
-        exponents[name] = {v: {"value": e["value"], "stderr": e["stderr"],
-                               "stderr_boot": e.get("stderr_boot"), "ci95": e.get("ci95_boot")}
-                           for v, e in f["exponents"].items()}
-    exponents["retrieval_logistic"] = lg["exponents"]
-    if mlp and mlp["fit"]["exponents"]:
-        exponents["recall_mlp"] = {v: {"value": e["value"], "stderr": e["stderr"],
-                                       "stderr_boot": e.get("stderr_boot"), "ci95": e.get("ci95_boot")}
-                                   for v, e in mlp["fit"]["exponents"].items()}
-    exponents["interaction"] = {name.split("_")[0]: F[name].get("interaction")
+    exponents = {name: _exp_json(F[f"{name}_boundary"]) for name in ("retrieval", "recall")}
+    exponents["retrieval_logistic"] = {v: e.to_dict() for v, e in lg.exponents.items()}
+    if mlp and mlp.fit.exponents:
+        exponents["recall_mlp"] = _exp_json(mlp.fit)
+    exponents["interaction"] = {name.split("_")[0]: F[name].interaction
                                 for name in ("retrieval_boundary", "recall_boundary")}
     data = {
-        "grid": {"Ns": Ns, "ds": ds, "Ls": Ls, "seeds": g["seeds"], "runs": len(recs)},
-        "settings": {"vocab_ratio": 4.0, "eta": 0.1, "beta": 10.0, "kind": "random",
-                     "noise": "vocab", "trig_scale": 1.0, "m": None},
+        "grid": {"Ns": Ns, "ds": ds, "Ls": Ls, "seeds": g["seeds"], "runs": G.runs},
+        "settings": dict(RUN_SETTINGS),
         "theory": {
-            "inputs": {"V": "4N", "eta": 0.1, "beta": 10.0, "gamma": None, "tau": 1.0, "m": None,
-                       "kind": "random", "noise": "vocab"},
+            "inputs": dict(THEORY_INPUTS),
             "module": "validation.token_retrieval.theory",
             "retrieval_boundary": {"points": pred_ret, "log_prefactor": c_ret[0],
                                    "exponents": {"d": c_ret[1], "L": c_ret[2]},
@@ -710,8 +611,8 @@ def build(ctx):
                                 {"points": pred_rec}),
             "mlp_recall_boundary": mlp_pred,
         },
-        "theory_vs_sim": {"points": tvs, "mean_abs_error": float(both.mean()),
-                          "max_abs_error": float(both.max()), "by_quantity": err, "by_d": by_d},
+        "theory_vs_sim": {"points": tvs, "mean_abs_error": tv.mean_abs_error,
+                          "max_abs_error": tv.max_abs_error, "by_quantity": err, "by_d": tv.by_d},
         "moments_check": mom,
         "lower_bound": {"kind": "counting (Cover function counting), hard attention, readout d x d",
                         "points": lower,
@@ -719,9 +620,7 @@ def build(ctx):
         "exponents": exponents,
         "boundaries": {k: F[k] for k in ("retrieval_boundary", "recall_boundary")},
         "logistic": lg, "multiplicative_test": mt,
-        "success": {"retrieval": {str(k): v[0] for k, v in fr_ret.items()},
-                    "recall": {str(k): v[0] for k, v in fr_rec.items()},
-                    "test_acc": {str(k): v[0] for k, v in fr_test.items()}},
+        "success": {k: {str(c): v[0] for c, v in G.success[k].items()} for k in ("retrieval", "recall", "test_acc")},
         "adaptive_design": ad_data,
         "orthogonal": orth, "snr": snr, "gd": gd, "mlp": mlp, "beta_scan": bscan,
         "seconds": seconds,
@@ -729,3 +628,66 @@ def build(ctx):
                    + " --sections token_retrieval",
     }
     return SectionResult("\n".join(md), data, figs)
+
+
+def _failure_notes(mom, worst, orth, ds):
+    """The bullets of *Where the theory fails*, each citing the numbers of this run that show it."""
+    def rows(q):
+        return [r for r in mom if r["quantity"] == q and r["simulated"]]
+
+    notes = [
+        "* *All-N success is a tail event.* P(all N) = E[p^N] turns a per-sequence error of 1e-2 "
+        "into a large error of the all-N probability at large N (in the largest disagreements "
+        f"above the per-sequence error is at most {max(abs(r['retrieval_seq_pred'] - r['retrieval_seq_sim']) for r in worst):.2f}, "
+        f"the all-N error up to {max(abs(r['p_retrieval_pred'] - r['p_retrieval_sim']) for r in worst):.2f}). "
+        "The sequences are treated as independent, although they share the trigger "
+        "cross-talk e_k.z of every repeated token."]
+    vn = rows("var_noise")
+    if vn:
+        w = max(vn, key=lambda r: r["simulated"] / r["predicted"] if r["predicted"] else 0.0)
+        ratio = w["simulated"] / w["predicted"] if w["predicted"] else math.nan
+        under = w["z"] is not None and w["z"] < -3        # z = (theory - simulation) / stderr
+        notes.append(
+            "* *Long sequences (L comparable to V = 4N).* Vocabulary collisions dominate there; their "
+            "counts are Poisson-like, not Gaussian, and the leading order keeps only the coherent Gram "
+            "sums of collisions and 1/d overlaps, not all their products, so the noise-score variance "
+            "can be under-predicted and the theory optimistic about retrieval. In this run's moment check the "
+            f"largest ratio of simulated to predicted noise-score variance is {ratio:.2f} (at (N, d, L) = "
+            f"({w['N']}, {w['d']}, {w['L']}), z = " + ("-" if w["z"] is None else f"{w['z']:+.1f}") + "): "
+            + ("under-predicted by more than 3 stderr." if under else "not under-predicted by more than 3 stderr."))
+    d0 = min(ds)
+    notes.append(
+        f"* *Small d.* At d = {d0} the seed-level factors ||z||^2 and sum_n kappa_n fluctuate by "
+        f"sqrt(2/d) = {100 * math.sqrt(2 / d0):.0f}%; the theory integrates over them to first order only, and the trigger "
+        "cross-talk (relative size 1/(tau^2 d)) makes retrieval non-monotone in N, which the theory "
+        "reproduces only qualitatively (white contour in tr_phase_Nd).")
+    o = {(r["kind"], r["key"], r["N"], r["L"]): r for r in orth.rows}
+    fail = [(N, L) for L in orth.Ls for N in orth.Ns
+            if ("orthogonal", "retrieval", N, L) in o and o[("orthogonal", "retrieval", N, L)]["predicted"] < 0.5]
+    al = rows("alpha")
+    txt = ("* *Attention beyond the argmax.* The margins use one mean attention weight alpha; where "
+           "retrieval fails the attention outputs differ between sequences. Training recall is then "
+           "counted as failed and a fresh sequence whose attention misses the informative token as "
+           "an error, while in simulation a weakly attended informative token still wins the readout "
+           "now and then")
+    if fail:
+        fresh = [o[("orthogonal", "test_acc", N, L)] for N, L in fail if ("orthogonal", "test_acc", N, L) in o]
+        txt += (f" (orthonormal, d = {orth.d}, where the predicted retrieval is below 1/2 ({len(fail)} points): fresh "
+                f"accuracy {min(r['value'] for r in fresh):.2f}-{max(r['value'] for r in fresh):.2f} simulated, "
+                f"{max(r['predicted'] for r in fresh):.2f} at most predicted)")
+    if al:
+        w = max(al, key=lambda r: abs(r["predicted"] - r["simulated"]))
+        txt += (f"; alpha itself is off by up to {abs(w['predicted'] - w['simulated']):.2f} in the moment check "
+                f"(at (N, d, L) = ({w['N']}, {w['d']}, {w['L']}))")
+    notes.append(txt + ".")
+    A = rows("A")
+    if A:
+        w = min(A, key=lambda r: r["N"])
+        off = w["z"] is not None and abs(w["z"]) > 3
+        notes.append(
+            "* *Small N.* Terms of relative order 1/V that the leading order drops grow as N shrinks "
+            f"(V = 4N): at the smallest N of the moment check, N = {w['N']} (V = {4 * w['N']}, d = {w['d']}, "
+            f"L = {w['L']}), the trigger coefficient A is off by {100 * w['rel_err']:+.0f}% (z = "
+            + ("-" if w["z"] is None else f"{w['z']:+.1f}") + ", " + ("beyond" if off else "within")
+            + " 3 stderr).")
+    return ["\n".join(notes) + "\n"]

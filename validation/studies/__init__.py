@@ -22,7 +22,17 @@ __all__ = ["STUDY_MODULES", "get_study", "study_names", "all_studies"]
 #: Modules holding studies, in the order ``--list`` prints them.
 STUDY_MODULES = (
     "validation.studies.linear_memory_exact",
+    "validation.studies.linear_memory_capacity",
+    "validation.studies.linear_memory_d150",
+    "validation.studies.linear_memory_lowrank",
+    "validation.studies.linear_memory_margins",
+    "validation.studies.linear_memory_spectra",
+    "validation.studies.linear_memory_adaptive",
+    "validation.studies.linear_memory_budget",
+    "validation.studies.factual_recall_memory",
+    "validation.studies.factual_recall_capacity",
     "validation.studies.token_retrieval_grid",
+    "validation.studies.token_retrieval_adaptive_boundary",
 )
 
 

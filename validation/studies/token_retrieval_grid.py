@@ -1,62 +1,294 @@
-"""The full token-retrieval grid: early-phase runs over ``(N, d, L)``, committed for replay.
+"""The token-retrieval grid: early-phase runs over ``(N, d, L)`` and the scans beside it.
 
-The report's full-mode grid (``validation.token_retrieval.experiments.GRIDS[False]``: ``N`` in
-4..512, ``d`` in 32..256, ``L`` in 4..64, 8 seeds, root seed 0, ``V = 4 N``, random embeddings),
-one :func:`validation.token_retrieval.experiments.grid_trial` per ``(N, d, L, seed)`` with the
-grid's own seeds (``SeedSequence([0, i_L, i_d, i_N, s])``), so the committed store holds
-exactly the runs of ``python -m validation reproduce --sections token_retrieval`` and a replay
-computes nothing.  The summary is the simulated success per grid point with its standard error
-(:func:`validation.token_retrieval.comparison.simulated_points`); the comparison with the
-theories is :func:`validation.token_retrieval.comparison.theory_vs_sim`.
+Two studies.  ``token_retrieval.grid``, with the two configurations of
+:data:`validation.token_retrieval.experiments.PRESETS` (``--preset quick``,
+the default, or ``full``): the main grid, random against orthogonal embeddings
+and, in the full preset only, the MLP-width and step-size scans; every run is
+one trial :func:`validation.token_retrieval.experiments.grid_trial`, whose
+randomness follows its position in its grid (``SeedSequence([seed, i_L, i_d,
+i_N, s])``).  The summary (:class:`GridStudy`) holds the success fractions,
+the theory against the simulation at every grid point, the boundary fits and
+tests, the bulk SNR model, the contrast of embeddings, the scans and the
+theory's boundaries over the preset's ``d x L``.
 
-Regenerate (resumes, reuses what the store has)::
+The committed store ``validation/studies/stored/token_retrieval.grid.jsonl``
+holds the runs of the quick preset at seed 0 (the report's quick mode replays
+it); the full preset (about 2300 runs, a few CPU minutes) runs on a store in
+your folder::
 
-    nice -n 10 python -m validation study token_retrieval.full_grid --workers 2
+    python -m validation study token_retrieval.grid --preset full --workers 2
 
-Docs: ``docs/token_retrieval.md#token-level-theory-against-simulation``.
+``token_retrieval.full_grid`` (:class:`FullGrid`) is the main grid of the full preset alone
+(1280 runs, committed in ``validation/studies/stored/token_retrieval.full_grid.jsonl``, same
+trial keys as the full preset's grid part), compared with the committed token-level predictions
+``token_retrieval.full_grid.token_theory.json``.
+
+Docs: ``docs/token_retrieval.md#experiments``,
+``docs/token_retrieval.md#token-level-theory-against-simulation``.
 """
 from __future__ import annotations
 
-from validation.token_retrieval.comparison import simulated_points
-from validation.token_retrieval.experiments import GRIDS, grid_trial
+from dataclasses import dataclass
 
-from .base import Study
+from hcizz.results import Result
+from validation.token_retrieval import experiments as ex
+from validation.token_retrieval.boundary import aggregate
+from validation.token_retrieval.comparison import load_theory_grid, simulated_points, target_check, theory_vs_sim
+from validation.token_retrieval.predictions import predicted_boundaries, theory_vs_simulation
 
-__all__ = ["FullGrid", "STUDIES", "grid_params"]
+from .base import STORED_DIR, Option, Study
+
+__all__ = ["GridStudy", "TokenRetrievalGrid", "FullGridStudy", "FullGrid", "STUDIES", "SUCCESS_KEYS", "PARTS"]
+
+#: success flags and fractions aggregated per grid point
+SUCCESS_KEYS = ("recall", "retrieval", "test_acc", "retrieval_acc", "recall_acc")
+#: the parts of each preset's plan: the MLP-width and step-size scans belong to the full preset only
+PARTS = {"quick": ("grid", "orthogonal"), "full": ("grid", "orthogonal", "mlp", "beta")}
 
 
-def grid_params(seed=0):
-    """Return the parameter records of the full grid, in the order of the report's sweep.
+@dataclass(frozen=True)
+class GridStudy(Result):
+    """Summary of the study ``token_retrieval.grid`` (:meth:`TokenRetrievalGrid.summarise`).
 
     Parameters
     ----------
-    seed : int, optional
-        Root seed of the grid (the report uses its ``--seed``, default 0).
+    preset : str
+        ``"quick"`` or ``"full"``.
+    seed : int
+        Root seed.
+    grid : dict
+        ``Ns``, ``ds``, ``Ls``, ``seeds`` of the main grid.
+    runs : int
+        Runs of the main grid.
+    success : dict
+        ``{key: {(N, d, L): (fraction, runs)}}`` for :data:`SUCCESS_KEYS`.
+    theory_vs_sim : TheoryVsSimulation
+        The theory at every grid point (:func:`~validation.token_retrieval.predictions.theory_vs_simulation`).
+    fits : dict
+        Boundary fits and the product-form test (:func:`~validation.token_retrieval.experiments.fits`).
+    snr : list of SNRComparison
+        The bulk SNR models (:func:`~validation.token_retrieval.experiments.snr_comparison`).
+    predicted : PredictedBoundaries
+        The theory's boundaries and the counting bound over the preset's ``theory`` grid.
+    orthogonal : OrthogonalContrast
+        Random against orthogonal embeddings.
+    mlp : MLPScan or None
+        The MLP-width scan (full preset).
+    mlp_theory : dict
+        The theory's recall boundary over the MLP scan's ``d x ({0} + ms)``.
+    beta : BetaScan or None
+        The step-size scan (full preset).
 
-    Returns
-    -------
-    list of dict
-        :func:`~validation.token_retrieval.experiments.grid_trial` parameters ``N``, ``d``,
-        ``L``, ``seed`` (index) and ``entropy`` (``[seed, i_L, i_d, i_N, s]``).
+    References
+    ----------
+    docs/token_retrieval.md#experiments
+    """
+
+    preset: str
+    seed: int
+    grid: dict
+    runs: int
+    success: dict
+    theory_vs_sim: object
+    fits: dict
+    snr: list
+    predicted: object
+    orthogonal: object
+    mlp: object
+    mlp_theory: dict
+    beta: object
+
+    def summary(self):
+        """Return a few lines: the grid, the theory's errors, the fitted exponents.
+
+        Returns
+        -------
+        str
+            The lines.
+        """
+        tv = self.theory_vs_sim
+        g = self.grid
+        lines = [f"token_retrieval.grid ({self.preset}, seed {self.seed}): N in {list(g['Ns'])}, d in "
+                 f"{list(g['ds'])}, L in {list(g['Ls'])}, {g['seeds']} seeds ({self.runs} runs)",
+                 f"theory vs simulation, P(retrieval) and P(recall): mean |error| {tv.mean_abs_error:.3f}, "
+                 f"max {tv.max_abs_error:.3f}"]
+        for name in ("retrieval_boundary", "recall_boundary"):
+            f = self.fits[name]
+            if f.exponents:
+                lines.append(f"{name}: " + ", ".join(f"{v} {e.value:+.2f} ± {e.stderr:.2f}"
+                                                     for v, e in f.exponents.items())
+                             + f" ({f.n_points} points)")
+            else:
+                lines.append(f"{name}: {f.n_points} boundary points, too few for a fit")
+        mt = self.fits["retrieval_multiplicative"]
+        lines.append(f"product-form test (retrieval): LR {mt.lr:.1f}, df {mt.df}, p {mt.p_value:.2g}")
+        return "\n".join(lines)
+
+
+class TokenRetrievalGrid(Study):
+    """The token-retrieval grid and its scans in one configuration (see the module notes).
+
+    References
+    ----------
+    docs/token_retrieval.md#experiments
+    """
+
+    name = "token_retrieval.grid"
+    title = "token retrieval over (N, d, L): early-phase success, theory, boundary fits, embedding and scans"
+    trial = ex.grid_trial
+    stored = "token_retrieval.grid.jsonl"
+    docs = "docs/token_retrieval.md#experiments"
+    options = (
+        Option("preset", "--preset", str, "quick", "configuration", choices=tuple(ex.PRESETS)),
+        Option("seed", "--seed", int, 0, "root seed", low=0),
+    )
+
+    def parts(self, preset, seed):
+        """Return the plan's parts (:func:`validation.token_retrieval.experiments.plan`).
+
+        Parameters
+        ----------
+        preset : str
+            The configuration.
+        seed : int
+            Root seed.
+
+        Returns
+        -------
+        list of tuple
+            ``(part, label, params)``: the main grid and the contrast of
+            embeddings, and in the full preset the MLP and step-size scans.
+        """
+        return ex.plan(preset, seed=seed, parts=PARTS[preset])
+
+    def plan(self, preset, seed):
+        return [q for _, _, params in self.parts(preset, seed) for q in params]
+
+    def execute(self, runner, preset, seed):
+        """Run the whole plan in one call and group the runs by part.
+
+        Parameters
+        ----------
+        runner : Runner
+            Computes or replays the trials.
+        preset : str
+            The configuration.
+        seed : int
+            Root seed.
+
+        Returns
+        -------
+        dict
+            :func:`validation.token_retrieval.experiments.group` of the runs.
+
+        Raises
+        ------
+        LookupError
+            A planned run is missing from a replayed store.
+        RuntimeError
+            A run failed.
+        """
+        parts = self.parts(preset, seed)
+        recs = runner([q for _, _, params in parts for q in params])
+        bad = [r for r in recs if r is None or r["status"] != "ok"]
+        if bad:
+            if bad[0] is None:
+                raise LookupError(f"study {self.name}: {len(bad)} planned runs are not in the store "
+                                  f"{runner.store.name}; compute them with "
+                                  f"`{self.command(preset=preset, seed=seed)} --store PATH`")
+            e = bad[0]["error"]
+            raise RuntimeError(f"study {self.name}: {len(bad)} runs failed; first ({bad[0]['params']}): "
+                               f"{e['type']}: {e['message']}")
+        return ex.group(parts, [r["result"] for r in recs])
+
+    def summarise(self, results, preset, seed):
+        """Aggregate, fit and compare with the theory (no run is computed here).
+
+        Parameters
+        ----------
+        results : dict
+            As returned by :meth:`execute`.
+        preset : str
+            The configuration.
+        seed : int
+            Root seed (also the bootstraps' seed).
+
+        Returns
+        -------
+        GridStudy
+            The summary.
+        """
+        P = ex.PRESETS[preset]
+        recs = results["grid"]
+        o, m, b = P["orthogonal"], P["mlp"], P["beta"]
+        return GridStudy(
+            preset=preset, seed=seed, grid=dict(P["grid"]), runs=len(recs),
+            success={k: aggregate(recs, k) for k in SUCCESS_KEYS},
+            theory_vs_sim=theory_vs_simulation(recs), fits=ex.fits(recs, seed=seed),
+            snr=ex.snr_comparison(recs), predicted=predicted_boundaries(**P["theory"]),
+            orthogonal=ex.contrast(results["orthogonal"], d=o["d"], Ns=o["Ns"], Ls=o["Ls"], seeds=o["seeds"]),
+            mlp=ex.mlp_boundaries(results["mlp"], seed=seed, **m) if results["mlp"] else None,
+            mlp_theory=ex.mlp_theory(m["ds"], m["ms"], m["L"]),
+            beta=(ex.beta_rows(results["beta"], d=b["d"], Ns=b["Ns"], Ls=b["Ls"], seeds=b["seeds"])
+                  if results["beta"] else None))
+
+
+
+
+@dataclass(frozen=True)
+class FullGridStudy(Result):
+    """Summary of the study ``token_retrieval.full_grid`` (:meth:`FullGrid.summarise`).
+
+    Parameters
+    ----------
+    runs : int
+        Runs of the grid (1280).
+    points : list of dict
+        Per ``(N, d, L)``: ``N``, ``d``, ``L``, ``seeds`` and, per quantity of
+        :data:`validation.token_retrieval.comparison.QUANTITIES`, ``{q}`` and ``{q}_stderr``.
+    comparison : TheoryVsSim
+        The token-level theory (committed predictions, :meth:`FullGrid.committed_theory`) and
+        the closed form against the runs (:func:`~validation.token_retrieval.comparison.theory_vs_sim`).
+    targets : TargetCheck
+        The issue's targets against the comparison
+        (:func:`~validation.token_retrieval.comparison.target_check`).
 
     References
     ----------
     docs/token_retrieval.md#token-level-theory-against-simulation
-
-    Examples
-    --------
-    >>> p = grid_params()
-    >>> len(p), p[0]
-    (1280, {'N': 4, 'd': 32, 'L': 4, 'seed': 0, 'entropy': [0, 0, 0, 0, 0]})
     """
-    g = GRIDS[False]
-    return [{"N": N, "d": d, "L": L, "seed": s, "entropy": [int(seed), i, j, k, s]}
-            for i, L in enumerate(g["Ls"]) for j, d in enumerate(g["ds"]) for k, N in enumerate(g["Ns"])
-            for s in range(g["seeds"])]
+
+    runs: int
+    points: list
+    comparison: object
+    targets: object
+
+    def summary(self):
+        """Return the targets' lines (:meth:`TargetCheck.summary`).
+
+        Returns
+        -------
+        str
+            The lines.
+        """
+        return (f"token_retrieval.full_grid: {len(self.points)} points, {self.runs} runs\n"
+                + self.targets.summary())
 
 
 class FullGrid(Study):
-    """The report's full token-retrieval grid as a study with a committed store.
+    """The main grid of the full preset (``--preset full``, seed 0) alone, with a committed store.
+
+    The 1280 runs (``N`` in 4..512, ``d`` in 32..256, ``L`` in 4..64, 8 seeds) are the
+    ``grid`` part of :class:`TokenRetrievalGrid` at ``--preset full --seed 0``, trial for trial
+    (same stable trial name and parameters, so the same store keys): its committed store
+    ``token_retrieval.full_grid.jsonl`` replays without computing, and a user store of the full
+    preset started from it reuses them.  The committed token-level predictions at its 160 points
+    (``token_retrieval.full_grid.token_theory.json``, ``theory_grid(points, reps=100, rng=0)``,
+    about 540 CPU s) are read by :meth:`committed_theory`.
+
+    Regenerate the runs (resumes)::
+
+        nice -n 10 python -m validation study token_retrieval.full_grid --store tr_full.jsonl --workers 2
 
     References
     ----------
@@ -64,24 +296,37 @@ class FullGrid(Study):
     """
 
     name = "token_retrieval.full_grid"
-    title = "early-phase token retrieval over the full (N, d, L) grid, 8 seeds (the report's full-mode runs)"
-    trial = grid_trial
+    title = "early-phase token retrieval over the full (N, d, L) grid, 8 seeds, against the token-level theory"
+    trial = ex.grid_trial
     stored = "token_retrieval.full_grid.jsonl"
     docs = "docs/token_retrieval.md#token-level-theory-against-simulation"
     options = ()
+    #: committed token-level predictions at the grid's points (in :data:`STORED_DIR`)
+    theory_file = "token_retrieval.full_grid.token_theory.json"
 
     def plan(self):
-        """Return the 1280 parameter records (:func:`grid_params` at root seed 0).
+        """Return the 1280 parameter records (the ``grid`` part of the full preset at seed 0).
 
         Returns
         -------
         list of dict
-            The grid's trials.
+            :func:`~validation.token_retrieval.experiments.grid_params` records.
         """
-        return grid_params(0)
+        return ex.plan("full", seed=0, parts=("grid",))[0][2]
+
+    def committed_theory(self):
+        """Load the committed token-level predictions of the grid.
+
+        Returns
+        -------
+        dict
+            ``(N, d, L)`` -> :class:`~validation.token_retrieval.token_theory.TokenTheory`
+            (:func:`~validation.token_retrieval.comparison.load_theory_grid`).
+        """
+        return load_theory_grid(STORED_DIR / self.theory_file)
 
     def summarise(self, results):
-        """Summarise the runs: simulated success per grid point with standard errors.
+        """Summarise the runs and compare them with the committed token-level predictions.
 
         Parameters
         ----------
@@ -90,9 +335,8 @@ class FullGrid(Study):
 
         Returns
         -------
-        list of dict
-            One row per ``(N, d, L)``: ``N``, ``d``, ``L``, ``seeds`` and, per quantity,
-            ``{q}`` and ``{q}_stderr``.
+        FullGridStudy
+            Simulated success per grid point, the comparison and the targets.
         """
         recs = [r["result"] for r in results if r is not None and r["status"] == "ok"
                 and "skipped" not in r["result"]]
@@ -103,7 +347,8 @@ class FullGrid(Study):
                 if q != "seeds":
                     row[q], row[q + "_stderr"] = v
             rows.append(row)
-        return rows
+        tv = theory_vs_sim(recs, theory=self.committed_theory())
+        return FullGridStudy(runs=len(recs), points=rows, comparison=tv, targets=target_check(tv))
 
 
-STUDIES = (FullGrid(),)
+STUDIES = (TokenRetrievalGrid(), FullGrid())

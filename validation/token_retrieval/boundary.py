@@ -9,14 +9,277 @@ logistic likelihood.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
 from hcizz.checks import check_int, check_real, check_rng
+from hcizz.results import Result, optional
 from validation.logistic import fit_logistic
 
-__all__ = ["aggregate", "boundary_points", "fit_boundary", "logistic_fit", "multiplicative_test"]
+__all__ = ["aggregate", "boundary_points", "fit_power_law", "fit_boundary", "logistic_fit",
+           "multiplicative_test", "PowerLaw", "Exponent", "ProductTerm", "BoundaryFit",
+           "LogisticBoundary", "ProductFormTest"]
+
+
+@dataclass(frozen=True)
+class Exponent(Result):
+    """One fitted exponent of a boundary law, with its standard errors and 95 % intervals.
+
+    Parameters
+    ----------
+    value : float
+        The exponent.
+    stderr : float
+        Its standard error (least squares, or the delta method of a logistic fit).
+    ci_low, ci_high : float, optional
+        Its Student-t 95 % least-squares interval (absent for a logistic fit).
+    stderr_boot : float, optional
+        Bootstrap standard error (when at least 20 resamples had a fit).
+    boot_ci_low, boot_ci_high : float, optional
+        The 2.5 and 97.5 percentiles of the bootstrap.
+
+    Notes
+    -----
+    ``to_dict()`` writes the intervals as ``"ci95_ls"`` and ``"ci95_boot"``
+    (``[low, high]``), the keys ``report.json`` has always used.
+
+    References
+    ----------
+    docs/token_retrieval.md#the-boundary-law
+    """
+
+    value: float
+    stderr: float
+    ci_low: float = optional()
+    ci_high: float = optional()
+    stderr_boot: float = optional()
+    boot_ci_low: float = optional()
+    boot_ci_high: float = optional()
+
+    _estimate = "value"
+    level = 0.95
+
+    def conf_int(self, alpha=0.05):
+        """Return the 95 % least-squares interval ``(low, high)`` (``alpha = 0.05`` only).
+
+        Parameters
+        ----------
+        alpha : float, optional
+            0.05.
+
+        Returns
+        -------
+        tuple of float
+            ``(ci_low, ci_high)``.
+
+        Raises
+        ------
+        NotImplementedError
+            For an exponent without an interval (a logistic fit's).
+        """
+        if self.ci_low is None:
+            raise NotImplementedError("Exponent of a logistic fit has no interval (use value, stderr)")
+        return super().conf_int(alpha)
+
+    def to_dict(self):
+        """Return the fields, the intervals as ``"ci95_ls"`` / ``"ci95_boot"`` lists.
+
+        Returns
+        -------
+        dict
+            ``value``, ``stderr`` and, where set, ``ci95_ls``, ``stderr_boot``, ``ci95_boot``.
+        """
+        out = {"value": self.value, "stderr": self.stderr}
+        if self.ci_low is not None:
+            out["ci95_ls"] = [self.ci_low, self.ci_high]
+        if self.stderr_boot is not None:
+            out["stderr_boot"] = self.stderr_boot
+            out["ci95_boot"] = [self.boot_ci_low, self.boot_ci_high]
+        return out
+
+
+@dataclass(frozen=True)
+class ProductTerm(Result):
+    """The coefficient ``g`` of ``log v1 log v2`` added to a two-covariate boundary fit.
+
+    Parameters
+    ----------
+    value, stderr : float
+        ``g`` and its least-squares standard error.
+    p_value : float or None
+        Two-sided t-test of ``g = 0`` (None when the standard error is 0).
+    stderr_boot : float, optional
+        Bootstrap standard error.
+    boot_ci_low, boot_ci_high : float, optional
+        Bootstrap 2.5 and 97.5 percentiles (``to_dict()``: ``"ci95_boot"``).
+
+    References
+    ----------
+    docs/token_retrieval.md#the-boundary-law
+    """
+
+    value: float
+    stderr: float
+    p_value: float | None
+    stderr_boot: float = optional()
+    boot_ci_low: float = optional()
+    boot_ci_high: float = optional()
+
+    def to_dict(self):
+        """Return the fields, the bootstrap interval as ``"ci95_boot"``.
+
+        Returns
+        -------
+        dict
+            ``value``, ``stderr``, ``p_value`` and, where set, ``stderr_boot``, ``ci95_boot``.
+        """
+        out = {"value": self.value, "stderr": self.stderr, "p_value": self.p_value}
+        if self.stderr_boot is not None:
+            out["stderr_boot"] = self.stderr_boot
+            out["ci95_boot"] = [self.boot_ci_low, self.boot_ci_high]
+        return out
+
+
+@dataclass(frozen=True)
+class PowerLaw(Result):
+    """Least-squares power law ``along = exp(log_prefactor) * prod_v v^{alpha_v}`` (:func:`fit_power_law`).
+
+    Parameters
+    ----------
+    log_prefactor : float
+        ``c_0``.
+    exponents : dict
+        ``{v: Exponent}`` (value, least-squares stderr and 95 % interval).
+    n_points : int
+        Points fitted.
+    dof : int
+        Residual degrees of freedom (at least 1).
+
+    References
+    ----------
+    docs/token_retrieval.md#the-boundary-law
+    """
+
+    log_prefactor: float
+    exponents: dict
+    n_points: int
+    dof: int
+
+    def coef(self):
+        """Return ``[log_prefactor, alpha_1, alpha_2, ...]`` in the order of the covariates.
+
+        Returns
+        -------
+        list of float
+            The coefficients.
+        """
+        return [self.log_prefactor] + [e.value for e in self.exponents.values()]
+
+
+@dataclass(frozen=True)
+class BoundaryFit(Result):
+    """Power-law fit of a simulated success boundary (:func:`fit_boundary`).
+
+    Parameters
+    ----------
+    points : list of dict
+        Boundary points (:func:`boundary_points`).
+    n_points : int
+        Their number.
+    exponents : dict
+        ``{v: Exponent}``; empty if fewer than ``len(covars) + 2`` points exist.
+    along : str
+        The scanned variable.
+    covars : list of str
+        The regressors.
+    direction : {"up", "down"}
+        Crossing direction.
+    key : str
+        The success flag.
+    interaction : ProductTerm, optional
+        Test of the product form (two covariates, >= 5 points).
+    log_prefactor : float, optional
+        ``c_0`` of the fit.
+    n_boot_ok : int, optional
+        Bootstrap resamples with a fit.
+
+    References
+    ----------
+    docs/token_retrieval.md#the-boundary-law
+    """
+
+    points: list
+    n_points: int
+    exponents: dict
+    along: str
+    covars: list
+    direction: str
+    key: str
+    interaction: ProductTerm = optional()
+    log_prefactor: float = optional()
+    n_boot_ok: int = optional()
+
+
+@dataclass(frozen=True)
+class LogisticBoundary(Result):
+    """Logistic regression of per-run success on the logs of the variables (:func:`logistic_fit`).
+
+    Parameters
+    ----------
+    coef, stderr : dict
+        Coefficients ``{"const", v...}`` and their Fisher standard errors.
+    loglik : float
+        Log-likelihood at the (ridge-penalised) estimate.
+    n : int
+        Runs.
+    exponents : dict
+        ``{v: Exponent}`` of the boundary ``N_c ~ prod v^{-b_v / b_N}`` (delta-method errors).
+    key : str
+        The success flag.
+
+    References
+    ----------
+    docs/token_retrieval.md#the-boundary-law
+    """
+
+    coef: dict
+    stderr: dict
+    loglik: float
+    n: int
+    exponents: dict
+    key: str
+
+
+@dataclass(frozen=True)
+class ProductFormTest(Result):
+    """Likelihood-ratio test of the product form of the boundary (:func:`multiplicative_test`).
+
+    Parameters
+    ----------
+    lr : float
+        Twice the log-likelihood gain of the alternative.
+    df : int
+        Degrees of freedom.
+    p_value : float
+        Chi-square tail probability.
+    loglik_null, loglik_alt : float
+        The two log-likelihoods.
+    key : str
+        The success flag.
+
+    References
+    ----------
+    docs/token_retrieval.md#the-boundary-law
+    """
+
+    lr: float
+    df: int
+    p_value: float
+    loglik_null: float
+    loglik_alt: float
+    key: str
 
 
 def aggregate(records, key, by=("N", "d", "L")):
@@ -137,6 +400,65 @@ def _ls(y, Xd):
     return coef, np.sqrt(np.diag(cov)), dof
 
 
+def _design(points, covars):
+    return np.column_stack([np.ones(len(points))] + [np.log([q[c] for q in points]) for c in covars])
+
+
+def fit_power_law(points, *, along="N", covars=("d", "L")):
+    """Fit ``along = C * prod_v v^{alpha_v}`` to points by least squares in the logs: the one power-law fit.
+
+    Parameters
+    ----------
+    points : list of dict
+        Points with positive fields ``along`` and ``covars`` (boundary points
+        of a simulation, or of the theory).
+    along : str
+        The fitted variable.
+    covars : tuple of str
+        The regressors.
+
+    Returns
+    -------
+    PowerLaw
+        ``log_prefactor`` (``log C``), ``exponents`` ``{v: Exponent}`` with
+        least-squares standard errors and Student-t 95 % intervals,
+        ``n_points`` and ``dof``.
+
+    Raises
+    ------
+    ValueError
+        With fewer than ``len(covars) + 1`` points.
+
+    Notes
+    -----
+    ``log along = c_0 + sum_v alpha_v log v + noise``, solved by
+    :func:`numpy.linalg.lstsq`; standard errors
+    ``sqrt(diag(s^2 (X^T X)^{-1}))`` with ``s^2 = RSS / max(1, n - p - 1)``.
+
+    References
+    ----------
+    docs/token_retrieval.md#the-boundary-law
+
+    Examples
+    --------
+    >>> pts = [{"N": 3.0 * d ** 0.5 * L, "d": d, "L": L} for d in (4, 16, 64) for L in (2, 8)]
+    >>> f = fit_power_law(pts)
+    >>> [round(c, 9) for c in f.coef()]                       # log 3, 1/2, 1
+    [1.098612289, 0.5, 1.0]
+    """
+    covars = tuple(covars)
+    if len(points) < len(covars) + 1:
+        raise ValueError(f"points must hold at least {len(covars) + 1} points for {len(covars)} covariates, "
+                         f"got {len(points)}")
+    y = np.log([q[along] for q in points])
+    coef, se, dof = _ls(y, _design(points, covars))
+    tq = stats.t.ppf(0.975, dof)
+    ex = {c: Exponent(value=float(coef[i + 1]), stderr=float(se[i + 1]),
+                      ci_low=float(coef[i + 1] - tq * se[i + 1]), ci_high=float(coef[i + 1] + tq * se[i + 1]))
+          for i, c in enumerate(covars)}
+    return PowerLaw(log_prefactor=float(coef[0]), exponents=ex, n_points=len(points), dof=int(dof))
+
+
 def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", n_boot=200,
                  rng=None, level=0.5):
     """Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
@@ -168,11 +490,12 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
 
     Returns
     -------
-    dict
-        ``points``, ``exponents`` ``{v: {"value", "stderr", "ci95_boot",
-        "stderr_boot"}}``, ``log_prefactor``, ``n_points``, ``n_boot_ok``;
-        ``exponents`` is empty if fewer than ``len(covars) + 2`` points exist.
-        With two covariates and >= 5 points also ``interaction``: the
+    BoundaryFit
+        ``points``, ``exponents`` ``{v: Exponent}`` (least-squares and
+        bootstrap errors and intervals), ``log_prefactor``, ``n_points``,
+        ``n_boot_ok``; ``exponents`` is empty (and ``log_prefactor`` unset) if
+        fewer than ``len(covars) + 2`` points exist.  With two covariates and
+        >= 5 points also ``interaction`` (:class:`ProductTerm`): the
         coefficient ``g`` of ``log v1 log v2`` added to the fit (a test of the
         product form: ``g = 0`` iff the exponents do not drift), with its
         least-squares error, t-test ``p_value`` and bootstrap error.
@@ -196,28 +519,25 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
     >>> recs = [{"N": N, "d": d, "L": L, "ok": N > 2 * d} for N in (2, 4, 8, 16, 32, 64)
     ...         for d in (2, 4, 8) for L in (2, 4)]
     >>> f = fit_boundary(recs, "ok", n_boot=0)
-    >>> round(f["exponents"]["d"]["value"], 6), abs(round(f["exponents"]["L"]["value"], 6))
+    >>> round(f.exponents["d"].value, 6), abs(round(f.exponents["L"].value, 6))
     (1.0, 0.0)
     """
     n_boot = check_int("n_boot", n_boot, low=0)
-    by = (along,) + tuple(covars)
+    covars = tuple(covars)
+    by = (along,) + covars
     frac = aggregate(records, key, by=by)
     pts = boundary_points(frac, along=along, by=by, direction=direction, level=level)
-    res = {"points": pts, "n_points": len(pts), "exponents": {}, "along": along,
-           "covars": list(covars), "direction": direction, "key": key}
+    head = dict(points=pts, n_points=len(pts), along=along, covars=list(covars), direction=direction, key=key)
     p = len(covars)
     if len(pts) < p + 2:
-        return res
-
-    def design(pp):
-        return np.column_stack([np.ones(len(pp))] + [np.log([q[c] for q in pp]) for c in covars])
+        return BoundaryFit(exponents={}, **head)
 
     def design_int(pp):
-        D = design(pp)
+        D = _design(pp, covars)
         return np.column_stack([D, D[:, 1] * D[:, 2]]) if p == 2 else D
 
+    law = fit_power_law(pts, along=along, covars=covars)
     y = np.log([q[along] for q in pts])
-    coef, se, dof = _ls(y, design(pts))
     do_int = p == 2 and len(pts) >= 5
     if do_int:
         ci, sei, dofi = _ls(y, design_int(pts))
@@ -225,7 +545,7 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
     # resample whose fractions cross 1/2 at too few grid points has no fit and
     # is dropped (counted in n_boot_ok), which scipy's statistic cannot express
     # (it would turn the interval into NaN); and keeping our draws keeps the
-    # stored and reported intervals reproducible for the same seed.
+    # reported intervals reproducible for the same seed.
     rng = check_rng(rng)
     groups = defaultdict(list)
     for r in records:
@@ -240,31 +560,30 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
         pb = boundary_points(fb, along=along, by=by, direction=direction, level=level)
         if len(pb) >= p + 2:
             yb = np.log([q[along] for q in pb])
-            cb, _, _ = _ls(yb, design(pb))
+            cb, _, _ = _ls(yb, _design(pb, covars))
             if do_int:
                 cb = np.append(cb, _ls(yb, design_int(pb))[0][-1] if len(pb) >= 5 else np.nan)
             boots.append(cb)
     boots = np.array(boots)
-    tq = stats.t.ppf(0.975, dof)
+    exponents = {}
     for i, c in enumerate(covars):
-        e = {"value": float(coef[i + 1]), "stderr": float(se[i + 1]),
-             "ci95_ls": [float(coef[i + 1] - tq * se[i + 1]), float(coef[i + 1] + tq * se[i + 1])]}
+        e = law.exponents[c]
         if len(boots) >= 20:
-            e["stderr_boot"] = float(boots[:, i + 1].std(ddof=1))
-            e["ci95_boot"] = [float(np.percentile(boots[:, i + 1], 2.5)),
-                              float(np.percentile(boots[:, i + 1], 97.5))]
-        res["exponents"][c] = e
+            e = Exponent(value=e.value, stderr=e.stderr, ci_low=e.ci_low, ci_high=e.ci_high,
+                         stderr_boot=float(boots[:, i + 1].std(ddof=1)),
+                         boot_ci_low=float(np.percentile(boots[:, i + 1], 2.5)),
+                         boot_ci_high=float(np.percentile(boots[:, i + 1], 97.5)))
+        exponents[c] = e
+    g = None
     if do_int:
-        g = {"value": float(ci[-1]), "stderr": float(sei[-1]),
-             "p_value": float(2 * stats.t.sf(abs(ci[-1] / sei[-1]), dofi)) if sei[-1] > 0 else None}
         gb = boots[:, -1][np.isfinite(boots[:, -1])] if len(boots) else np.array([])
-        if len(gb) >= 20:
-            g["stderr_boot"] = float(gb.std(ddof=1))
-            g["ci95_boot"] = [float(np.percentile(gb, 2.5)), float(np.percentile(gb, 97.5))]
-        res["interaction"] = g
-    res["log_prefactor"] = float(coef[0])
-    res["n_boot_ok"] = len(boots)
-    return res
+        boot = ({"stderr_boot": float(gb.std(ddof=1)), "boot_ci_low": float(np.percentile(gb, 2.5)),
+                 "boot_ci_high": float(np.percentile(gb, 97.5))} if len(gb) >= 20 else {})
+        g = ProductTerm(value=float(ci[-1]), stderr=float(sei[-1]),
+                        p_value=float(2 * stats.t.sf(abs(ci[-1] / sei[-1]), dofi)) if sei[-1] > 0 else None,
+                        **boot)
+    return BoundaryFit(exponents=exponents, interaction=g, log_prefactor=law.log_prefactor,
+                       n_boot_ok=len(boots), **head)
 
 
 def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
@@ -290,9 +609,9 @@ def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
 
     Returns
     -------
-    dict
-        ``coef``, ``stderr``, ``exponents`` ``{v: {"value", "stderr"}}``,
-        ``loglik``, ``n``.
+    LogisticBoundary
+        ``coef``, ``stderr``, ``exponents`` ``{v: Exponent}`` (value and
+        delta-method stderr), ``loglik``, ``n``.
 
     References
     ----------
@@ -306,17 +625,17 @@ def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
                                                for v in variables])
     f = fit_logistic(Xd, y, ridge=ridge)
     b, cov, ll, se = f.coef, f.cov, f.loglik, f.stderr
-    out = {"coef": dict(zip(("const",) + tuple(variables), map(float, b))),
-           "stderr": dict(zip(("const",) + tuple(variables), map(float, se))),
-           "loglik": ll, "n": len(y), "exponents": {}, "key": key}
+    exponents = {}
     i0 = 1  # first variable is the scanned one
     for i, v in enumerate(variables[1:], start=2):
         val = -b[i] / b[i0]
         gr = np.zeros(len(b))
         gr[i] = -1.0 / b[i0]
         gr[i0] = b[i] / b[i0] ** 2
-        out["exponents"][v] = {"value": float(val), "stderr": float(np.sqrt(gr @ cov @ gr))}
-    return out
+        exponents[v] = Exponent(value=float(val), stderr=float(np.sqrt(gr @ cov @ gr)))
+    return LogisticBoundary(coef=dict(zip(("const",) + tuple(variables), map(float, b))),
+                            stderr=dict(zip(("const",) + tuple(variables), map(float, se))),
+                            loglik=ll, n=len(y), exponents=exponents, key=key)
 
 
 def multiplicative_test(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
@@ -338,7 +657,7 @@ def multiplicative_test(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
 
     Returns
     -------
-    dict
+    ProductFormTest
         ``lr`` (twice the log-likelihood gain), ``df``, ``p_value``
         (chi-square), ``loglik_null``, ``loglik_alt``.
 
@@ -366,5 +685,5 @@ def multiplicative_test(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
     l1 = fit_logistic(X1, y, ridge=ridge).loglik
     lr = max(0.0, 2 * (l1 - l0))
     df = len(inter)
-    return {"lr": lr, "df": df, "p_value": float(stats.chi2.sf(lr, df)),
-            "loglik_null": l0, "loglik_alt": l1, "key": key}
+    return ProductFormTest(lr=lr, df=df, p_value=float(stats.chi2.sf(lr, df)), loglik_null=l0,
+                           loglik_alt=l1, key=key)

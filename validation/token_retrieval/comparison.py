@@ -22,17 +22,17 @@ from hcizz.results import Result
 from . import theory as th
 from .token_theory import token_theory
 
-__all__ = ["QUANTITIES", "simulated_points", "theory_grid", "load_theory_grid", "TheoryVsSim",
-           "theory_vs_sim"]
-
-#: committed token-level predictions at the full grid (:func:`load_theory_grid`)
-STORED_THEORY = "token_theory_grid.json"
+__all__ = ["QUANTITIES", "TARGETS", "simulated_points", "theory_grid", "save_theory_grid", "load_theory_grid",
+           "TheoryVsSim", "theory_vs_sim", "responsible_term", "TargetCheck", "target_check"]
 
 #: prediction key -> (record key, kind): "all" events are Bernoulli per run, "frac" fractions
 QUANTITIES = {"p_retrieval": ("retrieval", "all"), "p_recall": ("recall", "all"),
               "p_retrieval_seq": ("retrieval_acc", "frac"), "p_recall_seq": ("recall_acc", "frac"),
               "test_acc": ("test_acc", "frac")}
 #: the pre-existing report's names of the same quantities (keys of ``theory_vs_sim`` points)
+#: the targets of the comparison over the full grid: the all-N probabilities' maximum and mean
+#: absolute errors, and the standard-error multiple within which every moment must lie
+TARGETS = {"max_abs_error": 0.20, "mean_abs_error": 0.05, "z": 3.0}
 REPORT_NAMES = {"p_retrieval": "p_retrieval", "p_recall": "p_recall", "p_retrieval_seq": "retrieval_seq",
                 "p_recall_seq": "recall_seq", "test_acc": "test_acc"}
 
@@ -128,15 +128,52 @@ def theory_grid(points, *, reps=100, rng=0, progress=None, **kw):
     return out
 
 
-def load_theory_grid(path=None):
-    """Load committed token-level predictions of the full grid (as :func:`theory_grid` returns them).
+def save_theory_grid(grid, path, **about):
+    """Write :func:`theory_grid` output as JSON (read back by :func:`load_theory_grid`).
 
     Parameters
     ----------
-    path : str or Path, optional
-        A JSON file written like the committed one (default
-        ``validation/token_retrieval/stored/token_theory_grid.json``, made by
-        ``theory_grid(points, reps=100, rng=0)`` over the 160 points of the full grid).
+    grid : dict
+        ``(N, d, L)`` -> :class:`~validation.token_retrieval.token_theory.TokenTheory`.
+    path : str or Path
+        The file to write.
+    **about
+        JSON-able metadata stored beside the predictions (``reps``, ``rng``, ``cpu_seconds``, ...).
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory-against-simulation
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> f = pathlib.Path(tempfile.mkdtemp()) / "t.json"
+    >>> g = theory_grid([(4, 64, 4)], reps=4)
+    >>> load_theory_grid(save_theory_grid(g, f, reps=4))[(4, 64, 4)] == g[(4, 64, 4)]
+    True
+    """
+    import json
+    from pathlib import Path
+
+    p = Path(path)
+    p.write_text(json.dumps({**about, "theory": {f"{k[0]},{k[1]},{k[2]}": v.to_dict() for k, v in grid.items()}},
+                            indent=1, sort_keys=True) + "\n")
+    return p
+
+
+def load_theory_grid(path):
+    """Load token-level predictions written by :func:`save_theory_grid`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The JSON file (the committed predictions of the full grid are read by the study
+        ``token_retrieval.full_grid``, ``FullGrid.committed_theory``).
 
     Returns
     -------
@@ -154,16 +191,17 @@ def load_theory_grid(path=None):
 
     Examples
     --------
-    >>> g = load_theory_grid()
-    >>> len(g), round(g[(256, 64, 64)].p_retrieval, 2)
-    (160, 0.09)
+    >>> load_theory_grid("no/such/file.json")
+    Traceback (most recent call last):
+    ...
+    LookupError: no stored token-level predictions at no/such/file.json
     """
     import json
     from pathlib import Path
 
     from .token_theory import TokenTheory
 
-    p = Path(path) if path is not None else Path(__file__).resolve().parent / "stored" / STORED_THEORY
+    p = Path(path)
     if not p.exists():
         raise LookupError(f"no stored token-level predictions at {p}")
     raw = json.loads(p.read_text())["theory"]
@@ -301,3 +339,181 @@ def theory_vs_sim(records, *, theory=None, reps=100, rng=0, floor_draws=2000, pr
     worst = sorted(points, key=lambda p: -max(abs(p["p_retrieval_pred"] - p["p_retrieval_sim"]),
                                               abs(p["p_recall_pred"] - p["p_recall_sim"])))[:10]
     return TheoryVsSim(points=points, errors=errors, noise_floor=floor, worst=worst)
+
+
+#: the all-N quantities the error targets are about
+TARGET_QUANTITIES = ("p_retrieval", "p_recall")
+
+
+def responsible_term(N, d, L, *, vocab_ratio=4.0):
+    """Name the approximation of the token-level theory that dominates its error at ``(N, d, L)``.
+
+    Parameters
+    ----------
+    N, d, L : int
+        Grid point (``V = vocab_ratio N``).
+    vocab_ratio : float, optional
+        ``V / N``.
+
+    Returns
+    -------
+    str
+        ``"wishart_Pn"`` where a sequence's second-moment matrix is a Wishart matrix with
+        ``L >= d`` samples (the theory uses its mean, :math:`\\mathbb E P_n^2` and
+        :math:`P_n \\approx (L/d) I`); ``"law_of_A"`` where ``V / d >= 30`` (the law (TL-6) of the
+        trigger coefficient); ``"token_variance"`` otherwise (the leading-order per-token variance
+        terms :math:`T_1`, :math:`T_K` and the self term of (TL-4)-(TL-5)).
+
+    Notes
+    -----
+    The regimes come from the diagnostics of the docs (per-token residual variances against the
+    exact key vector, the measured law of ``A`` over the grid's tasks); the rule is a label for
+    the report, not a measurement.
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory-against-simulation
+
+    Examples
+    --------
+    >>> responsible_term(64, 32, 32), responsible_term(512, 32, 8), responsible_term(16, 128, 16)
+    ('wishart_Pn', 'law_of_A', 'token_variance')
+    """
+    if L >= d:
+        return "wishart_Pn"
+    if vocab_ratio * N / d >= 30:
+        return "law_of_A"
+    return "token_variance"
+
+
+@dataclass(frozen=True)
+class TargetCheck(Result):
+    """The token-level theory against the targets :data:`TARGETS` (:func:`target_check`).
+
+    Parameters
+    ----------
+    targets : dict
+        The targets used.
+    quantities : dict
+        Per all-``N`` quantity (``p_retrieval``, ``p_recall``): ``mean_abs_error``,
+        ``max_abs_error``, ``n``, ``within_3se``, ``max_met`` / ``mean_met`` (the error at or below
+        its target), ``floor_max_abs_error`` / ``floor_max_abs_error_q95`` (mean and 95 % quantile
+        of the maximum error of an *exact* theory with the same seeds), ``max_reachable``
+        (the floor's mean maximum at or below the target), and the closed form's errors
+        ``closed_mean_abs_error``, ``closed_max_abs_error``.
+    misses : list of dict
+        Every point and quantity (all five of :data:`QUANTITIES`) outside ``z`` combined standard
+        errors or, for the all-``N`` quantities, above the maximum-error target: ``N``, ``d``,
+        ``L``, ``quantity``, ``sim``, ``pred``, ``z``, ``within_se`` (``|z| <= z``) and ``term``
+        (:func:`responsible_term`, or ``"sampling"`` for an error above the target but within
+        ``z`` standard errors).
+    terms : dict
+        Misses outside ``z`` standard errors counted by ``term``.
+    moments : dict or None
+        ``{"within": k, "n": n}`` moments within ``z`` combined standard errors, when given.
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory-against-simulation
+    """
+
+    targets: dict
+    quantities: dict
+    misses: list
+    terms: dict
+    moments: dict | None
+
+    _estimate = None
+
+    def summary(self):
+        """Return one line per all-``N`` quantity and one for the misses.
+
+        Returns
+        -------
+        str
+            The lines.
+        """
+        t = self.targets
+        lines = []
+        for q, e in self.quantities.items():
+            lines.append(f"{q}: mean |error| {e['mean_abs_error']:.3f} (target {t['mean_abs_error']}, "
+                         f"{'met' if e['mean_met'] else 'missed'}), max {e['max_abs_error']:.3f} (target "
+                         f"{t['max_abs_error']}, {'met' if e['max_met'] else 'missed'}; an exact theory with "
+                         f"these seeds: {e['floor_max_abs_error']:.2f}), {e['within_3se']}/{e['n']} within 3 SE")
+        out = sum(not m["within_se"] for m in self.misses)
+        lines.append(f"points outside {t['z']:g} SE: {out} (" + ", ".join(f"{k} {v}" for k, v in self.terms.items())
+                     + ")" + (f"; moments {self.moments['within']}/{self.moments['n']} within {t['z']:g} SE"
+                              if self.moments else ""))
+        return "\n".join(lines)
+
+
+def target_check(tv, *, targets=None, moments=None):
+    """Check a :func:`theory_vs_sim` comparison against the targets :data:`TARGETS`.
+
+    Parameters
+    ----------
+    tv : TheoryVsSim
+        The comparison.
+    targets : dict, optional
+        ``max_abs_error``, ``mean_abs_error``, ``z`` (default :data:`TARGETS`).
+    moments : sequence of float, optional
+        ``z`` scores of moments (simulation against the theory over their combined standard
+        error); counted against ``targets["z"]``.
+
+    Returns
+    -------
+    TargetCheck
+        Errors, verdicts, misses and the term named for each.
+
+    Notes
+    -----
+    A verdict is computed from the numbers: ``max_met`` is ``max_abs_error <= target``,
+    ``max_reachable`` compares the target with the mean maximum error that binomial draws at the
+    predicted probabilities give (``tv.noise_floor``), i.e. what an exact theory would show.
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory-against-simulation
+
+    Examples
+    --------
+    >>> from validation.token_retrieval.experiments import run_grid
+    >>> tv = theory_vs_sim(run_grid((4,), (64,), (4,), seeds=2), reps=4, floor_draws=100)
+    >>> tc = target_check(tv, moments=[0.5, -1.0, 3.5])
+    >>> sorted(tc.quantities), tc.moments
+    (['p_recall', 'p_retrieval'], {'within': 2, 'n': 3})
+    """
+    t = dict(TARGETS if targets is None else targets)
+    quantities = {}
+    for q in TARGET_QUANTITIES:
+        e, f = tv.errors[q], tv.noise_floor[q]
+        quantities[q] = {"mean_abs_error": e["mean_abs_error"], "max_abs_error": e["max_abs_error"], "n": e["n"],
+                         "within_3se": e["within_3se"],
+                         "max_met": bool(e["max_abs_error"] <= t["max_abs_error"]),
+                         "mean_met": bool(e["mean_abs_error"] <= t["mean_abs_error"]),
+                         "floor_max_abs_error": f["max_abs_error_mean"],
+                         "floor_max_abs_error_q95": f["max_abs_error_q95"],
+                         "floor_mean_abs_error": f["mean_abs_error_mean"],
+                         "max_reachable": bool(f["max_abs_error_mean"] <= t["max_abs_error"]),
+                         "closed_mean_abs_error": e["closed"]["mean_abs_error"],
+                         "closed_max_abs_error": e["closed"]["max_abs_error"]}
+    misses, terms = [], {}
+    for p in tv.points:
+        for q in QUANTITIES:
+            name = REPORT_NAMES[q]
+            sim, pred, z = p[f"{name}_sim"], p[f"{name}_pred"], p[f"{name}_z"]
+            inside = bool(abs(z) <= t["z"])
+            big = q in TARGET_QUANTITIES and abs(sim - pred) > t["max_abs_error"]
+            if inside and not big:
+                continue
+            term = "sampling" if inside else responsible_term(p["N"], p["d"], p["L"])
+            if not inside:
+                terms[term] = terms.get(term, 0) + 1
+            misses.append({"N": p["N"], "d": p["d"], "L": p["L"], "quantity": q, "sim": sim, "pred": pred,
+                           "z": z, "within_se": inside, "term": term})
+    mom = None
+    if moments is not None:
+        zs = np.asarray(list(moments), float)
+        mom = {"within": int(np.sum(np.abs(zs) <= t["z"])), "n": int(zs.size)}
+    return TargetCheck(targets=t, quantities=quantities, misses=misses, terms=dict(sorted(terms.items())),
+                       moments=mom)

@@ -15,20 +15,23 @@ step 3).  The predictor after the early phase is ``(W1, V2)``.
 """
 from __future__ import annotations
 
+import math
+import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from hcizz.checks import check_int, check_real
-from validation.optim import Adam, warmup_cosine
+from hcizz.results import Result
+from validation.optim import adam_loop, warmup_cosine
 
 from .model import forward, loss_and_grads, margins
 
-__all__ = ["EarlyPhase", "early_phase", "evaluate", "train_gd"]
+__all__ = ["EarlyPhase", "Evaluation", "early_phase", "evaluate", "train_gd"]
 
 
-@dataclass
-class EarlyPhase:
+@dataclass(frozen=True)
+class EarlyPhase(Result):
     """Result of :func:`early_phase` (``V1``, ``W1``, ``V2`` and ``gamma``).
 
     Parameters
@@ -54,6 +57,47 @@ class EarlyPhase:
     V2: np.ndarray
     gamma: float
     eta: float
+
+
+class _GradientDescent:
+    """Plain gradient descent with the interface of :class:`validation.optim.Adam` (``step(grads, lr=)``),
+    so that :func:`validation.optim.adam_loop` runs both optimisers of :func:`train_gd`."""
+
+    def __init__(self, params):
+        self.params = list(params)
+
+    def step(self, grads, *, lr):
+        for p, g in zip(self.params, grads):
+            p -= lr * g
+
+
+@dataclass(frozen=True)
+class Evaluation(Result):
+    """Recall statistics of a predictor on a batch (:func:`evaluate`).
+
+    Parameters
+    ----------
+    accuracy : float
+        Fraction of the sequences recalled.
+    all : bool
+        Whether every sequence is recalled.
+    margins : ndarray, shape (N,)
+        Target logit minus the best other logit.
+    attn_inf : ndarray, shape (N,)
+        Attention weight on the informative position.
+    logits : ndarray, shape (N, V)
+        The logits.
+
+    References
+    ----------
+    docs/token_retrieval.md#retrieval-probability
+    """
+
+    accuracy: float
+    all: bool
+    margins: np.ndarray
+    attn_inf: np.ndarray
+    logits: np.ndarray
 
 
 def _zeros(emb, A):
@@ -114,13 +158,16 @@ def early_phase(emb, batch, *, eta=0.1, gamma=None, beta=None, A=None):
     >>> round(float(np.linalg.norm(ep.W1)), 6), ep.V2.shape
     (10.0, (16, 16))
     """
-    eta = check_real("eta", eta, low=0, low_open=True, allow_array=False)
+    eta = check_real("eta", eta, low=0, high=math.inf, low_open=True, high_open=True,
+                     allow_array=False)
     if (gamma is None) == (beta is None):
         raise ValueError("exactly one of gamma and beta must be given")
     if gamma is not None:
-        gamma = check_real("gamma", gamma, low=0, low_open=True, allow_array=False)
+        gamma = check_real("gamma", gamma, low=0, high=math.inf, low_open=True, high_open=True,
+                           allow_array=False)
     else:
-        beta = check_real("beta", beta, low=0, low_open=True, allow_array=False)
+        beta = check_real("beta", beta, low=0, high=math.inf, low_open=True, high_open=True,
+                          allow_array=False)
     W0, V0 = _zeros(emb, A)
     _, _, gV0, _ = loss_and_grads(W0, V0, emb, batch, A)
     V1 = -eta * gV0
@@ -151,7 +198,7 @@ def evaluate(W, Wv, emb, batch, A=None):
 
     Returns
     -------
-    dict
+    Evaluation
         ``accuracy`` (fraction recalled), ``all`` (every sample recalled),
         ``margins`` (N,) target logit minus best other logit,
         ``attn_inf`` (N,) attention weight on the informative position,
@@ -164,8 +211,8 @@ def evaluate(W, Wv, emb, batch, A=None):
     c = forward(W, Wv, emb, batch.X, A)
     mg = margins(c["logits"], batch.targets)
     ok = mg > 0
-    return {"accuracy": float(ok.mean()), "all": bool(ok.all()), "margins": mg,
-            "attn_inf": c["a"][np.arange(batch.N), batch.pos], "logits": c["logits"]}
+    return Evaluation(accuracy=float(ok.mean()), all=bool(ok.all()), margins=mg,
+                      attn_inf=c["a"][np.arange(batch.N), batch.pos], logits=c["logits"])
 
 
 def train_gd(emb, batch, *, steps=300, lr=0.05, optimizer="adam", A=None, warmup=0.05,
@@ -184,7 +231,8 @@ def train_gd(emb, batch, *, steps=300, lr=0.05, optimizer="adam", A=None, warmup
         Peak learning rate (warm-up + cosine schedule of
         :func:`validation.optim.warmup_cosine`).
     optimizer : {"adam", "gd"}
-        :class:`validation.optim.Adam` or plain gradient descent.
+        :class:`validation.optim.Adam` or plain gradient descent, both run by
+        the one training loop :func:`validation.optim.adam_loop`.
     A : ndarray (m, d), optional
         Fixed MLP layer.
     warmup : float
@@ -215,24 +263,28 @@ def train_gd(emb, batch, *, steps=300, lr=0.05, optimizer="adam", A=None, warmup
     1.0
     """
     steps = check_int("steps", steps, low=1)
-    lr = check_real("lr", lr, low=0, low_open=True, allow_array=False)
+    lr = check_real("lr", lr, low=0, high=math.inf, low_open=True, high_open=True,
+                    allow_array=False)
     warmup = check_real("warmup", warmup, low=0, high=1, high_open=True, allow_array=False)
     log_every = check_int("log_every", log_every, low=0)
     if optimizer not in ("adam", "gd"):
         raise ValueError(f"optimizer must be 'adam' or 'gd', got {optimizer!r}")
     W, Wv = _zeros(emb, A)
-    opt = Adam([W, Wv]) if optimizer == "adam" else None
     hist = []
-    for t in range(steps):
-        loss, gW, gV, ok = loss_and_grads(W, Wv, emb, batch, A)
+
+    def evaluate(t):
+        if t < steps:
+            loss, gW, gV, ok = loss_and_grads(W, Wv, emb, batch, A)
+            return loss, [gW, gV], ok
+        loss, _, _, ok = loss_and_grads(W, Wv, emb, batch, A, grad=False)
+        return loss, None, ok
+
+    def log(t, loss, ok):
         if log_every and t % log_every == 0:
             hist.append((t, loss, float(ok.mean())))
-        r = warmup_cosine(t, steps, lr=lr, warmup=warmup)
-        if opt is None:
-            W -= r * gW
-            Wv -= r * gV
-        else:
-            opt.step([gW, gV], lr=r)
-    loss, _, _, ok = loss_and_grads(W, Wv, emb, batch, A, grad=False)
-    hist.append((steps, loss, float(ok.mean())))
+
+    res = adam_loop([W, Wv], evaluate, steps=steps,
+                    lr=functools.partial(warmup_cosine, total=steps, lr=lr, warmup=warmup), callback=log,
+                    optimizer=None if optimizer == "adam" else _GradientDescent([W, Wv]))
+    hist.append((steps, res.loss, float(res.info.mean())))
     return W, Wv, hist

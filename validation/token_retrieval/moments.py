@@ -1,15 +1,86 @@
 """Simulated counterparts of the early-phase theory's moments, with standard errors over
-independent tasks (docs/token_retrieval.md#theory-of-the-early-phase)."""
+independent tasks, and their check against the theory
+(docs/token_retrieval.md#theory-of-the-early-phase)."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
 from hcizz.checks import check_int
+from hcizz.results import Result
 
+from . import theory as th
 from .early_phase import early_phase, evaluate
 from .runs import _setup
 
-__all__ = ["MOMENT_KEYS", "measure_moments"]
+__all__ = ["MOMENT_KEYS", "MomentSample", "MomentCheck", "measure_moments", "moment_check"]
+
+
+@dataclass(frozen=True)
+class MomentSample(Result):
+    """One simulated moment over independent tasks (:func:`measure_moments`).
+
+    Parameters
+    ----------
+    mean : float
+        Mean of the per-task values (NaN if none is finite).
+    stderr : float
+        Standard deviation of the per-task values over ``sqrt(tasks)``
+        (NaN for fewer than two finite values).
+    values : list of float
+        The finite per-task values.
+
+    References
+    ----------
+    docs/token_retrieval.md#theory-of-the-early-phase
+    """
+
+    mean: float
+    stderr: float
+    values: list
+
+
+@dataclass(frozen=True)
+class MomentCheck(Result):
+    """One moment of the early phase: the theory's value against the simulated one (:func:`moment_check`).
+
+    Parameters
+    ----------
+    N, d, L : int
+        The configuration.
+    kind : {"random", "orthogonal"}
+        Embeddings.
+    quantity : str
+        A key of :data:`MOMENT_KEYS`.
+    predicted : float
+        The theory's value (variances as squares of the theory's standard deviations).
+    simulated, stderr : float
+        The simulated mean over tasks and its standard error.
+    seeds : int
+        Tasks.
+    z : float or None
+        ``(predicted - simulated) / stderr``; None where the standard error is
+        below the float64 round-off of the quantity's scale (``1e-12 max(1, |predicted|)``).
+    rel_err : float or None
+        ``(predicted - simulated) / |simulated|`` (None when the simulated value is 0).
+
+    References
+    ----------
+    docs/token_retrieval.md#theory-of-the-early-phase
+    """
+
+    N: int
+    d: int
+    L: int
+    kind: str
+    quantity: str
+    predicted: float
+    simulated: float
+    stderr: float
+    seeds: int
+    z: float | None
+    rel_err: float | None
 
 
 #: Quantities of :func:`measure_moments`, in the units of
@@ -88,7 +159,7 @@ def measure_moments(N, d, L, *, seeds=8, seed=0, V=None, kind="random", m=None, 
     Returns
     -------
     dict
-        ``{key: {"mean", "stderr", "values"}}`` for each key of
+        ``{key: MomentSample}`` (``mean``, ``stderr``, ``values``) for each key of
         :data:`MOMENT_KEYS`: ``A`` (``z . w~ / ||z||^2``), ``mu_inf`` /
         ``var_inf`` (informative score: mean, variance over the ``N``
         sequences of one task), ``mu_noise`` / ``var_noise`` (noise scores,
@@ -119,7 +190,73 @@ def measure_moments(N, d, L, *, seeds=8, seed=0, V=None, kind="random", m=None, 
     for k in MOMENT_KEYS:
         v = np.array([p[k] for p in per], float)
         v = v[np.isfinite(v)]
-        out[k] = {"mean": float(v.mean()) if v.size else float("nan"),
-                  "stderr": float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan"),
-                  "values": v.tolist()}
+        out[k] = MomentSample(mean=float(v.mean()) if v.size else float("nan"),
+                              stderr=float(v.std(ddof=1) / np.sqrt(v.size)) if v.size > 1 else float("nan"),
+                              values=v.tolist())
     return out
+
+
+#: The theory's counterpart of each simulated moment: (source, name); source ``"s"``: scores
+#: (:func:`~validation.token_retrieval.theory.score_moments`), ``"f"``: scores on fresh
+#: sequences, ``"m"``: margins (:func:`~validation.token_retrieval.theory.margin_moments`;
+#: ``sd_*`` are standard deviations, compared as variances).
+_PREDICTED = {"A": ("s", "A"), "mu_inf": ("s", "mu_inf"), "var_inf": ("s", "var_inf"),
+              "mu_noise": ("s", "mu_noise"), "var_noise": ("s", "var_noise"),
+              "mu_noise_fresh": ("f", "mu_noise"), "var_noise_fresh": ("f", "var_noise"),
+              "alpha": ("m", "alpha"), "Gs": ("m", "Gs"), "Gc": ("m", "Gc"),
+              "var_0": ("m", "sd_0"), "var_1": ("m", "sd_1"), "var_c": ("m", "sd_c")}
+
+
+def moment_check(configs, *, seeds, seed=0):
+    """Check every moment of the theory against the simulation at the given configurations.
+
+    Parameters
+    ----------
+    configs : sequence of (int, int, int, str)
+        ``(N, d, L, kind)`` of each configuration (``V = 4 N``, default step sizes).
+    seeds : int
+        Independent tasks per configuration (>= 2).
+    seed : int, optional
+        Root seed of :func:`measure_moments` (the same at every configuration).
+
+    Returns
+    -------
+    list of MomentCheck
+        One row per configuration and key of :data:`MOMENT_KEYS`, in that order.
+
+    Notes
+    -----
+    The theory's values come from
+    :func:`~validation.token_retrieval.theory.score_moments` (training and
+    fresh sequences) and :func:`~validation.token_retrieval.theory.margin_moments`;
+    the ``z`` score is ``(predicted - simulated) / stderr`` with the Monte
+    Carlo standard error over tasks.
+
+    References
+    ----------
+    docs/token_retrieval.md#theory-of-the-early-phase
+
+    Examples
+    --------
+    >>> rows = moment_check([(16, 64, 4, "random")], seeds=2)
+    >>> len(rows), rows[0].quantity, rows[0].predicted > 0
+    (13, 'A', True)
+    """
+    seeds = check_int("seeds", seeds, low=2)
+    rows = []
+    for (N, d, L, kind) in configs:
+        sim = measure_moments(N, d, L, seeds=seeds, seed=seed, kind=kind)
+        src = {"s": th.score_moments(N, d, L, kind=kind), "f": th.score_moments(N, d, L, kind=kind, fresh=True),
+               "m": th.margin_moments(N, d, L, kind=kind)}
+        for q in MOMENT_KEYS:
+            which, name = _PREDICTED[q]
+            p = float(src[which][name])
+            if q in ("var_0", "var_1", "var_c"):
+                p = p * p
+            s = sim[q]
+            # a z-score needs a stderr above float64 round-off of the quantity's scale
+            z = (p - s.mean) / s.stderr if s.stderr > 1e-12 * max(1.0, abs(p)) else None
+            rows.append(MomentCheck(N=N, d=d, L=L, kind=kind, quantity=q, predicted=p, simulated=s.mean,
+                                    stderr=s.stderr, seeds=seeds, z=z,
+                                    rel_err=(p - s.mean) / abs(s.mean) if s.mean else None))
+    return rows

@@ -15,16 +15,121 @@ of runs are in :mod:`validation.token_retrieval.experiments`.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
+from hcizz.results import Result
 
 from .early_phase import early_phase, evaluate, train_gd
 from .model import make_mlp
 from .success import extreme_success_prob, gaussian_success_prob
-from .task import check_sizes, make_embeddings, sample_sequences
+from .task import KINDS, NOISE, check_sizes, make_embeddings, sample_sequences
 
-__all__ = ["run_config", "compare_gd"]
+__all__ = ["run_config", "check_run_options", "compare_gd", "GDComparison"]
+
+
+def _positive(name, value):
+    return check_real(name, value, low=0, high=math.inf, low_open=True, high_open=True, allow_array=False)
+
+
+def check_run_options(*, V=None, vocab_ratio=4.0, kind="random", m=None, eta=0.1, beta=10.0, gamma=None,
+                      trig_scale=1.0, noise="vocab", dtype=np.float64):
+    """Check the options of :func:`run_config` (all but the sizes and the seed) and return them.
+
+    The one check of these options: :func:`run_config` calls it, and a grid
+    (:func:`~validation.token_retrieval.experiments.run_grid`) calls it once
+    before its first run, so a bad option is refused before any work.
+
+    Parameters
+    ----------
+    V : int, optional
+        Vocabulary size (>= 2).
+    vocab_ratio : float
+        ``V / N``, finite and >= 1.
+    kind : {"random", "orthogonal"}
+        Embeddings.
+    m : int, optional
+        MLP width (>= 1).
+    eta, beta : float
+        Finite and > 0.
+    gamma : float, optional
+        Finite and > 0; overrides ``beta``.
+    trig_scale : float
+        Finite and > 0.
+    noise : {"vocab", "gaussian"}
+        Noise tokens.
+    dtype : numpy dtype or str
+        A floating-point type.
+
+    Returns
+    -------
+    dict
+        The options, checked (floats as Python floats, ``dtype`` as a numpy dtype).
+
+    Raises
+    ------
+    ValueError
+        Naming the option, its value and the valid range.
+
+    References
+    ----------
+    docs/token_retrieval.md#early-phase-and-full-training
+
+    Examples
+    --------
+    >>> check_run_options(eta=float("inf"))
+    Traceback (most recent call last):
+    ...
+    ValueError: eta must be a real number in (0, inf), got inf
+    """
+    out = {"V": None if V is None else check_sizes(V=V)["V"],
+           "vocab_ratio": check_real("vocab_ratio", vocab_ratio, low=1, high=math.inf, high_open=True,
+                                     allow_array=False),
+           "m": None if m is None else check_sizes(m=m)["m"],
+           "eta": _positive("eta", eta), "beta": None if beta is None else _positive("beta", beta),
+           "gamma": None if gamma is None else _positive("gamma", gamma),
+           "trig_scale": _positive("trig_scale", trig_scale)}
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if noise not in NOISE:
+        raise ValueError(f"noise must be one of {NOISE}, got {noise!r}")
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        dt = None
+    if dt is None or dt.kind != "f":
+        raise ValueError(f"dtype must be a floating-point type such as 'float64', got {dtype!r}")
+    if out["gamma"] is None and out["beta"] is None:
+        raise ValueError("exactly one of gamma and beta must be given, got neither")
+    return {**out, "kind": kind, "noise": noise, "dtype": dt}
+
+
+@dataclass(frozen=True)
+class GDComparison(Result):
+    """The early phase against full training on one task (:func:`compare_gd`).
+
+    Parameters
+    ----------
+    N, d, L, V : int
+        The task's sizes.
+    early, gd : dict
+        ``train_acc``, ``test_acc``, ``attn_inf`` of the early phase and of
+        full training (``gd`` also ``final_loss``).
+
+    References
+    ----------
+    docs/token_retrieval.md#early-phase-and-full-training
+    """
+
+    N: int
+    d: int
+    L: int
+    V: int
+    early: dict
+    gd: dict
 
 
 def _recall_stats(logits, targets):
@@ -152,7 +257,8 @@ def run_config(N, d, L, *, seed=0, V=None, vocab_ratio=4.0, kind="random", m=Non
     >>> r["V"], 0.0 <= r["test_acc"] <= 1.0, isinstance(r["recall"], bool)
     (32, True, True)
     """
-    eta = check_real("eta", eta, low=0, low_open=True, allow_array=False)
+    check_run_options(V=V, vocab_ratio=vocab_ratio, kind=kind, m=m, eta=eta, beta=beta, gamma=gamma,
+                      trig_scale=trig_scale, noise=noise, dtype=dtype)
     emb, train, test, A, V = _setup(N, d, L, seed, V, vocab_ratio, kind, m, trig_scale, noise, dtype)
     ep = early_phase(emb, train, eta=eta, beta=None if gamma is not None else beta,
                      gamma=gamma, A=A)
@@ -203,7 +309,7 @@ def compare_gd(N, d, L, *, seed=0, steps=300, lr=0.05, **kw):
 
     Returns
     -------
-    dict
+    GDComparison
         ``N, d, L, V`` and ``early`` / ``gd``: ``train_acc``, ``test_acc``,
         ``attn_inf`` (and ``final_loss`` for ``gd``).
 
@@ -219,11 +325,11 @@ def compare_gd(N, d, L, *, seed=0, steps=300, lr=0.05, **kw):
         kw["beta"] = 10.0
     ep = early_phase(emb, train, A=A, **kw)
     W, Wv, hist = train_gd(emb, train, steps=steps, lr=lr, A=A)
-    out = {"N": N, "d": d, "L": L, "V": V}
+    out = {}
     for name, (w, v) in {"early": (ep.W1, ep.V2), "gd": (W, Wv)}.items():
         tr = evaluate(w, v, emb, train, A)
         te = evaluate(w, v, emb, test, A)
         out[name] = {"train_acc": tr["accuracy"], "test_acc": te["accuracy"],
                      "attn_inf": float(tr["attn_inf"].mean())}
     out["gd"]["final_loss"] = hist[-1][1]
-    return out
+    return GDComparison(N=N, d=d, L=L, V=V, **out)

@@ -24,6 +24,7 @@ Task
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -201,7 +202,8 @@ def make_embeddings(V, d, *, kind="random", trig_scale=1.0, rng=None, dtype=np.f
     V, d = s["V"], s["d"]
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    trig_scale = check_real("trig_scale", trig_scale, low=0, low_open=True, allow_array=False)
+    trig_scale = check_real("trig_scale", trig_scale, low=0, high=math.inf, low_open=True, high_open=True,
+                            allow_array=False)
     rng = check_rng(rng)
     perm = rng.permutation(V)
     if kind == "orthogonal":

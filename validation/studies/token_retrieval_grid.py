@@ -33,12 +33,13 @@ from dataclasses import dataclass
 from hcizz.results import Result
 from validation.token_retrieval import experiments as ex
 from validation.token_retrieval.boundary import aggregate
-from validation.token_retrieval.comparison import load_theory_grid, simulated_points, target_check, theory_vs_sim
+from validation.token_retrieval.comparison import (limits_on_grid, load_theory_grid, seed_check, simulated_points,
+                                                   target_check, theory_vs_sim)
 from validation.token_retrieval.predictions import predicted_boundaries, theory_vs_simulation
 
 from .base import STORED_DIR, Option, Study
 
-__all__ = ["GridStudy", "TokenRetrievalGrid", "FullGridStudy", "FullGrid", "STUDIES", "SUCCESS_KEYS", "PARTS"]
+__all__ = ["GridStudy", "TokenRetrievalGrid", "FullGridStudy", "FullGrid", "FullGridSeeds", "SEED_CHECK_POINTS", "STUDIES", "SUCCESS_KEYS", "PARTS"]
 
 #: success flags and fractions aggregated per grid point
 SUCCESS_KEYS = ("recall", "retrieval", "test_acc", "retrieval_acc", "recall_acc")
@@ -252,6 +253,9 @@ class FullGridStudy(Result):
     targets : TargetCheck
         The issue's targets against the comparison
         (:func:`~validation.token_retrieval.comparison.target_check`).
+    limits : LimitsOnGrid
+        Retrieval boundaries of the runs and theories beside the statistical limits
+        (:func:`~validation.token_retrieval.comparison.limits_on_grid`).
 
     References
     ----------
@@ -262,6 +266,7 @@ class FullGridStudy(Result):
     points: list
     comparison: object
     targets: object
+    limits: object
 
     def summary(self):
         """Return the targets' lines (:meth:`TargetCheck.summary`).
@@ -336,7 +341,8 @@ class FullGrid(Study):
         Returns
         -------
         FullGridStudy
-            Simulated success per grid point, the comparison and the targets.
+            Simulated success per grid point, the comparison, the targets and the statistical
+            limits beside the boundaries.
         """
         recs = [r["result"] for r in results if r is not None and r["status"] == "ok"
                 and "skipped" not in r["result"]]
@@ -348,7 +354,81 @@ class FullGrid(Study):
                     row[q], row[q + "_stderr"] = v
             rows.append(row)
         tv = theory_vs_sim(recs, theory=self.committed_theory())
-        return FullGridStudy(runs=len(recs), points=rows, comparison=tv, targets=target_check(tv))
+        return FullGridStudy(runs=len(recs), points=rows, comparison=tv, targets=target_check(tv),
+                             limits=limits_on_grid(tv))
 
 
-STUDIES = (TokenRetrievalGrid(), FullGrid())
+
+#: The all-``N`` probabilities of the full grid whose 8-seed error exceeds 0.20
+#: (``FullGrid`` summary, ``targets.misses`` above the maximum-error target): ``(N, d, L, quantity)``.
+SEED_CHECK_POINTS = (
+    (4, 32, 4, "p_retrieval"), (4, 256, 8, "p_recall"), (8, 128, 8, "p_retrieval"), (16, 64, 16, "p_retrieval"),
+    (16, 128, 16, "p_retrieval"), (16, 256, 16, "p_recall"), (32, 64, 16, "p_retrieval"),
+    (64, 32, 8, "p_retrieval"), (64, 128, 32, "p_retrieval"), (128, 32, 8, "p_retrieval"),
+    (128, 64, 32, "p_retrieval"), (256, 64, 32, "p_retrieval"), (512, 32, 8, "p_retrieval"),
+    (512, 64, 32, "p_retrieval"),
+)
+
+
+class FullGridSeeds(Study):
+    """Seeds 8..63 at the full-grid points whose all-``N`` error exceeds 0.20 with 8 seeds.
+
+    The 14 points of :data:`SEED_CHECK_POINTS` get 56 new runs each (784 runs, about 90 CPU s),
+    seeded like the grid (``SeedSequence([0, i_L, i_d, i_N, s])`` with the point's grid
+    positions and ``s = 8..63``, so they extend the grid's seeds).  The summary compares the
+    committed token-level predictions with the new runs alone (unbiased by the choice of the
+    points) and with all 64 runs (:func:`~validation.token_retrieval.comparison.seed_check`).
+
+    Regenerate (resumes)::
+
+        nice -n 10 python -m validation study token_retrieval.full_grid_seeds --store tr_seeds.jsonl
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory-against-simulation
+    """
+
+    name = "token_retrieval.full_grid_seeds"
+    title = "56 more seeds at the full-grid points where the token-level theory misses by more than 0.20"
+    trial = ex.grid_trial
+    stored = "token_retrieval.full_grid_seeds.jsonl"
+    docs = "docs/token_retrieval.md#token-level-theory-against-simulation"
+    options = ()
+    #: seeds of the new runs
+    seeds = range(8, 64)
+
+    def plan(self):
+        """Return the 784 parameter records (56 seeds at each point of :data:`SEED_CHECK_POINTS`).
+
+        Returns
+        -------
+        list of dict
+            :func:`~validation.token_retrieval.experiments.grid_trial` parameters.
+        """
+        base = {(p["N"], p["d"], p["L"]): p["entropy"][:4] for p in FullGrid().plan() if p["seed"] == 0}
+        return [{"N": N, "d": d, "L": L, "seed": s, "entropy": base[(N, d, L)] + [s]}
+                for (N, d, L, _) in SEED_CHECK_POINTS for s in self.seeds]
+
+    def summarise(self, results):
+        """Compare the committed predictions with the new runs (and with all 64 runs).
+
+        Parameters
+        ----------
+        results : list of dict
+            Engine records, as :meth:`execute` returns them.
+
+        Returns
+        -------
+        SeedCheck
+            One row per point (:func:`~validation.token_retrieval.comparison.seed_check`).
+        """
+        from validation.engine import read_store
+
+        full = FullGrid()
+        first = [r["result"] for r in read_store(full.committed_store(), warn=False).ok.values()
+                 if "skipped" not in r["result"]]
+        new = [r["result"] for r in results if r is not None and r["status"] == "ok"]
+        return seed_check(SEED_CHECK_POINTS, first, new, full.committed_theory())
+
+
+STUDIES = (TokenRetrievalGrid(), FullGrid(), FullGridSeeds())

@@ -16,14 +16,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hcizz.checks import check_int, check_rng
+from hcizz.checks import check_int, check_real, check_rng
 from hcizz.results import Result
 
 from . import theory as th
 from .token_theory import token_theory
 
 __all__ = ["QUANTITIES", "TARGETS", "simulated_points", "theory_grid", "save_theory_grid", "load_theory_grid",
-           "TheoryVsSim", "theory_vs_sim", "responsible_term", "TargetCheck", "target_check"]
+           "TheoryVsSim", "theory_vs_sim", "responsible_term", "TargetCheck", "target_check", "LimitsOnGrid",
+           "limits_on_grid", "SeedCheck", "seed_check"]
 
 #: prediction key -> (record key, kind): "all" events are Bernoulli per run, "frac" fractions
 QUANTITIES = {"p_retrieval": ("retrieval", "all"), "p_recall": ("recall", "all"),
@@ -517,3 +518,185 @@ def target_check(tv, *, targets=None, moments=None):
         mom = {"within": int(np.sum(np.abs(zs) <= t["z"])), "n": int(zs.size)}
     return TargetCheck(targets=t, quantities=quantities, misses=misses, terms=dict(sorted(terms.items())),
                        moments=mom)
+
+
+@dataclass(frozen=True)
+class LimitsOnGrid(Result):
+    """Retrieval boundaries of simulation and theories beside the statistical limits (:func:`limits_on_grid`).
+
+    Parameters
+    ----------
+    rows : list of dict
+        Per ``(d, L)``: ``N_sim`` (simulated crossing of P(retrieval of all ``N``) = 1/2),
+        ``N_token`` (token-level theory), ``N_closed`` (closed form,
+        :func:`~validation.token_retrieval.theory.retrieval_boundary`), and the limits of
+        :func:`~validation.token_retrieval.lower_bound.lower_bound_boundaries` (``N_counting``,
+        ``N_storage``, ``N_oracle_max``, ``N_mean_pool``); None where there is no crossing.
+    sim_above_mean_pool : tuple of int
+        ``(k, n)``: the simulated crossing at or above ``N_mean_pool`` at ``k`` of the ``n``
+        ``(d, L)`` where both exist.
+    token_within_factor : tuple of int
+        ``(k, n)``: the token-level crossing within :attr:`factor` of the simulated one at ``k`` of
+        the ``n`` simulated crossings.
+    factor : float
+        The factor used.
+
+    References
+    ----------
+    docs/token_retrieval.md#which-question-a-lower-bound-answers
+    """
+
+    rows: list
+    sim_above_mean_pool: tuple
+    token_within_factor: tuple
+    factor: float
+
+    _estimate = None
+
+
+def limits_on_grid(tv, *, factor=1.5):
+    """Locate the retrieval boundaries of a comparison and put the statistical limits beside them.
+
+    Parameters
+    ----------
+    tv : TheoryVsSim
+        A :func:`theory_vs_sim` comparison over a product grid in ``N``.
+    factor : float, optional
+        Tolerance factor of the token-level crossing against the simulated one (> 1).
+
+    Returns
+    -------
+    LimitsOnGrid
+        One row per ``(d, L)`` and the two counts.
+
+    Notes
+    -----
+    Crossings from below along ``N`` (:func:`~validation.token_retrieval.boundary.boundary_points`,
+    geometric interpolation); the limits are exact integrals (no Monte Carlo).
+
+    References
+    ----------
+    docs/token_retrieval.md#which-question-a-lower-bound-answers
+
+    Examples
+    --------
+    >>> from validation.token_retrieval.experiments import run_grid
+    >>> tv = theory_vs_sim(run_grid((4, 16), (64,), (16,), seeds=2), reps=4, floor_draws=100)
+    >>> r, = limits_on_grid(tv).rows
+    >>> r["d"], r["L"], r["N_storage"], r["N_mean_pool"]
+    (64, 16, 63.0, 1.0)
+    """
+    from .boundary import boundary_points
+    from .lower_bound import lower_bound_boundaries
+
+    factor = check_real("factor", factor, low=1.0, low_open=True)
+    sim = {(p["N"], p["d"], p["L"]): (p["p_retrieval_sim"], p["seeds"]) for p in tv.points}
+    tok = {(p["N"], p["d"], p["L"]): (p["p_retrieval_pred"], p["seeds"]) for p in tv.points}
+    bs = {(b["d"], b["L"]): b["N"] for b in boundary_points(sim)}
+    bt = {(b["d"], b["L"]): b["N"] for b in boundary_points(tok)}
+    rows = []
+    for d, L in sorted({(k[1], k[2]) for k in sim}):
+        lim = lower_bound_boundaries(d, L)
+        rows.append({"d": d, "L": L, "N_sim": bs.get((d, L)), "N_token": bt.get((d, L)),
+                     "N_closed": th.retrieval_boundary(d, L),
+                     **{k: lim[k] for k in ("N_counting", "N_storage", "N_oracle_max", "N_mean_pool")}})
+    both = [r for r in rows if r["N_sim"] is not None and r["N_mean_pool"] is not None]
+    cross = [r for r in rows if r["N_sim"] is not None]
+    within = [r for r in cross if r["N_token"] is not None and 1 / factor <= r["N_token"] / r["N_sim"] <= factor]
+    return LimitsOnGrid(rows=rows, sim_above_mean_pool=(sum(r["N_sim"] >= r["N_mean_pool"] for r in both), len(both)),
+                        token_within_factor=(len(within), len(cross)), factor=float(factor))
+
+
+@dataclass(frozen=True)
+class SeedCheck(Result):
+    """All-``N`` probabilities re-measured with more seeds at chosen points (:func:`seed_check`).
+
+    Parameters
+    ----------
+    rows : list of dict
+        Per point and quantity: ``N``, ``d``, ``L``, ``quantity``, ``pred``, ``pred_se``,
+        ``sim_first`` (the first runs, which chose the point), ``n_new``, ``sim_new``,
+        ``se_new``, ``z_new`` (the new runs alone: unbiased by the choice), ``n_all``,
+        ``sim_all``, ``se_all``, ``error_all``, ``z_all`` (all runs pooled).
+    max_error_new, max_error_all : float
+        Largest ``|sim - pred|`` over the rows, new runs and pooled.
+    max_abs_z_new : float
+        Largest ``|z_new|``.
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory-against-simulation
+    """
+
+    rows: list
+    max_error_new: float
+    max_error_all: float
+    max_abs_z_new: float
+
+    _estimate = None
+
+
+def _binom_z(m, n, pred, pse):
+    pp = min(max(pred, 0.5 / n), 1 - 0.5 / n)
+    return (m - pred) / math.sqrt(pp * (1 - pp) / n + pse ** 2)
+
+
+def seed_check(points, first, new, theory):
+    """Compare the token-level theory with all-``N`` success re-measured on new seeds.
+
+    Parameters
+    ----------
+    points : sequence of tuple
+        ``(N, d, L, quantity)`` with ``quantity`` ``"p_retrieval"`` or ``"p_recall"``.
+    first, new : list of dict
+        Run records (:func:`~validation.token_retrieval.runs.run_config` results): the runs that
+        chose the points and the new ones.
+    theory : dict
+        ``(N, d, L)`` -> :class:`~validation.token_retrieval.token_theory.TokenTheory`.
+
+    Returns
+    -------
+    SeedCheck
+        One row per point.
+
+    Notes
+    -----
+    ``z`` uses the binomial error at the predicted probability (floored at ``1/(2n)``) and the
+    theory's Monte Carlo error, as :func:`theory_vs_sim`; ``se_new``/``se_all`` are the binomial
+    errors at the measured fraction (floored like :func:`simulated_points`).
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory-against-simulation
+
+    Examples
+    --------
+    >>> from validation.token_retrieval.token_theory import TokenTheory
+    >>> t = theory_grid([(4, 64, 4)], reps=4)
+    >>> runs = [{"N": 4, "d": 64, "L": 4, "retrieval": True, "recall": True}] * 4
+    >>> c = seed_check([(4, 64, 4, "p_retrieval")], runs[:1], runs[1:], t)
+    >>> c.rows[0]["n_new"], c.rows[0]["sim_all"]
+    (3, 1.0)
+    """
+    keys = {"p_retrieval": "retrieval", "p_recall": "recall"}
+    rows = []
+    for N, d, L, q in points:
+        if q not in keys:
+            raise ValueError(f"quantity must be one of {', '.join(keys)}, got {q!r}")
+        k = (int(N), int(d), int(L))
+        v1 = [float(r[keys[q]]) for r in first if (r["N"], r["d"], r["L"]) == k]
+        v2 = [float(r[keys[q]]) for r in new if (r["N"], r["d"], r["L"]) == k]
+        if not v2:
+            raise ValueError(f"new has no run at (N, d, L) = {k}")
+        t = theory[k]
+        pred, pse = float(getattr(t, q)), float(getattr(t, q + "_se"))
+        row = {"N": k[0], "d": k[1], "L": k[2], "quantity": q, "pred": pred, "pred_se": pse,
+               "sim_first": float(np.mean(v1)) if v1 else float("nan")}
+        for tag, v in (("new", v2), ("all", v1 + v2)):
+            n, m = len(v), float(np.mean(v))
+            row.update({f"n_{tag}": n, f"sim_{tag}": m, f"se_{tag}": math.sqrt(max(m * (1 - m), 0.25 / n) / n),
+                        f"error_{tag}": abs(m - pred), f"z_{tag}": _binom_z(m, n, pred, pse)})
+        rows.append(row)
+    return SeedCheck(rows=rows, max_error_new=max(r["error_new"] for r in rows),
+                     max_error_all=max(r["error_all"] for r in rows),
+                     max_abs_z_new=max(abs(r["z_new"]) for r in rows))

@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 from validation.sections.base import SectionResult, md_table
+from validation.token_retrieval.comparison import token_moment_check
 from validation.token_retrieval.experiments import PRESETS, RUN_SETTINGS, THEORY_INPUTS, gd_comparison
 from validation.token_retrieval.moments import moment_check
 from validation.token_retrieval.predictions import success_grid
@@ -248,7 +249,9 @@ def build(ctx):
                                            abs(r["p_recall_pred"] - r["p_recall_sim"])))[:8]
     ctx.progress("token_retrieval: moments")
     mom_seeds = P["moments"]["seeds"]
-    mom = [r.to_dict() for r in moment_check(P["moments"]["configs"], seeds=mom_seeds, seed=ctx.seed)]
+    mom_rows = moment_check(P["moments"]["configs"], seeds=mom_seeds, seed=ctx.seed)
+    mom = [r.to_dict() for r in mom_rows]
+    tmom = token_moment_check(mom_rows)
     pb = G.predicted
     bd_ds, bd_Ls = pb.ds, pb.Ls
     pred_ret, pred_rec, lower = pb.retrieval, pb.recall, pb.counting
@@ -438,6 +441,12 @@ def build(ctx):
     md.append(f"{sum(z <= 3 for z in nz)} of {len(nz)} quantities within 3 stderr, "
               f"{sum(z <= 5 for z in nz)} within 5. The misses are listed under *Where the theory "
               "fails* below.\n")
+    md.append(f"Token-level theory (`comparison.token_moment_check`, 64 draws per configuration): {tmom.within} of "
+              f"{tmom.n} moments within 3 combined stderr (closed form, against the simulation's stderr: "
+              f"{tmom.within_closed} of {tmom.n_closed}). Outside: " + (", ".join(
+                  f"{r['quantity']} at ({r['N']}, {r['d']}, {r['L']}, {r['kind']}) [{r['token']:.3g} vs "
+                  f"{r['simulated']:.3g}, z {r['z']:+.1f}]" for r in tmom.rows if r["z"] is not None and abs(r["z"]) > 3)
+                  or "none") + ".\n")
     md.append("#### Success probabilities over the grid\n")
     md.append("![theory vs simulation](tr_theory_vs_sim.png)\n")
     md.append(_table(["quantity", "mean abs. error", "max abs. error", "grid points"],
@@ -619,7 +628,7 @@ def build(ctx):
         },
         "theory_vs_sim": {"points": tvs, "mean_abs_error": tv.mean_abs_error,
                           "max_abs_error": tv.max_abs_error, "by_quantity": err, "by_d": tv.by_d,
-                          "token_level": tl_data},
+                          "token_level": {**tl_data, "moments": tmom}},
         "moments_check": mom,
         "lower_bound": {"kind": "counting (Cover function counting), hard attention, readout d x d",
                         "points": lower,

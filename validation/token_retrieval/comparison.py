@@ -24,7 +24,7 @@ from .token_theory import token_theory
 
 __all__ = ["QUANTITIES", "TARGETS", "simulated_points", "theory_grid", "save_theory_grid", "load_theory_grid",
            "TheoryVsSim", "theory_vs_sim", "responsible_term", "TargetCheck", "target_check", "LimitsOnGrid",
-           "limits_on_grid", "SeedCheck", "seed_check"]
+           "limits_on_grid", "SeedCheck", "seed_check", "TokenMomentCheck", "token_moment_check"]
 
 #: prediction key -> (record key, kind): "all" events are Bernoulli per run, "frac" fractions
 QUANTITIES = {"p_retrieval": ("retrieval", "all"), "p_recall": ("recall", "all"),
@@ -700,3 +700,91 @@ def seed_check(points, first, new, theory):
     return SeedCheck(rows=rows, max_error_new=max(r["error_new"] for r in rows),
                      max_error_all=max(r["error_all"] for r in rows),
                      max_abs_z_new=max(abs(r["z_new"]) for r in rows))
+
+
+@dataclass(frozen=True)
+class TokenMomentCheck(Result):
+    """Measured moments against the token-level theory (:func:`token_moment_check`).
+
+    Parameters
+    ----------
+    rows : list of dict
+        Per configuration and moment: ``N``, ``d``, ``L``, ``kind``, ``quantity``, ``simulated``,
+        ``stderr`` (over tasks), ``token`` and ``token_se`` (token-level theory, Monte Carlo over
+        draws), ``closed`` (closed form), ``z`` (``(simulated - token)`` over the combined standard
+        error; None where both errors vanish) and ``z_closed`` (over the simulation's error).
+    within : int
+        Moments with ``|z| <= 3``.
+    within_closed : int
+        Moments with ``|z_closed| <= 3``.
+    n : int
+        Moments with a ``z`` score.
+    n_closed : int
+        Moments with a ``z_closed`` score.
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory-against-simulation
+    """
+
+    rows: list
+    within: int
+    within_closed: int
+    n: int
+    n_closed: int
+
+    _estimate = None
+
+
+def token_moment_check(checks, *, reps=64):
+    """Put the token-level theory beside measured moments.
+
+    Parameters
+    ----------
+    checks : sequence of MomentCheck
+        :func:`~validation.token_retrieval.moments.moment_check` rows (measured moments with their
+        standard errors and the closed form); configurations keep their order.
+    reps : int, optional
+        Draws of :func:`~validation.token_retrieval.token_theory.token_moments` per configuration
+        (seeded by ``[N, d, L]``).
+
+    Returns
+    -------
+    TokenMomentCheck
+        One row per moment and the counts within 3 standard errors.
+
+    Notes
+    -----
+    A ``z`` score needs a combined standard error above float64 round-off of the quantity's scale
+    (``1e-12 max(1, |token|)``), as :func:`~validation.token_retrieval.moments.moment_check`.
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory-against-simulation
+
+    Examples
+    --------
+    >>> from validation.token_retrieval.moments import moment_check
+    >>> c = token_moment_check(moment_check([(16, 64, 4, "random")], seeds=2), reps=4)
+    >>> c.n_closed <= 13, c.rows[0]["quantity"]
+    (True, 'A')
+    """
+    from .token_theory import token_moments
+
+    reps = check_int("reps", reps, low=2)
+    cache, rows = {}, []
+    for c in checks:
+        key = (c.N, c.d, c.L, c.kind)
+        if key not in cache:
+            cache[key] = token_moments(c.N, c.d, c.L, kind=c.kind, reps=reps, rng=[c.N, c.d, c.L])
+        t = cache[key][c.quantity]
+        se = math.hypot(c.stderr, t["stderr"])
+        z = (c.simulated - t["mean"]) / se if se > 1e-12 * max(1.0, abs(t["mean"])) else None
+        rows.append({"N": c.N, "d": c.d, "L": c.L, "kind": c.kind, "quantity": c.quantity,
+                     "simulated": c.simulated, "stderr": c.stderr, "token": float(t["mean"]),
+                     "token_se": float(t["stderr"]), "closed": c.predicted, "z": z,
+                     "z_closed": None if c.z is None else -c.z})
+    zs = [r["z"] for r in rows if r["z"] is not None]
+    zc = [r["z_closed"] for r in rows if r["z_closed"] is not None]
+    return TokenMomentCheck(rows=rows, within=sum(abs(z) <= 3 for z in zs), within_closed=sum(abs(z) <= 3 for z in zc),
+                            n=len(zs), n_closed=len(zc))

@@ -360,3 +360,42 @@ def test_every_moment_of_the_full_preset_within_3_standard_errors():
     for r in c.rows:
         if r["z"] is not None:
             assert abs(r["z"] - (r["simulated"] - r["token"]) / math.hypot(r["stderr"], r["token_se"])) < 1e-12
+
+
+def test_scan_comparison_by_hand():
+    # exact oracle: constructed runs and predictions; errors, z scores and the recall boundary
+    # (geometric interpolation of the last downward crossing) computed by hand
+    from validation.token_retrieval.comparison import scan_comparison
+
+    T = type("T", (), {})
+
+    def t(pret, prec):
+        o = T()
+        o.p_retrieval, o.p_retrieval_se, o.p_recall, o.p_recall_se = pret, 0.0, prec, 0.0
+        return o
+
+    theory = {("random", 64, 4, 64, 4): t(1.0, 0.75), ("random", 64, 8, 64, 4): t(1.0, 0.25)}
+    mlp = ([{"N": 4, "d": 64, "L": 4, "kind": "random", "m": 64, "retrieval": True, "recall": s < 3} for s in range(4)]
+           + [{"N": 8, "d": 64, "L": 4, "kind": "random", "m": 64, "retrieval": True, "recall": s < 1} for s in range(4)])
+    c = scan_comparison([], mlp, theory)
+    e = c.errors["mlp"]["p_recall"]
+    assert e["n"] == 2 and e["max_abs_error"] == 0.0 and e["within_3se"] == 2
+    b, = c.mlp_boundaries
+    # sim and token: 0.75 at N = 4 -> 0.25 at N = 8: crossing at the geometric midpoint 4 sqrt 2
+    assert b["d"] == 64 and b["m"] == 64 and abs(b["N_sim"] - 4 * 2 ** 0.5) < 1e-9
+    assert abs(b["N_token"] - 4 * 2 ** 0.5) < 1e-9
+    with pytest.raises(ValueError, match="theory has no prediction"):
+        scan_comparison([], [dict(mlp[0], N=16)], theory)
+
+
+def test_full_scans_study_replays_and_every_configuration_has_a_prediction():
+    # the committed store holds the full preset's orthogonal and mlp parts (same keys as the
+    # study token_retrieval.grid --preset full), and the committed predictions cover them
+    from validation.studies import get_study
+    from validation.token_retrieval.experiments import plan
+
+    s = get_study("token_retrieval.full_scans")
+    assert s.plan() == [q for _, _, ps in plan("full", seed=0, parts=("orthogonal", "mlp")) for q in ps]
+    run = s.run(compute=False, progress=False)
+    assert run.missing == 0 and run.computed == 0
+    assert set(s.configurations()) == set(s.committed_theory())

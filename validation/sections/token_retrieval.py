@@ -264,6 +264,7 @@ def build(ctx):
     ctx.progress("token_retrieval: early phase vs full training")
     gd = [r.to_dict() for r in gd_comparison(preset, seed=ctx.seed)]
     tl_md, lb_md, tl_data, lb_data, tl_figs = _token_level(ctx)
+    sc_md, sc_data = _scans(ctx)
 
     # ---------------- figures
     figs = list(tl_figs)
@@ -589,6 +590,7 @@ def build(ctx):
                   + f" (the full scan: d in {list(mp['ds'])}, m in {list(mp['ms'])}).\n")
     else:
         md.extend(_mlp_beta_md(mlp, mlp_pred, bscan))
+    md.extend(sc_md)
     md.append("### Bulk signal-to-noise model (per-run statistics)\n")
     md.append(
         "The older check: each run's *own* bulk logit/score statistics fed to the Gaussian "
@@ -628,7 +630,7 @@ def build(ctx):
         },
         "theory_vs_sim": {"points": tvs, "mean_abs_error": tv.mean_abs_error,
                           "max_abs_error": tv.max_abs_error, "by_quantity": err, "by_d": tv.by_d,
-                          "token_level": {**tl_data, "moments": tmom}},
+                          "token_level": {**tl_data, "moments": tmom, "scans": sc_data}},
         "moments_check": mom,
         "lower_bound": {"kind": "counting (Cover function counting), hard attention, readout d x d",
                         "points": lower,
@@ -645,6 +647,34 @@ def build(ctx):
                    + " --sections token_retrieval",
     }
     return SectionResult("\n".join(md), data, figs)
+
+
+def _scans(ctx):
+    """The study ``token_retrieval.full_scans`` replayed from its committed store (both modes): the
+    embedding contrast and the MLP-width scan of the full preset against both theories."""
+    from validation.studies import get_study
+
+    ctx.progress("token_retrieval: scans against the token-level theory (committed runs and predictions)")
+    study = get_study("token_retrieval.full_scans")
+    SC = study.run(compute=False, progress=False).outcome
+    md = ["#### Embeddings and MLP width against the token-level theory\n",
+          f"The full preset's contrast of embeddings and MLP-width scan (`{study.command()} --replay`, "
+          "committed runs and token-level predictions), all-N probabilities; within 3 SE: binomial error "
+          "at the prediction (token-level: combined with its Monte Carlo error).\n"]
+    rows = []
+    for g, byq in SC.errors.items():
+        for q, e in byq.items():
+            rows.append([g, q, e["n"], e["mean_abs_error"], e["max_abs_error"], f"{e['within_3se']}/{e['n']}",
+                         e["closed_mean_abs_error"], e["closed_max_abs_error"], f"{e['closed_within_3se']}/{e['n']}"])
+    md.append(_table(["runs", "quantity", "points", "token-level: mean abs. err", "max", "within 3 SE",
+                      "closed form: mean", "max", "within 3 SE"], rows, {3: ".3f", 4: ".3f", 6: ".3f", 7: ".3f"}))
+    md.append("Recall boundary N_max (last crossing of P(recall) = 1/2 along N; m = 0: no MLP), simulated / "
+              "token-level / closed form:\n\n" + _table(
+                  ["d", "m", "N_max sim", "N_max token-level", "N_max closed form"],
+                  [[b["d"], b["m"], b["N_sim"], b["N_token"], b["N_closed"]] for b in SC.mlp_boundaries],
+                  {2: ".1f", 3: ".1f", 4: ".1f"}))
+    data = {"study": study.name, "errors": SC.errors, "mlp_boundaries": SC.mlp_boundaries}
+    return md, data
 
 
 def _token_level(ctx):

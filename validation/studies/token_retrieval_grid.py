@@ -33,13 +33,13 @@ from dataclasses import dataclass
 from hcizz.results import Result
 from validation.token_retrieval import experiments as ex
 from validation.token_retrieval.boundary import aggregate
-from validation.token_retrieval.comparison import (limits_on_grid, load_theory_grid, seed_check, simulated_points,
-                                                   target_check, theory_vs_sim)
+from validation.token_retrieval.comparison import (limits_on_grid, load_theory_grid, scan_comparison, seed_check,
+                                                   simulated_points, target_check, theory_vs_sim)
 from validation.token_retrieval.predictions import predicted_boundaries, theory_vs_simulation
 
 from .base import STORED_DIR, Option, Study
 
-__all__ = ["GridStudy", "TokenRetrievalGrid", "FullGridStudy", "FullGrid", "FullGridSeeds", "SEED_CHECK_POINTS", "STUDIES", "SUCCESS_KEYS", "PARTS"]
+__all__ = ["GridStudy", "TokenRetrievalGrid", "FullGridStudy", "FullGrid", "FullGridSeeds", "SEED_CHECK_POINTS", "FullScans", "STUDIES", "SUCCESS_KEYS", "PARTS"]
 
 #: success flags and fractions aggregated per grid point
 SUCCESS_KEYS = ("recall", "retrieval", "test_acc", "retrieval_acc", "recall_acc")
@@ -431,4 +431,119 @@ class FullGridSeeds(Study):
         return seed_check(SEED_CHECK_POINTS, first, new, full.committed_theory())
 
 
-STUDIES = (TokenRetrievalGrid(), FullGrid(), FullGridSeeds())
+
+class FullScans(Study):
+    """The embedding contrast and the MLP-width scan of the full preset, against the token-level theory.
+
+    The ``orthogonal`` and ``mlp`` parts of :class:`TokenRetrievalGrid` at ``--preset full
+    --seed 0``, trial for trial (768 runs: random against one-hot embeddings at ``d = 256``,
+    ``N`` in 2..63, ``L`` in 4, 16; the recall boundary at ``L = 4`` for ``d`` in 64, 128, 256
+    without an MLP and with widths 64, 256, 1024; 8 seeds).  The committed token-level predictions
+    at their 96 configurations (``token_retrieval.full_scans.token_theory.json``,
+    :func:`~validation.token_retrieval.comparison.scan_theory` with ``reps=100, rng=0``) are read
+    by :meth:`committed_theory`; the summary is
+    :func:`~validation.token_retrieval.comparison.scan_comparison`.
+
+    Regenerate the runs (resumes)::
+
+        nice -n 10 python -m validation study token_retrieval.full_scans --store tr_scans.jsonl --workers 2
+
+    References
+    ----------
+    docs/token_retrieval.md#random-vs-orthogonal-embeddings-and-the-mlp-width-against-the-token-level-theory
+    """
+
+    name = "token_retrieval.full_scans"
+    title = "random vs orthogonal embeddings and the MLP width (full preset) against the token-level theory"
+    trial = ex.grid_trial
+    stored = "token_retrieval.full_scans.jsonl"
+    docs = "docs/token_retrieval.md#random-vs-orthogonal-embeddings-and-the-mlp-width-against-the-token-level-theory"
+    options = ()
+    #: committed token-level predictions at the scans' configurations (in :data:`STORED_DIR`)
+    theory_file = "token_retrieval.full_scans.token_theory.json"
+
+    def parts(self):
+        """Return the two parts of the full preset's plan.
+
+        Returns
+        -------
+        list of tuple
+            ``(part, label, params)`` (:func:`validation.token_retrieval.experiments.plan`).
+        """
+        return ex.plan("full", seed=0, parts=("orthogonal", "mlp"))
+
+    def plan(self):
+        """Return the 768 parameter records.
+
+        Returns
+        -------
+        list of dict
+            :func:`~validation.token_retrieval.experiments.grid_params` records.
+        """
+        return [q for _, _, params in self.parts() for q in params]
+
+    def configurations(self):
+        """Return the ``(kind, m, N, d, L)`` of the plan, once each.
+
+        Returns
+        -------
+        list of tuple
+            In plan order.
+        """
+        out = []
+        for q in self.plan():
+            k = (q.get("kind", "random"), q.get("m"), q["N"], q["d"], q["L"])
+            if k not in out:
+                out.append(k)
+        return out
+
+    def committed_theory(self):
+        """Load the committed token-level predictions of the scans.
+
+        Returns
+        -------
+        dict
+            ``(kind, m, N, d, L)`` -> :class:`~validation.token_retrieval.token_theory.TokenTheory`.
+        """
+        return load_theory_grid(STORED_DIR / self.theory_file)
+
+    def execute(self, runner):
+        """Run the plan in one call and split the runs by part.
+
+        Parameters
+        ----------
+        runner : Runner
+            Computes or replays the trials.
+
+        Returns
+        -------
+        dict
+            ``{"orthogonal": [...], "mlp": [...]}`` run results (skipped configurations dropped).
+        """
+        parts = self.parts()
+        recs = runner([q for _, _, params in parts for q in params])
+        out, i = {"orthogonal": [], "mlp": []}, 0
+        for part, _, params in parts:
+            for r in recs[i:i + len(params)]:
+                if r is not None and r["status"] == "ok" and "skipped" not in r["result"]:
+                    out[part].append(r["result"])
+            i += len(params)
+        return out
+
+    def summarise(self, results):
+        """Compare both scans with the committed predictions and the closed form.
+
+        Parameters
+        ----------
+        results : dict
+            As returned by :meth:`execute`.
+
+        Returns
+        -------
+        ScanComparison
+            :func:`~validation.token_retrieval.comparison.scan_comparison`.
+        """
+        return scan_comparison(results["orthogonal"], results["mlp"], self.committed_theory())
+
+
+STUDIES = (TokenRetrievalGrid(), FullGrid(), FullGridSeeds(), FullScans())

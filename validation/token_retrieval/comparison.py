@@ -24,7 +24,8 @@ from .token_theory import token_theory
 
 __all__ = ["QUANTITIES", "TARGETS", "simulated_points", "theory_grid", "save_theory_grid", "load_theory_grid",
            "TheoryVsSim", "theory_vs_sim", "responsible_term", "TargetCheck", "target_check", "LimitsOnGrid",
-           "limits_on_grid", "SeedCheck", "seed_check", "TokenMomentCheck", "token_moment_check"]
+           "limits_on_grid", "SeedCheck", "seed_check", "TokenMomentCheck", "token_moment_check",
+           "scan_theory", "ScanComparison", "scan_comparison"]
 
 #: prediction key -> (record key, kind): "all" events are Bernoulli per run, "frac" fractions
 QUANTITIES = {"p_retrieval": ("retrieval", "all"), "p_recall": ("recall", "all"),
@@ -135,7 +136,8 @@ def save_theory_grid(grid, path, **about):
     Parameters
     ----------
     grid : dict
-        ``(N, d, L)`` -> :class:`~validation.token_retrieval.token_theory.TokenTheory`.
+        Tuple key (``(N, d, L)``, or the ``(kind, m, N, d, L)`` of :func:`scan_theory`; parts
+        ints, names or None) -> :class:`~validation.token_retrieval.token_theory.TokenTheory`.
     path : str or Path
         The file to write.
     **about
@@ -162,7 +164,7 @@ def save_theory_grid(grid, path, **about):
     from pathlib import Path
 
     p = Path(path)
-    p.write_text(json.dumps({**about, "theory": {f"{k[0]},{k[1]},{k[2]}": v.to_dict() for k, v in grid.items()}},
+    p.write_text(json.dumps({**about, "theory": {",".join(map(str, k)): v.to_dict() for k, v in grid.items()}},
                             indent=1, sort_keys=True) + "\n")
     return p
 
@@ -206,7 +208,17 @@ def load_theory_grid(path):
     if not p.exists():
         raise LookupError(f"no stored token-level predictions at {p}")
     raw = json.loads(p.read_text())["theory"]
-    return {tuple(int(x) for x in k.split(",")): TokenTheory(**v) for k, v in raw.items()}
+    return {tuple(_key_part(x) for x in k.split(",")): TokenTheory(**v) for k, v in raw.items()}
+
+
+def _key_part(x):
+    """One part of a stored key: an int, None or a name."""
+    if x == "None":
+        return None
+    try:
+        return int(x)
+    except ValueError:
+        return x
 
 
 @dataclass(frozen=True)
@@ -788,3 +800,158 @@ def token_moment_check(checks, *, reps=64):
     zc = [r["z_closed"] for r in rows if r["z_closed"] is not None]
     return TokenMomentCheck(rows=rows, within=sum(abs(z) <= 3 for z in zs), within_closed=sum(abs(z) <= 3 for z in zc),
                             n=len(zs), n_closed=len(zc))
+
+
+
+def scan_theory(points, *, reps=100, rng=0, progress=None):
+    """Evaluate the token-level theory at scan configurations with their embedding kind and MLP width.
+
+    Parameters
+    ----------
+    points : iterable of tuple
+        ``(kind, m, N, d, L)`` (``m`` None for no MLP).
+    reps : int
+        Draws per point.
+    rng : int
+        Root seed; point ``(kind, m, N, d, L)`` uses ``SeedSequence([rng, N, d, L, k, m'])``
+        with ``k`` 0 (random) or 1 (orthogonal) and ``m' = 0`` for no MLP.
+    progress : callable, optional
+        Called with one line per point.
+
+    Returns
+    -------
+    dict
+        ``(kind, m, N, d, L)`` -> :class:`~validation.token_retrieval.token_theory.TokenTheory`.
+
+    References
+    ----------
+    docs/token_retrieval.md#random-vs-orthogonal-embeddings-and-the-mlp-width-against-the-token-level-theory
+
+    Examples
+    --------
+    >>> g = scan_theory([("orthogonal", None, 2, 64, 4)], reps=4)
+    >>> round(g[("orthogonal", None, 2, 64, 4)].p_retrieval, 2) <= 1.0
+    True
+    """
+    reps = check_int("reps", reps, low=2)
+    root = check_int("rng", rng, low=0)
+    out = {}
+    for kind, m, N, d, L in points:
+        if kind not in ("random", "orthogonal"):
+            raise ValueError(f"kind must be 'random' or 'orthogonal', got {kind!r}")
+        if progress:
+            progress(f"token theory {kind} m={m} N={N} d={d} L={L}")
+        ss = np.random.SeedSequence([root, int(N), int(d), int(L), int(kind == "orthogonal"), int(m or 0)])
+        out[(kind, m, int(N), int(d), int(L))] = token_theory(int(N), int(d), int(L), kind=kind, m=m, reps=reps, rng=ss)
+    return out
+
+
+@dataclass(frozen=True)
+class ScanComparison(Result):
+    """The embedding contrast and the MLP-width scan against both theories (:func:`scan_comparison`).
+
+    Parameters
+    ----------
+    points : list of dict
+        Per ``(part, kind, m, N, d, L)`` and all-``N`` quantity (``p_retrieval``, ``p_recall``):
+        ``seeds``, ``sim``, ``sim_se``, ``token``, ``token_se``, ``closed``, ``z`` (token-level, over
+        the combined error with the binomial error at the prediction), ``z_closed`` (closed form,
+        binomial error at its prediction).
+    errors : dict
+        Per group (``orthogonal:random``, ``orthogonal:orthogonal``, ``mlp``) and quantity:
+        ``n``, ``mean_abs_error``, ``max_abs_error``, ``within_3se`` (token-level) and the closed
+        form's ``closed_mean_abs_error``, ``closed_max_abs_error``, ``closed_within_3se``.
+    mlp_boundaries : list of dict
+        Per ``(d, m)`` (``m = 0``: no MLP): the recall boundary ``N_max`` (last crossing of
+        P(recall) = 1/2 from above along ``N``) simulated (``N_sim``), token-level (``N_token``) and
+        closed form (``N_closed``); None without a crossing.
+
+    References
+    ----------
+    docs/token_retrieval.md#random-vs-orthogonal-embeddings-and-the-mlp-width-against-the-token-level-theory
+    """
+
+    points: list
+    errors: dict
+    mlp_boundaries: list
+
+    _estimate = None
+
+
+def scan_comparison(orthogonal, mlp, theory):
+    """Compare the runs of the embedding contrast and of the MLP-width scan with both theories.
+
+    Parameters
+    ----------
+    orthogonal, mlp : list of dict
+        Run records (:func:`~validation.token_retrieval.runs.run_config` results with ``kind``
+        and ``m``) of the two scans; ``V = 4 N``.
+    theory : dict
+        :func:`scan_theory` output covering every configuration.
+
+    Returns
+    -------
+    ScanComparison
+        Points, errors per group and the MLP recall boundaries.
+
+    References
+    ----------
+    docs/token_retrieval.md#random-vs-orthogonal-embeddings-and-the-mlp-width-against-the-token-level-theory
+
+    Examples
+    --------
+    >>> recs = [{"N": 2, "d": 64, "L": 4, "kind": "orthogonal", "m": None, "retrieval": True,
+    ...          "recall": True}] * 2
+    >>> c = scan_comparison(recs, [], scan_theory([("orthogonal", None, 2, 64, 4)], reps=4))
+    >>> sorted(c.errors), c.points[0]["seeds"]
+    (['orthogonal:orthogonal'], 2)
+    """
+    from .boundary import boundary_points
+
+    keys = {"p_retrieval": "retrieval", "p_recall": "recall"}
+    groups = {}
+    for part, recs in (("orthogonal", orthogonal), ("mlp", mlp)):
+        for r in recs:
+            if "skipped" in r:
+                continue
+            k = (part, r["kind"], r["m"], int(r["N"]), int(r["d"]), int(r["L"]))
+            groups.setdefault(k, []).append(r)
+    points, closed_cache = [], {}
+    for k, rs in sorted(groups.items(), key=lambda kv: tuple(str(x) for x in kv[0])):
+        part, kind, m, N, d, L = k
+        if (kind, m, N, d, L) not in theory:
+            raise ValueError(f"theory has no prediction at (kind, m, N, d, L) = {(kind, m, N, d, L)}")
+        t = theory[(kind, m, N, d, L)]
+        if (kind, m, N, d, L) not in closed_cache:
+            closed_cache[(kind, m, N, d, L)] = th.success_probs(N, d, L, V=max(2, 4 * N), kind=kind, m=m)
+        old = closed_cache[(kind, m, N, d, L)]
+        n = len(rs)
+        for q, rk in keys.items():
+            v = float(np.mean([float(r[rk]) for r in rs]))
+            pred, pse, pc = float(getattr(t, q)), float(getattr(t, q + "_se")), float(old[q])
+            points.append({"part": part, "kind": kind, "m": m, "N": N, "d": d, "L": L, "quantity": q, "seeds": n,
+                           "sim": v, "sim_se": math.sqrt(max(v * (1 - v), 0.25 / n) / n), "token": pred,
+                           "token_se": pse, "closed": pc, "z": _binom_z(v, n, pred, pse),
+                           "z_closed": _binom_z(v, n, pc, 0.0)})
+    errors = {}
+    for p in points:
+        g = f"orthogonal:{p['kind']}" if p["part"] == "orthogonal" else "mlp"
+        errors.setdefault(g, {}).setdefault(p["quantity"], []).append(p)
+    for g, byq in errors.items():
+        for q, ps in byq.items():
+            e = np.array([abs(p["token"] - p["sim"]) for p in ps])
+            ec = np.array([abs(p["closed"] - p["sim"]) for p in ps])
+            byq[q] = {"n": len(ps), "mean_abs_error": float(e.mean()), "max_abs_error": float(e.max()),
+                      "within_3se": int(sum(abs(p["z"]) <= 3 for p in ps)),
+                      "closed_mean_abs_error": float(ec.mean()), "closed_max_abs_error": float(ec.max()),
+                      "closed_within_3se": int(sum(abs(p["z_closed"]) <= 3 for p in ps))}
+    bnd = []
+    rec = [p for p in points if p["part"] == "mlp" and p["quantity"] == "p_recall"]
+    for src in ("sim", "token", "closed"):
+        frac = {(p["N"], p["d"], p["m"] or 0): (p[src], p["seeds"]) for p in rec}
+        for b in boundary_points(frac, by=("N", "d", "m"), direction="down"):
+            bnd.append((b["d"], b["m"], src, b["N"]))
+    dm = sorted({(p["d"], p["m"] or 0) for p in rec})
+    mlp_b = [{"d": d, "m": m, **{f"N_{src}": next((x[3] for x in bnd if x[:3] == (d, m, src)), None)
+                                 for src in ("sim", "token", "closed")}} for d, m in dm]
+    return ScanComparison(points=points, errors=errors, mlp_boundaries=mlp_b)

@@ -280,7 +280,25 @@ class FullGridStudy(Result):
                 + self.targets.summary())
 
 
-class FullGrid(Study):
+class _CommittedTheory(Study):
+    """A study with committed token-level predictions beside its committed store."""
+
+    #: file name of the committed predictions (in :data:`STORED_DIR`)
+    theory_file = None
+
+    def committed_theory(self):
+        """Load the committed token-level predictions of the study's configurations.
+
+        Returns
+        -------
+        dict
+            Tuple key -> :class:`~validation.token_retrieval.token_theory.TokenTheory`
+            (:func:`~validation.token_retrieval.comparison.load_theory_grid`).
+        """
+        return load_theory_grid(STORED_DIR / self.theory_file)
+
+
+class FullGrid(_CommittedTheory):
     """The main grid of the full preset (``--preset full``, seed 0) alone, with a committed store.
 
     The 1280 runs (``N`` in 4..512, ``d`` in 32..256, ``L`` in 4..64, 8 seeds) are the
@@ -318,17 +336,6 @@ class FullGrid(Study):
             :func:`~validation.token_retrieval.experiments.grid_params` records.
         """
         return ex.plan("full", seed=0, parts=("grid",))[0][2]
-
-    def committed_theory(self):
-        """Load the committed token-level predictions of the grid.
-
-        Returns
-        -------
-        dict
-            ``(N, d, L)`` -> :class:`~validation.token_retrieval.token_theory.TokenTheory`
-            (:func:`~validation.token_retrieval.comparison.load_theory_grid`).
-        """
-        return load_theory_grid(STORED_DIR / self.theory_file)
 
     def summarise(self, results):
         """Summarise the runs and compare them with the committed token-level predictions.
@@ -432,7 +439,7 @@ class FullGridSeeds(Study):
 
 
 
-class FullScans(Study):
+class FullScans(_CommittedTheory):
     """The embedding contrast and the MLP-width scan of the full preset, against the token-level theory.
 
     The ``orthogonal`` and ``mlp`` parts of :class:`TokenRetrievalGrid` at ``--preset full
@@ -496,16 +503,6 @@ class FullScans(Study):
             if k not in out:
                 out.append(k)
         return out
-
-    def committed_theory(self):
-        """Load the committed token-level predictions of the scans.
-
-        Returns
-        -------
-        dict
-            ``(kind, m, N, d, L)`` -> :class:`~validation.token_retrieval.token_theory.TokenTheory`.
-        """
-        return load_theory_grid(STORED_DIR / self.theory_file)
 
     def execute(self, runner):
         """Run the plan in one call and split the runs by part.

@@ -38,9 +38,10 @@ from hcizz.checks import check_int, check_real, check_rng
 from hcizz.results import Result
 
 from .exact import orthogonal_key
+from .moments import MOMENT_KEYS
 from .theory import _check, _relu_moments
 
-__all__ = ["TokenTheory", "token_theory", "draw_scores", "recall_probability", "MOMENT_KEYS",
+__all__ = ["TokenTheory", "token_theory", "draw_scores", "recall_probability",
            "token_moments"]
 
 _GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(32)
@@ -623,8 +624,6 @@ def _unseen_scores(dr, n, rng, kind, d):
 
 
 #: Quantities of :func:`token_moments` (those of :func:`validation.token_retrieval.moments.measure_moments`).
-MOMENT_KEYS = ("A", "mu_inf", "var_inf", "mu_noise", "var_noise", "mu_noise_fresh", "var_noise_fresh",
-               "alpha", "Gs", "Gc", "var_0", "var_1", "var_c")
 
 
 def token_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, eta=0.1,

@@ -656,7 +656,7 @@ def token_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
     Returns
     -------
     dict
-        ``{key: {"mean", "stderr"}}`` for the keys of :data:`MOMENT_KEYS`: the mean over draws
+        ``{key: {"mean", "stderr"}}`` for the keys of :data:`~validation.token_retrieval.moments.MOMENT_KEYS`: the mean over draws
         of the same per-task statistic as the simulation (scores in units of ``w~``, logits in
         units of ``gamma / N`` measured from the mean untrained logit) and its Monte Carlo error.
 

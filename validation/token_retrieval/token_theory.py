@@ -277,7 +277,7 @@ def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_
 
     References
     ----------
-    docs/token_retrieval.md#token-level-recall
+    docs/token_retrieval.md#token-level-theory
 
     Examples
     --------

@@ -373,9 +373,9 @@ def responsible_term(N, d, L, *, vocab_ratio=4.0):
     str
         ``"wishart_Pn"`` where a sequence's second-moment matrix is a Wishart matrix with
         ``L >= d`` samples (the theory uses its mean, :math:`\\mathbb E P_n^2` and
-        :math:`P_n \\approx (L/d) I`); ``"law_of_A"`` where ``V / d >= 30`` (the law (TL-6) of the
+        :math:`P_n \\approx (L/d) I`); ``"law_of_A"`` where ``V / d >= 30`` (the law (docs, eq. tokret-tl6) of the
         trigger coefficient); ``"token_variance"`` otherwise (the leading-order per-token variance
-        terms :math:`T_1`, :math:`T_K` and the self term of (TL-4)-(TL-5)).
+        terms :math:`T_1`, :math:`T_K` and the self term of eqs. tokret-tl4 and tokret-tl5).
 
     Notes
     -----

@@ -242,7 +242,7 @@ def norm_learner_bound(N, d, L, *, tau=1.0, fresh=1):
     probability ``E[F_L(sqrt(d) z . w'/||w'||)^K]`` (the same integral as
     :func:`mean_pool_retrieval` with ``L/(dN)`` replaced by ``1/(dN)``).  Nothing here grows
     with ``L`` except the ``L - 1`` competitors, so ``O(1)`` training sequences suffice once
-    ``d tau^4 >~ log L`` (docs, eq. LB-6).
+    ``d tau^4 >~ log L`` (docs, eq. tokret-lb6).
 
     References
     ----------
@@ -297,7 +297,7 @@ def storage_construction_bound(N, d, L, V, *, tau=1.0):
     the target with probability ``E Phi(-||u|| sqrt(d))`` (``u_k . u_t ~ N(0, ||u_t||^2 / d)``
     given ``u_t``).  Union over ``N (V - 1)`` pairs.  ``L`` enters only through the factor
     ``L - 1`` of the first union, so the storage capacity is at least ``d - 1`` whenever
-    ``d tau^2 >~ 4 log(N L)`` (docs, eq. LB-2).
+    ``d tau^2 >~ 4 log(N L)`` (docs, eq. tokret-lb2).
 
     References
     ----------
@@ -357,7 +357,7 @@ def fano_samples(d, L, *, tau=1.0, cos=0.9, error=0.5):
     ``chi^2(P_z || P_0) = (e^{d tau^2} - 1) / L`` (likelihood ratio
     ``(1/L) sum_i exp(d x_i . z - d tau^2 / 2)``).  The second bound makes ``N_min`` grow
     linearly with ``L`` when ``d tau^2 <~ log L`` -- where even the oracle of
-    :func:`oracle_retrieval` cannot retrieve (docs, eq. LB-5).
+    :func:`oracle_retrieval` cannot retrieve (docs: the Fano bound).
 
     References
     ----------

@@ -72,7 +72,7 @@ def _cooccurrence(tok, n_tok):
 
 
 def _gram_terms(ok, N, L, V, d, kz):
-    """Gram-overlap terms of the token scores for random token embeddings (docs, eqs. TL-5..TL-8).
+    """Gram-overlap terms of the token scores for random token embeddings (docs, eqs. tokret-tl3 to tokret-tl5).
 
     Returns the per-token variance that does not depend on ``A`` and the norm terms of the key
     vector orthogonal to ``z`` (``T0``, ``T1``, ``Tw``, ``T_K``)."""
@@ -138,7 +138,7 @@ def draw_scores(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=Non
     -----
     ``s_k = c_k^0 + kappa_z C_k / d + sigma_k g_k`` with ``c^0`` the orthogonal-limit
     coefficient, ``C_k`` the number of slots holding ``k`` and independent standard normal
-    ``g_k``; the informative score is ``s_{y_n} + ||z||^2 A`` (docs, eqs. TL-1 to TL-10).
+    ``g_k``; the informative score is ``s_{y_n} + ||z||^2 A`` (docs, eqs. tokret-tl1 to tokret-tl6).
 
     References
     ----------
@@ -273,7 +273,7 @@ def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_
     instead of ``1/d``.  The overlap ``u_{t_n}.u_{t_m}`` is shared by the target logit and
     competitor ``t_m``'s logit, so the competitors are taken Gaussian given the target logit
     (conditional mean and variance), independent of each other; Gauss-Hermite quadrature in the
-    target logit (docs, eq. TL-13).
+    target logit (docs, eq. tokret-tl7).
 
     References
     ----------
@@ -340,7 +340,7 @@ def _grams(Hq, zq, Ht, zt, z2, m, d, zeta_q=None, zeta_t=None, kind="random"):
     features' overlaps with the trigger (``zeta_q``, ``zeta_t``: ``f^(E) . z``) are drawn by the
     caller and enter exactly (they are shared by all the Grams of a row or of a column); the
     remaining token-token overlaps are independent with variance
-    ``||f^(E)||^2 ||f'^(E)||^2 / d`` (docs, eq. TL-12)."""
+    ``||f^(E)||^2 ||f'^(E)||^2 / d`` (docs, eq. tokret-tl7)."""
     G = (Hq @ Ht.T).toarray() + z2 * np.outer(zq, zt)
     eq = np.asarray(Hq.multiply(Hq).sum(axis=1)).ravel()
     et = np.asarray(Ht.multiply(Ht).sum(axis=1)).ravel()

@@ -274,6 +274,23 @@ def _lm_rows(r):
         hw = math.hypot((e["ci"][1] - e["ci"][0]) / 2, (e["trained_ci"][1] - e["trained_ci"][0]) / 2)
         rows.append(_row(f"training reaches the existence threshold (trained - exact), d = {d}",
                          _OURS, 0.0, diff, (diff - hw, diff + hw), sec_exact))
+    # OP vs DP (exact decisions, same relative loads): the largest d with both
+    fs = exact.get("finite_size") or {}
+    comp = fs.get("op_vs_dp") or []
+    dpx = exact.get("dp") or {}
+    if comp:
+        c = comp[-1]
+        rows.append(_row(f"OP and DP share one existence threshold (OP - DP, exact), d = {c['d']} "
+                         f"(agrees at {sum(x['verdict'] == 'agrees' for x in comp)} of {len(comp)} sizes "
+                         f"d = {comp[0]['d']}-{c['d']})", _LM, 0.0, c["difference"],
+                         (c["ci_low"], c["ci_high"]), sec_exact))
+    if dpx:
+        dmax = max(dpx, key=int)
+        e = dpx[dmax]
+        each = [exact_verdict(v) for v in dpx.values()]
+        rows.append(_row(f"DP existence threshold = alpha_c_finite(p) at d = {dmax} (agrees at "
+                         f"{sum(v == 'agrees' for v in each)} of {len(each)} sizes)", _LM, e["theory"],
+                         e["threshold"], e["ci"], sec_exact, verdict_text=exact_verdict(e)))
     # OP vs DP (trained, same d)
     sec_cap = "Capacity thresholds"
     cap = [x for x in (_get(r, "linear_memory", "rows") or []) if x.get("preset") == "default"]

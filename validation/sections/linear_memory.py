@@ -274,6 +274,8 @@ def _exact(ctx, cfg, data_rows, d150):
     if miss:
         md.append("\nPlanned instances not in the store (not used): "
                   + ", ".join(f"d={d}: {m}" for d, m in miss.items()) + ".\n")
+    dp_rows, fs_md = _exact_dp(ctx, cfg, exact)
+    md += fs_md
     figs = []
     if rows:
         figs.append(_exact_figure(ctx, exact, timing))
@@ -287,13 +289,88 @@ def _exact(ctx, cfg, data_rows, d150):
     return exact, meta, md, figs
 
 
+def _exact_dp(ctx, cfg, exact):
+    """DP exact thresholds and the finite-size law (OP against DP, excess fits) into ``exact``.
+
+    Adds ``exact["dp"]`` (``d`` -> threshold row, as the OP rows) and
+    ``exact["finite_size"]`` (``op_vs_dp``, ``excess_fits``, ``best_vanishing_law``); returns
+    the DP table rows and the markdown.  The fits are
+    :mod:`validation.linear_memory.finite_size` on the stored decisions.
+    """
+    from validation.linear_memory.finite_size import compare_models, excess_fits
+    from validation.sections.base import md_table
+    from validation.sections.claims import exact_verdict
+    from validation.studies import get_study
+
+    study = get_study("linear_memory.exact_dp")
+    run = study.run(compute=not ctx.quick, store=None if ctx.quick else ctx.out / "linear_memory_exact_dp.jsonl",
+                    executor=ctx.executor, workers=cfg["workers"], missing="skip")
+    dp = {}
+    for d, e in sorted(run.outcome.items()):
+        if not e.threshold_fit or not math.isfinite(e.threshold):
+            continue
+        row = {"threshold": e.threshold, "ci": [e.ci_low, e.ci_high], "theory": e.theory,
+               "theory_stderr": e.theory_stderr, "p_at_threshold": e.p_at_threshold, "counts": e.counts,
+               "instances": e.instances, "undecided": e.undecided, "missing": e.missing,
+               "cpu_seconds_per_instance": e.cpu_seconds_per_instance, "solvers": e.solvers}
+        row["verdict"] = exact_verdict(row)
+        dp[str(d)] = row
+    op_rows = [{"d": int(d), **e} for d, e in exact.items() if d.isdigit()]
+    dp_rows = [{"d": int(d), **e} for d, e in dp.items()]
+    comp = compare_models(op_rows, dp_rows)
+    fits = {}
+    for name, rr in (("op", op_rows), ("dp", dp_rows)):
+        try:
+            fits[name] = [f.to_dict() for f in excess_fits(rr)]
+        except ValueError:                     # fewer than two thresholds
+            fits[name] = []
+    vanish = {name: [f for f in fl if not f["offset"]] for name, fl in fits.items()}
+    best = {name: max(fl, key=lambda f: f["p_value"]) if fl else None for name, fl in vanish.items()}
+    exact["dp"] = dp
+    exact["finite_size"] = {"op_vs_dp": [c.to_dict() for c in comp], "excess_fits": fits,
+                            "best_vanishing_law": best}
+    md = []
+    if not dp:
+        return [], md
+    same = [c.d for c in comp if c.verdict == "agrees"]
+    differ = [c for c in comp if c.verdict != "agrees"]
+    dp_agree = [int(d) for d, e in dp.items() if e["verdict"] == "agrees"]
+    md.append("\n#### OP against DP and the finite-size law\n")
+    md.append("<!-- main -->\nDP memories (one candidate set per fact, the problem the finite-p replica "
+              "calculation describes) were decided exactly at d = " + ", ".join(dp) + " with the same "
+              "relative loads as OP. The DP existence threshold agrees with alpha_c_finite(p) at d = "
+              + (", ".join(map(str, dp_agree)) or "none") + "; OP and DP agree at d = "
+              + (", ".join(map(str, same)) or "none")
+              + ("; they differ at " + ", ".join(f"d = {c.d} (OP - DP = {c.difference:.3f} +- {c.stderr:.3f})"
+                                                for c in differ) if differ else "") + ".\n")
+    md.append(md_table(["d", "alpha_exact DP", "95% CI", "theory (finite-p RS)", "verdict", "OP - DP",
+                        "+- s.e.", "OP vs DP"],
+                       [[d, _f(e["threshold"]), f"[{_f(e['ci'][0])}, {_f(e['ci'][1])}]",
+                         f"{_f(e['theory'])} ± {e['theory_stderr']:.1g}", e["verdict"],
+                         next((f"{c.difference:.3f}" for c in comp if c.d == int(d)), "-"),
+                         next((f"{c.stderr:.3f}" for c in comp if c.d == int(d)), "-"),
+                         next((c.verdict for c in comp if c.d == int(d)), "-")] for d, e in dp.items()]))
+    frows = [[name.upper(), f["form"], "B + A x" if f["offset"] else "A x", f"{f['amplitude']:.3f}",
+              f"{f['amplitude_stderr']:.3f}", f"{f['constant']:.4f}" if f["offset"] else "-",
+              f"{f['constant_stderr']:.4f}" if f["offset"] else "-", f"{f['chi2']:.1f}", f["dof"],
+              f"{f['p_value']:.3g}"] for name, fl in fits.items() for f in fl]
+    if frows:
+        md.append("<!-- details -->\nRelative excess r = alpha_exact / alpha_c_finite - 1 against d, weighted "
+                  "least squares with the errors taken as known (docs/linear_memory.md#finite-size-law-op-against-dp); "
+                  "a small p-value rejects the law.\n")
+        md.append(md_table(["model", "x(d)", "law", "A", "s.e.", "B", "s.e.", "chi2", "dof", "p-value"], frows))
+    return dp, md
+
+
 def _exact_figure(ctx, exact, timing):
     import matplotlib.pyplot as plt
 
-    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.4))
-    ds = sorted(int(k) for k in exact)
+    from validation.sections.figstyle import legend_outside
+
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.8))
+    ds = sorted(int(k) for k in exact if k.isdigit())
     th = {d: exact[str(d)]["theory"] for d in ds}
-    for off, key, ci, lab, fmt, col in ((-0.6, "threshold", "ci", "exact: a memory exists", "o", "C0"),
+    for off, key, ci, lab, fmt, col in ((-0.6, "threshold", "ci", "exact OP: a memory exists", "o", "C0"),
                                         (0.6, "trained_threshold", "trained_ci", "trained (Adam: default preset; d >= 100 lr 0.01)",
                                          "s", "C1")):
         sel = [d for d in ds if exact[str(d)][key] is not None and math.isfinite(exact[str(d)][key])]
@@ -307,16 +384,26 @@ def _exact_figure(ctx, exact, timing):
         a1.errorbar(xs, y, yerr=[lo, hi], fmt=fmt, color=col, capsize=3, label=lab)
         a2.errorbar(xs, y - np.array([th[d] for d in sel]), yerr=[lo, hi], fmt=fmt, color=col, capsize=3,
                     label=lab)
+    dp = exact.get("dp") or {}
+    if dp:
+        dd = sorted(int(k) for k in dp)
+        y = np.array([dp[str(d)]["threshold"] for d in dd])
+        err = [[dp[str(d)]["threshold"] - dp[str(d)]["ci"][0] for d in dd],
+               [dp[str(d)]["ci"][1] - dp[str(d)]["threshold"] for d in dd]]
+        a1.errorbar([d + 1.2 for d in dd], y, yerr=err, fmt="D", color="C2", capsize=3,
+                    label="exact DP: a memory exists")
+        a2.errorbar([d + 1.2 for d in dd], y - np.array([dp[str(d)]["theory"] for d in dd]), yerr=err,
+                    fmt="D", color="C2", capsize=3, label="exact DP")
     a1.plot(ds, [th[d] for d in ds], "k^--", label="finite-p RS: alpha_c_finite, self-consistent")
     a1.set_xlabel("d")
     a1.set_ylabel("threshold load  p ln p / d^2")
-    a1.set_title("full rank OP (large-d limit: 1/2)")
-    a1.legend(fontsize=8)
+    a1.set_title("full rank OP and DP (large-d limit: 1/2)")
+    legend_outside(a1, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     a2.axhline(0, color="k", ls="--", lw=1, label="finite-p RS prediction")
     a2.set_xlabel("d")
     a2.set_ylabel("threshold - finite-p RS prediction")
     a2.set_title("difference from theory, 95% CIs")
-    a2.legend(fontsize=8)
+    legend_outside(a2, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     ts = sorted(int(k) for k in timing)
     a3.plot(ts, [timing[str(d)]["cpu_seconds_mean"] for d in ts], "o-", color="C0", label="mean")
     a3.plot(ts, [timing[str(d)]["cpu_seconds_median"] for d in ts], "s--", color="C2", label="median")
@@ -330,7 +417,7 @@ def _exact_figure(ctx, exact, timing):
     a3.set_xlabel("d")
     a3.set_ylabel("CPU seconds per instance (one core)")
     a3.set_title("cost of one exact decision")
-    a3.legend(fontsize=8)
+    legend_outside(a3, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     fig.tight_layout()
     return ctx.savefig(fig, "linear_memory_exact.png")
 

@@ -58,9 +58,24 @@ def check_int(name, value, *, low=None, high=None):
         If ``value`` is not an integer in ``[low, high]``; the message names
         the argument, the value and the valid range.
 
+    See Also
+    --------
+    hcizz.checks.check_real : The same check for real numbers and arrays.
+    hcizz.checks.check_rng : The check of a random state.
+
     References
     ----------
     docs/reliability.md#bad-input-classes-and-what-each-gives
+
+    Examples
+    --------
+    >>> print(repr(check_int("p", 1e3, low=2)))       # an integral float is accepted
+    1000
+    >>> try:
+    ...     check_int("p", 1, low=2)
+    ... except ValueError as err:
+    ...     print(err)
+    p must be an integer >= 2, got 1
     """
     rng_txt = _range_txt(low, high, integer=True)
     if isinstance(value, (bool, np.bool_)) or value is None:
@@ -121,9 +136,25 @@ def check_real(name, value, *, low=None, high=None, low_open=False,
     ValueError
         If any element is NaN, non-real or outside the range.
 
+    See Also
+    --------
+    hcizz.checks.check_int : The same check for integers.
+    hcizz.checks.check_real_mp : The check for a high-precision code path.
+    hcizz.checks.check_array : The check of an array's shape and finiteness.
+
     References
     ----------
     docs/reliability.md#bad-input-classes-and-what-each-gives
+
+    Examples
+    --------
+    >>> print(check_real("kappa", [0.5, 1], low=0, high=1, low_open=True))
+    [0.5 1. ]
+    >>> try:
+    ...     check_real("kappa", 1.5, low=0, high=1, low_open=True)
+    ... except ValueError as err:
+    ...     print(err)
+    kappa must be a real number in (0, 1], got 1.5
     """
     rng_txt = _range_txt(low, high, low_open=low_open, high_open=high_open)
     if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
@@ -174,9 +205,23 @@ def check_array(name, value, *, ndim=None, finite=True):
         If ``value`` is not convertible to floats, has the wrong ``ndim`` or
         holds a non-finite value while ``finite`` is set.
 
+    See Also
+    --------
+    hcizz.checks.check_real : The check of values in a range.
+
     References
     ----------
     docs/reliability.md#bad-input-classes-and-what-each-gives
+
+    Examples
+    --------
+    >>> print(check_array("a", [1, 2], ndim=1))
+    [1. 2.]
+    >>> try:
+    ...     check_array("a", [[1.0]], ndim=1)
+    ... except ValueError as err:
+    ...     print(err)
+    a must be a 1-d array, got shape (1, 1)
     """
     try:
         arr = np.asarray(value, dtype=float)
@@ -208,9 +253,24 @@ def check_rng(rng):
     ValueError
         If ``rng`` is not an accepted seed.
 
+    See Also
+    --------
+    numpy.random.default_rng : The constructor it calls.
+    hcizz.checks.check_int : The check of an integer argument.
+
     References
     ----------
     docs/reliability.md#bad-input-classes-and-what-each-gives
+
+    Examples
+    --------
+    >>> print(f"{check_rng(0).random():.6f}")
+    0.636962
+    >>> try:
+    ...     check_rng("x")
+    ... except ValueError as err:
+    ...     print(err)
+    rng must be None, an int seed, a SeedSequence or a Generator, got 'x'
     """
     if isinstance(rng, np.random.Generator):
         return rng
@@ -256,9 +316,24 @@ def check_real_mp(name, value, *, low=None, high=None, low_open=False, high_open
     ValueError
         If ``value`` is not a real number in the range.
 
+    See Also
+    --------
+    hcizz.checks.check_real : The float counterpart.
+    replica.alpha_c : Takes exact input on its ``dps=`` path.
+
     References
     ----------
     docs/reliability.md#numerics-at-the-edges-of-the-domain
+
+    Examples
+    --------
+    Exact input is never rounded through a float:
+
+    >>> import fractions
+    >>> import mpmath
+    >>> with mpmath.workdps(30):
+    ...     print(check_real_mp("kappa", fractions.Fraction(1, 3), low=0, high=1))
+    0.333333333333333333333333333333
     """
     import decimal
     import fractions

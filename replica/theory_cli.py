@@ -39,9 +39,19 @@ def number(text):
     argparse.ArgumentTypeError
         If ``text`` is not a number.
 
+    See Also
+    --------
+    hcizz.checks.check_int : Validates the parsed number.
+    hcizz.cli.parse_list : Parses a comma-separated list of numbers.
+
     References
     ----------
     docs/reliability.md#bad-input-classes-and-what-each-gives
+
+    Examples
+    --------
+    >>> print(repr(number("1")), repr(number("1e15")), repr(number("0.5")))
+    1 1000000000000000.0 0.5
     """
     try:
         return int(text)
@@ -68,9 +78,21 @@ def emit(args, record, text):
     text : str
         The human-readable result.
 
+    See Also
+    --------
+    hcizz.jsonout.dumps : Strict JSON with non-finite floats as strings.
+
     References
     ----------
     docs/reliability.md#json
+
+    Examples
+    --------
+    >>> import argparse
+    >>> emit(argparse.Namespace(json=True), {"p": 2, "value": float("inf")}, "p=2")
+    {"p": 2, "value": "inf"}
+    >>> emit(argparse.Namespace(json=False), {"p": 2}, "p=2")
+    p=2
     """
     if getattr(args, "json", False):
         print(json.dumps(_jsonable(record), sort_keys=True, allow_nan=False))
@@ -279,9 +301,22 @@ def register(sub):
     sub : argparse._SubParsersAction
         The subparsers object of ``python -m replica``.
 
+    See Also
+    --------
+    replica.rank_cli.register : Adds the rank-constrained subcommands.
+    hcizz.cli.dispatch : Runs the registered subcommands.
+
     References
     ----------
     docs/api_replica.md#cli-python--m-replica-subcommand----json
+
+    Examples
+    --------
+    >>> import argparse
+    >>> sub = argparse.ArgumentParser(prog="python -m replica").add_subparsers()
+    >>> register(sub)
+    >>> print(" ".join(sorted(sub.choices)))
+    alpha-c-finite check energy-G free-entropy gaussian-max hebbian saddle tam-capacity
     """
     p = _add(sub, "gaussian-max", "moments of the maximum of n i.i.d. N(0,1)", _gaussian_max)
     p.add_argument("n", type=number, nargs="+", help="n (2 <= n <= 1e15)")

@@ -151,6 +151,7 @@ def test_wilson_interval_against_scipy():
         # both are the closed form: equal to rounding (1e-12)
         assert np.isclose(lo, ref.low, atol=1e-12) and np.isclose(hi, ref.high, atol=1e-12)
         assert 0 <= lo <= k / n <= hi <= 1
+        assert (lo == 0) == (k == 0) and (hi == 1) == (k == n)    # exact ends, no rounding residue
     with pytest.raises(ValueError, match="k must lie"):
         wilson_interval(3, 2)
 

@@ -167,7 +167,10 @@ def wilson_interval(k, n, level=0.95):
     den = 1 + z * z / n
     mid = (p + z * z / (2 * n)) / den
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return np.clip(mid - half, 0.0, 1.0), np.clip(mid + half, 0.0, 1.0)
+    # k = 0 and k = n give exactly 0 and 1 (rounding would leave 1e-17 on the wrong side)
+    lo = np.where(k == 0, 0.0, np.clip(mid - half, 0.0, 1.0))
+    hi = np.where(k == n, 1.0, np.clip(mid + half, 0.0, 1.0))
+    return lo, hi
 
 
 def _has_data(ax):

@@ -222,9 +222,14 @@ def build(ctx):
         ax.plot(c["alpha"], c["P_all_conditional_op"], "-", color=f"C{k}",
                 label=f"conditional model (OP), d = {c['d']}")
     op_rows = [s for s in sim if s["problem"] == "op" and s["d"] == d_sim]
-    ax.errorbar([s["alpha"] for s in op_rows], [s["P_all"] for s in op_rows],
-                yerr=[s["P_all_stderr"] for s in op_rows],
-                fmt="ks", ms=4, capsize=2, label=f"simulation (OP), d = {d_sim}")
+    from validation.sections.figstyle import legend_outside, wilson_interval
+
+    # P(all) is a fraction of `trials` instances: 95% Wilson interval (inside [0, 1])
+    y_sim = np.array([s["P_all"] for s in op_rows])
+    w_lo, w_hi = wilson_interval(np.round(y_sim * trials), np.full(len(op_rows), trials))
+    ax.errorbar([s["alpha"] for s in op_rows], y_sim, yerr=[y_sim - w_lo, w_hi - y_sim],
+                fmt="ks", ms=4, capsize=2, zorder=1,
+                label=f"simulation (OP), d = {d_sim}, 95% Wilson interval")
     ax.axvline(0.125, color="C3", ls="--", lw=1, label="Hebbian limit 1/8")
     ax.axvline(0.5, color="k", ls="--", lw=1, label="optimal limit 1/2")
     for r in cap:
@@ -232,7 +237,7 @@ def build(ctx):
             ax.axvline(r["alpha_c"], color="k", ls=":", lw=1, label=f"optimal RS, p = 1e3: {r['alpha_c']:.3f}")
     ax.set_xlabel(r"$\alpha = p\ln p/d^2$")
     ax.set_ylabel("P(all facts recalled)")
-    ax.legend(fontsize=6)
+    legend_outside(ax)
     figs.append(ctx.savefig(fig, "theory_hebbian.png"))
     md.append("\n### Hebbian rule vs optimal\n\n"
               "Direct simulation of W_H = sum u e^T at "

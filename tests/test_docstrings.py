@@ -58,7 +58,7 @@ IN_SCOPE = [
     # validation: linear memories (exact decisions pending, see PENDING_MODULES)
     "validation.linear_memory",
     "validation.linear_memory.capacity", "validation.linear_memory.cli",
-    "validation.linear_memory.data",
+    "validation.linear_memory.data", "validation.linear_memory.exact_listwise",
     "validation.linear_memory.margins", "validation.linear_memory.mechanism",
     "validation.linear_memory.models", "validation.linear_memory.registry",
     "validation.linear_memory.spectra", "validation.linear_memory.theory",

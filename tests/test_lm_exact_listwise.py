@@ -221,3 +221,24 @@ def test_trial_record():
     out = listwise_exact_trial({"model": "dp", "d": 4, "n": 6, "criterion": "tam", "tau": 0.5,
                                 "margin": 0.1, "seed": 0})
     assert out["p"] == 6 and out["success"] in (True, False) and out["verified"] is True
+
+
+def test_cli_checks_before_work():
+    import subprocess
+    import sys
+    base = [sys.executable, "-m", "validation", "capacity", "--d", "10"]
+    for extra, word in [(["--model", "dp", "--method", "exact", "--criterion", "tam", "--tau", "1.5"], "tau"),
+                        (["--model", "dp", "--criterion", "tam", "--tau", "0.5"], "method"),
+                        (["--model", "hebbian", "--method", "exact", "--criterion", "tam", "--tau", "0.5"], "model"),
+                        (["--model", "op", "--method", "exact", "--margin", "-1"], "margin")]:
+        r = subprocess.run(base + extra, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and word in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_measure_listwise_capacity_small():
+    from validation.linear_memory.exact_listwise import measure_listwise_capacity
+    res = measure_listwise_capacity("dp", 6, criterion="tam", tau=0.5, seeds=3, executor="inprocess",
+                                    progress=False)
+    assert res.trials == 3 * len(res.counts) and res.unverified == 0
+    th = res.theory
+    assert th["p"] >= 2 and th["value"] > th["limit"] > 0

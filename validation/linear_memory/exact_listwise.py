@@ -54,6 +54,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.linalg import qr_insert
 
 from hcizz.checks import check_int, check_real
 from hcizz.results import Result
@@ -62,7 +63,9 @@ from validation.engine.trials import trial
 from .exact import DEFAULT_TOL, _Factor
 
 __all__ = ["ListwiseResult", "listwise_feasibility", "listwise_margins", "verify_listwise_feasible",
-           "verify_listwise_infeasible", "score_unit", "listwise_exact_trial", "CRITERIA"]
+           "verify_listwise_infeasible", "score_unit", "listwise_exact_trial", "CRITERIA",
+           "listwise_load", "listwise_prediction", "listwise_params", "ListwiseCapacity",
+           "measure_listwise_capacity"]
 
 #: The criteria decided here.
 CRITERIA = ("top1", "tam")
@@ -140,6 +143,28 @@ class ListwiseResult(Result):
                 "k": float(self.k), "optimal": bool(self.optimal), "active": int(self.active),
                 "iterations": int(self.iterations), "removals": int(self.removals),
                 "seconds": float(self.seconds), "verified": self.verified}
+
+
+class _ListFactor(_Factor):
+    """The Cholesky factor of :mod:`validation.linear_memory.exact`, with deletions by one
+    LAPACK row insertion into the QR factor of the trailing block (``T^T T + v v^T`` is
+    the ``R`` of ``[v^T; T]``) instead of a Python loop of Givens rotations."""
+
+    def delete(self, j):
+        n, R = self.n, self.buf
+        v = R[j, j + 1:n].copy()
+        R[:j, j] = 0.0
+        R[j, j:n] = 0.0
+        R[j, j] = 1.0
+        self.hole[j] = True
+        m = n - 1 - j
+        if m == 0 or not v.any():
+            return
+        T = R[j + 1:n, j + 1:n]
+        _, R1 = qr_insert(np.eye(m), np.ascontiguousarray(T), v, 0, which="row", check_finite=False)
+        R1 = R1[:m]
+        sg = np.where(np.diag(R1) < 0, -1.0, 1.0)
+        T[:] = R1 * sg[:, None]
 
 
 def _arrays(facts):
@@ -469,7 +494,7 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
 
     hole_limit = max(32, (d * d + 1) // 10)
     cap = d * d + 1 + hole_limit
-    fac = _Factor(cap)
+    fac = _ListFactor(cap)
     K = len(wts)
     Fmu = np.zeros(cap, np.intp)
     Fidx = np.zeros((cap, K), np.intp)
@@ -661,3 +686,293 @@ def listwise_exact_trial(params):
     out = r.summary()
     out.update(p=p, load_quadratic=p / d**2, success=r.feasible, cpu_seconds=time.process_time() - c0)
     return out
+
+
+def listwise_load(criterion, n, d):
+    """Return the load of ``n`` facts in dimension ``d`` in the criterion's units.
+
+    Parameters
+    ----------
+    criterion : {"top1", "tam"}
+        ``"tam"``: ``n / d^2`` (the quadratic scale of ``replica.tam_capacity``);
+        ``"top1"``: ``n ln n / d^2`` (that of ``replica.alpha_c_finite``).
+    n : int or array_like
+        Number of facts.
+    d : int
+        Dimension.
+
+    Returns
+    -------
+    float or ndarray
+        The load.
+
+    References
+    ----------
+    docs/listwise.md#load
+
+    Examples
+    --------
+    >>> print(listwise_load("tam", 100, 10), round(listwise_load("top1", 100, 10), 4))
+    1.0 4.6052
+    """
+    if criterion not in CRITERIA:
+        raise ValueError(f"criterion must be one of {CRITERIA}, got {criterion!r}")
+    n = np.asarray(n, np.float64)
+    out = n / d**2 if criterion == "tam" else n * np.log(n) / d**2
+    return float(out) if out.ndim == 0 else out
+
+
+def listwise_prediction(criterion, d, *, tau=None, margin=0.0, samples=20_000, rng=0):
+    """Return the replica prediction at dimension ``d``: the fixed point ``n = n(alpha_c(n))``.
+
+    Parameters
+    ----------
+    criterion : {"top1", "tam"}
+        Top-1 at margin ``gamma`` (:func:`replica.alpha_c_finite`) or TAM at
+        tail fraction ``tau`` (:func:`replica.tam_capacity`).
+    d : int
+        Dimension (>= 2).
+    tau : float, optional
+        Tail fraction (``tam`` only).
+    margin : float
+        Margin ``gamma >= 0`` in competitor-score units.
+    samples : int
+        Monte Carlo samples per evaluation.
+    rng : int
+        Seed, the same for every evaluation (common random numbers).
+
+    Returns
+    -------
+    dict
+        ``value`` (the load, :func:`listwise_load` units, at the fixed point
+        ``load = alpha_c(tau or margin, n)``), ``stderr`` (the Monte Carlo error
+        of ``alpha_c`` at the fixed point), ``p`` (facts there), ``limit``
+        (large-``p`` value: ``1/Gamma(kappa_tau + gamma)`` for TAM, 1/2 for
+        top-1), ``name``.
+
+    References
+    ----------
+    docs/listwise.md#at-trainable-sizes
+
+    Examples
+    --------
+    >>> r = listwise_prediction("tam", 20, tau=0.2, samples=4000)
+    >>> r["p"], round(r["value"], 2)
+    (142, 0.35)
+    """
+    from replica import alpha_c_finite, p_from_load, tam_capacity
+
+    d = check_int("d", d, low=2)
+    _tail_k(criterion, tau, 2)
+    margin = check_real("margin", margin, low=0, allow_array=False)
+
+    def g(n):
+        if criterion == "tam":
+            return tam_capacity(tau, n, margin=margin, samples=samples, rng=rng)
+        return alpha_c_finite(n, margin=margin, samples=samples, rng=rng)
+
+    def n_of(a):
+        return max(2, int(round(a * d * d))) if criterion == "tam" else max(2, int(p_from_load(a, d)))
+
+    a = float(tam_capacity(tau, margin=margin)) if criterion == "tam" else 0.9
+    seen = []
+    for _ in range(30):
+        n = n_of(a)
+        if n in seen:
+            break
+        seen.append(n)
+        a = float(g(n).value)
+    n = n_of(a)
+    est = g(n)
+    limit = float(tam_capacity(tau, margin=margin)) if criterion == "tam" else 0.5
+    name = (f"tam_capacity(tau={tau:g}, n, margin={margin:g}) fixed point" if criterion == "tam"
+            else f"alpha_c_finite(p, margin={margin:g}) fixed point")
+    return {"value": float(est.value), "stderr": float(est.stderr), "p": int(n), "limit": limit, "name": name}
+
+
+def listwise_params(model, d, ns, seeds, *, criterion, tau=None, margin=0.0):
+    """Return the parameter records (one per ``n`` and seed) of :func:`listwise_exact_trial`.
+
+    Parameters
+    ----------
+    model : {"op", "dp"}
+        Fact model.
+    d : int
+        Dimension.
+    ns : sequence of int
+        Numbers of facts.
+    seeds : sequence of int
+        Seeds.
+    criterion : {"top1", "tam"}
+        Criterion.
+    tau : float, optional
+        Tail fraction (``tam``).
+    margin : float
+        Margin.
+
+    Returns
+    -------
+    list of dict
+        The records.
+
+    References
+    ----------
+    docs/listwise.md#exact-decisions
+    """
+    return [{"model": model, "d": int(d), "n": int(n), "criterion": criterion,
+             "tau": None if tau is None else float(tau), "margin": float(margin), "seed": int(s)}
+            for n in ns for s in seeds]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListwiseCapacity(Result):
+    """Result of :func:`measure_listwise_capacity`: an exact threshold next to its prediction.
+
+    Parameters
+    ----------
+    model : str
+        ``"op"`` or ``"dp"``.
+    d : int
+        Dimension.
+    criterion : str
+        ``"top1"`` or ``"tam"``.
+    tau : float or None
+        Tail fraction.
+    margin : float
+        Margin.
+    threshold, ci_low, ci_high, width : float
+        Logistic fit of the decisions against the load (:func:`listwise_load`).
+    counts : list
+        ``[load, feasible, decided]`` rows.
+    theory : dict
+        :func:`listwise_prediction`.
+    trials, undecided, unverified : int
+        Instances, undecided ones, decided ones whose certificate did not verify.
+    cpu_seconds : float
+        Summed CPU time of the decisions.
+
+    References
+    ----------
+    docs/listwise.md#exact-decisions
+    """
+
+    _estimate = "threshold"
+    model: str
+    d: int
+    criterion: str
+    tau: float | None
+    margin: float
+    threshold: float
+    ci_low: float
+    ci_high: float
+    width: float
+    counts: list
+    theory: dict
+    trials: int
+    undecided: int
+    unverified: int
+    cpu_seconds: float
+
+
+def measure_listwise_capacity(model, d, *, criterion="tam", tau=None, margin=0.0, seeds=4, ns=None,
+                              n_loads=7, rel=0.25, seed0=0, store=None, workers=None, executor="processes",
+                              progress=True, runner=None, theory=None, method="exact"):
+    """Measure the exact threshold of one criterion at one ``d`` and set it next to theory.
+
+    Parameters
+    ----------
+    model : {"op", "dp"}
+        Fact model.
+    d : int
+        Dimension (>= 2).
+    criterion : {"top1", "tam"}
+        Criterion.
+    tau : float, optional
+        Tail fraction (``tam`` only).
+    margin : float
+        Margin ``>= 0``.
+    seeds : int
+        Instances per ``n``.
+    ns : sequence of int, optional
+        Numbers of facts; default ``n_loads`` values spanning ``(1 +- rel)``
+        times the predicted ``n``.
+    n_loads : int
+        Size of the default grid (>= 2).
+    rel : float
+        Relative half-width of the default grid, in ``(0, 1)``.
+    seed0 : int
+        First seed.
+    store : path, optional
+        JSONL store of :func:`validation.engine.run_sweep`.
+    workers : int, optional
+        Worker processes.
+    executor : {"processes", "inprocess", "dask"}
+        Executor of ``run_sweep``.
+    progress : bool
+        Print progress.
+    runner : callable, optional
+        ``runner(params) -> records`` (e.g. a study's runner); then ``store``,
+        ``workers``, ``executor``, ``progress`` are not used.
+    theory : dict, optional
+        A precomputed :func:`listwise_prediction` (default: computed here).
+    method : {"exact"}
+        Only exact decisions are implemented for these criteria (the value is
+        checked so that a command line asking for training gets a clear error).
+
+    Returns
+    -------
+    ListwiseCapacity
+        The threshold and its prediction.
+
+    Raises
+    ------
+    ValueError
+        Any argument out of range (checked before any decision).
+
+    References
+    ----------
+    docs/listwise.md#exact-decisions
+    """
+    from validation.logistic import fit_threshold
+
+    if method != "exact":
+        raise ValueError(f"method must be 'exact' for criterion {criterion!r} or a margin > 0 "
+                         f"(trained listwise capacity is not implemented), got {method!r}")
+    if model not in ("op", "dp"):
+        raise ValueError(f"model must be 'op' or 'dp' for exact listwise decisions, got {model!r}")
+    d = check_int("d", d, low=2)
+    _tail_k(criterion, tau, 2)
+    margin = check_real("margin", margin, low=0, allow_array=False)
+    seeds = check_int("seeds", seeds, low=1)
+    n_loads = check_int("n_loads", n_loads, low=2)
+    rel = check_real("rel", rel, low=0, high=1, low_open=True, high_open=True, allow_array=False)
+    if ns is not None:
+        ns = sorted({int(v) for v in np.atleast_1d(check_int("ns", ns, low=2))})
+    if theory is None:
+        theory = listwise_prediction(criterion, d, tau=tau, margin=margin)
+    if ns is None:
+        ns = sorted({max(2, int(round(theory["p"] * f))) for f in np.linspace(1 - rel, 1 + rel, n_loads)})
+    params = listwise_params(model, d, ns, range(seed0, seed0 + seeds), criterion=criterion, tau=tau,
+                             margin=margin)
+    if runner is None:
+        from validation.engine import run_sweep
+
+        recs = run_sweep(listwise_exact_trial, params, store=store, workers=workers, executor=executor,
+                         progress=progress, label=f"listwise {criterion} {model} d={d}")
+    else:
+        recs = runner(params)
+    res = [r["result"] for r in recs if r is not None and r["status"] == "ok"]
+    dec = [r for r in res if r["success"] is not None]
+    loads = [listwise_load(criterion, r["p"], d) for r in dec]
+    if dec and len({r["success"] for r in dec}) > 1:
+        fit = fit_threshold(loads, [r["success"] for r in dec])
+        thr, lo, hi, w, counts = fit.threshold, fit.ci_low, fit.ci_high, fit.width, fit.counts
+    else:
+        thr = lo = hi = w = math.nan
+        counts = [[float(x), int(sum(r["success"] for r, y in zip(dec, loads) if y == x)),
+                   int(sum(y == x for y in loads))] for x in sorted(set(loads))]
+    return ListwiseCapacity(model=model, d=d, criterion=criterion, tau=tau, margin=margin, threshold=thr,
+                            ci_low=lo, ci_high=hi, width=w, counts=counts, theory=theory, trials=len(res),
+                            undecided=len(res) - len(dec),
+                            unverified=sum(r.get("verified") is not True for r in dec),
+                            cpu_seconds=float(sum(r.get("cpu_seconds", 0.0) for r in res)))

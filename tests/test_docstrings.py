@@ -54,7 +54,7 @@ IN_SCOPE = [
     "validation.studies.linear_memory_capacity", "validation.studies.linear_memory_d150",
     "validation.studies.linear_memory_lowrank", "validation.studies.linear_memory_margins",
     "validation.studies.linear_memory_spectra", "validation.studies.linear_memory_adaptive",
-    "validation.studies.linear_memory_budget",
+    "validation.studies.linear_memory_budget", "validation.studies.linear_memory_listwise",
     # validation: linear memories (exact decisions pending, see PENDING_MODULES)
     "validation.linear_memory",
     "validation.linear_memory.capacity", "validation.linear_memory.cli",
@@ -75,7 +75,7 @@ IN_SCOPE = [
     "validation.sections.factual_recall_theory", "validation.sections.factual_recall_capacity",
     "validation.sections.linear_memory", "validation.sections.setup_text",
     "validation.sections.spectra", "validation.sections.theory",
-    "validation.sections.token_retrieval",
+    "validation.sections.token_retrieval", "validation.sections.listwise",
 ]
 
 #: PENDING: packages whose docstrings have not been brought up to this standard yet.

@@ -65,7 +65,7 @@ from .exact import DEFAULT_TOL, _Factor
 __all__ = ["ListwiseResult", "listwise_feasibility", "listwise_margins", "verify_listwise_feasible",
            "verify_listwise_infeasible", "score_unit", "listwise_exact_trial", "CRITERIA",
            "listwise_load", "listwise_prediction", "listwise_params", "ListwiseCapacity",
-           "measure_listwise_capacity"]
+           "measure_listwise_capacity", "hebbian_listwise_trial", "HEBBIAN_TAUS"]
 
 #: The criteria decided here.
 CRITERIA = ("top1", "tam")
@@ -234,7 +234,7 @@ def _scores(kind, E, U, C, W):
     H = E @ W.T                                            # rows W e_mu
     if kind == "op":
         return H @ U.T
-    return np.einsum("mrd,md->mr", U, H, optimize=True)
+    return (U @ H[:, :, None])[:, :, 0]                   # batched (p, d) @ (d, 1)
 
 
 def _tail(Z, k):
@@ -708,7 +708,7 @@ def listwise_load(criterion, n, d):
 
     References
     ----------
-    docs/listwise.md#load
+    docs/listwise.md#the-tam-criterion
 
     Examples
     --------
@@ -752,7 +752,7 @@ def listwise_prediction(criterion, d, *, tau=None, margin=0.0, samples=20_000, r
 
     References
     ----------
-    docs/listwise.md#at-trainable-sizes
+    docs/listwise.md#finite-p-corrections
 
     Examples
     --------
@@ -976,3 +976,52 @@ def measure_listwise_capacity(model, d, *, criterion="tam", tau=None, margin=0.0
                             undecided=len(res) - len(dec),
                             unverified=sum(r.get("verified") is not True for r in dec),
                             cpu_seconds=float(sum(r.get("cpu_seconds", 0.0) for r in res)))
+
+
+#: Tail fractions evaluated by :func:`hebbian_listwise_trial`.
+HEBBIAN_TAUS = (0.01, 0.05, 0.2)
+
+
+@trial("linear_memory.listwise_hebbian")
+def hebbian_listwise_trial(params):
+    """Score the Hebbian memory of one instance under top-1 and TAM (no solver: a closed-form ``W``).
+
+    Parameters
+    ----------
+    params : dict
+        ``model`` ("op"/"dp"), ``d``, ``n`` (facts), ``seed``; the facts are
+        those of :func:`listwise_exact_trial` with the same ``(d, n, seed)``.
+
+    Returns
+    -------
+    dict
+        ``p``; ``top1`` and ``tam_<tau>`` for every tau of
+        :data:`HEBBIAN_TAUS`: ``[all facts pass, fraction of facts passing]``
+        at margin 0 (strict), for ``W_H = sum_mu c_mu e_mu^T``.
+
+    References
+    ----------
+    docs/listwise.md#the-hebbian-memory; docs/theory_full_rank.md#hebbian-rule
+    """
+    from .data import make_facts, trial_rngs
+    from .models import hebbian_W
+
+    model = params["model"]
+    if model not in ("op", "dp"):
+        raise ValueError(f"model must be 'op' or 'dp', got {model!r}")
+    d = check_int("d", params["d"], low=1)
+    p = check_int("n", params["n"], low=2)
+    rf, _ = trial_rngs(params["seed"], d, p)
+    facts = make_facts(model, p, d, rng=rf, dtype=np.float32)
+    W = np.asarray(hebbian_W(facts), np.float64)
+    kind, E, U, C = _arrays(facts)
+    Z = _scores(kind, E, U, C, W)
+    out = {"p": p}
+    g, _ = _tail(Z, 1.0)
+    out["top1"] = [bool(np.all(g > 0)), float(np.mean(g > 0))]
+    for tau in HEBBIAN_TAUS:
+        from replica.listwise import tail_size
+
+        g, _ = _tail(Z, float(tail_size(tau, p)))
+        out[f"tam_{tau:g}"] = [bool(np.all(g > 0)), float(np.mean(g > 0))]
+    return out

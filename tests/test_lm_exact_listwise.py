@@ -242,3 +242,26 @@ def test_measure_listwise_capacity_small():
     assert res.trials == 3 * len(res.counts) and res.unverified == 0
     th = res.theory
     assert th["p"] >= 2 and th["value"] > th["limit"] > 0
+
+
+@pytest.mark.parametrize("model", ["op", "dp"])
+def test_hebbian_trial_matches_independent_scoring(model):
+    # top-1 against validation.losses.recalled on the scores of validation.linear_memory.models;
+    # TAM by the Python-loop tail mean
+    from validation.linear_memory.data import make_facts, trial_rngs
+    from validation.linear_memory.exact_listwise import HEBBIAN_TAUS, hebbian_listwise_trial
+    from validation.linear_memory.models import hebbian_W
+    from validation.losses import recalled
+
+    for n in (6, 15, 30):
+        out = hebbian_listwise_trial({"model": model, "d": 8, "n": n, "seed": 3})
+        rf, _ = trial_rngs(3, 8, n)
+        f = make_facts(model, n, 8, rng=rf, dtype=np.float32)
+        W = np.asarray(hebbian_W(f), np.float64)
+        H = np.asarray(f.E, np.float64) @ W.T
+        Z = np.stack([np.asarray(f.U if f.kind == "op" else f.U[mu], np.float64) @ H[mu] for mu in range(n)])
+        rec = recalled(Z, np.arange(n))
+        assert out["top1"] == [bool(rec.all()), pytest.approx(float(rec.mean()))]
+        for tau in HEBBIAN_TAUS:
+            g = _loop_margins(f, W, float(tail_size(tau, n)))
+            assert out[f"tam_{tau:g}"] == [bool(np.all(g > 0)), pytest.approx(float(np.mean(g > 0)))]

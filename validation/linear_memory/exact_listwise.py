@@ -656,7 +656,10 @@ def listwise_exact_trial(params):
     params : dict
         ``model`` ("op"/"dp"), ``d``, ``n`` (number of facts ``p``),
         ``criterion`` ("top1"/"tam"), ``tau`` (tam; None for top1),
-        ``margin``, ``seed``.  The facts are drawn as in
+        ``margin``, ``seed``; optional ``inputs``: ``"gaussian"`` (default,
+        the facts as drawn) or ``"sphere"`` (every input and candidate
+        rescaled to norm ``sqrt(d)``, which removes the norm fluctuations the
+        Gaussian-equivalent theory ignores).  The facts are drawn as in
         :func:`validation.linear_memory.exact.exact_trial` (same generator for
         the same ``(d, p, seed)``, float32 draws).
 
@@ -681,6 +684,17 @@ def listwise_exact_trial(params):
     rf, _ = trial_rngs(params["seed"], d, p)
     c0 = time.process_time()
     facts = make_facts(model, p, d, rng=rf, dtype=np.float32)
+    inputs = params.get("inputs", "gaussian")
+    if inputs == "sphere":
+        from .data import Facts
+
+        def unit(X):
+            X = np.asarray(X, np.float64)
+            return X * (math.sqrt(d) / np.linalg.norm(X, axis=-1, keepdims=True))
+
+        facts = Facts(model, unit(facts.E), unit(facts.U))
+    elif inputs != "gaussian":
+        raise ValueError(f"inputs must be 'gaussian' or 'sphere', got {inputs!r}")
     r = listwise_feasibility(facts, criterion=params["criterion"], tau=params.get("tau"),
                              margin=params.get("margin", 0.0))
     out = r.summary()
@@ -790,7 +804,7 @@ def listwise_prediction(criterion, d, *, tau=None, margin=0.0, samples=20_000, r
     return {"value": float(est.value), "stderr": float(est.stderr), "p": int(n), "limit": limit, "name": name}
 
 
-def listwise_params(model, d, ns, seeds, *, criterion, tau=None, margin=0.0):
+def listwise_params(model, d, ns, seeds, *, criterion, tau=None, margin=0.0, inputs=None):
     """Return the parameter records (one per ``n`` and seed) of :func:`listwise_exact_trial`.
 
     Parameters
@@ -809,6 +823,9 @@ def listwise_params(model, d, ns, seeds, *, criterion, tau=None, margin=0.0):
         Tail fraction (``tam``).
     margin : float
         Margin.
+    inputs : {None, "sphere"}
+        ``"sphere"``: inputs and candidates rescaled to norm ``sqrt(d)``
+        (:func:`listwise_exact_trial`); None: as drawn (no key in the record).
 
     Returns
     -------
@@ -819,8 +836,9 @@ def listwise_params(model, d, ns, seeds, *, criterion, tau=None, margin=0.0):
     ----------
     docs/listwise.md#exact-decisions
     """
+    extra = {} if inputs is None else {"inputs": inputs}
     return [{"model": model, "d": int(d), "n": int(n), "criterion": criterion,
-             "tau": None if tau is None else float(tau), "margin": float(margin), "seed": int(s)}
+             "tau": None if tau is None else float(tau), "margin": float(margin), "seed": int(s), **extra}
             for n in ns for s in seeds]
 
 

@@ -15,6 +15,10 @@ from pathlib import Path
 
 __all__ = ["build"]
 
+KEY = "listwise"
+TITLE = "Top-1 or top-k: listwise (tail-average margin) capacity and capacity at a margin"
+DOCS = "docs/listwise.md"  # model and derivations; linked under the section heading
+
 
 def _run(ctx, name, fname):
     from validation.studies import get_study
@@ -92,8 +96,6 @@ def build(ctx):
 
     fig_name = _figure(ctx, exact, hebb, HEBBIAN_TAUS)
     md = [
-        "## Top-1 or top-k: listwise capacity (tail-average margin) and capacity at a margin",
-        "",
         "Exact decisions (a memory meeting the criterion exists or not, with a verified certificate; "
         "`validation.linear_memory.exact_listwise`) for OP and DP facts, against the finite-p "
         "replica predictions `replica.tam_capacity(tau, n)` and `replica.alpha_c_finite(p, margin=)` at "
@@ -121,7 +123,7 @@ def build(ctx):
     ]
     figs = []
     if fig_name:
-        md.insert(6, f"![listwise thresholds]({fig_name})\n")
+        md.insert(4, f"![listwise thresholds]({fig_name})\n")
         figs = [fig_name]
     ctx.progress(f"listwise: done in {time.perf_counter() - t0:.1f} s")
     return SectionResult("\n".join(md), data, figs)
@@ -130,7 +132,7 @@ def build(ctx):
 def _href(ctx):
     from validation.sections.base import docs_href
 
-    return docs_href("listwise.md", ctx.out)
+    return docs_href("docs/listwise.md#exact-decisions", ctx.out)
 
 
 def _figure(ctx, exact, hebb, taus):

@@ -29,8 +29,9 @@ points of :func:`validation.linear_memory.exact_listwise.listwise_prediction`
 (20000 samples, seed 0), written here so that the plan is known without
 sampling; ``summarise`` re-evaluates the prediction at that ``n`` and reports
 how far the fixed point is from it.  The decision cost grows fast with ``d``
-(about 1-4 s per instance at ``d = 20``, 10-25 s at ``d = 30`` on one core),
-which is why the committed plan stops at ``d = 20`` for most cases.
+(CPU seconds per instance: 0.27 on average at ``d = 20``, 4.1 at ``d = 30``
+on the committed runs), which is why the plans at ``d = 30, 40`` are small
+(two seeds per size, the zero-margin TAM cases only).
 """
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ from validation.logistic import fit_threshold
 
 from .base import Option, Study
 
-__all__ = ["CASES", "CENTRE", "PLAN", "ListwiseThreshold", "ListwiseStudy", "case_label", "theory_at",
+__all__ = ["CASES", "CENTRE", "PLAN", "SPHERE_PLAN", "ListwiseThreshold", "ListwiseStudy", "case_label", "theory_at",
            "HEBBIAN_PLAN", "HebbianListwise", "HebbianListwiseStudy", "STUDIES"]
 
 #: (criterion, tau, margin) decided.
@@ -55,11 +56,18 @@ CASES = (("tam", 0.01, 0.0), ("tam", 0.05, 0.0), ("tam", 0.2, 0.0), ("tam", 0.05
          ("top1", None, 0.1), ("top1", None, 0.5))
 
 #: Predicted number of facts at each d, per case (fixed points of listwise_prediction, 20000 samples).
-CENTRE = {20: (87, 93, 142, 87, 68, 82, 66), 30: (165, 191, 313, 178, 137, 156, 126)}
+CENTRE = {20: (87, 93, 142, 87, 68, 82, 66), 30: (165, 191, 313, 178, 137, 156, 126),
+          40: (263, 325, 552, 302, 231, 247, 202)}
 
 #: Per d: relative sizes around the centre, seeds per size, cases planned (indices into CASES).
 PLAN = {20: (np.linspace(0.8, 1.2, 7), 4, tuple(range(len(CASES)))),
-        30: (np.linspace(0.85, 1.15, 5), 2, (1,))}
+        30: (np.linspace(0.85, 1.15, 5), 2, (0, 1, 2)), 40: (np.linspace(0.85, 1.15, 5), 2, (1,))}
+
+#: Control at d = 20 (OP, margin cases): inputs and candidates rescaled to norm sqrt(d).
+#: Relative sizes, seeds, cases.  At a positive margin the decision is no longer invariant
+#: under rescaling each input, so the chi fluctuations of Gaussian norms (relative size
+#: 1/sqrt(2d)) enter; the replica computation takes every norm at sqrt(d).
+SPHERE_PLAN = {20: (np.linspace(0.8, 1.2, 7), 4, (3, 4, 5, 6))}
 
 
 def case_label(criterion, tau, margin):
@@ -138,6 +146,8 @@ class ListwiseThreshold(Result):
         ``"op"`` or ``"dp"``.
     d : int
         Dimension.
+    inputs : str
+        ``"gaussian"`` (facts as drawn) or ``"sphere"`` (norms set to ``sqrt(d)``).
     criterion : str
         ``"top1"`` or ``"tam"``.
     tau : float or None
@@ -171,6 +181,7 @@ class ListwiseThreshold(Result):
 
     model: str
     d: int
+    inputs: str
     criterion: str
     tau: float | None
     margin: float
@@ -219,7 +230,7 @@ class ListwiseStudy(Study):
     docs = "docs/listwise.md#exact-decisions"
     title = ("exact thresholds under the tail-average margin and top-1 at a margin, OP and DP, "
              "against the finite-p replica predictions")
-    options = (Option("ds", "--d", int, (20, 30), "dimensions (planned: "
+    options = (Option("ds", "--d", int, (20, 30, 40), "dimensions (planned: "
                       + ", ".join(map(str, sorted(PLAN))) + ")", many=True, low=2),
                Option("models", "--models", str, ("op", "dp"), "fact models", many=True, choices=("op", "dp")))
 
@@ -244,13 +255,17 @@ class ListwiseStudy(Study):
         list of dict
             :func:`listwise_exact_trial` parameters, seed-major.
         """
-        rel, seeds, cases = PLAN[d]
         out = []
-        for i in cases:
-            crit, tau, margin = CASES[i]
-            ns = sorted({max(2, int(round(CENTRE[d][i] * r))) for r in rel})
-            out += listwise_params(model, d, ns, range(seeds), criterion=crit, tau=tau, margin=margin)
-        return sorted(out, key=lambda q: (q["seed"], CASES.index((q["criterion"], q["tau"], q["margin"])), q["n"]))
+        plans = [(PLAN, None)] + ([(SPHERE_PLAN, "sphere")] if model == "op" and d in SPHERE_PLAN else [])
+        for table, inputs in plans:
+            rel, seeds, cases = table[d]
+            for i in cases:
+                crit, tau, margin = CASES[i]
+                ns = sorted({max(2, int(round(CENTRE[d][i] * r))) for r in rel})
+                out += listwise_params(model, d, ns, range(seeds), criterion=crit, tau=tau, margin=margin,
+                                       inputs=inputs)
+        return sorted(out, key=lambda q: (q.get("inputs", ""), q["seed"],
+                                          CASES.index((q["criterion"], q["tau"], q["margin"])), q["n"]))
 
     def plan(self, ds, models):
         return [q for d in ds for m in models for q in self.plan_d(m, d)]
@@ -279,10 +294,10 @@ class ListwiseStudy(Study):
         """
         groups = {}
         for q, rec in results:
-            key = (q["model"], (q["criterion"], q["tau"], q["margin"]), q["d"])
+            key = (q["model"], (q["criterion"], q["tau"], q["margin"]), q["d"], q.get("inputs", "gaussian"))
             groups.setdefault(key, []).append(rec)
         rows = {}
-        for (model, case, d), recs in groups.items():
+        for (model, case, d, inputs), recs in groups.items():
             crit, tau, margin = case
             res = [r["result"] for r in recs if r is not None and r["status"] == "ok"]
             if not res:
@@ -298,8 +313,9 @@ class ListwiseStudy(Study):
                 thr = lo = hi = math.nan
                 counts = []
                 verdict = "no fit"
-            rows[model, case_label(*case), d] = ListwiseThreshold(
-                model=model, d=d, criterion=crit, tau=tau, margin=margin, threshold=thr, ci_low=lo, ci_high=hi,
+            label = case_label(*case) + (" sphere" if inputs == "sphere" else "")
+            rows[model, label, d] = ListwiseThreshold(
+                model=model, d=d, inputs=inputs, criterion=crit, tau=tau, margin=margin, threshold=thr, ci_low=lo, ci_high=hi,
                 theory=th["value"], theory_stderr=th["stderr"], theory_limit=th["limit"], verdict=verdict,
                 counts=counts, instances=len(res), undecided=len(res) - len(dec),
                 unverified=sum(r.get("verified") is not True for r in dec),

@@ -174,7 +174,7 @@ def _run_listwise(args):
     print(f"model={res.model} d={res.d} criterion={res.criterion}"
           + (f" tau={res.tau:g}" if res.tau is not None else "") + f" margin={res.margin:g} method=exact")
     print(f"exact threshold ({unit}): {res.threshold:.4f}  95% CI [{res.ci_low:.4f}, {res.ci_high:.4f}]")
-    print(f"theory ({th['name']}): {th['value']:.4f} +- {th['stderr']:.4f} (n = {th['p']}); "
+    print(f"theory ({th['name']}): {th['value']:.4f} +- {th['stderr']:.2g} (n = {th['p']}); "
           f"large-p limit {th['limit']:.4f}")
     print("load      feasible/decided")
     for a, k, n in res.counts:

@@ -61,7 +61,7 @@ CENTRE = {20: (87, 93, 142, 87, 68, 82, 66), 30: (165, 191, 313, 178, 137, 156, 
 
 #: Per d: relative sizes around the centre, seeds per size, cases planned (indices into CASES).
 PLAN = {20: (np.linspace(0.8, 1.2, 7), 4, tuple(range(len(CASES)))),
-        30: (np.linspace(0.85, 1.15, 5), 2, (0, 1, 2)), 40: (np.linspace(0.85, 1.15, 5), 2, (1,))}
+        30: (np.linspace(0.85, 1.15, 5), 2, (0, 1, 2))}
 
 #: Control at d = 20 (OP, margin cases): inputs and candidates rescaled to norm sqrt(d).
 #: Relative sizes, seeds, cases.  At a positive margin the decision is no longer invariant
@@ -230,7 +230,7 @@ class ListwiseStudy(Study):
     docs = "docs/listwise.md#exact-decisions"
     title = ("exact thresholds under the tail-average margin and top-1 at a margin, OP and DP, "
              "against the finite-p replica predictions")
-    options = (Option("ds", "--d", int, (20, 30, 40), "dimensions (planned: "
+    options = (Option("ds", "--d", int, (20, 30), "dimensions (planned: "
                       + ", ".join(map(str, sorted(PLAN))) + ")", many=True, low=2),
                Option("models", "--models", str, ("op", "dp"), "fact models", many=True, choices=("op", "dp")))
 

@@ -29,8 +29,8 @@ points of :func:`validation.linear_memory.exact_listwise.listwise_prediction`
 (20000 samples, seed 0), written here so that the plan is known without
 sampling; ``summarise`` re-evaluates the prediction at that ``n`` and reports
 how far the fixed point is from it.  The decision cost grows fast with ``d``
-(CPU seconds per instance: 0.27 on average at ``d = 20``, 4.1 at ``d = 30``
-on the committed runs), which is why the plans at ``d = 30, 40`` are small
+(CPU seconds per instance: 0.23 on average at ``d = 20``, 5.1 at ``d = 30``
+on the committed runs), which is why the plan at ``d = 30`` is small
 (two seeds per size, the zero-margin TAM cases only).
 """
 from __future__ import annotations

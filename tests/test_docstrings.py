@@ -57,11 +57,12 @@ IN_SCOPE = [
     "validation.studies.linear_memory_capacity", "validation.studies.linear_memory_d150",
     "validation.studies.linear_memory_lowrank", "validation.studies.linear_memory_margins",
     "validation.studies.linear_memory_spectra", "validation.studies.linear_memory_adaptive",
-    "validation.studies.linear_memory_budget",
+    "validation.studies.linear_memory_budget", "validation.studies.linear_memory_listwise",
     # validation: linear memories (exact decisions pending, see PENDING_MODULES)
     "validation.linear_memory",
     "validation.linear_memory.capacity", "validation.linear_memory.cli",
     "validation.linear_memory.data", "validation.linear_memory.finite_size",
+    "validation.linear_memory.exact_listwise",
     "validation.linear_memory.margins", "validation.linear_memory.mechanism",
     "validation.linear_memory.models", "validation.linear_memory.registry",
     "validation.linear_memory.spectra", "validation.linear_memory.theory",
@@ -80,6 +81,7 @@ IN_SCOPE = [
     "validation.sections.spectra", "validation.sections.theory",
     "validation.sections.token_retrieval", "validation.sections.claims",
     "validation.sections.layout", "validation.sections.prose", "validation.sections.figstyle",
+    "validation.sections.listwise",
 ]
 
 #: PENDING: packages whose docstrings have not been brought up to this standard yet.

@@ -36,6 +36,7 @@ SECTIONS = [
     ("theory", "validation.sections.theory"),
     ("spectra", "validation.sections.spectra"),
     ("linear_memory", "validation.sections.linear_memory"),
+    ("listwise", "validation.sections.listwise"),
     ("factual_recall", "validation.sections.factual_recall"),
     ("token_retrieval", "validation.sections.token_retrieval"),
 ]

@@ -11,6 +11,7 @@ Examples::
     python -m validation capacity --model hebbian --d 40 --alphas 0.02,0.03,0.04
     python -m validation capacity --model op --method exact --d 20 --seeds 6 --json
     python -m validation capacity --model op --d 30 --design adaptive --ci-halfwidth 0.03 --json
+    python -m validation capacity --model dp --method exact --criterion tam --tau 0.05 --margin 0.1 --d 20
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import json
 import math
 import sys
 
+from hcizz.cli import parse_list
 from validation._io import to_jsonable
 
 __all__ = ["register", "run"]
@@ -72,6 +74,13 @@ def register(sub):
     p.add_argument("--ci-halfwidth", type=float, default=0.03, help="adaptive target half-width (default 0.03)")
     p.add_argument("--max-trials", type=int, default=200, help="adaptive trial cap (default 200)")
     p.add_argument("--lr", type=float, default=None, help="override the preset's Adam learning rate")
+    p.add_argument("--criterion", default="top1", choices=["top1", "tam"],
+                   help="top1: correct score above every competitor; tam: above the mean of the top "
+                        "tau fraction of competitors (docs/listwise.md); with tam or --margin > 0 "
+                        "only --method exact, op/dp")
+    p.add_argument("--tau", type=float, default=None, help="tail fraction in (0, 1] (tam)")
+    p.add_argument("--margin", type=float, default=0.0,
+                   help="margin >= 0 in competitor-score units (default 0)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
     return p
@@ -94,9 +103,10 @@ def run(args):
     ----------
     docs/linear_memory.md#cli
     """
-    from hcizz.cli import parse_list
     from .capacity import measure_capacity
 
+    if args.criterion != "top1" or args.margin != 0 or args.tau is not None:
+        return _run_listwise(args)
     alphas = parse_list(args.alphas, "--alphas", item=float) if args.alphas is not None else None
     design = {"design": args.design, "ci_halfwidth": args.ci_halfwidth, "max_trials": args.max_trials}
     try:
@@ -132,4 +142,43 @@ def run(args):
         print(f"{res['trials']} trials, {res['train_seconds']:.1f} s of "
               + ("deciding" if args.method == "exact" else "training")
               + f", {res['seconds']:.1f} s wall", file=sys.stderr)
+    return 0
+
+
+def _run_listwise(args):
+    """``capacity --criterion tam`` or ``--margin > 0``: exact listwise decisions."""
+    from .exact_listwise import measure_listwise_capacity
+
+    ns = None
+    if args.alphas is not None:
+        # loads in the criterion's units (tam: n / d^2; top1: n ln n / d^2) -> numbers of facts
+        from replica import p_from_load
+
+        loads = parse_list(args.alphas, "--alphas", item=float, low=0)
+        ns = [int(round(a * args.d ** 2)) if args.criterion == "tam" else int(p_from_load(a, args.d))
+              for a in loads]
+    try:
+        res = measure_listwise_capacity(args.model, args.d, criterion=args.criterion,
+                                        tau=args.tau,
+                                        margin=args.margin, seeds=args.seeds, ns=ns, store=args.store,
+                                        workers=args.workers, executor=args.executor, progress=True,
+                                        method=args.method)
+    except RuntimeError as exc:
+        print(f"python -m validation capacity: failed: {exc}".splitlines()[0][:500], file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(to_jsonable(res)))
+        return 0
+    th = res.theory
+    unit = "n/d^2" if args.criterion == "tam" else "n ln n/d^2"
+    print(f"model={res.model} d={res.d} criterion={res.criterion}"
+          + (f" tau={res.tau:g}" if res.tau is not None else "") + f" margin={res.margin:g} method=exact")
+    print(f"exact threshold ({unit}): {res.threshold:.4f}  95% CI [{res.ci_low:.4f}, {res.ci_high:.4f}]")
+    print(f"theory ({th['name']}): {th['value']:.4f} +- {th['stderr']:.2g} (n = {th['p']}); "
+          f"large-p limit {th['limit']:.4f}")
+    print("load      feasible/decided")
+    for a, k, n in res.counts:
+        print(f"{a:8.4f}  {k}/{n}")
+    print(f"{res.trials} instances, {res.undecided} undecided, {res.unverified} unverified, "
+          f"{res.cpu_seconds:.1f} s CPU deciding", file=sys.stderr)
     return 0

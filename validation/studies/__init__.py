@@ -29,6 +29,7 @@ STUDY_MODULES = (
     "validation.studies.linear_memory_spectra",
     "validation.studies.linear_memory_adaptive",
     "validation.studies.linear_memory_budget",
+    "validation.studies.linear_memory_listwise",
     "validation.studies.factual_recall_memory",
     "validation.studies.factual_recall_capacity",
     "validation.studies.token_retrieval_grid",

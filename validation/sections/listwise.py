@@ -1,0 +1,189 @@
+"""Report section ``listwise``: top-1 or top-k -- exact TAM and margin thresholds, the Hebbian memory.
+
+Renders the studies ``linear_memory.listwise`` (exact decisions under the
+tail-average margin and top-1 at a margin, against the finite-``p`` replica
+predictions) and ``linear_memory.listwise_hebbian`` (the Hebbian memory under
+both criteria), :mod:`validation.studies.linear_memory_listwise`.  Quick mode
+replays their committed stores; full mode runs the planned trials on stores in
+the report folder seeded from the committed ones.
+"""
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+__all__ = ["build"]
+
+KEY = "listwise"
+TITLE = "Top-1 or top-k: listwise (tail-average margin) capacity and capacity at a margin"
+DOCS = "docs/listwise.md"  # model and derivations; linked under the section heading
+
+
+def _run(ctx, name, fname):
+    from validation.studies import get_study
+
+    study = get_study(name)
+    run = study.run(compute=not ctx.quick, store=None if ctx.quick else ctx.out / fname,
+                    executor=ctx.executor, missing="skip")
+    stored = f"validation/studies/stored/{study.stored}"
+    if ctx.quick:
+        src = f"read from the committed store `{stored}` (quick mode computes nothing)"
+    else:
+        src = (f"computed on `{Path(run.store).name}` in the report folder, seeded from `{stored}` "
+               f"({run.reused} reused, {run.computed} computed)")
+    return run, src
+
+
+def _fmt(x, nd=4):
+    return "-" if x is None or not math.isfinite(x) else f"{x:.{nd}f}"
+
+
+def build(ctx):
+    """Build the report section ``listwise``: exact TAM / margin thresholds and the Hebbian memory.
+
+    Parameters
+    ----------
+    ctx : validation.report.Context
+        The report context: quick or full mode, output folder, figure saving
+        and progress.
+
+    Returns
+    -------
+    SectionResult
+        Markdown, the ``report.json`` entry ``listwise`` (``theory``,
+        ``exact``, ``hebbian``, ``trained``) and the figure.
+
+    References
+    ----------
+    arXiv:2605.05189; docs/listwise.md
+    """
+    from replica import tam_capacity
+    from validation.sections.base import SectionResult, md_table
+    from validation.studies.linear_memory_listwise import HEBBIAN_TAUS
+
+    t0 = time.perf_counter()
+    ex_run, ex_src = _run(ctx, "linear_memory.listwise", "linear_memory_listwise.jsonl")
+    hb_run, hb_src = _run(ctx, "linear_memory.listwise_hebbian", "linear_memory_listwise_hebbian.jsonl")
+    exact = ex_run.outcome
+    hebb = hb_run.outcome
+
+    taus = (0.01, 0.05, 0.2, 0.5, 1.0)
+    margins = (0.0, 0.1, 0.5)
+    limits = {f"{t:g}": {f"{g:g}": float(tam_capacity(t, margin=g)) for g in margins} for t in taus}
+    data = {"theory": {"tam_limit": limits, "top1_limit": 0.5}, "exact": {}, "hebbian": {}, "trained": None}
+
+    rows = []
+    for (model, label, d), r in sorted(exact.items(), key=lambda kv: (kv[0][2], kv[0][1], kv[0][0])):
+        data["exact"].setdefault(model, {}).setdefault(str(d), {})[label] = r.to_dict()
+        unit = "n/d^2" if r.criterion == "tam" else "n ln n/d^2"
+        rows.append([model.upper(), d, label, unit, f"{_fmt(r.threshold)} [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]",
+                     f"{_fmt(r.theory)} ± {_fmt(r.theory_stderr, 5)}", _fmt(r.theory_limit),
+                     _fmt(r.threshold / r.theory, 3) if math.isfinite(r.threshold) else "-", r.verdict,
+                     f"{r.instances} ({r.undecided} undecided, {r.unverified} unverified)",
+                     f"{r.cpu_seconds_per_instance:.2f}"])
+    n_agree = sum(r.verdict == "agrees" for r in exact.values())
+    n_fit = sum(r.verdict in ("agrees", "differs") for r in exact.values())
+    ratios = [r.threshold / r.theory for r in exact.values() if math.isfinite(r.threshold)]
+    hrows = []
+    for (model, d, label), r in sorted(hebb.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
+        data["hebbian"].setdefault(model, {}).setdefault(str(d), {})[label] = r.to_dict()
+        hrows.append([model.upper(), d, label, f"{_fmt(r.threshold)} [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]",
+                      _fmt(r.n_threshold, 1), _fmt(r.theory) if r.theory is not None else "-", r.verdict,
+                      r.instances])
+    h_top = [r for r in hebb.values() if r.criterion == "top1" and r.verdict in ("agrees", "differs")]
+    h_agree = sum(r.verdict == "agrees" for r in h_top)
+
+    fig_name = _figure(ctx, exact, hebb, HEBBIAN_TAUS)
+    md = [
+        "Exact decisions (a memory meeting the criterion exists or not, with a verified certificate; "
+        "`validation.linear_memory.exact_listwise`) for OP and DP facts, against the finite-p "
+        "replica predictions `replica.tam_capacity(tau, n)` and `replica.alpha_c_finite(p, margin=)` at "
+        f"the same d (docs: [listwise.md]({_href(ctx)})). Exact decisions: {ex_src}. Hebbian memory: {hb_src}.",
+        "",
+        md_table(["model", "d", "case", "load", "exact threshold [95% CI]", "theory ± s.e.",
+                  "large-p limit", "exact / theory", "verdict", "instances", "CPU s / instance"], rows),
+        "",
+        (f"The prediction lies inside the 95% interval in {n_agree} of {n_fit} fitted cases; exact / theory "
+         f"ranges from {min(ratios):.3f} to {max(ratios):.3f}." if ratios else "No case has a fitted threshold."),
+        "",
+        "**Hebbian memory** `sum_mu c_mu e_mu^T` (no solver): load where *all* facts pass with probability "
+        "1/2 (top-1: `n ln n / d^2`; TAM: `n / d^2`), against the conditional Hebbian model "
+        "`replica.hebbian_threshold(d, problem=...)` for top-1.",
+        "",
+        md_table(["model", "d", "criterion", "threshold [95% CI]", "n at threshold", "theory (top-1)", "verdict",
+                  "instances"], hrows),
+        "",
+        (f"Top-1: the conditional Hebbian model lies inside the interval in {h_agree} of {len(h_top)} fits."
+         if h_top else ""),
+        "",
+        f"Regenerate: `nice -n 10 python -m validation study linear_memory.listwise --workers 1` and "
+        f"`python -m validation study linear_memory.listwise_hebbian`.",
+        "",
+    ]
+    figs = []
+    if fig_name:
+        md.insert(4, f"![listwise thresholds]({fig_name})\n")
+        figs = [fig_name]
+    ctx.progress(f"listwise: done in {time.perf_counter() - t0:.1f} s")
+    return SectionResult("\n".join(md), data, figs)
+
+
+def _href(ctx):
+    from validation.sections.base import docs_href
+
+    return docs_href("docs/listwise.md#exact-decisions", ctx.out)
+
+
+def _figure(ctx, exact, hebb, taus):
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    tam0 = {k: r for k, r in exact.items() if r.criterion == "tam" and r.margin == 0 and math.isfinite(r.threshold)}
+    if not tam0 and not hebb:
+        return None
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(17, 4.6))
+    for model, mk, col in (("op", "o", "C0"), ("dp", "s", "C1")):
+        sel = sorted((r for r in tam0.values() if r.model == model and r.d == 20), key=lambda r: r.tau)
+        if sel:
+            x = np.array([r.tau for r in sel]) * (0.93 if model == "op" else 1.07)
+            y = np.array([r.threshold for r in sel])
+            a1.errorbar(x, y, yerr=[y - [r.ci_low for r in sel], [r.ci_high for r in sel] - y], fmt=mk, color=col,
+                        capsize=3, label=f"exact {model.upper()}, d = 20")
+    th = sorted({(r.tau, r.theory, r.theory_limit) for r in tam0.values() if r.d == 20})
+    if th:
+        a1.plot([t[0] for t in th], [t[1] for t in th], "k^--", label="finite-p RS at d = 20")
+        a1.plot([t[0] for t in th], [t[2] for t in th], "k:", label="large-p limit 1/Gamma(kappa_tau)")
+    a1.set_xscale("log")
+    a1.set_xlabel("tail fraction tau")
+    a1.set_ylabel("threshold load n / d^2")
+    a1.set_title("TAM at zero margin")
+    a1.legend(fontsize=8, loc="upper left")
+    # exact / theory for every fitted case
+    fitted = sorted((r for r in exact.values() if math.isfinite(r.threshold)),
+                    key=lambda r: (r.criterion, r.tau or 0, r.margin, r.d, r.model))
+    labels = []
+    for i, r in enumerate(fitted):
+        col = "C0" if r.model == "op" else "C1"
+        a2.errorbar(i, r.threshold / r.theory, yerr=[[(r.threshold - r.ci_low) / r.theory],
+                                                     [(r.ci_high - r.threshold) / r.theory]],
+                    fmt="o" if r.model == "op" else "s", color=col, capsize=3)
+        labels.append(f"{r.model} d{r.d} {r.criterion}" + (f" {r.tau:g}" if r.tau else "") + f" g{r.margin:g}")
+    a2.axhline(1.0, color="k", ls="--", lw=1)
+    a2.set_xticks(range(len(labels)))
+    a2.set_xticklabels(labels, rotation=75, fontsize=7)
+    a2.set_ylabel("exact threshold / finite-p RS prediction")
+    a2.set_title("all cases (95% CI)")
+    for model, mk in (("op", "o"), ("dp", "s")):
+        for j, crit in enumerate(["top1"] + [f"tam tau={t:g}" for t in taus]):
+            sel = sorted((r for r in hebb.values() if r.model == model and r.criterion == crit
+                          and math.isfinite(r.n_threshold)), key=lambda r: r.d)
+            if sel:
+                a3.plot([r.d for r in sel], [r.n_threshold / r.d ** 2 for r in sel], mk + "-", color=f"C{j}",
+                        label=f"Hebbian {model.upper()}, {crit}", alpha=0.8 if model == "op" else 0.5)
+    a3.set_xlabel("d")
+    a3.set_ylabel("facts at the all-facts threshold / d^2")
+    a3.set_title("Hebbian memory")
+    a3.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.tight_layout()
+    return ctx.savefig(fig, "listwise_thresholds.png")

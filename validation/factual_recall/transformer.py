@@ -75,6 +75,11 @@ def truncated_normal(rng, shape, std, dtype=np.float64):
     ndarray
         Entries in ``[-2 std / 0.8796, 2 std / 0.8796]`` with mean 0 and variance ``std^2``.
 
+    References
+    ----------
+    Y. LeCun, L. Bottou, G. Orr, K.-R. Mueller, "Efficient BackProp" (1998);
+    arXiv:2412.06538 (the model it initialises); docs/factual_recall.md#model
+
     Examples
     --------
     >>> x = truncated_normal(0, (200_000,), 0.5)

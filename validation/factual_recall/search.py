@@ -383,12 +383,17 @@ class PaperCodeRow(Result):
         Shape.
     params : int
         ``4 H d_h d + 2 m d``.
+    budget : int or None
+        Step budget both sides are read at.
     paper_code : list of LargestPassed
         The paper's code, one entry per seed.
     ours : list of LargestPassed
         Our model and protocol, one entry per seed.
     paper_code_S, ours_S : list
-        The largest passed sizes (None where none passed).
+        The largest passed sizes at ``budget`` (None where none passed or the
+        outcome is pending).
+    paper_code_full_S : list
+        The paper code's largest passed sizes at the budget its runs had.
     within_paper_range : bool or None
         Whether every size of ours lies within ``[min, max]`` of the paper
         code's resolved sizes widened by one size on each side (the step of
@@ -404,14 +409,16 @@ class PaperCodeRow(Result):
     d_h: int
     m: int
     params: int
+    budget: object
     paper_code: list
     ours: list
     paper_code_S: list
     ours_S: list
+    paper_code_full_S: list
     within_paper_range: object
 
 
-def paper_code_comparison(shapes):
+def paper_code_comparison(shapes, budgets=None):
     """Put the paper code's largest-passed sizes next to ours, shape by shape.
 
     Parameters
@@ -419,6 +426,9 @@ def paper_code_comparison(shapes):
     shapes : iterable of tuple
         ``((d, H, d_h, m), paper_runs, our_runs)`` with ``paper_runs`` and
         ``our_runs`` lists of per-seed run lists (see :func:`largest_passed`).
+    budgets : sequence of int, optional
+        Step budget of the criterion per shape (both sides read at it; None:
+        the runs as they are).
 
     Returns
     -------
@@ -445,12 +455,15 @@ def paper_code_comparison(shapes):
     ([13], [12, 14], True)
     """
     rows = []
-    for (d, H, d_h, m), paper_runs, our_runs in shapes:
-        pc = [largest_passed(r) for r in paper_runs]
-        us = [largest_passed(r) for r in our_runs]
+    shapes = list(shapes)
+    budgets = [None] * len(shapes) if budgets is None else list(budgets)
+    for ((d, H, d_h, m), paper_runs, our_runs), budget in zip(shapes, budgets):
+        pc = [largest_passed(r, budget=budget) for r in paper_runs]
+        us = [largest_passed(r, budget=budget) for r in our_runs]
         ps = [x.S for x in pc if x.bracketed]
         os_ = [x.S for x in us if x.bracketed]
         within = None if not ps or not os_ else all(min(ps) - 1 <= s <= max(ps) + 1 for s in os_)
         rows.append(PaperCodeRow(int(d), int(H), int(d_h), int(m), 4 * H * d_h * d + 2 * m * d,
-                                 pc, us, [x.S for x in pc], [x.S for x in us], within))
+                                 budget, pc, us, [x.S for x in pc], [x.S for x in us],
+                                 [largest_passed(r).S for r in paper_runs], within))
     return rows

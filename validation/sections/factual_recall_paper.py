@@ -19,10 +19,15 @@ __all__ = ["render"]
 NAME = "factual_recall.paper_protocol"
 
 
+def _one(o):
+    if o.S is None:
+        return "unresolved" if any(v is None for v in o.sizes.values()) else "none"
+    return f"{o.S}{'' if o.bracketed else '*'}"
+
+
 def _sizes(outcomes):
     """``"13, 14*"``: largest passed sizes, ``*`` where the next size was not resolved."""
-    return ", ".join("none" if o.S is None else f"{o.S}{'' if o.bracketed else '*'}"
-                     for o in outcomes) or "-"
+    return ", ".join(_one(o) for o in outcomes) or "-"
 
 
 def render(ctx, md, data, figs):

@@ -16,11 +16,11 @@ def _run(S, lr, ok, step=128):
     return {"S": S, "R": S, "lr": lr, "passed": ok, "pass_step": step if ok else None}
 
 
-def _walk(capacity, start, lrs=PAPER_LRS, passing_lr=None, max_sizes=40):
+def _walk(capacity, start, lrs=PAPER_LRS, passing_lr=None, max_sizes=40, step=1):
     """Drive the search against a monotone oracle: a size passes iff S <= capacity (at
     ``passing_lr`` only, when given); returns the runs."""
     runs = []
-    while (nxt := next_paper_trial(runs, start, lrs=lrs, max_sizes=max_sizes)) is not None:
+    while (nxt := next_paper_trial(runs, start, lrs=lrs, max_sizes=max_sizes, step=step)) is not None:
         S, lr = nxt
         ok = S <= capacity and (passing_lr is None or lr == passing_lr)
         runs.append(_run(S, lr, ok))
@@ -39,15 +39,16 @@ def _bisection(capacity, lo, hi):
     return lo
 
 
-@pytest.mark.parametrize("capacity,start", list(itertools.product((1, 4, 9, 13), (1, 5, 13, 20))))
-def test_lean_search_finds_the_bisection_answer_of_a_monotone_oracle(capacity, start):
+@pytest.mark.parametrize("capacity,start,step",
+                         list(itertools.product((1, 4, 9, 13), (1, 5, 13, 20), (1, 2, 3))))
+def test_lean_search_finds_the_bisection_answer_of_a_monotone_oracle(capacity, start, step):
     # oracle: the paper code's bisection over [0, 64] on the same pass rule
-    runs = _walk(capacity, start)
+    runs = _walk(capacity, start, step=step)
     out = largest_passed(runs)
     assert out.S == _bisection(capacity, 0, 64) == capacity
     assert out.bracketed and out.monotone and out.facts == capacity ** 2
     # a walk from the right start costs two sizes (one pass, one failure)
-    if start == capacity:
+    if start == capacity and step == 1:
         assert sorted(out.sizes) == [capacity, capacity + 1]
 
 
@@ -155,3 +156,26 @@ def test_paper_protocol_study_replays_without_computing():
                                                                        (32, 4096, [27])]
     assert [r.paper_code_full_S for r in s.comparison] == [[14, 13], [27]]
     assert np.isfinite(sum(p.cpu_seconds for p in s.paths))
+
+
+def test_report_part_11_contract_keys(tmp_path):
+    """Part 11 renders from the committed stores: report.json keys ``paper_model`` (one
+    entry per path) and ``paper_code_comparison`` (one row per shape), JSON-serialisable."""
+    import json
+
+    from hcizz.jsonout import to_json_value
+    from validation.sections import factual_recall_paper
+    from validation.sections.base import Context
+
+    md, data, figs = [], {}, []
+    factual_recall_paper.render(Context(tmp_path, True), md, data, figs)
+    data = to_json_value(data)
+    json.dumps(data)
+    assert len(data["paper_model"]) == 3 and len(data["paper_code_comparison"]["rows"]) == 2
+    row = data["paper_code_comparison"]["rows"][0]
+    assert {"paper_code_S", "ours_S", "paper_code_full_S", "budget", "within_paper_range"} <= set(row)
+    assert data["paper_code_comparison"]["paper_code"]["commit"].startswith("7c4d121d")
+    for p in data["paper_model"]:
+        assert {"outcome", "facts_per_param", "steps", "runs"} <= set(p)
+    text = "\n".join(md)
+    assert "### 11." in text and "7c4d121d80b8" in text

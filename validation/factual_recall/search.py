@@ -217,7 +217,7 @@ def size_outcomes(runs, lrs=PAPER_LRS, budget=None):
     return out
 
 
-def next_paper_trial(runs, start, *, lrs=PAPER_LRS, max_sizes=6):
+def next_paper_trial(runs, start, *, lrs=PAPER_LRS, max_sizes=6, step=1):
     """Next ``(S, lr)`` of the paper protocol's lean search on one path, or None when it is done.
 
     Parameters
@@ -230,23 +230,25 @@ def next_paper_trial(runs, start, *, lrs=PAPER_LRS, max_sizes=6):
         Learning rates, tried in this order at each size.
     max_sizes : int
         Most sizes on one path.
+    step : int
+        Sizes per move while only passes (failures) are known.
 
     Returns
     -------
     tuple or None
         ``(S, lr)``: the next untried rate of a pending size; else, with only
-        passes (failures) known, the size one above the largest pass (one
-        below the smallest failure); once bracketed, the midpoint; None once
-        the largest pass and the smallest failure are adjacent (or inverted),
-        or after ``max_sizes`` sizes.
+        passes (failures) known, the size ``step`` above the largest pass
+        (below the smallest failure, not below 1); once bracketed, the
+        midpoint; None once the largest pass and the smallest failure are
+        adjacent (or inverted), or after ``max_sizes`` sizes.
 
     Notes
     -----
     Started at the expected capacity, the search needs two sizes (one pass
     and one failure); a failure costs every rate at the full budget, so the
-    walk moves one size at a time rather than bisecting a wide bracket as the
-    paper's code does.  Both give the largest passed size with its successor
-    failing.
+    walk moves by ``step`` sizes and then bisects, rather than bisecting a
+    wide bracket as the paper's code does.  Both give the largest passed size
+    with its successor failing.
 
     References
     ----------
@@ -262,6 +264,8 @@ def next_paper_trial(runs, start, *, lrs=PAPER_LRS, max_sizes=6):
     >>> fails = [run(14, lr, False) for lr in PAPER_LRS]
     >>> next_paper_trial([run(13, 0.01, True)] + fails, 13) is None
     True
+    >>> next_paper_trial(fails, 14, step=2), next_paper_trial(fails + [run(12, 0.01, True)], 14)
+    ((12, 0.01), (13, 0.01))
     """
     start = check_int("start", start, low=1)
     lrs = tuple(float(x) for x in lrs)
@@ -277,10 +281,11 @@ def next_paper_trial(runs, start, *, lrs=PAPER_LRS, max_sizes=6):
         return None
     good = [S for S, (ok, _) in out.items() if ok]
     bad = [S for S, (ok, _) in out.items() if not ok]
+    step = check_int("step", step, low=1)
     if not bad:
-        return max(good) + 1, lrs[0]
+        return max(good) + step, lrs[0]
     if not good:
-        return (min(bad) - 1, lrs[0]) if min(bad) > 1 else None
+        return (max(1, min(bad) - step), lrs[0]) if min(bad) > 1 else None
     lo, hi = max(good), min(bad)
     return ((lo + hi) // 2, lrs[0]) if hi - lo > 1 else None
 

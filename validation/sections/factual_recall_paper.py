@@ -56,15 +56,20 @@ def render(ctx, md, data, figs):
     meta = s.paper_code
     p = PAPER_PROTOCOL
     md.append("\n### 11. The paper's model and protocol against the paper's code\n")
+    budgets = sorted({q.steps for q in s.paths})
+    budget_txt = (f"up to {' / '.join(map(str, budgets))} Adam steps"
+                  + ("" if budgets == [p["steps"]] else
+                     f" (the paper's budget is {p['steps']}; runs of a longer budget are read at "
+                     f"the shorter one, and so are the paper code's runs)"))
     md.append(f"Our model with `variant=\"paper\"` (no EOS residual, `Q, K, V` std `1/sqrt(d_h)`, "
               f"`O` std `1/sqrt(d)`, LeCun MLP layers) trained by the paper's protocol: batches of "
-              f"{p['batch']} fresh sequences, up to {p['steps']} Adam steps, a test set of "
+              f"{p['batch']} fresh sequences, {budget_txt}, a test set of "
               f"{p['n_test']} fresh sequences checked every {p['eval_every']} steps (stop above 99 %), "
               f"a size `S = R` passes if any of the rates "
               f"{', '.join(f'{lr:g}' for lr in p['lrs'])} passes; the capacity is the largest "
               f"passed size (facts `S^2`). The paper's own code (commit `{meta['commit'][:12]}` of "
               f"{meta['repository']}, files {', '.join(meta['files'])}) was run at the same shapes "
-              f"in a separate jax environment ({meta['environment']['device']}; jax "
+              f"in a separate jax environment (device: {meta['environment']['device']}; jax "
               f"{meta['environment']['jax']}, flax {meta['environment']['flax']}, optax "
               f"{meta['environment']['optax']}); its runs are committed as `{PAPER_CODE_FILE}`. "
               f"Both sides go through the same criterion function. Store `{study.stored}` "
@@ -74,15 +79,33 @@ def render(ctx, md, data, figs):
     for r in s.comparison:
         ours = [q for q in s.paths if (q.d, q.H, q.d_h, q.m) == (r.d, r.H, r.d_h, r.m)]
         fpp = [q.facts_per_param for q in ours if q.facts_per_param is not None]
-        rows.append((r.d, r.H, r.d_h, r.m, r.params, _sizes(r.paper_code), _sizes(r.ours),
+        full = ", ".join("none" if x is None else str(x) for x in r.paper_code_full_S)
+        rows.append((r.d, r.H, r.d_h, r.m, r.params, r.budget, full, _sizes(r.paper_code),
+                     _sizes(r.ours),
                      ", ".join(f"{x:.3f}" for x in fpp) or "-",
                      "-" if r.within_paper_range is None else
                      ("yes" if r.within_paper_range else "no")))
-    md.append(md_table(["d", "H", "d_h", "m", "params", "paper code: largest passed S (per seed)",
-                        "ours: largest passed S (per seed)", "ours: facts / param",
-                        "ours within paper range +-1"], rows))
+    md.append(md_table(["d", "H", "d_h", "m", "params", "budget",
+                        f"paper code at {p['steps']} steps: largest passed S (per seed)",
+                        "paper code at budget", "ours at budget (paper model)",
+                        "ours: facts / param", "ours within paper range +-1"], rows))
     md.append("\n`*`: the next size was not resolved (search unfinished), so the size is a lower "
-              "bound. Seeds of the two sides are unrelated (jax and numpy streams).\n")
+              "bound; `unresolved`: no size passed and a size is still pending. Sizes are `S = R` "
+              "(facts `S^2`). Seeds of the two sides are unrelated (jax and numpy streams).\n")
+    reading = []
+    for r in s.comparison:
+        ps = [o.S for o in r.paper_code if o.bracketed]
+        us = [o.S for o in r.ours if o.bracketed]
+        if r.within_paper_range is None:
+            verdict = "not resolved on " + ("either side" if not ps and not us else
+                                            "our side" if not us else "the paper code's side")
+        elif r.within_paper_range:
+            verdict = "ours lie within one size of the paper code's"
+        else:
+            verdict = "ours differ from the paper code's by more than one size"
+        reading.append(f"`d = {r.d}` at {r.budget} steps: paper code {ps or '-'}, ours "
+                       f"{us or '-'} (resolved sizes): {verdict}")
+    md.append("\nReading: " + "; ".join(reading) + ".\n")
     md.append(md_table(["d", "seed", "S", "lr passed", "pass step", "sizes tried (pass/fail)",
                         "CPU s"],
                        [(q.d, q.seed, "-" if q.outcome.S is None else q.outcome.S,

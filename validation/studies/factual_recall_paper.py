@@ -6,8 +6,9 @@ One study, ``factual_recall.paper_protocol``, on the trial
 ``S = R`` (:func:`~validation.factual_recall.search.next_paper_trial`): start
 near the expected capacity, try the learning rates
 :data:`~validation.factual_recall.search.PAPER_LRS` at a size until one passes
-(a run stops at its first pass), move one size up after a pass and one down
-after a failure of every rate, stop once a passed size has a failed successor.
+(a run stops at its first pass), move two sizes up after a pass and two down
+after a failure of every rate until bracketed, then bisect; stop once a passed
+size has a failed successor.
 The criterion is the paper's: the largest passed size
 (:func:`~validation.factual_recall.search.largest_passed`).
 
@@ -48,9 +49,9 @@ __all__ = ["PAPER_PROTOCOL", "PAPER_SHAPES", "paper_base", "paper_code_runs", "P
            "PaperProtocolSummary", "PaperProtocol", "STUDIES"]
 
 #: The paper's protocol: batch, step budget, test checks, learning rates (tried in this
-#: order at a size), most sizes per path.
+#: order at a size); the search: most sizes per path, sizes per move until bracketed.
 PAPER_PROTOCOL = {"D": 8, "T": 32, "batch": 1024, "steps": 16384, "eval_every": 128,
-                  "n_test": 1024, "lrs": PAPER_LRS, "max_sizes": 6}
+                  "n_test": 1024, "lrs": PAPER_LRS, "max_sizes": 6, "step": 2}
 
 #: Shapes ``(d, H d_h / d, m / d, start S, seeds, budget)``: the shapes the paper's code
 #: was run at, started at its largest passed size.  ``budget`` is the step budget of the
@@ -136,8 +137,8 @@ class PaperPath(Result):
     outcome : LargestPassed
         The criterion on the path's runs.
     runs : list of dict
-        ``S``, ``lr``, ``budget`` (of the run), ``passed`` and ``pass_step`` (at the
-        path's budget), ``max_accuracy`` (at the run's budget), ``cpu_seconds`` per run.
+        ``S``, ``lr``, ``budget`` (of the run), ``passed``, ``pass_step`` and
+        ``max_accuracy`` (at the path's budget), ``cpu_seconds`` per run.
     done : bool
         Whether the search of the path is finished.
     cpu_seconds : float
@@ -224,10 +225,13 @@ def _paths(ok, variant, steps):
                     continue
                 seen.add((q["S"], q["lr"]))
                 ok_b = bool(res["passed"]) and res["pass_step"] is not None and res["pass_step"] <= budget
+                best = max(a for t, a in zip(res["eval_steps"], res["accuracy"]) if t <= budget)
                 runs.append({"S": q["S"], "R": q["R"], "lr": q["lr"], "budget": q["steps"], **res,
-                             "passed": ok_b, "pass_step": res["pass_step"] if ok_b else None})
+                             "passed": ok_b, "pass_step": res["pass_step"] if ok_b else None,
+                             "max_accuracy": best})
             nxt = next_paper_trial(runs, shape[3], lrs=PAPER_PROTOCOL["lrs"],
-                                   max_sizes=PAPER_PROTOCOL["max_sizes"])
+                                   max_sizes=PAPER_PROTOCOL["max_sizes"],
+                                   step=PAPER_PROTOCOL["step"])
             q = None if nxt is None else {**base, "S": nxt[0], "R": nxt[0], "seed": seed,
                                           "lr": nxt[1]}
             out.append((shape, base, seed, runs, q))

@@ -397,8 +397,10 @@ class PaperCodeRow(Result):
     paper_code_S, ours_S : list
         The largest passed sizes at ``budget`` (None where none passed or the
         outcome is pending).
+    paper_code_full : list of LargestPassed
+        The paper code at the budget its runs had, one entry per seed.
     paper_code_full_S : list
-        The paper code's largest passed sizes at the budget its runs had.
+        Its largest passed sizes.
     within_paper_range : bool or None
         Whether every size of ours lies within ``[min, max]`` of the paper
         code's resolved sizes widened by one size on each side (the step of
@@ -419,6 +421,7 @@ class PaperCodeRow(Result):
     ours: list
     paper_code_S: list
     ours_S: list
+    paper_code_full: list
     paper_code_full_S: list
     within_paper_range: object
 
@@ -464,11 +467,12 @@ def paper_code_comparison(shapes, budgets=None):
     budgets = [None] * len(shapes) if budgets is None else list(budgets)
     for ((d, H, d_h, m), paper_runs, our_runs), budget in zip(shapes, budgets):
         pc = [largest_passed(r, budget=budget) for r in paper_runs]
+        full = [largest_passed(r) for r in paper_runs]
         us = [largest_passed(r, budget=budget) for r in our_runs]
         ps = [x.S for x in pc if x.bracketed]
         os_ = [x.S for x in us if x.bracketed]
         within = None if not ps or not os_ else all(min(ps) - 1 <= s <= max(ps) + 1 for s in os_)
         rows.append(PaperCodeRow(int(d), int(H), int(d_h), int(m), 4 * H * d_h * d + 2 * m * d,
-                                 budget, pc, us, [x.S for x in pc], [x.S for x in us],
-                                 [largest_passed(r).S for r in paper_runs], within))
+                                 budget, pc, us, [x.S for x in pc], [x.S for x in us], full,
+                                 [x.S for x in full], within))
     return rows

@@ -79,8 +79,8 @@ def render(ctx, md, data, figs):
     for r in s.comparison:
         ours = [q for q in s.paths if (q.d, q.H, q.d_h, q.m) == (r.d, r.H, r.d_h, r.m)]
         fpp = [q.facts_per_param for q in ours if q.facts_per_param is not None]
-        full = ", ".join("none" if x is None else str(x) for x in r.paper_code_full_S)
-        rows.append((r.d, r.H, r.d_h, r.m, r.params, r.budget, full, _sizes(r.paper_code),
+        rows.append((r.d, r.H, r.d_h, r.m, r.params, r.budget, _sizes(r.paper_code_full),
+                     _sizes(r.paper_code),
                      _sizes(r.ours),
                      ", ".join(f"{x:.3f}" for x in fpp) or "-",
                      "-" if r.within_paper_range is None else

@@ -247,8 +247,8 @@ class PaperProtocol(Study):
     """
 
     name = "factual_recall.paper_protocol"
-    title = ("the paper's protocol (batch 1024, 16384 steps, best of three rates, largest passed "
-             "size) on the paper's model, next to the paper's own code")
+    title = ("the paper's protocol (batch 1024, best of three rates, largest passed size; 4096 of "
+             "the paper's 16384 steps by default) on the paper's model, next to the paper's own code")
     trial = paper_protocol_trial
     stored = "factual_recall.paper_protocol.jsonl"
     docs = "docs/factual_recall.md#the-papers-protocol-against-the-papers-code"

@@ -52,10 +52,11 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "site_mathjax",      # docs/_ext: the pinned MathJax in _static/mathjax
     "site_report",       # docs/_ext: the validation report as pages under report/
+    "site_api",          # docs/_ext: docs/*.md#... and arXiv ids in docstrings as links
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "generated/*.examples", "auto_examples/*.ipynb",
+exclude_patterns = ["_build", "generated/*.examples", "generated/backreferences", "auto_examples/*.ipynb",
                     "auto_examples/*.py", "auto_examples/*.zip",
                     "auto_examples/*.md5", "auto_examples/*.json",
                     "examples/GALLERY_HEADER.rst", "_ext", "_inv", "_static",
@@ -117,6 +118,11 @@ sphinx_gallery_conf = {
     # the timing pages load jQuery, DataTables and Bootstrap from CDNs; the site
     # must work offline (docs/check_site.py), so they are not written
     "write_computation_times": False,
+    # "Examples using X" on every API page whose object a gallery example uses
+    # (docs/_templates/autosummary/*.rst include the mini-gallery)
+    "doc_module": ("replica", "hcizz", "validation"),
+    "backreferences_dir": "generated/backreferences",
+    "inspect_global_variables": False,
 }
 
 # -- HTML ---------------------------------------------------------------------

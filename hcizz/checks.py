@@ -16,6 +16,7 @@ import numpy as np
 
 __all__ = [
     "check_int", "check_real", "check_array", "check_rng", "check_real_mp",
+    "check_memory", "memory_limit", "fmt_bytes", "MEMORY_FRACTION",
 ]
 
 
@@ -57,9 +58,24 @@ def check_int(name, value, *, low=None, high=None):
         If ``value`` is not an integer in ``[low, high]``; the message names
         the argument, the value and the valid range.
 
+    See Also
+    --------
+    hcizz.checks.check_real : The same check for real numbers and arrays.
+    hcizz.checks.check_rng : The check of a random state.
+
     References
     ----------
     docs/reliability.md#bad-input-classes-and-what-each-gives
+
+    Examples
+    --------
+    >>> print(repr(check_int("p", 1e3, low=2)))       # an integral float is accepted
+    1000
+    >>> try:
+    ...     check_int("p", 1, low=2)
+    ... except ValueError as err:
+    ...     print(err)
+    p must be an integer >= 2, got 1
     """
     rng_txt = _range_txt(low, high, integer=True)
     if isinstance(value, (bool, np.bool_)) or value is None:
@@ -120,9 +136,25 @@ def check_real(name, value, *, low=None, high=None, low_open=False,
     ValueError
         If any element is NaN, non-real or outside the range.
 
+    See Also
+    --------
+    hcizz.checks.check_int : The same check for integers.
+    hcizz.checks.check_real_mp : The check for a high-precision code path.
+    hcizz.checks.check_array : The check of an array's shape and finiteness.
+
     References
     ----------
     docs/reliability.md#bad-input-classes-and-what-each-gives
+
+    Examples
+    --------
+    >>> print(check_real("kappa", [0.5, 1], low=0, high=1, low_open=True))
+    [0.5 1. ]
+    >>> try:
+    ...     check_real("kappa", 1.5, low=0, high=1, low_open=True)
+    ... except ValueError as err:
+    ...     print(err)
+    kappa must be a real number in (0, 1], got 1.5
     """
     rng_txt = _range_txt(low, high, low_open=low_open, high_open=high_open)
     if isinstance(value, (bool, np.bool_, str, bytes)) or value is None:
@@ -173,9 +205,23 @@ def check_array(name, value, *, ndim=None, finite=True):
         If ``value`` is not convertible to floats, has the wrong ``ndim`` or
         holds a non-finite value while ``finite`` is set.
 
+    See Also
+    --------
+    hcizz.checks.check_real : The check of values in a range.
+
     References
     ----------
     docs/reliability.md#bad-input-classes-and-what-each-gives
+
+    Examples
+    --------
+    >>> print(check_array("a", [1, 2], ndim=1))
+    [1. 2.]
+    >>> try:
+    ...     check_array("a", [[1.0]], ndim=1)
+    ... except ValueError as err:
+    ...     print(err)
+    a must be a 1-d array, got shape (1, 1)
     """
     try:
         arr = np.asarray(value, dtype=float)
@@ -207,9 +253,24 @@ def check_rng(rng):
     ValueError
         If ``rng`` is not an accepted seed.
 
+    See Also
+    --------
+    numpy.random.default_rng : The constructor it calls.
+    hcizz.checks.check_int : The check of an integer argument.
+
     References
     ----------
     docs/reliability.md#bad-input-classes-and-what-each-gives
+
+    Examples
+    --------
+    >>> print(f"{check_rng(0).random():.6f}")
+    0.636962
+    >>> try:
+    ...     check_rng("x")
+    ... except ValueError as err:
+    ...     print(err)
+    rng must be None, an int seed, a SeedSequence or a Generator, got 'x'
     """
     if isinstance(rng, np.random.Generator):
         return rng
@@ -255,9 +316,24 @@ def check_real_mp(name, value, *, low=None, high=None, low_open=False, high_open
     ValueError
         If ``value`` is not a real number in the range.
 
+    See Also
+    --------
+    hcizz.checks.check_real : The float counterpart.
+    replica.alpha_c : Takes exact input on its ``dps=`` path.
+
     References
     ----------
     docs/reliability.md#numerics-at-the-edges-of-the-domain
+
+    Examples
+    --------
+    Exact input is never rounded through a float:
+
+    >>> import fractions
+    >>> import mpmath
+    >>> with mpmath.workdps(30):
+    ...     print(check_real_mp("kappa", fractions.Fraction(1, 3), low=0, high=1))
+    0.333333333333333333333333333333
     """
     import decimal
     import fractions
@@ -296,3 +372,145 @@ def check_real_mp(name, value, *, low=None, high=None, low_open=False, high_open
     if high is not None and ((x >= high) if high_open else (x > high)):
         raise bad
     return x
+
+
+#: Fraction of the physical memory one computation may plan to use (see :func:`memory_limit`).
+MEMORY_FRACTION = 0.75
+
+_SUFFIX = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _physical_memory():
+    import os
+
+    try:
+        n = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return int(n) if n > 0 else None
+
+
+def memory_limit():
+    """Return the memory one computation may plan to use, and where the number comes from.
+
+    The limit is :data:`MEMORY_FRACTION` of the physical memory
+    (``os.sysconf``), or the bytes in the environment variable
+    ``ASSOCMEM_MEMORY_LIMIT`` (suffixes ``K``, ``M``, ``G``, ``T`` for powers
+    of 1024 allowed).
+
+    Returns
+    -------
+    limit : float
+        Bytes (``inf`` where the physical memory is unknown).
+    description : str
+        Where the limit comes from, for messages.
+
+    Raises
+    ------
+    ValueError
+        If ``ASSOCMEM_MEMORY_LIMIT`` is set but not a positive number of bytes.
+
+    References
+    ----------
+    docs/reliability.md#sizes
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ["ASSOCMEM_MEMORY_LIMIT"] = "2G"
+    >>> memory_limit()
+    (2147483648.0, 'ASSOCMEM_MEMORY_LIMIT')
+    >>> del os.environ["ASSOCMEM_MEMORY_LIMIT"]
+    """
+    import os
+
+    raw = os.environ.get("ASSOCMEM_MEMORY_LIMIT", "")
+    env = raw.strip().upper().removesuffix("IB").removesuffix("B")
+    if env:
+        num, suf = (env[:-1], env[-1]) if env[-1] in _SUFFIX else (env, "")
+        try:
+            val = float(num) * _SUFFIX[suf]
+        except ValueError:
+            raise ValueError(f"ASSOCMEM_MEMORY_LIMIT must be a number of bytes such as 8G, got {raw!r}") from None
+        if not val > 0:
+            raise ValueError(f"ASSOCMEM_MEMORY_LIMIT must be positive, got {raw!r}")
+        return val, "ASSOCMEM_MEMORY_LIMIT"
+    phys = _physical_memory()
+    if phys is None:
+        return float("inf"), "physical memory unknown"
+    return MEMORY_FRACTION * phys, f"{MEMORY_FRACTION:.0%} of the {fmt_bytes(phys)} of physical memory"
+
+
+def fmt_bytes(n):
+    """Return ``n`` bytes as a short human-readable text.
+
+    Parameters
+    ----------
+    n : float
+        A number of bytes.
+
+    Returns
+    -------
+    str
+        ``"512 B"``, ``"1.5 KiB"``, ... ``"93.9 TiB"`` (powers of 1024).
+
+    References
+    ----------
+    docs/reliability.md#sizes
+
+    Examples
+    --------
+    >>> fmt_bytes(1536)
+    '1.5 KiB'
+    """
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(n) < 1024 or unit == "PiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{n:.0f} B"
+        n /= 1024
+    return f"{n:.3g} EiB"  # pragma: no cover
+
+
+def check_memory(nbytes, what):
+    """Raise ``ValueError`` before allocating if ``nbytes`` exceeds :func:`memory_limit`.
+
+    Every entry point that allocates arrays whose size the user chooses
+    (``samples``, ``d``, ``p``, ...) calls this first with a *lower bound* of
+    what must exist at once, so a refusal is never wrong.
+
+    Parameters
+    ----------
+    nbytes : float
+        Lower bound of the memory the computation needs at once.
+    what : str
+        The computation and its sizes, e.g. ``"energy_G samples=1e11 p=10"``.
+
+    Returns
+    -------
+    float
+        ``nbytes`` (when it fits).
+
+    Raises
+    ------
+    ValueError
+        Naming ``what``, the need and the limit.
+
+    References
+    ----------
+    docs/reliability.md#sizes
+
+    Examples
+    --------
+    >>> check_memory(1e3, "a tiny array")
+    1000.0
+    >>> check_memory(1e30, "a huge array d=1e15")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: a huge array d=1e15 needs at least ... of memory, more than the limit ...
+    """
+    nbytes = float(nbytes)
+    limit, desc = memory_limit()
+    if not nbytes <= limit:
+        raise ValueError(f"{what} needs at least {fmt_bytes(nbytes)} of memory, more than the limit "
+                         f"{fmt_bytes(limit)} ({desc}); use smaller sizes")
+    return nbytes

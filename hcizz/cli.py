@@ -13,9 +13,26 @@ class ArgumentParser(argparse.ArgumentParser):
 
     Its constructor is ``argparse.ArgumentParser``'s (same arguments).
 
+    See Also
+    --------
+    hcizz.cli.dispatch : Builds the parsers of the package CLIs.
+    hcizz.cli.run_cli : Turns bad input into a one-line error.
+
     References
     ----------
     docs/reliability.md#bad-input-classes-and-what-each-gives
+
+    Examples
+    --------
+    >>> parser = ArgumentParser(prog="demo")
+    >>> _ = parser.add_argument("--n", type=int)
+    >>> print(parser.parse_args(["--n", "3"]).n)
+    3
+    >>> try:                                    # stderr: demo: error: argument --n: ...
+    ...     parser.parse_args(["--n", "x"])
+    ... except SystemExit as err:
+    ...     print(err.code)
+    2
     """
 
     def error(self, message):
@@ -56,9 +73,21 @@ def run_cli(main, argv=None, *, prog):
     int
         The exit status: ``main``'s, 2 on an error, 130 on interruption.
 
+    See Also
+    --------
+    hcizz.cli.dispatch : The ``main`` of the package CLIs.
+    hcizz.cli.ArgumentParser : One-line usage errors.
+
     References
     ----------
     docs/reliability.md#bad-input-classes-and-what-each-gives
+
+    Examples
+    --------
+    >>> def main(argv):
+    ...     raise ValueError("p must be >= 2, got 1")
+    >>> print(run_cli(main, [], prog="demo"))      # stderr: demo: error: p must be >= 2, got 1
+    2
     """
     try:
         return main(argv)
@@ -99,9 +128,21 @@ def dispatch(argv, *, prog, description, modules):
     int
         Exit status of the subcommand (0 when it returns ``None``).
 
+    See Also
+    --------
+    hcizz.cli.run_cli : Runs it with one-line errors.
+    replica.theory_cli.register : A module's ``register``.
+
     References
     ----------
     docs/api_replica.md#cli-python--m-replica-subcommand----json
+
+    Examples
+    --------
+    >>> print(dispatch(["gaussian-max", "2"], prog="python -m replica", description="demo",
+    ...                modules=["replica.theory_cli"]))
+    n=2  E[M_n]=0.564189583547756  E[M_n^2]=1
+    0
     """
     import importlib
 
@@ -145,6 +186,11 @@ def parse_list(text, name, *, item=float, low=None, high=None, low_open=False, c
         On an empty list, an empty item (``"0.5,,0.7"``, a trailing comma),
         an item that is not of the type, out of range or not a choice; the
         message names the option, the item and the valid range.
+
+    See Also
+    --------
+    hcizz.checks.check_real : The range check of each numeric item.
+    replica.theory_cli.number : Parses one number.
 
     References
     ----------
@@ -212,6 +258,13 @@ def _writable_dir(name, folder, path):
     if not os.access(probe, os.W_OK | os.X_OK):
         raise ValueError(f"{name} must be a path in a writable folder, got {str(path)!r} "
                          f"({probe!r} is not writable)")
+    try:
+        blocks = os.statvfs(probe).f_blocks
+    except OSError:  # pragma: no cover - statvfs missing or refused: keep the access check's answer
+        blocks = None
+    if blocks == 0:                              # /proc, /sys: pseudo file systems hold no files (root too)
+        raise ValueError(f"{name} must be a path on a file system that holds files, got {str(path)!r} "
+                         f"({probe!r} is on a pseudo file system such as /proc)")
 
 
 def check_output_file(name, path, *, must_exist=False):
@@ -237,6 +290,10 @@ def check_output_file(name, path, *, must_exist=False):
         An empty path, a directory, a FIFO, a device or socket (writing would
         block or go nowhere), an existing file that is not writable, or a
         parent that is not a folder or not writable; nothing is created.
+
+    See Also
+    --------
+    hcizz.cli.check_output_dir : The same check for a folder.
 
     References
     ----------
@@ -292,6 +349,10 @@ def check_output_dir(name, path):
         An empty path, an existing path that is not a folder, a folder that
         is not writable, or an ancestor that is a file or not writable;
         nothing is created.
+
+    See Also
+    --------
+    hcizz.cli.check_output_file : The same check for a file.
 
     References
     ----------

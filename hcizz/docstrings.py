@@ -70,6 +70,10 @@ def fill(doc, params=None):
     KeyError
         A placeholder names no shared description.
 
+    See Also
+    --------
+    hcizz.docstrings.fill_doc : The decorator that applies it.
+
     References
     ----------
     docs/architecture.md#shared-parameter-docs
@@ -110,6 +114,10 @@ def fill_doc(obj=None, **params):
     object
         The object, its ``__doc__`` filled (:func:`fill`).
 
+    See Also
+    --------
+    hcizz.docstrings.fill : The substitution it applies.
+
     References
     ----------
     docs/architecture.md#shared-parameter-docs
@@ -125,8 +133,8 @@ def fill_doc(obj=None, **params):
     ...     %(d)s
     ...     '''
     ...     return d
-    >>> "Dimension (>= 1)." in f.__doc__
-    True
+    >>> print(f.__doc__.strip().splitlines()[-2:])
+    ['    d : int', '        Dimension (>= 1).']
     """
     def apply(o):
         o.__doc__ = fill(o.__doc__, params)

@@ -30,6 +30,11 @@ class Estimate(Result):
     info : dict, optional
         Method details (e.g. quadrature tolerances, number of order statistics).
 
+    See Also
+    --------
+    hcizz.results.Result : The base of the project's result records.
+    replica.v_p : A function that returns an estimate.
+
     References
     ----------
     docs/reliability.md#how-this-is-tested

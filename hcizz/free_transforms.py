@@ -1,16 +1,18 @@
 r"""Free-probability transforms of the laws in :mod:`hcizz`.
 
-Conventions: Stieltjes transform ``G(z) = E 1/(z - x)`` (``Im G < 0`` for
-``Im z > 0``); R-transform ``G^{-1}(g) = R(g) + 1/g``; moment series
-``psi(z) = sum_{k>=1} m_k z^k``; S-transform ``S(w) = chi(w) (1 + w) / w`` with
-``chi = psi^{-1}``.  Under free multiplicative convolution S-transforms
-multiply; scaling ``x -> c x`` divides ``S`` by ``c``.
+Conventions: Stieltjes transform :math:`G(z) = E\, 1/(z - x)` (:math:`\mathrm{Im}\, G < 0`
+for :math:`\mathrm{Im}\, z > 0`); R-transform :math:`G^{-1}(g) = R(g) + 1/g`; moment
+series :math:`\psi(z) = \sum_{k \ge 1} m_k z^k`; S-transform
+:math:`S(w) = \chi(w) (1 + w) / w` with :math:`\chi = \psi^{-1}`.  Under free
+multiplicative convolution S-transforms multiply; scaling :math:`x \to c x` divides
+:math:`S` by :math:`c`.
 
-* Marchenko-Pastur (ratio ``lam``, mean 1): ``R(g) = 1/(1 - lam g)``,
-  ``S(w) = 1/(1 + lam w)``, ``lam z G^2 - (z + lam - 1) G + 1 = 0``.
-* ``mp_product(kappa)``: ``S(w) = kappa / (1 + kappa w)^2``; ``psi = z G - 1``
-  solves ``kappa^2 psi^3 + (kappa^2 + 2 kappa) psi^2 + (1 + 2 kappa - kappa z) psi + 1 = 0``.
-* Quarter circle: its symmetrisation is the semicircle, ``R_sym(g) = g``.
+* Marchenko-Pastur (ratio :math:`\lambda`, mean 1): :math:`R(g) = 1/(1 - \lambda g)`,
+  :math:`S(w) = 1/(1 + \lambda w)`, :math:`\lambda z G^2 - (z + \lambda - 1) G + 1 = 0`.
+* ``mp_product(kappa)``: :math:`S(w) = \kappa / (1 + \kappa w)^2`; :math:`\psi = z G - 1`
+  solves
+  :math:`\kappa^2 \psi^3 + (\kappa^2 + 2 \kappa) \psi^2 + (1 + 2 \kappa - \kappa z) \psi + 1 = 0`.
+* Quarter circle: its symmetrisation is the semicircle, :math:`R_{sym}(g) = g`.
 """
 from __future__ import annotations
 
@@ -23,79 +25,113 @@ __all__ = ["s_transform_mp", "r_transform_mp", "s_transform_mp_product", "r_tran
 
 
 def s_transform_mp(w, ratio):
-    """Evaluate the S-transform ``1 / (1 + ratio w)`` of the Marchenko-Pastur law (mean 1).
+    r"""Evaluate the S-transform :math:`1 / (1 + \lambda w)` of the Marchenko-Pastur law (mean 1).
 
     Parameters
     ----------
     w : float or array_like
         Argument.
     ratio : float
-        Aspect ratio ``lambda > 0``.
+        Aspect ratio :math:`\lambda > 0`.
 
     Returns
     -------
     ndarray
-        ``S(w)``.
+        :math:`S(w)`.
+
+    See Also
+    --------
+    hcizz.free_transforms.r_transform_mp : The R-transform of the same law.
+    hcizz.free_transforms.s_transform_mp_product : The S-transform of the product law.
+    hcizz.free_transforms.moments_from_s_transform : Moments from an S-transform.
 
     References
     ----------
     docs/rank_constrained.md#spectral-laws-hcizz
+
+    Examples
+    --------
+    >>> print(s_transform_mp([0.0, 1.0], 0.5))
+    [1.         0.66666667]
     """
     ratio = check_real("ratio", ratio, low=0, low_open=True, allow_array=False)
     return 1.0 / (1.0 + ratio * np.asarray(w))
 
 
 def r_transform_mp(g, ratio):
-    """Evaluate the R-transform ``1 / (1 - ratio g)`` of the Marchenko-Pastur law (free Poisson).
+    r"""Evaluate the R-transform :math:`1 / (1 - \lambda g)` of the Marchenko-Pastur law (free Poisson).
 
     Parameters
     ----------
     g : float or array_like
         Argument.
     ratio : float
-        Aspect ratio ``lambda > 0``.
+        Aspect ratio :math:`\lambda > 0`.
 
     Returns
     -------
     ndarray
-        ``R(g)``.
+        :math:`R(g)`.
+
+    See Also
+    --------
+    hcizz.free_transforms.s_transform_mp : The S-transform of the same law.
+    hcizz.free_transforms.stieltjes_mp : Its Stieltjes transform.
 
     References
     ----------
     docs/rank_constrained.md#spectral-laws-hcizz
+
+    Examples
+    --------
+    >>> print(r_transform_mp([0.0, 0.5], 0.5))
+    [1.         1.33333333]
     """
     ratio = check_real("ratio", ratio, low=0, low_open=True, allow_array=False)
     return 1.0 / (1.0 - ratio * np.asarray(g))
 
 
 def s_transform_mp_product(w, kappa):
-    """Evaluate the S-transform ``kappa / (1 + kappa w)^2`` of ``mp_product(kappa)``.
+    r"""Evaluate the S-transform :math:`\kappa / (1 + \kappa w)^2` of ``mp_product(kappa)``.
 
     It is the product of two Marchenko-Pastur S-transforms divided by the
-    scale ``1/kappa``.
+    scale :math:`1/\kappa`.
 
     Parameters
     ----------
     w : float or array_like
         Argument.
     kappa : float
-        Rank fraction in ``(0, 1]``.
+        Rank fraction in :math:`(0, 1]`.
 
     Returns
     -------
     ndarray
-        ``S(w)``.
+        :math:`S(w)`.
+
+    See Also
+    --------
+    hcizz.free_transforms.s_transform_mp : The factor S-transform.
+    hcizz.mp_product : The law.
+    hcizz.free_transforms.moments_from_s_transform : Its moments from this transform.
 
     References
     ----------
     docs/rank_constrained.md#spectral-laws-hcizz
+
+    Examples
+    --------
+    The product of two Marchenko-Pastur S-transforms, times :math:`\kappa`:
+
+    >>> print(s_transform_mp_product([0.0, 1.0], 0.5), 0.5 * s_transform_mp(1.0, 0.5) ** 2)
+    [0.5        0.22222222] 0.2222222222222222
     """
     kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
     return kappa / (1.0 + kappa * np.asarray(w)) ** 2
 
 
 def r_transform_semicircle(g):
-    """Evaluate the R-transform ``R(g) = g`` of the unit semicircle (symmetrised quarter circle).
+    r"""Evaluate the R-transform :math:`R(g) = g` of the unit semicircle (symmetrised quarter circle).
 
     Parameters
     ----------
@@ -105,11 +141,21 @@ def r_transform_semicircle(g):
     Returns
     -------
     ndarray
-        ``g`` as an array.
+        :math:`g` as an array.
+
+    See Also
+    --------
+    hcizz.quarter_circle.QuarterCircle : The quarter circle, whose symmetrisation this is.
+    hcizz.rectangular_r_transform : The rectangular R-transform of a spectrum.
 
     References
     ----------
     docs/rank_constrained.md#spherical-integrals-hcizzspherical
+
+    Examples
+    --------
+    >>> print(r_transform_semicircle([0.5, 1.0]))
+    [0.5 1. ]
     """
     return np.asarray(g)
 
@@ -117,34 +163,52 @@ def r_transform_semicircle(g):
 def stieltjes_mp(z, ratio):
     r"""Evaluate the Stieltjes transform of the full Marchenko-Pastur law (atom included).
 
-    ``G = (z + lam - 1 - sqrt(z - l_-) sqrt(z - l_+)) / (2 lam z)``; the product of
-    principal square roots has its cut exactly on ``[l_-, l_+]`` and behaves
-    like ``z`` at infinity, so this is the physical branch off the support.
+    :math:`G = (z + \lambda - 1 - \sqrt{z - l_-} \sqrt{z - l_+}) / (2 \lambda z)`; the
+    product of principal square roots has its cut exactly on :math:`[l_-, l_+]` and
+    behaves like :math:`z` at infinity, so this is the physical branch off the support.
 
     Parameters
     ----------
     z : complex or array_like
         Points off the support.
     ratio : float
-        Aspect ratio ``lambda > 0``.
+        Aspect ratio :math:`\lambda > 0`.
 
     Returns
     -------
     ndarray of complex
-        ``G(z) = E 1/(z - x)`` over the full law (atom at 0 included).
+        :math:`G(z) = E\, 1/(z - x)` over the full law (atom at 0 included).
+
+    See Also
+    --------
+    hcizz.marchenko_pastur : The law.
+    hcizz.free_transforms.r_transform_mp : Its R-transform.
+    hcizz.free_transforms.stieltjes_mp_product : The Stieltjes transform of the product law.
 
     Notes
     -----
-    The two numerators ``n_-+ = z + lam - 1 -+ root`` satisfy
-    ``n_- n_+ = 4 lam z``, so ``G = n_- / (2 lam z) = 2 / n_+``; the larger of
-    the two is formed (its terms add) and the other is never needed, so
-    neither tiny nor huge ratios cancel.  The edges ``l_-+`` are double-doubles
-    (as in :class:`hcizz.MarchenkoPastur`), so ``z - l_-+`` is exact near the edges.
-    At ``z = 0`` with ``ratio > 1`` (the atom) the value is infinite.
+    The two numerators :math:`n_\mp = z + \lambda - 1 \mp \mathrm{root}` satisfy
+    :math:`n_- n_+ = 4 \lambda z`, so :math:`G = n_- / (2 \lambda z) = 2 / n_+`; the
+    larger of the two is formed (its terms add) and the other is never needed, so
+    neither tiny nor huge ratios cancel.  The edges :math:`l_\mp` are double-doubles
+    (as in :class:`hcizz.marchenko_pastur.MarchenkoPastur`), so :math:`z - l_\mp` is
+    exact near the edges.  At :math:`z = 0` with :math:`\lambda > 1` (the atom) the
+    value is infinite.
 
     References
     ----------
     docs/rank_constrained.md#spectral-laws-hcizz
+
+    Examples
+    --------
+    Against the integral of the density (ratio 1/2 has no atom):
+
+    >>> from scipy import integrate
+    >>> from hcizz import marchenko_pastur
+    >>> law, z = marchenko_pastur(0.5), 3.0 + 1.0j
+    >>> re = integrate.quad(lambda x: law.pdf(x) * ((z - x) ** -1).real, *law.edges)[0]
+    >>> print(f"{stieltjes_mp(z, 0.5):.10f} {re:.10f}")
+    0.3867328406-0.2575978884j 0.3867328406
     """
     from .marchenko_pastur import _mp_edges_dd
 
@@ -182,8 +246,9 @@ def _kx_minus_one(kappa, x):
 def stieltjes_mp_product(z, kappa):
     r"""Evaluate the Stieltjes transform of ``mp_product(kappa)`` (nonzero part, mass 1) off the real axis.
 
-    The physical root of the cubic for ``psi = z G - 1`` is the one with
-    ``Im G Im z < 0`` closest to the large-``|z|`` behaviour ``G ~ 1/z + m_1/z^2``.
+    The physical root of the cubic for :math:`\psi = z G - 1` is the one with
+    :math:`\mathrm{Im}\, G\, \mathrm{Im}\, z < 0` closest to the large-:math:`|z|`
+    behaviour :math:`G \sim 1/z + m_1/z^2`.
 
     Parameters
     ----------
@@ -195,24 +260,38 @@ def stieltjes_mp_product(z, kappa):
     Returns
     -------
     ndarray of complex
-        ``G(z)``, shape of ``z``.
+        :math:`G(z)`, shape of ``z``.
+
+    See Also
+    --------
+    hcizz.mp_product : The law.
+    hcizz.mp_product.mp_product_psi_imag : The limit on the support, which gives the density.
+    hcizz.free_transforms.s_transform_mp_product : Its S-transform.
 
     Notes
     -----
-    For ``kappa >= 1e-4`` the roots are the companion-matrix eigenvalues of the
-    scaled cubic ``sigma^3 + (2 + kappa) sigma^2 + (1 + 2 kappa - kappa z) sigma +
-    kappa`` (``sigma = kappa psi``, order-one coefficients).  Below, where the two
-    physical candidates are ``O(sqrt(kappa))`` next to a root near ``-2``, the
-    cubic in ``chi = sqrt(kappa) psi``, ``eps chi^3 + (2 + kappa) chi^2 + (2 eps -
-    zeta) chi + 1`` with ``zeta = (kappa z - 1)/eps`` (``kappa z - 1`` by an exact
-    product), is deflated: the large root by Newton, the other two from Vieta's
-    formulas, with no cancellation; ``G = (eps + chi)/(eps z)``.  Away from the
-    support (``|kappa z - 1| >= 0.1``) ``psi`` is small and the other roots are near
-    ``-2/kappa``: Newton on the cubic in ``psi`` from ``-1/(1 + 2 kappa - kappa z)``.
+    For :math:`\kappa \ge 10^{-4}` the roots are the companion-matrix eigenvalues of
+    the scaled cubic
+    :math:`\sigma^3 + (2 + \kappa) \sigma^2 + (1 + 2 \kappa - \kappa z) \sigma + \kappa`
+    (:math:`\sigma = \kappa \psi`, order-one coefficients).  Below, where the two
+    physical candidates are :math:`O(\sqrt{\kappa})` next to a root near :math:`-2`,
+    the cubic in :math:`\chi = \sqrt{\kappa}\, \psi`,
+    :math:`\epsilon \chi^3 + (2 + \kappa) \chi^2 + (2 \epsilon - \zeta) \chi + 1` with
+    :math:`\zeta = (\kappa z - 1)/\epsilon` (:math:`\kappa z - 1` by an exact product),
+    is deflated: the large root by Newton, the other two from Vieta's formulas, with
+    no cancellation; :math:`G = (\epsilon + \chi)/(\epsilon z)`.  Away from the
+    support (:math:`|\kappa z - 1| \ge 0.1`) :math:`\psi` is small and the other roots
+    are near :math:`-2/\kappa`: Newton on the cubic in :math:`\psi` from
+    :math:`-1/(1 + 2 \kappa - \kappa z)`.
 
     References
     ----------
     docs/rank_constrained.md#spectral-laws-hcizz
+
+    Examples
+    --------
+    >>> print(f"{stieltjes_mp_product(10.0 + 1.0j, 1.0):.10f}")
+    0.1135203673-0.0138193682j
     """
     from .mp_product import _check_kappa
 
@@ -276,34 +355,50 @@ def stieltjes_mp_product(z, kappa):
 
 
 def moments_from_s_transform(s_coeffs, n):
-    r"""Compute the moments ``m_1..m_n`` from the Taylor coefficients of an S-transform.
+    r"""Compute the moments :math:`m_1, \dots, m_n` from the Taylor coefficients of an S-transform.
 
     Parameters
     ----------
     s_coeffs : array_like
-        ``S(w) = sum_j s_j w^j`` (at least ``n`` coefficients; ``s_0 != 0``).
+        :math:`S(w) = \sum_j s_j w^j` (at least ``n`` coefficients; :math:`s_0 \ne 0`).
     n : int
         Number of moments.
 
     Returns
     -------
     ndarray
-        ``m_1, ..., m_n``.
+        :math:`m_1, \dots, m_n`.
 
     Raises
     ------
     ValueError
-        If ``s_0 = 0``.
+        If :math:`s_0 = 0`.
+
+    See Also
+    --------
+    hcizz.mp_moment : Closed-form Marchenko-Pastur moments.
+    hcizz.mp_product_moment : Closed-form moments of the product law.
 
     Notes
     -----
-    ``chi(w) = S(w) w / (1 + w)`` and ``psi = chi^{-1}`` by power-series
-    reversion (fixed-point iteration ``psi <- (z - (chi(psi) - c_1 psi)) / c_1``
-    truncated at order ``n``).  Independent of the closed-form moment sums.
+    :math:`\chi(w) = S(w)\, w / (1 + w)` and :math:`\psi = \chi^{-1}` by power-series
+    reversion (fixed-point iteration
+    :math:`\psi \leftarrow (z - (\chi(\psi) - c_1 \psi)) / c_1` truncated at order
+    :math:`n`).  Independent of the closed-form moment sums.
 
     References
     ----------
     docs/rank_constrained.md#spectral-laws-hcizz
+
+    Examples
+    --------
+    :math:`S = 1/(1 + w)` (Marchenko-Pastur, ratio 1) gives the Catalan numbers,
+    :math:`S = 1/(1 + w)^2` (``mp_product(1)``) the Fuss-Catalan numbers:
+
+    >>> print(moments_from_s_transform([1.0, -1.0, 1.0, -1.0], 4))
+    [ 1.  2.  5. 14.]
+    >>> print(moments_from_s_transform([1.0, -2.0, 3.0, -4.0], 4))
+    [ 1.  3. 12. 55.]
     """
     n = check_int("n", n, low=1)
     s = np.zeros(n + 1)

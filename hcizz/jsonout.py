@@ -80,6 +80,11 @@ def to_json_value(obj, *, nonfinite="string", where="value", strict_types=False,
     object
         Plain JSON value.
 
+    See Also
+    --------
+    hcizz.jsonout.from_json_value : Undo the non-finite encoding.
+    hcizz.jsonout.dumps : Serialise to JSON text with this conversion.
+
     References
     ----------
     docs/reliability.md#json
@@ -162,6 +167,11 @@ def from_json_value(obj):
     object
         ``obj`` with the three strings replaced by floats.
 
+    See Also
+    --------
+    hcizz.jsonout.to_json_value : The encoding undone.
+    hcizz.jsonout.loads_strict : Parse strict JSON text.
+
     References
     ----------
     docs/reliability.md#json
@@ -197,9 +207,19 @@ def dumps(obj, **kw):
     str
         The JSON text.
 
+    See Also
+    --------
+    hcizz.jsonout.loads_strict : Parse the text back.
+    hcizz.jsonout.to_json_value : The conversion applied first.
+
     References
     ----------
     docs/reliability.md#json
+
+    Examples
+    --------
+    >>> print(dumps({"a": float("inf"), "b": [1, 2.5]}))
+    {"a": "inf", "b": [1, 2.5]}
     """
     return json.dumps(to_json_value(obj), allow_nan=False, **kw)
 
@@ -221,8 +241,23 @@ def loads_strict(text):
     object
         The decoded value (non-finite strings are left as strings).
 
+    See Also
+    --------
+    hcizz.jsonout.dumps : Write such text.
+    hcizz.jsonout.from_json_value : Turn the non-finite strings back into floats.
+
     References
     ----------
     docs/reliability.md#json
+
+    Examples
+    --------
+    >>> print(loads_strict('{"a": "inf", "b": 1}'))
+    {'a': 'inf', 'b': 1}
+    >>> try:
+    ...     loads_strict("[NaN]")
+    ... except ValueError as err:
+    ...     print(err)
+    non-standard JSON constant NaN
     """
     return json.loads(text, parse_constant=_refuse_constant)

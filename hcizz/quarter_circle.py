@@ -88,39 +88,56 @@ def _yfit():
 
 
 def qc_upper_angle(c):
-    r"""Solve ``y - sin y = c`` for ``y`` in ``[0, pi]``, vectorised.
+    r"""Solve :math:`y - \sin y = c` for :math:`y` in :math:`[0, \pi]`, vectorised.
 
     Parameters
     ----------
     c : array_like
-        Right-hand side in ``[0, pi]``.
+        Right-hand side in :math:`[0, \pi]`.
 
     Returns
     -------
-    y : ndarray
-        The root, accurate to a few ulp relative to ``y`` for every ``c`` in
-        ``[0, pi]``, subnormal ``c`` included (``y ~ (6 c)^(1/3)``, so ``y`` is
-        never below ``3e-108``).
+    ndarray
+        The root :math:`y`, accurate to a few ulp relative to :math:`y` for every
+        :math:`c` in :math:`[0, \pi]`, subnormal :math:`c` included
+        (:math:`y \approx (6 c)^{1/3}`, so :math:`y` is never below
+        :math:`3 \cdot 10^{-108}`).
+
+    See Also
+    --------
+    hcizz.numerics.x_minus_sin : The left-hand side :math:`y - \sin y`, without cancellation.
+    hcizz.qc_quantile : The quarter-circle quantile, which uses this angle.
+    replica.rank_capacity.theta_kappa : The capacity angle :math:`\theta_\kappa = (\pi - y)/2`.
 
     Notes
     -----
-    ``y`` is an analytic odd function of ``w = (6 c)^(1/3)`` on
-    ``[0, (6 pi)^(1/3)]``; a degree-18 Chebyshev fit of ``y / w`` in ``w^2``
-    (built once from a cube-root Newton solve) gives ``y`` to about ``1e-13``
-    relative and one Newton step on ``y - sin y - c`` finishes it.  The step is
-    taken in relative form, ``y <- y (1 - 2 rho c / (y^3 S^2))`` with
-    ``rho = (y - sin y)/c - 1 = y^3 R(y)/c - 1``, ``R = (y - sin y)/y^3``
-    (:func:`hcizz.numerics.xms_over_cube`) and ``S = sin(y/2)/(y/2)``, with ``c``
-    and ``y^3`` rescaled by exact powers of two below ``2^-900``: nothing
-    underflows, so subnormal ``c`` keeps its digits.  Used for the quarter-circle
-    upper tail (``c = pi (1 - u)``) and for ``theta_kappa`` (``c = pi kappa``,
-    ``theta_kappa = (pi - y) / 2``).  Measured against mpmath (50 digits) on a
-    log grid of ``c`` from ``5e-324`` to ``pi``: worst relative error 1.8e-16
-    (``tests/test_domain_sweep.py``).
+    :math:`y` is an analytic odd function of :math:`w = (6 c)^{1/3}` on
+    :math:`[0, (6 \pi)^{1/3}]`; a degree-18 Chebyshev fit of :math:`y / w` in
+    :math:`w^2` (built once from a cube-root Newton solve) gives :math:`y` to about
+    :math:`10^{-13}` relative and one Newton step on :math:`y - \sin y - c` finishes
+    it.  The step is taken in relative form,
+    :math:`y \leftarrow y (1 - 2 \rho c / (y^3 S^2))` with
+    :math:`\rho = (y - \sin y)/c - 1 = y^3 R(y)/c - 1`, :math:`R = (y - \sin y)/y^3`
+    (:func:`hcizz.numerics.xms_over_cube`) and :math:`S = \sin(y/2)/(y/2)`, with
+    :math:`c` and :math:`y^3` rescaled by exact powers of two below :math:`2^{-900}`:
+    nothing underflows, so subnormal :math:`c` keeps its digits.  Used for the
+    quarter-circle upper tail (:math:`c = \pi (1 - u)`) and for
+    :math:`\theta_\kappa` (:math:`c = \pi \kappa`, :math:`\theta_\kappa = (\pi - y) / 2`).
+    Measured against mpmath (50 digits) on a log grid of :math:`c` from
+    :math:`5 \cdot 10^{-324}` to :math:`\pi`: worst relative error
+    :math:`1.8 \cdot 10^{-16}` (``tests/test_domain_sweep.py``).
 
     References
     ----------
     docs/rank_constrained.md#numerics-and-oracles
+
+    Examples
+    --------
+    >>> y = qc_upper_angle([1.0, np.pi])
+    >>> print(y, y - np.sin(y))
+    [1.93456321 3.14159265] [1.         3.14159265]
+    >>> print(f"{qc_upper_angle(1e-300):.10e}")          # (6e-300)**(1/3)
+    1.8171205928e-100
     """
     return chunked(_upper_angle_fast, c)
 
@@ -173,7 +190,7 @@ def _quantile(u, one_minus_u):
 
 
 def qc_quantile(u):
-    r"""Quarter-circle quantile function ``X_qc(u)``.
+    r"""Quarter-circle quantile function :math:`X_{qc}(u)`.
 
     Parameters
     ----------
@@ -183,7 +200,13 @@ def qc_quantile(u):
     Returns
     -------
     ndarray
-        ``X_qc(u) = 2 sin(theta)`` with ``2 theta + sin 2 theta = pi u``.
+        :math:`X_{qc}(u) = 2 \sin\theta` with :math:`2 \theta + \sin 2 \theta = \pi u`.
+
+    See Also
+    --------
+    hcizz.qc_quantile_mp : The same quantile in mpmath (an independent oracle).
+    hcizz.quarter_circle.QuarterCircle : The law (its ``ppf`` is this function).
+    replica.symbolic.QCQuantile : The quantile as a sympy function.
 
     References
     ----------
@@ -191,8 +214,8 @@ def qc_quantile(u):
 
     Examples
     --------
-    >>> float(qc_quantile(1.0)), float(qc_quantile(0.0))
-    (2.0, 0.0)
+    >>> print(qc_quantile([0.0, 0.5, 1.0]))
+    [0.         0.80794551 2.        ]
     """
     u = check_real("u", u, low=0, high=1)
     arr = np.asarray(u, dtype=float)
@@ -201,9 +224,9 @@ def qc_quantile(u):
 
 
 def qc_quantile_mp(u, dps=50):
-    r"""Compute the quarter-circle quantile ``X_qc(u)`` in mpmath at ``dps`` digits.
+    r"""Compute the quarter-circle quantile :math:`X_{qc}(u)` in mpmath at ``dps`` digits.
 
-    Solves ``2 theta + sin 2 theta = pi u`` with ``mpmath.findroot`` (Newton,
+    Solves :math:`2 \theta + \sin 2 \theta = \pi u` with ``mpmath.findroot`` (Newton,
     started from the float solution), independently of the float code path's
     series and cube-root reformulation.
 
@@ -218,11 +241,24 @@ def qc_quantile_mp(u, dps=50):
     Returns
     -------
     mpmath.mpf
-        ``X_qc(u) = 2 sin(theta)``.
+        :math:`X_{qc}(u) = 2 \sin\theta`.
+
+    See Also
+    --------
+    hcizz.qc_quantile : The float code path, vectorised.
 
     References
     ----------
     docs/rank_constrained.md#quarter-circle-law
+
+    Examples
+    --------
+    The value is rounded to the caller's mpmath precision, so set it too:
+
+    >>> import mpmath
+    >>> with mpmath.workdps(30):
+    ...     print(mpmath.nstr(qc_quantile_mp("0.5", 30), 25))
+    0.8079455065990344186379235
     """
     import mpmath as mp
 
@@ -247,12 +283,12 @@ def qc_quantile_mp(u, dps=50):
 
 
 def qc_moment(n, lower=0.0):
-    r"""Compute the partial moment ``Int_lower^2 s^n rho_qc(s) ds`` of the quarter circle.
+    r"""Compute the partial moment :math:`\int_{lower}^2 s^n \rho_{qc}(s)\, ds` of the quarter circle.
 
     Parameters
     ----------
     n : array_like
-        Moment order(s) ``> -1``.
+        Moment order(s) :math:`> -1`.
     lower : float
         Lower limit in ``[0, 2]``.
 
@@ -261,18 +297,30 @@ def qc_moment(n, lower=0.0):
     float or ndarray
         The partial moment, shape of ``n``.
 
+    See Also
+    --------
+    hcizz.quarter_circle.QuarterCircle : The law (its ``moment`` is the full moment).
+    replica.symbolic.quarter_circle_moment : The full moments exactly, in sympy.
+
     Notes
     -----
-    With ``s = 2 sin theta``:
-    ``Int = 2^(n+1)/pi * B((n+1)/2, 3/2) * I_u(3/2, (n+1)/2)``,
-    ``u = 1 - (lower/2)^2 = (2 - lower)(2 + lower)/4`` (regularised incomplete
-    beta function; ``u`` formed from ``2 - lower``, exact for ``lower >= 1``, so
-    a lower limit near 2 loses nothing).  For ``lower = 0`` and even ``n = 2k``
-    this is the Catalan number ``C_k``.  The power of two is applied exactly
-    (``ldexp``), so the result is ``inf`` only where the moment exceeds the
-    largest double (``n > ~1030``).  Relative accuracy against mpmath
-    (``tests/test_domain_sweep.py``, ``lower`` up to ``2 - 2^-52``): 3.7e-15 for
-    ``n`` in ``[-0.9, 200]``, 5e-13 at ``n = 1000`` (scipy's beta function there).
+    With :math:`s = 2 \sin\theta`,
+
+    .. math::
+
+        \int_{a}^2 s^n \rho_{qc}(s)\, ds = \frac{2^{n+1}}{\pi}
+        B\Bigl(\frac{n+1}{2}, \frac32\Bigr)\, I_u\Bigl(\frac32, \frac{n+1}{2}\Bigr),
+        \qquad u = 1 - (a/2)^2 = \frac{(2 - a)(2 + a)}{4}
+
+    (:math:`a` = ``lower``; :math:`I_u` the regularised incomplete beta function;
+    :math:`u` formed from :math:`2 - a`, exact for :math:`a \ge 1`, so a lower limit
+    near 2 loses nothing).  For :math:`a = 0` and even :math:`n = 2k` this is the
+    Catalan number :math:`C_k`.  The power of two is applied exactly (``ldexp``), so
+    the result is ``inf`` only where the moment exceeds the largest double
+    (:math:`n \gtrsim 1030`).  Relative accuracy against mpmath
+    (``tests/test_domain_sweep.py``, ``lower`` up to :math:`2 - 2^{-52}`):
+    :math:`3.7 \cdot 10^{-15}` for :math:`n` in :math:`[-0.9, 200]`,
+    :math:`5 \cdot 10^{-13}` at :math:`n = 1000` (scipy's beta function there).
 
     References
     ----------
@@ -280,8 +328,12 @@ def qc_moment(n, lower=0.0):
 
     Examples
     --------
-    >>> [round(float(qc_moment(n)), 12) for n in (0, 2, 4, 6)]
-    [1.0, 1.0, 2.0, 5.0]
+    The even moments are the Catalan numbers:
+
+    >>> print(qc_moment([0, 1, 2, 4, 6]))
+    [1.         0.84882636 1.         2.         5.        ]
+    >>> print(f"{qc_moment(2, lower=1.0):.10f}")
+    0.8044988905
     """
     n = np.asarray(check_real("n", n, low=-1, low_open=True), dtype=float)
     lower = check_real("lower", lower, low=0, high=2, allow_array=False)
@@ -307,16 +359,28 @@ def _qc_cdf_sf(s):
 
 
 class QuarterCircle(SpectralLaw):
-    r"""Quarter-circle law ``rho(s) = sqrt(4 - s^2) / pi`` on ``[0, 2]``.
+    r"""Quarter-circle law :math:`\rho(s) = \sqrt{4 - s^2} / \pi` on :math:`[0, 2]`.
 
     A ``scipy.stats.rv_continuous``: ``pdf, cdf, sf, ppf, isf, moment, rvs``
     (``rvs(size, rng=...)``), vectorised with machine-precision tails.
 
+    Parameters
+    ----------
+    **kw
+        Keyword arguments of ``scipy.stats.rv_continuous`` (``name``, ...).
+
+    See Also
+    --------
+    hcizz.truncated_quarter_circle : Its top-:math:`\kappa` part, the capacity spectrum.
+    hcizz.qc_moment : Its partial moments.
+    hcizz.marchenko_pastur : The law of the squared singular values.
+
     Notes
     -----
-    Singular values of ``G / sqrt(d)`` for ``G`` square with i.i.d. ``N(0,1)``
-    entries; the squared singular values follow Marchenko-Pastur with ratio 1.
-    Moments: ``E s^n = 2^(n+1) B((n+1)/2, 3/2) / pi`` (even ones Catalan).
+    Singular values of :math:`G / \sqrt{d}` for :math:`G` square with i.i.d.
+    :math:`N(0,1)` entries; the squared singular values follow Marchenko-Pastur with
+    ratio 1.  Moments: :math:`E s^n = 2^{n+1} B((n+1)/2, 3/2) / \pi` (even ones
+    Catalan).
 
     References
     ----------
@@ -325,9 +389,14 @@ class QuarterCircle(SpectralLaw):
     Examples
     --------
     >>> from hcizz import quarter_circle
-    >>> round(float(quarter_circle.moment(2)), 12), round(float(quarter_circle.moment(4)), 12)
-    (1.0, 2.0)
+    >>> print(f"{quarter_circle.moment(2):.12f} {quarter_circle.moment(4):.12f}")
+    1.000000000000 2.000000000000
+    >>> print(f"{quarter_circle.mean():.10f} {quarter_circle.cdf(1.0):.10f}")
+    0.8488263632 0.6089977810
     """
+
+    def __init__(self, **kw):        # the law's own signature (``SpectralLaw`` takes ``*args``)
+        super().__init__(**kw)
 
     def _setup(self):
         self.atom = 0.0
@@ -391,47 +460,58 @@ _NQ = 64            # Gauss-Legendre nodes for the moments (error below 1e-16, s
 class TruncatedQuarterCircle(SpectralLaw):
     r"""Nonzero part of the capacity spectrum (a truncated quarter circle).
 
-    The quarter circle restricted to its top ``kappa`` quantiles
-    ``[X_qc(1 - kappa), 2]``, renormalised to mass 1.
+    The quarter circle restricted to its top :math:`\kappa` quantiles
+    :math:`[X_{qc}(1 - \kappa), 2]`, renormalised to mass 1.
 
     Parameters
     ----------
     kappa : float
-        Rank fraction ``m / d`` in ``(0, 1]`` (any positive double, subnormals
+        Rank fraction :math:`m / d` in :math:`(0, 1]` (any positive double, subnormals
         included).
+    **kw
+        Keyword arguments of ``scipy.stats.rv_continuous`` (``name``, ...).
 
     Attributes
     ----------
     kappa : float
     atom : float
-        ``1 - kappa``: mass at zero of the full singular-value law of ``W``.
+        :math:`1 - \kappa`: mass at zero of the full singular-value law of :math:`W`.
     lower : float
-        ``X_qc(1 - kappa)``, the lower edge, rounded down to a double (so the
+        :math:`X_{qc}(1 - \kappa)`, the lower edge, rounded down to a double (so the
         float support ``[lower, 2]`` contains the exact one).
+
+    See Also
+    --------
+    hcizz.truncated_quarter_circle : Construct the law.
+    hcizz.quarter_circle.QuarterCircle : The untruncated law.
+    replica.alpha_c : The capacity, half the second moment of the full law.
 
     Notes
     -----
-    Density ``sqrt(4 - s^2) / (pi kappa)`` on ``[a, 2]``, ``a = X_qc(1-kappa) =
-    2 cos(y_a/2)`` with ``y_a - sin y_a = pi kappa``.  The overall scale of ``W``
-    is not fixed by the capacity argument; use ``scale=`` to rescale (e.g. to
-    unit second moment of the full law, ``scale = 1 / sqrt(2 alpha_c(kappa))``).
+    Density :math:`\sqrt{4 - s^2} / (\pi \kappa)` on :math:`[a, 2]`,
+    :math:`a = X_{qc}(1-\kappa) = 2 \cos(y_a/2)` with :math:`y_a - \sin y_a = \pi \kappa`.
+    The overall scale of :math:`W` is not fixed by the capacity argument; use
+    ``scale=`` to rescale (e.g. to unit second moment of the full law,
+    :math:`\mathrm{scale} = 1 / \sqrt{2 \alpha_c(\kappa)}`).
 
-    Numerics (every ``kappa`` down to ``5e-324``).  The edge ``a`` is computed
-    once in mpmath and kept as a double-double, so ``x - a`` is exact to
-    rounding at every double ``x``.  With ``y = 4 asin(sqrt((2 - s)/4))``:
-    ``sf(s) = (y/y_a)^3 R(y)/R(y_a)`` (``R = (y - sin y)/y^3``) and
-    ``cdf(s) pi kappa = 2 (D - sin D) + 4 sin^2((y + y_a)/4) sin D``, with
-    ``D = theta_s - theta_a`` from ``sin D = (s - a)(s + a)/(s c_a + a c_s)``,
-    ``c = sqrt(4 - .^2)``: sums of non-negative terms, each side accurate
-    relative to itself.  ``ppf`` solves the lower side for ``s - a`` (Newton)
-    and the upper side through :func:`qc_upper_angle`.  Moments, ``var``,
-    skewness, kurtosis and entropy are Gauss-Legendre integrals in
-    ``t = y/y_a in [0, 1]`` (weight ``(sin(t y_a/2)/(y_a/2))^2``, ``2 - s =
-    (y_a^2/4)(sin(t y_a/4)/(y_a/4))^2``): entire integrands of ``t``, every
-    quantity scaled to order one, so nothing cancels or underflows before the
-    final scaling; ``var`` (about ``0.0116 (6 pi kappa)^(4/3)``) underflows
-    gradually to 0 below ``kappa ~ 1e-232``, and the mean rounds to 2 below
-    ``kappa ~ 1e-24``.  Measured worst relative errors against mpmath (50
+    Numerics (every :math:`\kappa` down to :math:`5 \cdot 10^{-324}`).  The edge
+    :math:`a` is computed once in mpmath and kept as a double-double, so
+    :math:`x - a` is exact to rounding at every double :math:`x`.  With
+    :math:`y = 4 \arcsin\sqrt{(2 - s)/4}`:
+    :math:`\mathrm{sf}(s) = (y/y_a)^3 R(y)/R(y_a)` (:math:`R = (y - \sin y)/y^3`) and
+    :math:`\pi \kappa\, \mathrm{cdf}(s) = 2 (D - \sin D) + 4 \sin^2((y + y_a)/4) \sin D`,
+    with :math:`D = \theta_s - \theta_a` from
+    :math:`\sin D = (s - a)(s + a)/(s c_a + a c_s)`, :math:`c_x = \sqrt{4 - x^2}`: sums
+    of non-negative terms, each side accurate relative to itself.  ``ppf`` solves
+    the lower side for :math:`s - a` (Newton) and the upper side through
+    :func:`qc_upper_angle`.  Moments, ``var``, skewness, kurtosis and entropy are
+    Gauss-Legendre integrals in :math:`t = y/y_a \in [0, 1]` (weight
+    :math:`(\sin(t y_a/2)/(y_a/2))^2`,
+    :math:`2 - s = (y_a^2/4)(\sin(t y_a/4)/(y_a/4))^2`): entire integrands of
+    :math:`t`, every quantity scaled to order one, so nothing cancels or underflows
+    before the final scaling; ``var`` (about :math:`0.0116 (6 \pi \kappa)^{4/3}`)
+    underflows gradually to 0 below :math:`\kappa \approx 10^{-232}`, and the mean
+    rounds to 2 below :math:`\kappa \approx 10^{-24}`.  Measured worst relative errors against mpmath (50
     digits) on the log grid ``kappa`` = 5e-324 ... 1 (47 values,
     ``tests/test_domain_sweep.py -m slow``): mean 2.4e-16, var 1.1e-15,
     skewness 6.9e-15, kurtosis 1.5e-15, ``moment(5)``/``moment(8)`` 7.7e-16,
@@ -452,14 +532,17 @@ class TruncatedQuarterCircle(SpectralLaw):
     --------
     >>> from hcizz import truncated_quarter_circle
     >>> law = truncated_quarter_circle(0.5)
-    >>> law.atom, round(float(law.cdf(2.0)), 12)
-    (0.5, 1.0)
+    >>> print(law.atom, law.cdf(2.0))
+    0.5 1.0
     >>> law = truncated_quarter_circle(1e-15)
-    >>> float(law.mean()) <= 2.0, float(law.var())          # var ~ 2.1e-21
-    (True, 2.1...e-21)
+    >>> print(f"{law.mean():.12f} {law.var():.6e}")
+    1.999999999894 2.149932e-21
     """
 
     _param_names = ("kappa",)
+
+    def __init__(self, kappa, **kw):        # the law's own signature (``SpectralLaw`` takes ``*args``)
+        super().__init__(kappa, **kw)
 
     def _setup(self, kappa):
         kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
@@ -618,24 +701,30 @@ quarter_circle = QuarterCircle(name="quarter_circle")
 
 
 def truncated_quarter_circle(kappa):
-    """Return the capacity spectrum's nonzero part for rank fraction ``kappa``.
+    r"""Return the capacity spectrum's nonzero part for rank fraction ``kappa``.
 
     Parameters
     ----------
     kappa : float
-        Rank fraction ``m / d`` in ``(0, 1]``.
+        Rank fraction :math:`m / d` in :math:`(0, 1]`.
 
     Returns
     -------
     TruncatedQuarterCircle
-        A ``scipy.stats.rv_continuous`` on ``[X_qc(1 - kappa), 2]`` with density
-        ``sqrt(4 - s^2) / (pi kappa)``; ``.atom = 1 - kappa`` is the mass at zero of
-        the full singular-value law (see :class:`TruncatedQuarterCircle`).
+        A ``scipy.stats.rv_continuous`` on :math:`[X_{qc}(1 - \kappa), 2]` with density
+        :math:`\sqrt{4 - s^2} / (\pi \kappa)`; ``.atom`` :math:`= 1 - \kappa` is the mass
+        at zero of the full singular-value law (see :class:`TruncatedQuarterCircle`).
 
     Raises
     ------
     ValueError
         If ``kappa`` is not a real number in ``(0, 1]``.
+
+    See Also
+    --------
+    hcizz.quarter_circle.TruncatedQuarterCircle : The law's class and its numerics.
+    replica.alpha_c : The capacity this spectrum reaches.
+    hcizz.mp_product : The spectrum at initialisation, for comparison.
 
     References
     ----------
@@ -644,8 +733,12 @@ def truncated_quarter_circle(kappa):
 
     Examples
     --------
+    The lower edge is the quarter-circle quantile at :math:`1 - \kappa`:
+
     >>> law = truncated_quarter_circle(0.25)
-    >>> law.atom, round(float(law.ppf(0.0)), 12) == round(float(qc_quantile(0.75)), 12)
-    (0.75, True)
+    >>> print(law.atom, f"{law.ppf(0.0):.12f} {qc_quantile(0.75):.12f}")
+    0.75 1.269409187952 1.269409187952
+    >>> print(f"{law.mean():.10f}")
+    1.5667658301
     """
     return TruncatedQuarterCircle(kappa, name="truncated_quarter_circle")

@@ -45,9 +45,23 @@ def optional(default=None):
         A field whose key exists only for the results that have a value
         (e.g. the certificates of an exact capacity measurement).
 
+    See Also
+    --------
+    hcizz.results.Result : The record base class whose ``to_dict`` honours it.
+
     References
     ----------
     docs/architecture.md#one-result-protocol
+
+    Examples
+    --------
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Measured(Result):
+    ...     value: float
+    ...     certificate: object = optional()
+    >>> print(Measured(1.0).to_dict(), Measured(1.0, certificate=[2]).to_dict())
+    {'value': 1.0} {'value': 1.0, 'certificate': [2]}
     """
     return field(default=default, metadata={"omit_if_none": True})
 
@@ -77,6 +91,11 @@ def interval_at(alpha, level, low, high, name):
     ------
     ValueError
         If ``alpha`` is not in (0, 1) or ``1 - alpha`` differs from ``level``.
+
+    See Also
+    --------
+    hcizz.Estimate : A Monte Carlo estimate with its normal interval.
+    hcizz.results.Result : The records whose ``conf_int`` uses it.
 
     References
     ----------
@@ -118,6 +137,11 @@ class Result:
     ``dict(res) == res.to_dict()`` and ``res[k] == getattr(res, k)`` for the
     fields in ``to_dict()``.  Unlike a ``dict`` subclass with ``__getattr__``,
     ``hasattr``, ``copy.deepcopy`` and pickling behave normally.
+
+    See Also
+    --------
+    hcizz.results.optional : A field left out of ``to_dict`` while ``None``.
+    hcizz.Estimate : The Monte Carlo estimate, a related record.
 
     Notes
     -----

@@ -20,37 +20,47 @@ __all__ = ["free_entropy", "saddle", "Saddle", "entropic_term"]
 
 
 def entropic_term(q):
-    """Compute the spherical Gardner entropy ``1/2 ln(1-q) + q/(2(1-q))``.
+    r"""Compute the spherical Gardner entropy :math:`\frac12 \ln(1-q) + q/(2(1-q))`.
 
     Parameters
     ----------
     q : float or array_like
-        Overlap, ``0 <= q < 1`` (not validated here).
+        Overlap, :math:`0 \le q < 1` (not validated here).
 
     Returns
     -------
     ndarray
         The entropic term, shape of ``q``.
 
+    See Also
+    --------
+    replica.free_entropy : The RS free entropy, this term plus :math:`\alpha G_p(q)`.
+    replica.energy_G : The energetic term :math:`G_p`.
+
     References
     ----------
     arXiv:2605.10795; docs/theory_full_rank.md#replica-symmetric-free-entropy
+
+    Examples
+    --------
+    >>> print(entropic_term([0.0, 0.5]))
+    [0.         0.15342641]
     """
     q = np.asarray(q, dtype=float)
     return 0.5 * np.log1p(-q) + q / (2.0 * (1.0 - q))
 
 
 def free_entropy(q, alpha, p=None, *, samples=400, rng=None):
-    """Compute the RS free entropy ``Phi_p(q; alpha) = 1/2 ln(1-q) + q/(2(1-q)) + alpha G_p(q)``.
+    r"""Compute the RS free entropy :math:`\Phi_p(q; \alpha) = \frac12 \ln(1-q) + q/(2(1-q)) + \alpha G_p(q)`.
 
     Parameters
     ----------
     q : float or array_like
-        Overlap, ``0 <= q < 1``.
+        Overlap, :math:`0 \le q < 1`.
     alpha : float
-        Load ``p ln p / d^2``, ``alpha >= 0``.
+        Load :math:`p \ln p / d^2`, :math:`\alpha \ge 0`.
     p : int, optional
-        ``None``: the large-``p`` limit ``G = -1/(1-q)`` (exact float result).
+        ``None``: the large-``p`` limit :math:`G = -1/(1-q)` (exact float result).
         Otherwise ``G_p`` by :func:`replica.energy_G` (an :class:`Estimate`;
         arrays of ``q`` share the disorder samples).
     samples : int, optional
@@ -64,14 +74,25 @@ def free_entropy(q, alpha, p=None, *, samples=400, rng=None):
         A float or array (shape of ``q``) for ``p=None``, else an
         :class:`Estimate`.
 
+    See Also
+    --------
+    replica.saddle : The minimiser over :math:`q` and the minimum.
+    replica.free_entropy.entropic_term : The entropic part alone.
+    replica.energy_G : The energetic term :math:`G_p(q)`.
+
     References
     ----------
     arXiv:2605.10795; docs/theory_full_rank.md#replica-symmetric-free-entropy
 
     Examples
     --------
-    >>> round(free_entropy(0.5, 0.25), 12) == round(0.5 * math.log(0.5), 12)
-    True
+    In the limit :math:`\Phi(1/2; 1/4) = \frac12 \ln \frac12`:
+
+    >>> print(f"{free_entropy(0.5, 0.25):.8f}")
+    -0.34657359
+    >>> est = free_entropy(0.5, 0.25, 1000, samples=200, rng=0)
+    >>> print(f"{est.value:.4f} +- {est.stderr:.4f}")
+    -0.2765 +- 0.0007
     """
     q = check_real("q", q, low=0, high=1, high_open=True)
     alpha = check_real("alpha", alpha, low=0, high=math.inf, high_open=True, allow_array=False)
@@ -86,27 +107,45 @@ def free_entropy(q, alpha, p=None, *, samples=400, rng=None):
 
 @dataclass(frozen=True)
 class Saddle(Result):
-    """Minimiser of the RS free entropy, as returned by :func:`saddle`.
+    r"""Minimiser of the RS free entropy, as returned by :func:`saddle`.
 
     Parameters
     ----------
     alpha : float or ndarray
         Load(s).
     q : float or ndarray
-        ``q* = argmin_q Phi_p(q; alpha)`` (1 beyond capacity).
+        :math:`q^* = \arg\min_q \Phi_p(q; \alpha)` (1 beyond capacity).
     phi : float or ndarray
-        ``phi(alpha) = min_q Phi_p`` (``-inf`` beyond capacity).
+        :math:`\phi(\alpha) = \min_q \Phi_p` (``-inf`` beyond capacity).
     q_stderr, phi_stderr : float or ndarray
         Monte Carlo standard errors (0 in the limit ``p = None``).
     alpha_c : float
         Capacity of the functional used (1/2 in the limit; for finite ``p``
-        ``ln p / (2 mean V_p)`` on the same disorder samples).
+        :math:`\ln p / (2 \overline{V_p})` on the same disorder samples).
     info : dict
         Method details (``p``, ``samples``, ``E_V`` and its standard error, ...).
+
+    See Also
+    --------
+    replica.saddle : Returns this record (its Examples show one).
+    replica.alpha_c_finite : The finite-``p`` capacity with fresh samples.
 
     References
     ----------
     docs/theory_full_rank.md#finite-p-saddle-point
+
+    Examples
+    --------
+    >>> print(saddle(0.2).summary())
+    Saddle
+      alpha       0.2
+      q           0.4
+      phi         -0.255413
+      q_stderr    0
+      phi_stderr  0
+      alpha_c     0.5
+      info        {'method': 'closed form, G = -1/(1-t)'}
+      95% CI      [0.4, 0.4] (q)
     """
 
     alpha: object
@@ -187,50 +226,59 @@ class _CRNTable:
 
 
 def saddle(alpha, p=None, *, samples=200, rng=0, n_grid=16):
-    """Find the minimiser ``q*`` and value ``phi(alpha) = min_{0<=q<1} Phi_p(q; alpha)``.
+    r"""Find the minimiser :math:`q^*` and value :math:`\phi(\alpha) = \min_{0 \le q<1} \Phi_p(q; \alpha)`.
 
     Parameters
     ----------
     alpha : float or array_like
-        Load(s), ``alpha >= 0``.
+        Load(s), :math:`\alpha \ge 0`.
     p : int, optional
-        ``None``: the limit, ``q* = 2 alpha``, ``phi = 1/2 ln(1 - 2 alpha)`` for
-        ``alpha < 1/2`` (``q* = 1``, ``phi = -inf`` beyond).  Finite ``p``
-        (``2 <= p <= 1e9``): see Notes.
+        ``None``: the limit, :math:`q^* = 2 \alpha`, :math:`\phi = \frac12 \ln(1 - 2 \alpha)` for
+        :math:`\alpha < 1/2` (:math:`q^* = 1`, :math:`\phi = -\infty` beyond).  Finite ``p``
+        (:math:`2 \le p \le 10^9`): see Notes.
     samples : int
         Disorder samples for finite ``p``.
     rng : None, int, SeedSequence or Generator
         Seed of the common random numbers (default 0: deterministic).
     n_grid : int
-        Number of ``t`` values at which ``G_p`` is computed.
+        Number of ``t`` values at which :math:`G_p` is computed.
 
     Returns
     -------
     Saddle
-        ``q*``, ``phi`` and their standard errors, the capacity ``alpha_c`` of the
-        functional used and method details.
+        :math:`q^*`, :math:`\phi` and their standard errors, the capacity
+        :math:`\alpha_c` of the functional used and method details.
+
+    See Also
+    --------
+    replica.Saddle : The record returned.
+    replica.free_entropy : The functional :math:`\Phi_p(q; \alpha)` minimised.
+    replica.alpha_c_finite : The finite-``p`` capacity where :math:`q^* \to 1`.
 
     Notes
     -----
-    Finite ``p``: a Monte Carlo ``G_p`` with fresh samples at every ``q`` is not a
-    smooth function and has no well-defined minimiser.  We therefore fix one set
-    of disorder samples (common random numbers, seed ``rng``) and compute, for
-    every sample ``i``, ``u_i(t) = (1-t) ln f_p(t; eta_i)/ln p`` on a uniform grid
-    of ``r = sqrt(1-t)`` in ``[0, 1]``; at ``r = 0`` the Laplace limit
-    ``u_i(1) = -V_p(eta_i)/ln p`` (docs/theory_full_rank.md#laplace-limit-of-the-energy-term) is used.  ``u_i`` is smooth in
-    ``r``, so a cubic spline of the sample mean gives a deterministic smooth
-    ``G_p(q) = u(sqrt(1-q))/(1-q)``, minimised by a grid search refined with
-    Brent's method.  In these variables
-    ``Phi_p ~ (1/2 + alpha u(0))/(1-q)`` as ``q -> 1``: for
-    ``alpha >= alpha_c = ln p/(2 mean V_p)`` the infimum is ``-inf`` (``q* = 1``).
+    Finite :math:`p`: a Monte Carlo :math:`G_p` with fresh samples at every :math:`q`
+    is not a smooth function and has no well-defined minimiser.  We therefore fix
+    one set of disorder samples (common random numbers, seed ``rng``) and compute,
+    for every sample :math:`i`, :math:`u_i(t) = (1-t) \ln f_p(t; \eta_i)/\ln p` on a
+    uniform grid of :math:`r = \sqrt{1-t}` in :math:`[0, 1]`; at :math:`r = 0` the
+    Laplace limit :math:`u_i(1) = -V_p(\eta_i)/\ln p`
+    (docs/theory_full_rank.md#laplace-limit-of-the-energy-term) is used.
+    :math:`u_i` is smooth in :math:`r`, so a cubic spline of the sample mean gives a
+    deterministic smooth :math:`G_p(q) = u(\sqrt{1-q})/(1-q)`, minimised by a grid
+    search refined with Brent's method.  In these variables
+    :math:`\Phi_p \sim (1/2 + \alpha u(0))/(1-q)` as :math:`q \to 1`: for
+    :math:`\alpha \ge \alpha_c = \ln p/(2 \overline{V_p})` the infimum is
+    :math:`-\infty` (:math:`q^* = 1`).
 
-    Means over samples use the control variates ``He_1..He_4(eta_1)``, ``M - E M``,
-    ``M^2 - E M^2`` and ``eta_1 (M - E M)`` with ``M`` the largest competitor
-    (a fixed linear combination of the samples, so the smoothness in ``t`` is
-    kept).  Uncertainty (delta method over the samples):
-    ``phi_stderr = alpha se(u(r*))/(1-q*)`` (envelope theorem), and
-    ``q_stderr = alpha se(G'(q*))/Phi''(q*)`` from the shift of the stationarity
-    condition.
+    Means over samples use the control variates
+    :math:`\mathrm{He}_1, \dots, \mathrm{He}_4(\eta_1)`, :math:`M - E M`,
+    :math:`M^2 - E M^2` and :math:`\eta_1 (M - E M)` with :math:`M` the largest
+    competitor (a fixed linear combination of the samples, so the smoothness in
+    :math:`t` is kept).  Uncertainty (delta method over the samples):
+    :math:`\mathrm{se}(\phi) = \alpha\, \mathrm{se}(u(r^*))/(1-q^*)` (envelope theorem),
+    and :math:`\mathrm{se}(q^*) = \alpha\, \mathrm{se}(G'(q^*))/\Phi''(q^*)` from the
+    shift of the stationarity condition.
 
     References
     ----------
@@ -238,9 +286,11 @@ def saddle(alpha, p=None, *, samples=200, rng=0, n_grid=16):
 
     Examples
     --------
+    In the limit :math:`q^* = 2\alpha` and :math:`\phi = \frac12 \ln(1 - 2\alpha)`:
+
     >>> s = saddle(0.2)
-    >>> round(s.q, 12), round(s.phi, 12) == round(0.5 * math.log(0.6), 12)
-    (0.4, True)
+    >>> print(f"{s.q:.6f} {s.phi:.6f}")
+    0.400000 -0.255413
     """
     alpha = check_real("alpha", alpha, low=0, high=math.inf, high_open=True)
     if p is None:

@@ -26,14 +26,14 @@ _PHIZ = np.exp(-0.5 * _Z ** 2) / math.sqrt(2.0 * math.pi) * _DZ
 
 
 def hebbian_score_moments(d, p, *, exact=False):
-    """Return the normalised Gaussian-model parameters ``(m, s)`` of the correct score.
+    r"""Return the normalised Gaussian-model parameters :math:`(m, s)` of the correct score.
 
-    Competitor scores divided by their standard deviation are ~N(0,1); the
-    correct score is ~N(m, s^2).  ``exact=False``: the independent-Gaussian model,
-    ``m = d/sqrt(p + 2d)``, ``s^2 = (p + 4d)/(p + 2d)``.  ``exact=True``: the
-    exact moments of ``W_H`` with shared candidates (derived in the Notes of
+    Competitor scores divided by their standard deviation are :math:`\sim N(0,1)`; the
+    correct score is :math:`\sim N(m, s^2)`.  ``exact=False``: the independent-Gaussian
+    model, :math:`m = d/\sqrt{p + 2d}`, :math:`s^2 = (p + 4d)/(p + 2d)`.  ``exact=True``:
+    the exact moments of :math:`W_H` with shared candidates (derived in the Notes of
     :func:`hebbian_recall_probability`): competitor variance
-    ``d^2 (p + 2 + 2d)``, correct mean ``d^2`` and variance ``d^2 (p + 3 + 4d)``.
+    :math:`d^2 (p + 2 + 2d)`, correct mean :math:`d^2` and variance :math:`d^2 (p + 3 + 4d)`.
 
     Parameters
     ----------
@@ -46,13 +46,27 @@ def hebbian_score_moments(d, p, *, exact=False):
 
     Returns
     -------
-    m, s : ndarray
-        Mean and standard deviation of the correct score in units of the
-        competitors' standard deviation.
+    m : ndarray
+        Mean of the correct score in units of the competitors' standard deviation.
+    s : ndarray
+        Standard deviation of the correct score in the same units.
+
+    See Also
+    --------
+    replica.hebbian_recall_probability : Recall probability from these parameters.
+    replica.hebbian_simulate : Measured raw score moments, for comparison.
 
     References
     ----------
     docs/theory_full_rank.md#exact-score-moments
+
+    Examples
+    --------
+    >>> m, s = hebbian_score_moments(100, 50)
+    >>> print(f"{m:.6f} {s:.6f}")
+    6.324555 1.341641
+    >>> print(*(f"{x:.6f}" for x in hebbian_score_moments(100, 50, exact=True)))
+    6.299408 1.340753
     """
     d = np.asarray(d, dtype=float)
     p = np.asarray(p, dtype=float)
@@ -154,14 +168,14 @@ def _conditional_fail(d, p, problem, nodes=None):
 
 def hebbian_recall_probability(d, p, *, all_facts=True, exact_moments=False, model="conditional",
                                problem="op"):
-    """Compute the model probability that a Hebbian memory ``W_H = sum_nu u_nu e_nu^T`` recalls its facts.
+    r"""Compute the model probability that a Hebbian memory :math:`W_H = \sum_\nu u_\nu e_\nu^T` recalls its facts.
 
     Parameters
     ----------
     d : float or array_like
-        Dimension, ``d >= 1``.
+        Dimension, :math:`d \ge 1`.
     p : float or array_like
-        Number of facts, ``p >= 2`` (real values allowed, for root finding).
+        Number of facts, :math:`p \ge 2` (real values allowed, for root finding).
     all_facts : bool
         ``True``: probability that all ``p`` facts are recalled; ``False``:
         probability that one given fact is recalled.
@@ -172,7 +186,7 @@ def hebbian_recall_probability(d, p, *, all_facts=True, exact_moments=False, mod
         ``"conditional"`` (default): per-input normalised finite-size model
         (below); ``"theory"``: the independent-Gaussian model.
     problem : {"op", "dp"}
-        Candidates: the stored ``u_rho`` (``"op"``, default) or fresh
+        Candidates: the stored :math:`u_\rho` (``"op"``, default) or fresh
         competitors per input (``"dp"``).  The theory model does not
         distinguish them.
 
@@ -181,59 +195,73 @@ def hebbian_recall_probability(d, p, *, all_facts=True, exact_moments=False, mod
     float or ndarray
         The probability, broadcast shape of ``d`` and ``p``.
 
+    See Also
+    --------
+    replica.hebbian : All predictions at one dimension, in one record.
+    replica.hebbian_threshold : The load at which this probability is 1/2.
+    replica.hebbian_score_moments : The score parameters of the theory model.
+    replica.hebbian_simulate : Direct simulation, for comparison.
+
     Notes
     -----
-    **Theory model.**  Score of candidate ``rho`` for input ``mu``:
-    ``z = u_rho^T W_H e_mu``.  With ``e, u ~ N(0, I_d)``: the correct score is
-    ``|u_mu|^2 |e_mu|^2 + sum_{nu != mu} (u_mu.u_nu)(e_nu.e_mu)`` with mean ``d^2``
-    and variance ``(d^2+2d)^2 - d^4 + (p-1) d^2 = d^2 (p + 3 + 4d)``; a
-    competitor score is ``(u_rho.u_mu)|e_mu|^2 + |u_rho|^2 (e_rho.e_mu) + ...``
-    with mean 0 and variance ``2 d (d^2 + 2d) + (p-2) d^2 = d^2 (p + 2 + 2d)``
-    (all cross covariances vanish by symmetry).  The independent-Gaussian model keeps the leading
-    terms.  The Gaussian model treats the normalised competitor scores as
-    i.i.d. N(0,1) and the correct score as N(m, s^2), independently across
-    facts, so
+    **Theory model.**  Score of candidate :math:`\rho` for input :math:`\mu`:
+    :math:`z = u_\rho^T W_H e_\mu`.  With :math:`e, u \sim N(0, I_d)`: the correct score
+    is :math:`|u_\mu|^2 |e_\mu|^2 + \sum_{\nu \ne \mu} (u_\mu \cdot u_\nu)(e_\nu \cdot e_\mu)`
+    with mean :math:`d^2` and variance
+    :math:`(d^2+2d)^2 - d^4 + (p-1) d^2 = d^2 (p + 3 + 4d)`; a competitor score is
+    :math:`(u_\rho \cdot u_\mu)|e_\mu|^2 + |u_\rho|^2 (e_\rho \cdot e_\mu) + \dots` with
+    mean 0 and variance :math:`2 d (d^2 + 2d) + (p-2) d^2 = d^2 (p + 2 + 2d)` (all cross
+    covariances vanish by symmetry).  The independent-Gaussian model keeps the
+    leading terms.  The Gaussian model treats the normalised competitor scores as
+    i.i.d. :math:`N(0,1)` and the correct score as :math:`N(m, s^2)`, independently
+    across facts, so
 
-    .. math:: P_1 = \\int D z\\, \\Phi(m + s z)^{p-1}, \\qquad P_{all} = P_1^p .
+    .. math:: P_1 = \int D z\, \Phi(m + s z)^{p-1}, \qquad P_{all} = P_1^p .
 
-    ``1 - P_1`` is computed as ``int Dz (-expm1((p-1) log Phi(m + s z)))`` by the
-    trapezoid rule on ``z in [-14, 14]`` (step 0.005).
+    :math:`1 - P_1` is computed as
+    :math:`\int Dz\, (1 - e^{(p-1) \ln \Phi(m + s z)})` (with ``expm1``) by the
+    trapezoid rule on :math:`z \in [-14, 14]` (step 0.005).
 
-    **Conditional model.**  All scores of input ``mu`` are linear in
-    ``h = W_H e_mu = a u_mu + sum_{nu != mu} c_nu u_nu`` (``a = |e_mu|^2``,
-    ``c_nu = e_nu.e_mu = sqrt(a) y_nu``, ``y_nu`` i.i.d. N(0,1)).  Split every
-    ``u_nu`` into ``g_nu = u_nu.u_mu/r`` (``r = |u_mu|``) and the part orthogonal
-    to ``u_mu``.  Dividing by ``sqrt(a)``, the correct score is ``r B`` and a
-    competitor's ``g B + y q_perp + |V| zeta`` (OP; DP: ``g B + |V| zeta``) with
+    **Conditional model.**  All scores of input :math:`\mu` are linear in
+    :math:`h = W_H e_\mu = a u_\mu + \sum_{\nu \ne \mu} c_\nu u_\nu`
+    (:math:`a = |e_\mu|^2`, :math:`c_\nu = e_\nu \cdot e_\mu = \sqrt{a}\, y_\nu`,
+    :math:`y_\nu` i.i.d. :math:`N(0,1)`).  Split every :math:`u_\nu` into
+    :math:`g_\nu = u_\nu \cdot u_\mu / r` (:math:`r = |u_\mu|`) and the part orthogonal
+    to :math:`u_\mu`.  Dividing by :math:`\sqrt{a}`, the correct score is :math:`r B`
+    and a competitor's :math:`g B + y q_\perp + |V| \zeta` (OP; DP:
+    :math:`g B + |V| \zeta`) with
 
-    * ``B = sqrt(a) r + T``, ``T = sum_nu y_nu g_nu ~ sqrt(K) x``,
-      ``K = sum y_nu^2 ~ chi^2``, ``x ~ N(0,1)``;
-    * ``|V|^2 = |sum_nu y_nu u_nu^perp|^2 = K Q``, ``Q ~ chi^2_{d-1}``;
-    * ``q_perp = |u_rho^perp|^2 ~ chi^2_{d-1}``, ``zeta, g, y ~ N(0,1)``.
+    * :math:`B = \sqrt{a}\, r + T`, :math:`T = \sum_\nu y_\nu g_\nu \sim \sqrt{K} x`,
+      :math:`K = \sum_\nu y_\nu^2 \sim \chi^2`, :math:`x \sim N(0,1)`;
+    * :math:`|V|^2 = |\sum_\nu y_\nu u_\nu^\perp|^2 = K Q`, :math:`Q \sim \chi^2_{d-1}`;
+    * :math:`q_\perp = |u_\rho^\perp|^2 \sim \chi^2_{d-1}`, :math:`\zeta, g, y \sim N(0,1)`.
 
-    DP (fresh competitors, ``K ~ chi^2_{p-1}``): given the per-input scalars the
-    competitors are exactly i.i.d. and
-    ``P(recall | .) = Phi(s)^(p-1)``, ``s = r B / sqrt(B^2 + K Q)``, so ``P_1`` is
-    exact.  OP: the competitor's own ``y_rho g_rho`` is part of ``B``; with
-    ``B_0 = B - y_rho g_rho`` (``K ~ chi^2_{p-2}``) and the competitors taken
-    independent given ``(r, B_0, V)``, integrating ``y`` and ``zeta`` exactly,
+    DP (fresh competitors, :math:`K \sim \chi^2_{p-1}`): given the per-input scalars
+    the competitors are exactly i.i.d. and
+    :math:`P(\text{recall} \mid \cdot) = \Phi(s)^{p-1}`,
+    :math:`s = r B / \sqrt{B^2 + K Q}`, so :math:`P_1` is exact.  OP: the
+    competitor's own :math:`y_\rho g_\rho` is part of :math:`B`; with
+    :math:`B_0 = B - y_\rho g_\rho` (:math:`K \sim \chi^2_{p-2}`) and the competitors
+    taken independent given :math:`(r, B_0, V)`, integrating :math:`y` and
+    :math:`\zeta` exactly,
 
-    .. math:: 1 - \\pi = E_{g, q_\\perp} \\Phi\\left(-\\frac{(r - g) B_0}
-              {\\sqrt{|V|^2 + ((r - g) g - q_\\perp)^2}}\\right),
-              \\qquad P(\\text{recall} | .) = \\pi^{p-1}.
+    .. math:: 1 - \pi = E_{g, q_\perp} \Phi\left(-\frac{(r - g) B_0}
+              {\sqrt{|V|^2 + ((r - g) g - q_\perp)^2}}\right),
+              \qquad P(\text{recall} | .) = \pi^{p-1}.
 
-    Then ``P_1 = E[P(recall | .)]`` over the per-input scalars and
-    ``P_all = P_1^p`` (facts taken independent).  Quadrature: Gauss-Laguerre
-    (or Wilson-Hilferty/Gauss-Hermite for ``k > 200``) in the chi-square
-    scalars (DP 6 nodes, ``Q`` 5; OP 4 nodes, ``Q`` 3, ``q_perp`` 3; quadrature
-    error of ``P_1`` about ``1e-4`` at ``d = 20``, ``3e-4`` at ``d = 7``, ``p = 3``), trapezoid in ``x`` on
-    ``[-12, 6]`` (step 0.05) and ``g`` on ``[-10, 10]`` (step 0.25); for OP
-    ``chi_d = sqrt(a)`` is replaced by ``N(sqrt(d - 1/2), 1/2)`` and merged
-    into ``x``, and ``ln(1 - pi)`` is computed at every 6th ``x`` and
-    interpolated by a cubic spline.  Valid for ``p <~ 1e25`` (the relevant
-    ``x ~ -sqrt(2 ln p)`` must lie in the grid).  Neglected: correlations
-    between facts and between the competitors of one input beyond the shared
-    ``(r, B_0, V)``.
+    Then :math:`P_1 = E[P(\text{recall} \mid \cdot)]` over the per-input scalars and
+    :math:`P_{all} = P_1^p` (facts taken independent).  Quadrature: Gauss-Laguerre
+    (or Wilson-Hilferty/Gauss-Hermite for :math:`k > 200`) in the chi-square
+    scalars (DP 6 nodes, :math:`Q` 5; OP 4 nodes, :math:`Q` 3, :math:`q_\perp` 3;
+    quadrature error of :math:`P_1` about :math:`10^{-4}` at :math:`d = 20`,
+    :math:`3 \cdot 10^{-4}` at :math:`d = 7`, :math:`p = 3`), trapezoid in :math:`x` on
+    :math:`[-12, 6]` (step 0.05) and :math:`g` on :math:`[-10, 10]` (step 0.25); for OP
+    :math:`\chi_d = \sqrt{a}` is replaced by :math:`N(\sqrt{d - 1/2}, 1/2)` and merged
+    into :math:`x`, and :math:`\ln(1 - \pi)` is computed at every 6th :math:`x` and
+    interpolated by a cubic spline.  Valid for :math:`p \lesssim 10^{25}` (the
+    relevant :math:`x \sim -\sqrt{2 \ln p}` must lie in the grid).  Neglected:
+    correlations between facts and between the competitors of one input beyond the
+    shared :math:`(r, B_0, V)`.
 
     References
     ----------
@@ -242,10 +270,10 @@ def hebbian_recall_probability(d, p, *, all_facts=True, exact_moments=False, mod
 
     Examples
     --------
-    >>> round(float(hebbian_recall_probability(1000, 100, model="theory")), 6)
-    1.0
-    >>> round(hebbian_recall_probability(50, 41, problem="dp"), 2)
-    0.91
+    >>> print(f"{hebbian_recall_probability(1000, 100, model='theory'):.6f}")
+    1.000000
+    >>> print(f"{hebbian_recall_probability(50, 41, problem='dp'):.4f}")
+    0.9134
     """
     d = check_real("d", d, low=1)
     p = check_real("p", p, low=2)
@@ -288,17 +316,17 @@ def _threshold_p(d, level, all_facts, exact_moments, model="theory", problem="op
 
 def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, model="conditional",
                       problem="op"):
-    """Find the load ``alpha = p ln p / d^2`` at which the model recall probability is ``level``.
+    r"""Find the load :math:`\alpha = p \ln p / d^2` at which the model recall probability is ``level``.
 
     Parameters
     ----------
     d : float or array_like
-        Dimension(s), ``d >= 2``.
+        Dimension(s), :math:`d \ge 2`.
     level : float
-        Probability level, ``0 < level < 1`` (default 1/2).
+        Probability level, :math:`0 < \mathrm{level} < 1` (default 1/2).
     all_facts : bool
         Threshold for recalling all facts (default; tends to 1/8 as
-        ``d -> inf``) or one typical fact (tends to 1/2).
+        :math:`d \to \infty`) or one typical fact (tends to 1/2).
     exact_moments : bool
         See :func:`hebbian_score_moments` (``model="theory"`` only).
     model : {"conditional", "theory"}
@@ -309,19 +337,32 @@ def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, mode
     Returns
     -------
     float or ndarray
-        ``alpha_H(d)`` (``nan`` if even ``p = 2`` is below ``level``).
+        :math:`\alpha_H(d)` (``nan`` if even :math:`p = 2` is below ``level``).
+
+    See Also
+    --------
+    replica.hebbian_recall_probability : The probability whose level is found.
+    replica.hebbian : Thresholds and probabilities in one record.
+    replica.alpha_c_finite : The optimal (replica) capacity, for comparison.
 
     Notes
     -----
-    ``p`` is treated as a real variable; the root in ``ln p`` is bracketed
+    :math:`p` is treated as a real variable; the root in :math:`\ln p` is bracketed
     (unit steps; half steps from the theory-model root for the conditional
-    model) and refined by Brent's method (``ln p`` to ``1e-12``, conditional
-    ``1e-7``).  Convergence to 1/8 is slow (the extreme-value corrections are
-    of relative order ``ln ln p / ln p``).
+    model) and refined by Brent's method (:math:`\ln p` to :math:`10^{-12}`,
+    conditional :math:`10^{-7}`).  Convergence to 1/8 is slow (the extreme-value
+    corrections are of relative order :math:`\ln \ln p / \ln p`).
 
     References
     ----------
     docs/theory_full_rank.md#hebbian-rule
+
+    Examples
+    --------
+    >>> print(f"{hebbian_threshold(100, model='theory'):.5f}")
+    0.04238
+    >>> print(hebbian_threshold([100, 1000], model="theory", all_facts=False))
+    [0.53090457 0.58301366]
     """
     d = check_real("d", d, low=2, high=1e15)
     level = check_real("level", level, low=0, high=1, low_open=True, high_open=True,
@@ -339,12 +380,12 @@ def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, mode
 
 @dataclass(frozen=True)
 class HebbianPrediction(Result):
-    """Gaussian-model predictions for a Hebbian memory at dimension ``d``, as returned by :func:`hebbian`.
+    r"""Gaussian-model predictions for a Hebbian memory at dimension ``d``, as returned by :func:`hebbian`.
 
     Parameters
     ----------
     d, p, alpha : float
-        Dimension, number of facts and load ``p ln p / d^2`` (``nan`` if not given).
+        Dimension, number of facts and load :math:`p \ln p / d^2` (``nan`` if not given).
     m, s : float
         Normalised mean and standard deviation of the correct score.
     p_single, p_all : float
@@ -354,13 +395,23 @@ class HebbianPrediction(Result):
     alpha_single : float
         Load at which ``p_single = 1/2`` at this ``d``.
     limit : float, optional
-        ``1/8``, the large-``d`` limit of ``alpha_threshold``.
+        1/8, the large-``d`` limit of ``alpha_threshold``.
     info : dict, optional
         The model options used (``exact_moments``, ``model``, ``problem``).
+
+    See Also
+    --------
+    replica.hebbian : Returns this record (its Examples show one).
 
     References
     ----------
     docs/theory_full_rank.md#hebbian-rule
+
+    Examples
+    --------
+    >>> h = hebbian(100, 50, model="theory")
+    >>> print(f"{h.alpha:.6f} {h.m:.6f} {h.alpha_threshold:.6f} {h.limit}")
+    0.019560 6.324555 0.042383 0.125
     """
 
     d: float
@@ -377,17 +428,17 @@ class HebbianPrediction(Result):
 
 
 def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", problem="op"):
-    """Predict recall and capacity of the Hebbian rule (conditional or independent-Gaussian model).
+    r"""Predict recall and capacity of the Hebbian rule (conditional or independent-Gaussian model).
 
     Parameters
     ----------
     d : float
-        Dimension, ``2 <= d <= 1e15``.
+        Dimension, :math:`2 \le d \le 10^{15}`.
     p : float, optional
-        Number of facts (``>= 2``).  Give ``p`` or ``alpha``, or neither (then only
+        Number of facts (:math:`\ge 2`).  Give ``p`` or ``alpha``, or neither (then only
         the thresholds are computed).
     alpha : float, optional
-        Load; ``p`` solves ``p ln p = alpha d^2``.
+        Load; ``p`` solves :math:`p \ln p = \alpha d^2`.
     exact_moments : bool
         See :func:`hebbian_score_moments`.
     model : {"conditional", "theory"}
@@ -402,15 +453,22 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", 
     HebbianPrediction
         Score parameters, recall probabilities and thresholds at this ``d``.
 
+    See Also
+    --------
+    replica.HebbianPrediction : The record returned.
+    replica.hebbian_recall_probability : The recall probability at any ``d``, ``p``.
+    replica.hebbian_threshold : The threshold load alone, for arrays of ``d``.
+    replica.hebbian_simulate : Direct simulation of the memory.
+
     Notes
     -----
-    The correct score is about ``m ~ sqrt(ln p / alpha)`` and the largest of
-    ``p`` competitors about ``sqrt(2 ln p)``; the worst of ``p`` correct scores is
-    about ``m - sqrt(2 ln p)``.  Recalling all facts needs
-    ``m - sqrt(2 ln p) > sqrt(2 ln p)``, i.e. ``alpha < 1/8`` (``HEBBIAN_LIMIT``),
-    four times below the optimal capacity 1/2; a typical single fact needs
-    ``m > sqrt(2 ln p)``, i.e. ``alpha < 1/2``.  At finite ``d`` the thresholds
-    are computed from :func:`hebbian_recall_probability`.
+    The correct score is about :math:`m \sim \sqrt{\ln p / \alpha}` and the largest of
+    :math:`p` competitors about :math:`\sqrt{2 \ln p}`; the worst of :math:`p` correct
+    scores is about :math:`m - \sqrt{2 \ln p}`.  Recalling all facts needs
+    :math:`m - \sqrt{2 \ln p} > \sqrt{2 \ln p}`, i.e. :math:`\alpha < 1/8`
+    (``HEBBIAN_LIMIT``), four times below the optimal capacity 1/2; a typical single
+    fact needs :math:`m > \sqrt{2 \ln p}`, i.e. :math:`\alpha < 1/2`.  At finite
+    :math:`d` the thresholds are computed from :func:`hebbian_recall_probability`.
 
     References
     ----------
@@ -419,9 +477,9 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", 
     Examples
     --------
     >>> h = hebbian(100, 50, model="theory")
-    >>> round(h.p_single, 4), round(h.p_all, 3), h.limit
-    (0.9978, 0.895, 0.125)
-    >>> round(hebbian(100, 50).p_all, 3)          # conditional model, OP
+    >>> print(f"{h.p_single:.4f} {h.p_all:.3f} {h.limit}")
+    0.9978 0.895 0.125
+    >>> print(f"{hebbian(100, 50).p_all:.3f}")          # conditional model, OP
     0.999
     """
     d = check_real("d", d, low=2, high=1e15, allow_array=False)
@@ -449,7 +507,7 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", 
 
 
 def hebbian_matrix(E, U):
-    """Build the Hebbian memory ``W_H = sum_nu u_nu e_nu^T = U^T E``.
+    r"""Build the Hebbian memory :math:`W_H = \sum_\nu u_\nu e_\nu^T = U^T E`.
 
     The one implementation of the Hebbian rule: :func:`hebbian_simulate` and
     ``validation.linear_memory.hebbian_W`` (which takes a fact set) call it.
@@ -457,21 +515,27 @@ def hebbian_matrix(E, U):
     Parameters
     ----------
     E : array_like, shape (..., p, d)
-        Inputs ``e_nu`` as rows.
+        Inputs :math:`e_\nu` as rows.
     U : array_like, shape (..., p, d)
-        The stored (correct) outputs ``u_nu`` as rows, paired with ``E``.
+        The stored (correct) outputs :math:`u_\nu` as rows, paired with ``E``.
 
     Returns
     -------
     ndarray, shape (..., d, d)
-        ``W_H`` (a batch of them when ``E`` and ``U`` have leading axes), one
-        matrix product, in the dtype of ``U^T E``.
+        :math:`W_H` (a batch of them when ``E`` and ``U`` have leading axes), one
+        matrix product, in the dtype of :math:`U^T E`.
+
+    See Also
+    --------
+    replica.hebbian_simulate : Recall of this memory on random facts.
+    replica.hebbian : Model predictions for its recall.
 
     Notes
     -----
-    ``W_H[i, j] = sum_nu U[nu, i] E[nu, j]``, so ``W_H e_mu = sum_nu u_nu (e_nu . e_mu)``:
-    the own output ``u_mu`` with weight ``|e_mu|^2 ~ d`` plus crosstalk
-    from the other facts.
+    :math:`(W_H)_{ij} = \sum_\nu U_{\nu i} E_{\nu j}`, so
+    :math:`W_H e_\mu = \sum_\nu u_\nu (e_\nu \cdot e_\mu)`: the own output
+    :math:`u_\mu` with weight :math:`|e_\mu|^2 \approx d` plus crosstalk from the
+    other facts.
 
     References
     ----------
@@ -493,21 +557,21 @@ def hebbian_matrix(E, U):
 
 
 def hebbian_simulate(d, p, *, trials=20, rng=None, problem="OP"):
-    """Simulate the Hebbian memory ``W_H = sum_nu u_nu e_nu^T`` directly.
+    r"""Simulate the Hebbian memory :math:`W_H = \sum_\nu u_\nu e_\nu^T` directly.
 
     Parameters
     ----------
     d, p : int
-        Dimension (``>= 1``) and number of facts (``>= 2``); ``trials * p * d``
-        and ``trials * p^2`` numbers are held in memory.
+        Dimension (:math:`\ge 1`) and number of facts (:math:`\ge 2`);
+        ``trials * p * d`` and ``trials * p**2`` numbers are held in memory.
     trials : int
         Independent instances (processed as one batched matmul).
     rng : None, int, SeedSequence or Generator
         Randomness.
     problem : {"OP", "DP"} (case-insensitive)
-        ``"OP"``: the candidates are the stored ``u_rho``.  ``"DP"``: each input
-        has its own fresh competitors; given ``w = W_H e_mu`` their scores are
-        exactly i.i.d. ``N(0, |w|^2)``, which is how they are drawn.
+        ``"OP"``: the candidates are the stored :math:`u_\rho`.  ``"DP"``: each input
+        has its own fresh competitors; given :math:`w = W_H e_\mu` their scores are
+        exactly i.i.d. :math:`N(0, |w|^2)`, which is how they are drawn.
 
     Returns
     -------
@@ -517,9 +581,29 @@ def hebbian_simulate(d, p, *, trials=20, rng=None, problem="OP"):
         ``"competitor_var"``, ``"correct_mean"``, ``"correct_var"``: Estimates of
         the raw score moments (``OP`` only; stderr over trials).
 
+    See Also
+    --------
+    replica.hebbian_matrix : The memory simulated.
+    replica.hebbian : The model predictions this simulation checks.
+    replica.hebbian_score_moments : The exact score moments.
+
     References
     ----------
     docs/theory_full_rank.md#validation-of-the-hebbian-models
+
+    Examples
+    --------
+    The raw moments against the exact ones, :math:`d^2 (p + 2 + 2d) = 305000`,
+    :math:`d^2 = 2500` and :math:`d^2 (p + 3 + 4d) = 557500`:
+
+    >>> r = hebbian_simulate(50, 20, trials=50, rng=0)
+    >>> for key in ("competitor_var", "correct_mean", "correct_var", "single", "all"):
+    ...     print(key, f"{r[key].value:.4g} +- {r[key].stderr:.2g}")
+    competitor_var 3.02e+05 +- 8.3e+03
+    correct_mean 2501 +- 24
+    correct_var 5.449e+05 +- 3.1e+04
+    single 0.998 +- 0.0014
+    all 0.96 +- 0.028
     """
     d = check_int("d", d, low=1)
     p = check_int("p", p, low=2)

@@ -30,14 +30,21 @@ def load_of(p, d):
     float or ndarray
         :math:`p \ln p / d^2`.
 
+    See Also
+    --------
+    replica.p_of_load : The inverse, for real :math:`p`.
+    replica.p_from_load : The integer :math:`p` whose load is closest to a target.
+
     References
     ----------
     arXiv:2605.10795; docs/theory_full_rank.md#the-model
 
     Examples
     --------
-    >>> round(float(load_of(51, 20)), 4)     # 51 ln 51 = 200.52
+    >>> print(f"{load_of(51, 20):.4f}")     # 51 ln 51 = 200.52
     0.5013
+    >>> print(load_of(np.array([51, 100]), 20))
+    [0.50130777 1.15129255]
     """
     return p * np.log(p) / np.asarray(d, float) ** 2 if np.ndim(d) else p * np.log(p) / d**2
 
@@ -57,6 +64,11 @@ def p_of_load(alpha, d):
     float or ndarray
         The real solution (``>= 1``; :math:`W` is the principal branch of the
         Lambert function), broadcast over ``alpha`` and ``d``.
+
+    See Also
+    --------
+    replica.load_of : The load of a given :math:`p`.
+    replica.p_from_load : The same, rounded to the best integer :math:`p \ge 2`.
 
     Notes
     -----
@@ -99,13 +111,18 @@ def p_from_load(alpha, d):
         ``p >= 2``: the floor or ceiling of :func:`p_of_load`, whichever load is
         closer to ``alpha``.
 
+    See Also
+    --------
+    replica.p_of_load : The real solution of :math:`p \ln p = \alpha d^2`.
+    replica.load_of : The load of a given :math:`p`.
+
     References
     ----------
     arXiv:2605.10795; docs/theory_full_rank.md#the-model
 
     Examples
     --------
-    >>> p_from_load(0.5, 20)        # 51 ln 51 = 200.5 = 0.5 * 20^2
+    >>> print(p_from_load(0.5, 20))        # 51 ln 51 = 200.5 = 0.5 * 20^2
     51
     """
     alpha = check_real("alpha", alpha, low=0, low_open=True, allow_array=False)

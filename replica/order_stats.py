@@ -8,15 +8,16 @@ __all__ = ["TopNormals"]
 
 
 class TopNormals:
-    """Sequential exact sampler of the largest of ``m`` i.i.d. N(0,1) variables.
+    r"""Sequential exact sampler of the largest of ``m`` i.i.d. :math:`N(0,1)` variables.
 
-    Renyi's representation: if ``X_(1) >= X_(2) >= ...`` are the order statistics
-    of ``m`` i.i.d. N(0,1) variables, then ``-ln Phi(X_(k)) = sum_{j<=k}
-    E_j / (m - j + 1)`` with ``E_j`` i.i.d. Exp(1).  Hence
-    ``X_(k) = Phi^{-1}(exp(-S_k))`` (``scipy.special.ndtri_exp``, accurate for
-    ``S_k`` as small as ``1/m = 1e-15``), and the sequence can be extended one
-    block at a time, for any subset of the samples, without ever drawing the
-    other ``m - k`` values.
+    Renyi's representation: if :math:`X_{(1)} \ge X_{(2)} \ge \dots` are the order
+    statistics of :math:`m` i.i.d. :math:`N(0,1)` variables, then
+    :math:`-\ln \Phi(X_{(k)}) = S_k = \sum_{j \le k} E_j / (m - j + 1)` with
+    :math:`E_j` i.i.d. :math:`\mathrm{Exp}(1)`.  Hence
+    :math:`X_{(k)} = \Phi^{-1}(e^{-S_k})` (:func:`scipy.special.ndtri_exp`, accurate
+    for :math:`S_k` as small as :math:`1/m = 10^{-15}`), and the sequence can be
+    extended one block at a time, for any subset of the samples, without ever
+    drawing the other :math:`m - k` values.
 
     Parameters
     ----------
@@ -27,16 +28,25 @@ class TopNormals:
     rng : numpy.random.Generator
         Generator used for every draw.
 
+    See Also
+    --------
+    replica.finite_capacity.sample_v_p : Draws :math:`V_p` from these order statistics.
+    replica.gaussian_max_moments : Exact moments of the largest one.
+
     References
     ----------
     docs/theory_full_rank.md#order-statistics-method
 
     Examples
     --------
+    The four largest of :math:`10^{15}` normals, three times (about
+    :math:`\sqrt{2 \ln 10^{15}} = 8.3`):
+
     >>> top = TopNormals(10**15, 3, np.random.default_rng(0))
-    >>> x = top.extend(np.arange(3), 4)
-    >>> x.shape, bool(np.all(np.diff(x, axis=1) <= 0))
-    ((3, 4), True)
+    >>> print(top.extend(np.arange(3), 4).round(4))
+    [[7.989  7.8753 7.8739 7.8737]
+     [8.0151 7.8441 7.8102 7.7806]
+     [7.8119 7.666  7.6254 7.6254]]
     """
 
     def __init__(self, m, samples, rng):

@@ -43,22 +43,33 @@ def _check_kappa(kappa, allow_array=True):
 
 
 def theta_kappa(kappa):
-    r"""Solve ``2 theta + sin 2 theta = pi (1 - kappa)`` for ``theta`` in ``[0, pi/2)``.
+    r"""Solve :math:`2 \theta + \sin 2 \theta = \pi (1 - \kappa)` for :math:`\theta` in :math:`[0, \pi/2)`.
 
     Parameters
     ----------
     kappa : array_like
-        Rank fraction(s) in ``(0, 1]``.
+        Rank fraction(s) in :math:`(0, 1]`.
 
     Returns
     -------
     ndarray or float
-        ``theta_kappa = (pi - y) / 2`` with ``y - sin y = pi kappa``.  For small
-        ``kappa`` prefer ``pi/2 - theta = y/2`` (see :func:`qc_upper_angle`).
+        :math:`\theta_\kappa = (\pi - y) / 2` with :math:`y - \sin y = \pi \kappa`.  For
+        small :math:`\kappa` prefer :math:`\pi/2 - \theta = y/2` (see
+        :func:`hcizz.quarter_circle.qc_upper_angle`).
+
+    See Also
+    --------
+    hcizz.quarter_circle.qc_upper_angle : The angle :math:`y`, accurate for small :math:`\kappa`.
+    replica.alpha_c : The capacity, a closed form in this angle.
 
     References
     ----------
     docs/rank_constrained.md#closed-form
+
+    Examples
+    --------
+    >>> print(theta_kappa([0.25, 0.5, 1.0]))
+    [0.68762618 0.4158556  0.        ]
     """
     k = _check_kappa(kappa)
     th = (np.pi - qc_upper_angle(np.pi * np.asarray(k, dtype=float))) / 2
@@ -101,39 +112,57 @@ def _alpha_chunk(k):
 
 
 def alpha_c(kappa, *, dps=None):
-    r"""Compute the rank-constrained capacity ``alpha_c(kappa)`` (closed form, vectorised).
+    r"""Compute the rank-constrained capacity :math:`\alpha_c(\kappa)` (closed form, vectorised).
 
     Parameters
     ----------
     kappa : array_like
-        Rank fraction(s) ``m / d`` in ``(0, 1]``. With ``dps`` also
+        Rank fraction(s) :math:`m / d` in :math:`(0, 1]`. With ``dps`` also
         ``mpmath.mpf``, ``fractions.Fraction``, ``decimal.Decimal`` and decimal
         strings (``"0.1"``), or sequences of them: converted to mpmath at the
         working precision, never rounded through a float.
     dps : int, optional
-        If given (``5 <= dps <= 100000``), evaluate in mpmath at ``dps`` decimal
-        digits (scalar: an ``mpmath.mpf``; array: an object array of ``mpf``),
-        through Newton's method in ``theta`` on ``1/2 - (theta - sin(4 theta)/4)/pi``
-        with guard digits: an independent code path used as a test oracle.
+        If given (:math:`5 \le \mathrm{dps} \le 100000`), evaluate in mpmath at ``dps``
+        decimal digits (scalar: an ``mpmath.mpf``; array: an object array of ``mpf``),
+        through Newton's method in :math:`\theta` on
+        :math:`1/2 - (\theta - \sin(4 \theta)/4)/\pi` with guard digits: an
+        independent code path used as a test oracle.
 
     Returns
     -------
     float or ndarray
-        ``alpha_c(kappa) = (2y - sin 2y) / (4 pi)`` with ``y - sin y = pi kappa``.
+        :math:`\alpha_c(\kappa) = (2y - \sin 2y) / (4 \pi)` with :math:`y - \sin y = \pi \kappa`.
 
     Raises
     ------
     ValueError
-        If ``kappa`` is not in ``(0, 1]`` (or NaN) or ``dps`` is not an integer >= 5.
+        If ``kappa`` is not in :math:`(0, 1]` (or NaN) or ``dps`` is not an integer >= 5.
+
+    See Also
+    --------
+    replica.alpha_c_finite : The finite-``p`` capacity, :math:`\alpha_c(\kappa) \ln p / E[V_p]`.
+    replica.alpha_c_quad : The same value by direct quadrature (an independent oracle).
+    replica.alpha_c_small_kappa : Its small-:math:`\kappa` expansion.
+    replica.finite_capacity.alpha_c_margin_limit : The full-rank large-``p`` capacity at a margin.
+    replica.tam_capacity : The capacity under the tail-average margin criterion.
+    replica.symbolic.alpha_c_closed_form : The closed form as a sympy expression.
 
     Notes
     -----
-    ``alpha_c(1) = 1/2`` (full rank recovers ``alpha_c = 1/2`` of section 1);
-    ``alpha_c(kappa) = 2 kappa - (6 pi kappa)^(5/3) / (20 pi) + O(kappa^(7/3))``.
-    The paper summary quotes 0.46 at ``kappa = 0.5`` and 0.31 at ``kappa = 0.25``;
-    the formula gives 0.446865 and 0.311456.  We trust the formula: it agrees to
-    20 digits with two independent evaluations (``alpha_c_quad`` and the mpmath path);
-    see ``docs/rank_constrained.md#where-we-differ-from-the-papers``.
+    With :math:`\theta_\kappa` solving :math:`2\theta + \sin 2\theta = \pi(1 - \kappa)`,
+
+    .. math::
+
+        \alpha_c(\kappa) = \frac12 \int_{1-\kappa}^{1} X_{qc}(u)^2\, du
+        = \frac12 - \frac{\theta_\kappa - \sin(4\theta_\kappa)/4}{\pi}.
+
+    :math:`\alpha_c(1) = 1/2` (full rank recovers the full-rank capacity 1/2);
+    :math:`\alpha_c(\kappa) = 2 \kappa - (6 \pi \kappa)^{5/3} / (20 \pi) + O(\kappa^{7/3})`.
+    The paper summary quotes 0.46 at :math:`\kappa = 0.5` and 0.31 at
+    :math:`\kappa = 0.25`; the formula gives 0.446865 and 0.311456.  We trust the
+    formula: it agrees to 20 digits with two independent evaluations
+    (:func:`alpha_c_quad` and the mpmath path); see
+    ``docs/rank_constrained.md#where-we-differ-from-the-papers``.
 
     References
     ----------
@@ -142,10 +171,11 @@ def alpha_c(kappa, *, dps=None):
 
     Examples
     --------
-    >>> round(alpha_c(1.0), 15)
-    0.5
-    >>> round(alpha_c(0.5), 6)
-    0.446865
+    >>> print(alpha_c(1.0), alpha_c([0.25, 0.5]))
+    0.5 [0.31145628 0.4468654 ]
+    >>> import mpmath
+    >>> print(mpmath.nstr(alpha_c(0.5, dps=30), 25))
+    0.4468653969390270090567449
     """
     if dps is not None:
         from hcizz.checks import check_int
@@ -167,15 +197,15 @@ def alpha_c(kappa, *, dps=None):
 
 
 def alpha_c_small_kappa(kappa, order=2):
-    r"""Evaluate the small-``kappa`` expansion of ``alpha_c``.
+    r"""Evaluate the small-``kappa`` expansion of :math:`\alpha_c(\kappa)`.
 
-    Order 1 is ``2 kappa``; order 2 adds ``- (6 pi kappa)^(5/3) / (20 pi)``; the
-    error of the order-2 expansion is ``O(kappa^(7/3))``.
+    Order 1 is :math:`2 \kappa`; order 2 adds :math:`-(6 \pi \kappa)^{5/3} / (20 \pi)`;
+    the error of the order-2 expansion is :math:`O(\kappa^{7/3})`.
 
     Parameters
     ----------
     kappa : float or array_like
-        Rank fraction(s) in ``(0, 1]``.
+        Rank fraction(s) in :math:`(0, 1]`.
     order : int, optional
         1 or 2 (default 2; larger values give order 2).
 
@@ -184,9 +214,19 @@ def alpha_c_small_kappa(kappa, order=2):
     float or ndarray
         The truncated expansion, shape of ``kappa``.
 
+    See Also
+    --------
+    replica.alpha_c : The exact capacity.
+    replica.symbolic.alpha_c_series : The expansion to any order, symbolically.
+
     References
     ----------
     docs/rank_constrained.md#small-kappa-expansion
+
+    Examples
+    --------
+    >>> print(alpha_c_small_kappa([0.01, 0.05]), alpha_c([0.01, 0.05]))
+    [0.01901375 0.08558088] [0.01902539 0.08608412]
     """
     k = np.asarray(_check_kappa(kappa), dtype=float)
     out = 2 * k
@@ -196,29 +236,39 @@ def alpha_c_small_kappa(kappa, order=2):
 
 
 def alpha_c_quad(kappa, *, epsabs=0.0, epsrel=1e-13):
-    r"""Compute ``alpha_c`` by direct quadrature (test oracle, one ``kappa`` at a time).
+    r"""Compute :math:`\alpha_c(\kappa)` by direct quadrature (test oracle, one ``kappa`` at a time).
 
-    ``a = X_qc(1 - kappa)`` by ``scipy.optimize.brentq`` on the quarter-circle
-    CDF ``(2 arcsin(s/2) + sin(2 arcsin(s/2))) / pi``, then
-    ``alpha_c = 1/2 Int_a^2 s^2 sqrt(4 - s^2) / pi ds`` with ``scipy.integrate.quad``.
-    Shares no code with :func:`alpha_c`.  Relative accuracy about
-    ``1e-16 / kappa`` (the edge is found from ``F(a) = 1 - kappa``).
+    :math:`a = X_{qc}(1 - \kappa)` by :func:`scipy.optimize.brentq` on the
+    quarter-circle CDF :math:`(2 \arcsin(s/2) + \sin(2 \arcsin(s/2))) / \pi`, then
+    :math:`\alpha_c = \frac12 \int_a^2 s^2 \sqrt{4 - s^2} / \pi \, ds` with
+    :func:`scipy.integrate.quad`.  Shares no code with :func:`alpha_c`.  Relative
+    accuracy about :math:`10^{-16} / \kappa` (the edge is found from
+    :math:`F(a) = 1 - \kappa`).
 
     Parameters
     ----------
     kappa : float
-        Rank fraction in ``(0, 1]``.
+        Rank fraction in :math:`(0, 1]`.
     epsabs, epsrel : float, optional
         Tolerances passed to ``scipy.integrate.quad``.
 
     Returns
     -------
     float
-        ``alpha_c(kappa)``.
+        :math:`\alpha_c(\kappa)`.
+
+    See Also
+    --------
+    replica.alpha_c : The closed form this checks.
 
     References
     ----------
     docs/rank_constrained.md#numerics-and-oracles
+
+    Examples
+    --------
+    >>> print(f"{alpha_c_quad(0.5):.14f} {alpha_c(0.5):.14f}")
+    0.44686539693903 0.44686539693903
     """
     from scipy import integrate, optimize
 
@@ -249,15 +299,16 @@ def _qc_first_moment_between(x1, x2):
 def quantile_coupling(profile, kappa, *, n=256):
     r"""Compute the quantile coupling of a rank-``kappa`` spectrum with the quarter circle.
 
-    For ``W`` whose singular values are zero on a fraction ``1 - kappa`` and
-    have quantile profile ``q(v)``, ``v in (0, 1)``, on the nonzero part,
-    ``X_W(u) = q((u - 1 + kappa) / kappa)`` for ``u > 1 - kappa`` and the coupling is
+    For :math:`W` whose singular values are zero on a fraction :math:`1 - \kappa` and
+    have quantile profile :math:`q(v)`, :math:`v \in (0, 1)`, on the nonzero part,
+    :math:`X_W(u) = q((u - 1 + \kappa) / \kappa)` for :math:`u > 1 - \kappa` and the
+    coupling is
 
     .. math::
 
         C[q] = \frac{\int_{1-\kappa}^1 X_{qc}(u) X_W(u)\, du}{\left(\int_0^1 X_W(u)^2 du\right)^{1/2}}
 
-    (scale invariant: ``W`` is normalised to unit second moment).
+    (scale invariant: :math:`W` is normalised to unit second moment).
 
     Parameters
     ----------
@@ -265,27 +316,47 @@ def quantile_coupling(profile, kappa, *, n=256):
         Either a callable ``q(v)`` (vectorised, nondecreasing, ``>= 0``) or the
         nonzero singular values of a finite matrix (treated as an empirical
         quantile function; exact evaluation through the antiderivative of
-        ``X_qc``).
+        :math:`X_{qc}`).
     kappa : float
-        Rank fraction in ``(0, 1]``.
+        Rank fraction in :math:`(0, 1]`.
     n : int
         Gauss-Legendre nodes for a callable profile (with the substitution
-        ``v = 1 - (1 - t)^3`` that smooths the ``(1-u)^(2/3)`` edge of ``X_qc``).
+        :math:`v = 1 - (1 - t)^3` that smooths the :math:`(1-u)^{2/3}` edge of
+        :math:`X_{qc}`).
 
     Returns
     -------
     float
-        ``C[q]``.  By Cauchy-Schwarz ``C <= sqrt(2 alpha_c(kappa))`` with equality
-        iff ``q`` is proportional to the truncated quarter-circle quantile.
+        :math:`C[q]`.  By Cauchy-Schwarz :math:`C \le \sqrt{2 \alpha_c(\kappa)}` with
+        equality iff :math:`q` is proportional to the truncated quarter-circle quantile.
+
+    See Also
+    --------
+    replica.capacity_from_profile : The capacity :math:`C[q]^2/2` of a profile.
+    hcizz.quantile_coupling_value : The same coupling for two spectra.
+    hcizz.truncated_quarter_circle : The maximising profile.
 
     Notes
     -----
-    docs/rank_constrained.md#reduction-to-a-quantile-coupling: the large-conjugate-field limit of the rectangular HCIZ
-    integral is this coupling; the capacity is ``alpha_c = max_q C[q]^2 / 2``.
+    docs/rank_constrained.md#reduction-to-a-quantile-coupling: the
+    large-conjugate-field limit of the rectangular HCIZ integral is this coupling;
+    the capacity is :math:`\alpha_c = \max_q C[q]^2 / 2`.
 
     References
     ----------
     arXiv:2605.10795; docs/rank_constrained.md#reduction-to-a-quantile-coupling
+
+    Examples
+    --------
+    The truncated quarter circle reaches the bound :math:`\sqrt{2 \alpha_c(1/2)}`, a
+    flat profile does not:
+
+    >>> from hcizz import truncated_quarter_circle
+    >>> law = truncated_quarter_circle(0.5)
+    >>> print(f"{quantile_coupling(law.ppf, 0.5):.10f} {np.sqrt(2 * alpha_c(0.5)):.10f}")
+    0.9453733622 0.9453733622
+    >>> print(f"{quantile_coupling(lambda v: np.ones_like(v), 0.5):.6f}")
+    0.918906
     """
     k = _check_kappa(kappa, allow_array=False)
     if callable(profile):
@@ -312,28 +383,41 @@ def quantile_coupling(profile, kappa, *, n=256):
 
 
 def capacity_from_profile(profile, kappa, **kw):
-    r"""Return ``C[q]^2 / 2``, the capacity reached with nonzero spectrum profile ``q``.
+    r"""Return :math:`C[q]^2 / 2`, the capacity reached with nonzero spectrum profile :math:`q`.
 
-    It is at most ``alpha_c(kappa)``, with equality for the truncated quarter
+    It is at most :math:`\alpha_c(\kappa)`, with equality for the truncated quarter
     circle (see :func:`quantile_coupling`).
 
     Parameters
     ----------
     profile : callable or array_like
-        Quantile profile ``q(v)`` or nonzero singular values.
+        Quantile profile :math:`q(v)` or nonzero singular values.
     kappa : float
-        Rank fraction in ``(0, 1]``.
+        Rank fraction in :math:`(0, 1]`.
     **kw
         Passed to :func:`quantile_coupling` (``n``).
 
     Returns
     -------
     float
-        ``C[q]^2 / 2``.
+        :math:`C[q]^2 / 2`.
+
+    See Also
+    --------
+    replica.quantile_coupling : The coupling :math:`C[q]`.
+    replica.alpha_c : The maximum over profiles.
+    replica.rank_capacity.coupling_maximiser_check : Checks the maximiser numerically.
 
     References
     ----------
     docs/rank_constrained.md#reduction-to-a-quantile-coupling
+
+    Examples
+    --------
+    Three singular values 1, 2, 3 at half rank, against :math:`\alpha_c(1/2) = 0.446865`:
+
+    >>> print(f"{capacity_from_profile([1.0, 2.0, 3.0], 0.5):.6f}")
+    0.431464
     """
     return quantile_coupling(profile, kappa, **kw) ** 2 / 2
 
@@ -341,14 +425,14 @@ def capacity_from_profile(profile, kappa, **kw):
 def coupling_maximiser_check(kappa, *, rng=None, n_trials=20):
     r"""Check that the truncated quarter circle maximises the quantile coupling.
 
-    Evaluates ``C^2/2`` for the truncated quarter-circle profile (must equal
-    ``alpha_c(kappa)``), for random monotone perturbations of it and for a few
+    Evaluates :math:`C^2/2` for the truncated quarter-circle profile (must equal
+    :math:`\alpha_c(\kappa)`), for random monotone perturbations of it and for a few
     other shapes (flat, linear, Marchenko-Pastur-like); all must be smaller.
 
     Parameters
     ----------
     kappa : float
-        Rank fraction in ``(0, 1]``.
+        Rank fraction in :math:`(0, 1]`.
     rng : None, int or Generator, optional
         Randomness of the perturbations.
     n_trials : int, optional
@@ -359,9 +443,20 @@ def coupling_maximiser_check(kappa, *, rng=None, n_trials=20):
     dict
         ``{"optimum": ..., "alpha_c": ..., "others": [...], "ok": bool}``.
 
+    See Also
+    --------
+    replica.capacity_from_profile : The capacity of one profile.
+    replica.alpha_c : The optimum it must reach.
+
     References
     ----------
     docs/rank_constrained.md#reduction-to-a-quantile-coupling
+
+    Examples
+    --------
+    >>> r = coupling_maximiser_check(0.5, rng=0, n_trials=5)
+    >>> print(f"{r['optimum']:.10f} {r['alpha_c']:.10f} {max(r['others']):.6f}")
+    0.4468653969 0.4468653969 0.446861
     """
     from hcizz.checks import check_rng
     from hcizz.quarter_circle import truncated_quarter_circle

@@ -90,9 +90,22 @@ def register(sub):
     argparse.ArgumentParser
         The ``alpha-c`` parser.
 
+    See Also
+    --------
+    replica.theory_cli.register : Adds the full-rank subcommands.
+    hcizz.cli.dispatch : Runs the registered subcommands.
+    replica.alpha_c : The function behind ``alpha-c``.
+
     References
     ----------
     docs/rank_constrained.md#commands
+
+    Examples
+    --------
+    >>> import argparse
+    >>> sub = argparse.ArgumentParser(prog="python -m replica").add_subparsers()
+    >>> print(register(sub).prog, sorted(sub.choices))
+    python -m replica alpha-c ['alpha-c', 'series']
     """
     p = sub.add_parser("alpha-c", help="rank-constrained capacity alpha_c(kappa)",
                        description="alpha_c(kappa) = 1/2 - (theta_k - sin(4 theta_k)/4)/pi, "

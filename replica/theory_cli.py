@@ -39,9 +39,19 @@ def number(text):
     argparse.ArgumentTypeError
         If ``text`` is not a number.
 
+    See Also
+    --------
+    hcizz.checks.check_int : Validates the parsed number.
+    hcizz.cli.parse_list : Parses a comma-separated list of numbers.
+
     References
     ----------
     docs/reliability.md#bad-input-classes-and-what-each-gives
+
+    Examples
+    --------
+    >>> print(repr(number("1")), repr(number("1e15")), repr(number("0.5")))
+    1 1000000000000000.0 0.5
     """
     try:
         return int(text)
@@ -68,9 +78,21 @@ def emit(args, record, text):
     text : str
         The human-readable result.
 
+    See Also
+    --------
+    hcizz.jsonout.dumps : Strict JSON with non-finite floats as strings.
+
     References
     ----------
     docs/reliability.md#json
+
+    Examples
+    --------
+    >>> import argparse
+    >>> emit(argparse.Namespace(json=True), {"p": 2, "value": float("inf")}, "p=2")
+    {"p": 2, "value": "inf"}
+    >>> emit(argparse.Namespace(json=False), {"p": 2}, "p=2")
+    p=2
     """
     if getattr(args, "json", False):
         print(json.dumps(_jsonable(record), sort_keys=True, allow_nan=False))
@@ -83,6 +105,18 @@ def _add(sub, name, help_, func):
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=func)
     return p
+
+
+def _monte_carlo_options(args, default_samples, when="--p"):
+    """Refuse ``--samples``/``--seed`` without a finite ``--p`` (nothing is sampled there);
+    return ``(samples, seed)`` with the defaults filled in."""
+    if args.p is None:
+        for flag, value in (("--samples", args.samples), ("--seed", args.seed)):
+            if value is not None:
+                raise ValueError(f"{flag} applies only with {when} (the Monte Carlo at finite p; without it "
+                                 f"the value is the closed-form limit), got {flag} {value}")
+    return (default_samples if args.samples is None else args.samples,
+            0 if args.seed is None else args.seed)
 
 
 def _est(e):
@@ -105,6 +139,7 @@ def _gaussian_max(args):
 def _energy(args):
     from .energy import energy_G
 
+    args.samples, args.seed = _monte_carlo_options(args, 400)
     e = energy_G(args.t, args.p, samples=args.samples, rng=args.seed)
     args.p = None if args.p is None else int(e.info["p"])
     rec = {"t": args.t, "p": args.p, **_est(e), "limit": -1.0 / (1.0 - args.t),
@@ -117,6 +152,7 @@ def _free_entropy(args):
     from hcizz.checks import check_int
     from .free_entropy import free_entropy
 
+    args.samples, args.seed = _monte_carlo_options(args, 400)
     if args.p is not None:
         args.p = check_int("p", args.p, low=2, high=10**9)
     r = free_entropy(args.q, args.alpha, args.p, samples=args.samples, rng=args.seed)
@@ -134,6 +170,7 @@ def _saddle(args):
     from hcizz.checks import check_int
     from .free_entropy import saddle
 
+    args.samples, args.seed = _monte_carlo_options(args, 200)
     if args.p is not None:
         args.p = check_int("p", args.p, low=2, high=10**9)
     s = saddle(args.alpha, args.p, samples=args.samples, rng=args.seed)
@@ -187,6 +224,7 @@ def _tam(args):
     # every argument is checked before any sampling
     taus = check_real("tau", args.tau, low=0, high=1, low_open=True)
     margin = check_real("margin", args.margin, low=0, high=MARGIN_MAX, allow_array=False)
+    args.samples, args.seed = _monte_carlo_options(args, 20000)
     ps = [] if args.p is None else [check_int("p", p, low=2, high=10**15) for p in args.p]
     samples = check_int("samples", args.samples, low=2)
     if args.method == "mc":
@@ -263,9 +301,22 @@ def register(sub):
     sub : argparse._SubParsersAction
         The subparsers object of ``python -m replica``.
 
+    See Also
+    --------
+    replica.rank_cli.register : Adds the rank-constrained subcommands.
+    hcizz.cli.dispatch : Runs the registered subcommands.
+
     References
     ----------
     docs/api_replica.md#cli-python--m-replica-subcommand----json
+
+    Examples
+    --------
+    >>> import argparse
+    >>> sub = argparse.ArgumentParser(prog="python -m replica").add_subparsers()
+    >>> register(sub)
+    >>> print(" ".join(sorted(sub.choices)))
+    alpha-c-finite check energy-G free-entropy gaussian-max hebbian saddle tam-capacity
     """
     p = _add(sub, "gaussian-max", "moments of the maximum of n i.i.d. N(0,1)", _gaussian_max)
     p.add_argument("n", type=number, nargs="+", help="n (2 <= n <= 1e15)")
@@ -273,21 +324,21 @@ def register(sub):
     p = _add(sub, "energy-G", "energy term G_p(t) (Monte Carlo over eta)", _energy)
     p.add_argument("--t", type=float, required=True, help="overlap 0 <= t < 1")
     p.add_argument("--p", type=number, default=None, help="number of candidates (omit: limit)")
-    p.add_argument("--samples", type=int, default=400)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--samples", type=int, default=None, help="Monte Carlo samples at finite --p (default 400)")
+    p.add_argument("--seed", type=int, default=None, help="seed at finite --p (default 0)")
 
     p = _add(sub, "free-entropy", "RS free entropy Phi_p(q; alpha)", _free_entropy)
     p.add_argument("--q", type=float, required=True)
     p.add_argument("--alpha", type=float, required=True)
     p.add_argument("--p", type=number, default=None)
-    p.add_argument("--samples", type=int, default=400)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--samples", type=int, default=None, help="Monte Carlo samples at finite --p (default 400)")
+    p.add_argument("--seed", type=int, default=None, help="seed at finite --p (default 0)")
 
     p = _add(sub, "saddle", "minimiser q* and value phi of the RS free entropy", _saddle)
     p.add_argument("--alpha", type=float, required=True)
     p.add_argument("--p", type=number, default=None)
-    p.add_argument("--samples", type=int, default=200)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--samples", type=int, default=None, help="Monte Carlo samples at finite --p (default 200)")
+    p.add_argument("--seed", type=int, default=None, help="seed at finite --p (default 0)")
 
     p = _add(sub, "alpha-c-finite", "finite-p RS capacity alpha_c(kappa) ln p / E[V_p] "
              "(full rank: ln p / (2 E[V_p]))", _alpha_c)
@@ -308,8 +359,8 @@ def register(sub):
                    help="margin in competitor-score units, 0 <= margin <= 20 (default 0)")
     p.add_argument("--method", choices=("mc", "expansion"), default="mc",
                    help="finite p: exact Monte Carlo (default) or the second-order 1/k expansion")
-    p.add_argument("--samples", type=int, default=20000)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--samples", type=int, default=None, help="Monte Carlo samples at finite --p (default 20000)")
+    p.add_argument("--seed", type=int, default=None, help="seed at finite --p (default 0)")
 
     p = _add(sub, "hebbian", "Gaussian-model predictions for the Hebbian rule", _hebbian)
     p.add_argument("--d", type=float, required=True)

@@ -153,3 +153,30 @@ def test_no_project_file_cites_the_unshipped_spec():
             if pattern.search(line) and "pattern = re.compile" not in line:
                 hits.append(f"{f.relative_to(root)}:{i}: {line.strip()}")
     assert not hits, "\n".join(hits)
+
+
+def test_docstring_citations_become_links():
+    # docs/_ext/site_api.py rewrites the rst that numpydoc produces; worked out by hand
+    import sys
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        from site_api import link_citations
+    finally:
+        sys.path.pop(0)
+    lines = ["See docs/theory_full_rank.md#the-model and ``docs/sweeps.md``; arXiv:2605.10795.",
+             "::",
+             "",
+             "    docs/listwise.md#large-p-limit stays literal",
+             ">>> 'docs/listwise.md' and arXiv:2412.06538 in a doctest stay",
+             "back to prose: arXiv:2603.15923v2"]
+    n = link_citations(lines, lambda page: f"../{page}.html")
+    assert n == 4
+    assert lines[0] == ("See `docs/theory_full_rank.md#the-model <../theory_full_rank.html#the-model>`__"
+                        " and `docs/sweeps.md <../sweeps.html>`__; "
+                        "`arXiv:2605.10795 <https://arxiv.org/abs/2605.10795>`__.")
+    assert lines[3] == "    docs/listwise.md#large-p-limit stays literal"
+    assert lines[4].startswith(">>> 'docs/listwise.md'")
+    assert lines[5] == "back to prose: `arXiv:2603.15923v2 <https://arxiv.org/abs/2603.15923v2>`__"
+    # no builder URI: the text is left alone
+    keep = ["docs/sweeps.md"]
+    assert link_citations(keep, lambda page: None) == 0 and keep == ["docs/sweeps.md"]

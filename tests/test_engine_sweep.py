@@ -101,8 +101,8 @@ _unimportable.__module__ = "no_such_module_for_engine_tests"
 
 @pytest.mark.parametrize("kw, match", [
     ({"executor": "threads"}, "executor must be one of"),
-    ({"workers": 0}, "workers must be an integer >= 1"),
-    ({"workers": 1.5}, "workers must be an integer >= 1"),
+    ({"workers": 0}, "workers must be an integer in \\[1, 1024\\]"),
+    ({"workers": 1.5}, "workers must be an integer in \\[1, 1024\\]"),
     ({"params": [{"x": float("nan")}]}, r"params\[0\]\['x'\].*JSON"),
     ({"params": [{"x": 1}, {"x": {1}}]}, r"params\[1\]\['x'\].*JSON"),
     ({"params": [3]}, r"params\[0\] must be a dict"),

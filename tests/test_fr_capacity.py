@@ -260,7 +260,7 @@ def test_study_options_are_checked_before_any_work(tmp_path):
     s = get_study("factual_recall.facts_per_param_cosine")
     with pytest.raises(ValueError, match="--protocol must be a name among all, largest"):
         s.run(protocol="some")
-    with pytest.raises(ValueError, match="--max-rounds must be an integer >= 0"):
+    with pytest.raises(ValueError, match="--max-rounds must be an integer in \\[0, 1000\\]"):
         s.run(max_rounds=-1)
     assert s.command(protocol="largest") == \
         "python -m validation study factual_recall.facts_per_param_cosine --protocol largest"

@@ -129,10 +129,10 @@ def test_bootstrap_rejects_bad_input():
 
 @pytest.mark.parametrize("args, msg", [
     (["linear_memory.spectra", "--config", "huge"], "--config must be a name among full, quick"),
-    (["linear_memory.lowrank_finite_p", "--d", "1"], "--d item must be an integer >= 2"),
+    (["linear_memory.lowrank_finite_p", "--d", "1"], "--d item must be an integer in [2, 400]"),
     (["linear_memory.lowrank_finite_p", "--kappa", "1.5"], "--kappa item must be"),
     (["linear_memory.margins", "--typical-samples", "-1"], "--typical-samples must be an integer >= 0"),
-    (["linear_memory.adaptive_design", "--target", "0"], "--target must be a real number > 0"),
+    (["linear_memory.adaptive_design", "--target", "0"], "--target must be a real number in (0, 1]"),
     (["linear_memory.budget", "--configs", "T9"], "--configs item"),
     (["linear_memory.d150", "--groups", "6"], "--groups item must be an integer in [0, 5]"),
     (["linear_memory.capacity", "--config", "x"], "--config must be a name"),

@@ -45,7 +45,8 @@ def test_report_written_with_one_key_per_section(tmp_path, fake_sections):
     data = rep.reproduce(tmp_path, quick=True)
     saved = json.loads((tmp_path / "report.json").read_text())
     assert saved == data
-    assert set(saved) == {"a", "b", "meta"}
+    assert set(saved) == {"a", "b", "meta", "claims"}
+    assert saved["claims"] == []          # no section of a claim: an empty ledger
     assert saved["a"]["value"] == 1.0 and saved["b"]["value"] == 2.0
     assert saved["a"]["nan"] == "nan"  # strict JSON: NaN written as the string "nan" (hcizz.jsonout)
     md = (tmp_path / "report.md").read_text()
@@ -118,8 +119,10 @@ def test_setup_section_opens_the_report(checkout, fake_sections):
     tmp_path = checkout
     md = (tmp_path / "report.md").read_text()
     headings = [line for line in md.splitlines() if line.startswith("## ")]
-    assert headings[:3] == ["## Setup", "## Fake a", "## Fake b"]
-    setup = _setup_block(md)
+    assert headings[:4] == ["## Claims ledger", "## Setup", "## Fake a", "## Fake b"]
+    # report.md keeps the setup's first paragraph and links the glossary in report_details.md
+    assert "(report_details.md#setup)" in _setup_block(md)
+    setup = _setup_block((tmp_path / "report_details.md").read_text())
     # every defined term is written as a list item with a link that resolves from the report folder
     from validation.sections.setup_text import TERMS
 

@@ -219,7 +219,7 @@ _RECS = [{"N": N, "d": d, "L": 2, "ok": N > d} for N in (2, 4, 8, 16) for d in (
     (lambda: extreme_success_prob(1.0, -0.5, [], 2), r"^sd_c must be a real number >= 0"),
     (lambda: extreme_success_prob(1.0, 0.5, [(0, 1)], 2), r"^groups\[0\] must be \(mu, sd, count\)"),
     (lambda: extreme_success_prob(1.0, 0.5, [], 2, nodes=0), r"^nodes must be an integer >= 1, got 0"),
-    (lambda: ex.run_grid((2,), (8,), (2,), seeds=0), r"^seeds must be an integer >= 1, got 0"),
+    (lambda: ex.run_grid((2,), (8,), (2,), seeds=0), r"^seeds must be an integer in \[1, 10000\], got 0"),
 ])
 def test_bad_inputs_name_the_argument(call, match):
     with pytest.raises(ValueError, match=match):

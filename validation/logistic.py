@@ -74,8 +74,8 @@ def log_likelihood(eta, successes, trials=1):
     --------
     Two Bernoulli trials at even odds, one success: ``2 ln(1/2)``.
 
-    >>> bool(np.isclose(log_likelihood(np.array([0.0, 0.0]), np.array([1, 0])), 2 * np.log(0.5)))
-    True
+    >>> print(f"{log_likelihood(np.array([0.0, 0.0]), np.array([1, 0])):.6f}", f"{2 * np.log(0.5):.6f}")
+    -1.386294 -1.386294
     """
     eta = np.asarray(eta, float)
     softplus = np.maximum(eta, 0.0) + np.log1p(np.exp(-np.abs(eta)))
@@ -172,8 +172,8 @@ def fit_logistic(X, successes, trials=1, *, ridge=0.0, maxiter=100, tol=1e-10):
 
     >>> X = np.column_stack([np.ones(8), np.repeat([0.0, 1.0], 4)])
     >>> f = fit_logistic(X, [1, 0, 0, 0, 1, 1, 1, 0])
-    >>> bool(np.allclose(f.coef, [-np.log(3), 2 * np.log(3)], rtol=0, atol=1e-9))
-    True
+    >>> print(np.round(f.coef, 6), np.round([-np.log(3), 2 * np.log(3)], 6))
+    [-1.098612  2.197225] [-1.098612  2.197225]
     """
     ridge = check_real("ridge", ridge, low=0, allow_array=False)
     maxiter = check_int("maxiter", maxiter, low=1)

@@ -74,25 +74,25 @@ __all__ = ["spherical_integral", "hciz_large_theta", "hciz_small_theta", "hciz_e
 
 
 def spherical_integral(theta, a, b=None, *, method="auto", n=None, rng=None, levels=100):
-    r"""Compute the spherical integral ``J(theta)`` of two singular-value profiles.
+    r"""Compute the spherical integral :math:`J(\theta)` of two singular-value profiles.
 
     Parameters
     ----------
     theta : float or array_like
-        Conjugate field(s) ``>= 0``.
+        Conjugate field(s) :math:`\ge 0`.
     a : array_like or law
         Singular values of ``A`` (length ``d``) or a distribution (large-``d`` limits).
     b : array_like, law or None
         Singular values of ``B``; ``None`` means rank-one ``B`` (the rectangular
-        spherical integral ``d^-1 ln E exp(theta d u^T A v)``).
+        spherical integral :math:`d^{-1} \ln E \exp(\theta d\, u^T A v)`).
     method : {"auto", "large_theta", "small_theta", "rank_one", "exact", "mc", "ais"}
-        ``"large_theta"``: ``theta * Int X_A X_B``; ``"small_theta"``:
-        ``theta^2 m2 m2 / 2``; ``"rank_one"``: large-``d`` rank-one limit;
-        ``"exact"``: ``d = 2`` quadrature; ``"mc"``: Monte Carlo (:func:`hciz_mc`,
+        ``"large_theta"``: :math:`\theta \int X_A X_B`; ``"small_theta"``:
+        :math:`\theta^2 m_2(A) m_2(B) / 2`; ``"rank_one"``: large-``d`` rank-one limit;
+        ``"exact"``: :math:`d = 2` quadrature; ``"mc"``: Monte Carlo (:func:`hciz_mc`,
         or :func:`rank_one_mc` when ``b`` is None); ``"ais"``: annealed importance
-        sampling (:func:`hciz_ais`, reliable at large ``theta d^2``).  ``"auto"``: exact for
-        ``d = 2``, Monte Carlo for arrays, the rank-one limit for laws with
-        ``b=None``.
+        sampling (:func:`hciz_ais`, reliable at large :math:`\theta d^2`).  ``"auto"``:
+        exact for :math:`d = 2`, Monte Carlo for arrays, the rank-one limit for laws
+        with ``b=None``.
     n : int, optional
         Monte Carlo samples (default 20000) or, for ``"ais"``, chains (default 1000).
     rng : None, int or Generator, optional
@@ -106,6 +106,24 @@ def spherical_integral(theta, a, b=None, *, method="auto", n=None, rng=None, lev
         A number or array for the deterministic methods, an :class:`Estimate`
         for ``"mc"`` and ``"ais"``.
 
+    See Also
+    --------
+    hcizz.hciz_exact_d2 : The exact :math:`d = 2` integral.
+    hcizz.hciz_large_theta : The large-field slope.
+    hcizz.hciz_small_theta : The small-field expansion.
+    hcizz.hciz_mc : Plain Monte Carlo.
+    hcizz.hciz_ais : Annealed importance sampling.
+    hcizz.rank_one_spherical_integral : The large-``d`` rank-one limit.
+
+    Notes
+    -----
+    For :math:`d \times d` matrices with singular values :math:`a, b` and Haar
+    :math:`O, O'`,
+
+    .. math::
+
+        J_d(\theta) = \frac{1}{d^2} \ln E \exp\bigl(\theta d\, \mathrm{Tr}(A O B O'^T)\bigr).
+
     References
     ----------
     arXiv:2605.10795; docs/rank_constrained.md#spherical-integrals-hcizzspherical
@@ -114,8 +132,8 @@ def spherical_integral(theta, a, b=None, *, method="auto", n=None, rng=None, lev
     --------
     >>> import numpy as np
     >>> a = b = np.array([1.0, 2.0])
-    >>> round(spherical_integral(1e-3, a, b, method="exact") / 1e-6, 4)  # theta^2 m2^2 / 2
-    3.125
+    >>> print(f"{spherical_integral(1e-3, a, b, method='exact') / 1e-6:.4f}")  # theta^2 m2^2 / 2
+    3.1250
     """
     methods = ("auto", "large_theta", "small_theta", "rank_one", "exact", "mc", "ais")
     if method not in methods:

@@ -19,29 +19,42 @@ def _log_i0(r):
 
 
 def hciz_exact_d2(theta, a, b, *, n_angle=512):
-    r"""Compute ``J_2(theta)`` for ``2 x 2`` matrices, exact up to the trapezoidal rule.
+    r"""Compute :math:`J_2(\theta)` for :math:`2 \times 2` matrices, exact up to the trapezoidal rule.
 
-    The ``O'`` average is a Bessel function in closed form; the remaining
-    average over the rotation angle of ``O`` (with and without reflection) is
+    The :math:`O'` average is a Bessel function in closed form; the remaining
+    average over the rotation angle of :math:`O` (with and without reflection) is
     periodic and analytic, so the trapezoidal rule converges exponentially.
 
     Parameters
     ----------
     theta : float or array_like
-        Field(s) ``>= 0``.
+        Field(s) :math:`\ge 0`.
     a, b : array_like, length 2
         Singular values.
     n_angle : int, optional
-        Trapezoid points in the angle, ``>= 8`` (default 512).
+        Trapezoid points in the angle, :math:`\ge 8` (default 512).
 
     Returns
     -------
     float or ndarray
-        ``J_2(theta) = ln E exp(2 theta Tr(A O B O'^T)) / 4``.
+        :math:`J_2(\theta) = \ln E \exp(2 \theta\, \mathrm{Tr}(A O B O'^T)) / 4`.
+
+    See Also
+    --------
+    hcizz.hciz_mc : Monte Carlo at any :math:`d`, checked against this.
+    hcizz.hciz_ais : Annealed importance sampling, for large fields.
+    hcizz.hciz_large_theta : The large-field slope.
 
     References
     ----------
     docs/rank_constrained.md#spherical-integrals-hcizzspherical
+
+    Examples
+    --------
+    Between the small-field law :math:`1.5625\, \theta^2` and the large-field slope 1.75:
+
+    >>> print(*(f"{j:.6f}" for j in hciz_exact_d2([0.1, 1.0, 10.0], [0.5, 1.5], [1.0, 2.0])))
+    0.015468 0.968449 16.071454
     """
     th = np.atleast_1d(check_real("theta", theta, low=0))
     a = _svals("a", a)

@@ -12,11 +12,11 @@ __all__ = ["quantile_coupling_value", "hciz_large_theta", "hciz_small_theta"]
 
 
 def quantile_coupling_value(a, b, *, n=400):
-    r"""Compute the quantile coupling ``Int_0^1 X_A(u) X_B(u) du`` of two singular-value profiles.
+    r"""Compute the quantile coupling :math:`\int_0^1 X_A(u) X_B(u)\, du` of two singular-value profiles.
 
     By von Neumann's trace inequality this is the maximum of
-    ``Tr(A O B O'^T) / d`` over orthogonal ``O, O'`` (sorted singular values
-    aligned), hence the large-``theta`` slope of the spherical integral.
+    :math:`\mathrm{Tr}(A O B O'^T) / d` over orthogonal :math:`O, O'` (sorted singular
+    values aligned), hence the large-:math:`\theta` slope of the spherical integral.
 
     Parameters
     ----------
@@ -32,9 +32,21 @@ def quantile_coupling_value(a, b, *, n=400):
         The integral; exact (a sum over the common refinement of the two step
         functions) when both profiles are arrays.
 
+    See Also
+    --------
+    hcizz.hciz_large_theta : The same value, as the large-field slope.
+    replica.quantile_coupling : The normalised coupling with the quarter circle.
+
     References
     ----------
     arXiv:2605.10795; docs/rank_constrained.md#reduction-to-a-quantile-coupling
+
+    Examples
+    --------
+    Sorted singular values aligned: :math:`(1 \cdot 0.5 + 2 \cdot 1.5)/2`:
+
+    >>> print(quantile_coupling_value([1.0, 2.0], [0.5, 1.5]))
+    1.75
     """
     if not _is_law(a) and not _is_law(b):
         sa = np.sort(_svals("a", a))
@@ -58,7 +70,7 @@ def quantile_coupling_value(a, b, *, n=400):
 
 
 def hciz_large_theta(a, b, **kw):
-    r"""Return the large-``theta`` slope ``lim J(theta)/theta = Int_0^1 X_A X_B du``.
+    r"""Return the large-``theta`` slope :math:`\lim J(\theta)/\theta = \int_0^1 X_A X_B\, du`.
 
     Same as :func:`quantile_coupling_value`.
 
@@ -72,37 +84,61 @@ def hciz_large_theta(a, b, **kw):
     Returns
     -------
     float
-        The limit of ``J(theta) / theta``.
+        The limit of :math:`J(\theta) / \theta`.
+
+    See Also
+    --------
+    hcizz.quantile_coupling_value : The coupling computed.
+    hcizz.hciz_small_theta : The opposite limit.
+    hcizz.hciz_exact_d2 : The exact :math:`d = 2` integral it bounds.
 
     References
     ----------
     docs/rank_constrained.md#spherical-integrals-hcizzspherical
+
+    Examples
+    --------
+    >>> print(hciz_large_theta([0.5, 1.5], [1.0, 2.0]))
+    1.75
     """
     return quantile_coupling_value(a, b, **kw)
 
 
 def hciz_small_theta(theta, a, b):
-    r"""Return the small-``theta`` expansion ``theta^2 m2(A) m2(B) / 2`` of ``J(theta)``.
+    r"""Return the small-``theta`` expansion :math:`\theta^2 m_2(A) m_2(B) / 2` of :math:`J(\theta)`.
 
-    The ``theta^2`` coefficient is exact at every ``d`` (``E T^2 = m2(A) m2(B)``
-    under Haar ``O, O'``); the error is ``O(theta^4)``.
+    The :math:`\theta^2` coefficient is exact at every :math:`d`
+    (:math:`E T^2 = m_2(A) m_2(B)` under Haar :math:`O, O'`); the error is
+    :math:`O(\theta^4)`.
 
     Parameters
     ----------
     theta : float or array_like
         Field(s).
     a, b : array_like or law
-        Singular-value profiles; ``m2`` is the mean square singular value
+        Singular-value profiles; :math:`m_2` is the mean square singular value
         (for a law, the second moment times ``1 - atom``).
 
     Returns
     -------
     ndarray
-        ``theta^2 m2(A) m2(B) / 2``, shape of ``theta``.
+        :math:`\theta^2 m_2(A) m_2(B) / 2`, shape of ``theta``.
+
+    See Also
+    --------
+    hcizz.hciz_large_theta : The opposite limit.
+    hcizz.hciz_exact_d2 : The exact :math:`d = 2` integral it approximates.
 
     References
     ----------
     docs/rank_constrained.md#spherical-integrals-hcizzspherical
+
+    Examples
+    --------
+    :math:`m_2 = 2.5` and :math:`1.25`, so the coefficient is :math:`1.5625`:
+
+    >>> print(hciz_small_theta([0.01, 0.1], [1.0, 2.0], [0.5, 1.5]))
+    [0.00015625 0.015625  ]
     """
     th = check_real("theta", theta)
     return np.asarray(th) ** 2 * _m2("a", a) * _m2("b", b) / 2

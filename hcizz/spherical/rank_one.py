@@ -48,12 +48,12 @@ def _saddle(theta, x, w, smax=None):
 
 
 def rank_one_spherical_integral(theta, a, *, n=400):
-    r"""Compute the large-``d`` limit of ``J^(1)(theta) = d^-1 ln E exp(theta d u^T A v)``.
+    r"""Compute the large-``d`` limit of :math:`J^{(1)}(\theta) = d^{-1} \ln E \exp(\theta d\, u^T A v)`.
 
     Parameters
     ----------
     theta : float or array_like
-        Field(s) ``>= 0``.
+        Field(s) :math:`\ge 0`.
     a : array_like or law
         Singular values of ``A`` (the saddle point is then evaluated with their
         empirical law) or a distribution such as :data:`hcizz.quarter_circle`.
@@ -63,18 +63,25 @@ def rank_one_spherical_integral(theta, a, *, n=400):
     Returns
     -------
     float or ndarray
-        ``ext_gamma [gamma - E ln(gamma^2 - theta^2 s^2) / 2] - 1``; beyond the
-        transition the saddle is frozen at ``gamma = theta s_max`` (``s_max``:
-        upper edge of the law's support), where the value is
-        ``theta s_max - ln theta - E ln(s_max^2 - s^2) / 2 - 1``: finite,
+        :math:`\mathrm{ext}_\gamma [\gamma - E \ln(\gamma^2 - \theta^2 s^2) / 2] - 1`;
+        beyond the transition the saddle is frozen at :math:`\gamma = \theta s_{max}`
+        (:math:`s_{max}`: upper edge of the law's support), where the value is
+        :math:`\theta s_{max} - \ln \theta - E \ln(s_{max}^2 - s^2) / 2 - 1`: finite,
         continuous across the transition with a continuous first derivative.
+
+    See Also
+    --------
+    hcizz.rank_one_mc : Monte Carlo at finite :math:`d`.
+    hcizz.rectangular_r_transform : The rectangular R-transform of the same saddle.
+    hcizz.spherical_integral : The square (full-rank) integral.
 
     Notes
     -----
-    Quarter circle: ``theta^2 / 2`` for ``theta <= 1`` and
-    ``2 theta - ln theta - 3/2`` above (``E ln(4 - s^2) = 1``: the logarithmic
-    potential of the semicircle at its edge); checked against an independent
-    mpmath evaluation for ``theta`` up to 10 (``tests/test_spherical.py``).
+    Quarter circle: :math:`\theta^2 / 2` for :math:`\theta \le 1` and
+    :math:`2 \theta - \ln \theta - 3/2` above (:math:`E \ln(4 - s^2) = 1`: the
+    logarithmic potential of the semicircle at its edge); checked against an
+    independent mpmath evaluation for :math:`\theta` up to 10
+    (``tests/test_spherical.py``).
 
     References
     ----------
@@ -82,9 +89,12 @@ def rank_one_spherical_integral(theta, a, *, n=400):
 
     Examples
     --------
+    Quarter circle: :math:`\theta^2/2` below the transition,
+    :math:`2\theta - \ln\theta - 3/2` above:
+
     >>> from hcizz import quarter_circle
-    >>> round(rank_one_spherical_integral(0.5, quarter_circle), 10)
-    0.125
+    >>> print(rank_one_spherical_integral([0.5, 2.0], quarter_circle))
+    [0.125      1.80685282]
     """
     th = np.atleast_1d(check_real("theta", theta, low=0))
     x, w, smax = _sym_expect(a, n)
@@ -104,17 +114,18 @@ def rank_one_spherical_integral(theta, a, *, n=400):
 
 
 def rectangular_r_transform(z, a, *, n=400):
-    r"""Compute the rectangular R-transform at ratio 1, ``C(z) = gamma(sqrt z) - 1``.
+    r"""Compute the rectangular R-transform at ratio 1, :math:`C(z) = \gamma(\sqrt z) - 1`.
 
-    ``gamma(theta)`` is the saddle of :func:`rank_one_spherical_integral`, so
-    ``C(z) = sqrt(z) R_sym(sqrt z)`` with ``R_sym`` the R-transform of the
-    symmetrised singular-value law, and ``J^(1)(theta) = Int_0^{theta^2} C(t)/(2t) dt``.
-    Quarter circle: ``C(z) = z`` below the transition.
+    :math:`\gamma(\theta)` is the saddle of :func:`rank_one_spherical_integral`, so
+    :math:`C(z) = \sqrt{z}\, R_{sym}(\sqrt z)` with :math:`R_{sym}` the R-transform of
+    the symmetrised singular-value law, and
+    :math:`J^{(1)}(\theta) = \int_0^{\theta^2} C(t)/(2t)\, dt`.  Quarter circle:
+    :math:`C(z) = z` below the transition.
 
     Parameters
     ----------
     z : float or array_like
-        Argument(s) ``>= 0`` (``z = theta^2``).
+        Argument(s) :math:`\ge 0` (:math:`z = \theta^2`).
     a : array_like or law
         Singular values of ``A`` or a distribution.
     n : int, optional
@@ -123,11 +134,22 @@ def rectangular_r_transform(z, a, *, n=400):
     Returns
     -------
     float or ndarray
-        ``C(z)``, shape of ``z``.
+        :math:`C(z)`, shape of ``z``.
+
+    See Also
+    --------
+    hcizz.rank_one_spherical_integral : The integral of :math:`C(t)/(2t)`.
+    hcizz.free_transforms.r_transform_semicircle : The R-transform of the symmetrised quarter circle.
 
     References
     ----------
     docs/rank_constrained.md#spherical-integrals-hcizzspherical
+
+    Examples
+    --------
+    >>> from hcizz import quarter_circle
+    >>> print(rectangular_r_transform([0.25, 0.5], quarter_circle))
+    [0.25 0.5 ]
     """
     zz = np.atleast_1d(check_real("z", z, low=0))
     x, w, smax = _sym_expect(a, n)
@@ -147,39 +169,54 @@ def _debye_poly(t):
 
 
 def log_bessel_i(nu, k):
-    r"""Compute ``ln I_nu(k)`` for ``nu >= 0`` and ``k > 0`` without under/overflow.
+    r"""Compute :math:`\ln I_\nu(k)` for :math:`\nu \ge 0` and :math:`k > 0` without under/overflow.
 
-    ``nu < 50``: ``ln ive(nu, k) + k`` (scipy), with the leading term of the
-    power series ``nu ln(k/2) - ln Gamma(nu+1) + ln1p(k^2 / (4 (nu+1)))``
-    where ``ive`` underflows. ``nu >= 50``: Debye's uniform asymptotic
-    expansion in ``z = k / nu`` (DLMF 10.41.3) with four correction terms,
+    :math:`\nu < 50`: ``ln ive(nu, k) + k`` (scipy), with the leading term of the
+    power series :math:`\nu \ln(k/2) - \ln \Gamma(\nu+1) + \ln(1 + k^2 / (4 (\nu+1)))`
+    where ``ive`` underflows. :math:`\nu \ge 50`: Debye's uniform asymptotic
+    expansion in :math:`z = k / \nu` (DLMF 10.41.3) with four correction terms,
 
     .. math::
 
         \ln I_\nu(\nu z) = \nu\eta - \tfrac12\ln(2\pi\nu) - \tfrac14\ln(1+z^2)
             + \ln\Big(1 + \sum_{k=1}^4 u_k(t)\,\nu^{-k}\Big),
 
-    ``eta = sqrt(1+z^2) + ln(z / (1 + sqrt(1+z^2)))``, ``t = 1/sqrt(1+z^2)``,
-    uniformly valid in ``z``; the neglected term is ``O(nu^-5)`` relative
-    (below 1e-11 at ``nu = 50``), checked against mpmath in
+    :math:`\eta = \sqrt{1+z^2} + \ln(z / (1 + \sqrt{1+z^2}))`, :math:`t = 1/\sqrt{1+z^2}`,
+    uniformly valid in :math:`z`; the neglected term is :math:`O(\nu^{-5})` relative
+    (below :math:`10^{-11}` at :math:`\nu = 50`), checked against mpmath in
     ``tests/test_spherical.py``.
 
     Parameters
     ----------
     nu : float
-        Order ``>= 0`` (a scalar; it selects the method).
+        Order :math:`\ge 0` (a scalar; it selects the method).
     k : float or array_like
-        Argument(s) ``> 0``.
+        Argument(s) :math:`> 0`.
 
     Returns
     -------
     ndarray
-        ``ln I_nu(k)``, shape of ``k``.
+        :math:`\ln I_\nu(k)`, shape of ``k``.
+
+    See Also
+    --------
+    scipy.special.ive : The exponentially scaled Bessel function used for small orders.
+    hcizz.rank_one_mc : Uses it for the exact average over :math:`u`.
 
     References
     ----------
     DLMF 10.41 (https://dlmf.nist.gov/10.41);
     docs/rank_constrained.md#spherical-integrals-hcizzspherical
+
+    Examples
+    --------
+    Finite where :math:`I_\nu` itself overflows (:math:`k = 1000`) or is tiny
+    (:math:`\nu = 60`, :math:`k = 1`):
+
+    >>> print(log_bessel_i(0.0, [1.0, 1000.0]))
+    [2.35914359e-01 9.95627309e+02]
+    >>> print(f"{log_bessel_i(60.0, 1.0):.8f}")
+    -230.21290603
     """
     k = np.asarray(k, dtype=float)
     if nu >= 50:
@@ -198,19 +235,21 @@ def log_bessel_i(nu, k):
 
 
 def rank_one_mc(theta, a, *, n=20000, rng=None, importance=True):
-    r"""Monte Carlo estimate of ``J^(1)_d(theta) = d^-1 ln E_{u,v} exp(theta d u^T A v)``.
+    r"""Monte Carlo estimate of :math:`J^{(1)}_d(\theta) = d^{-1} \ln E_{u,v} \exp(\theta d\, u^T A v)`.
 
-    The ``u`` average is exact: ``E_u exp(k u_1) = Gamma(d/2) (2/k)^(d/2-1) I_{d/2-1}(k)``
-    at ``k = theta d |A v|``.  With ``importance=True`` ``v`` is drawn from the angular
-    central Gaussian ``v = g/|g|``, ``g ~ N(0, diag(1 / (1 - c s_i^2)))``,
-    ``c = theta^2 / gamma^2`` (saddle of the large-``d`` problem), whose density
-    with respect to the uniform law is ``prod(1 - c s^2)^(1/2) (v^T S^-1 v)^(-d/2)``;
-    otherwise ``v`` is uniform.  Standard error by the delta method.
+    The :math:`u` average is exact:
+    :math:`E_u e^{k u_1} = \Gamma(d/2) (2/k)^{d/2-1} I_{d/2-1}(k)` at
+    :math:`k = \theta d |A v|`.  With ``importance=True`` :math:`v` is drawn from the
+    angular central Gaussian :math:`v = g/|g|`,
+    :math:`g \sim N(0, \mathrm{diag}(1 / (1 - c s_i^2)))`, :math:`c = \theta^2 / \gamma^2`
+    (saddle of the large-:math:`d` problem), whose density with respect to the
+    uniform law is :math:`\prod_i (1 - c s_i^2)^{1/2} (v^T S^{-1} v)^{-d/2}`; otherwise
+    :math:`v` is uniform.  Standard error by the delta method.
 
     Parameters
     ----------
     theta : float
-        Field ``>= 0``.
+        Field :math:`\ge 0`.
     a : array_like
         Singular values of ``A`` (length ``d``).
     n : int, optional
@@ -224,12 +263,28 @@ def rank_one_mc(theta, a, *, n=20000, rng=None, importance=True):
     Returns
     -------
     Estimate
-        ``J^(1)_d(theta)`` with its standard error; ``info["ess"]``: effective
-        sample size of the weights, ``info["tilt"]``: the tilt ``c``.
+        :math:`J^{(1)}_d(\theta)` with its standard error; ``info["ess"]``: effective
+        sample size of the weights, ``info["tilt"]``: the tilt :math:`c`.
+
+    See Also
+    --------
+    hcizz.rank_one_spherical_integral : The large-:math:`d` limit.
+    hcizz.spherical.log_bessel_i : The Bessel function of the exact :math:`u` average.
 
     References
     ----------
     docs/rank_constrained.md#spherical-integrals-hcizzspherical
+
+    Examples
+    --------
+    Quarter-circle quantiles at :math:`d = 200` against the limit :math:`\theta^2/2 = 0.125`:
+
+    >>> import numpy as np
+    >>> from hcizz import quarter_circle
+    >>> a = quarter_circle.ppf((np.arange(200) + 0.5) / 200)
+    >>> est = rank_one_mc(0.5, a, n=2000, rng=0)
+    >>> print(f"{est.value:.5f} +- {est.stderr:.5f}")
+    0.12483 +- 0.00001
     """
     th = check_real("theta", theta, low=0, allow_array=False)
     s = _svals("a", a)

@@ -90,9 +90,25 @@ def iter_checks():
     check : callable
         ``check() -> (ok, detail)``.
 
+    See Also
+    --------
+    replica.symbolic.run_checks : Run them all and collect the results.
+
     References
     ----------
     docs/api_replica.md#symbolic-checks
+
+    Examples
+    --------
+    >>> checks = list(iter_checks())
+    >>> print(len(checks), checks[0][0])
+    19 replica.symbolic.full_rank
+    >>> module, name, check = checks[12]
+    >>> print(name)
+    alpha_c series against replica.alpha_c to its order (kappa = 1e-4, 1e-6)
+    >>> ok, detail = check()
+    >>> print(ok, detail.split(":")[0])
+    True orders 1..6 at kappa = 1e-4, 1e-6
     """
     for modname in CHECK_MODULES:
         mod = importlib.import_module(modname)
@@ -110,9 +126,21 @@ def run_checks():
     list of dict
         One record per check with keys ``module``, ``name``, ``ok`` and ``detail``.
 
+    See Also
+    --------
+    replica.symbolic.iter_checks : The checks, one at a time.
+
     References
     ----------
     docs/api_replica.md#symbolic-checks
+
+    Examples
+    --------
+    All checks take about half a minute (``python -m replica check`` runs them):
+
+    >>> results = run_checks()                      # doctest: +SKIP
+    >>> print(len(results), sum(r["ok"] for r in results))  # doctest: +SKIP
+    19 19
     """
     out = []
     for modname, name, fn in iter_checks():

@@ -60,9 +60,24 @@ class SymbolicUndecided(ArithmeticError):
         Sympy's answer (an unevaluated ``Limit``, an ``AccumBounds``, ...), or
         ``None`` when sympy raised.
 
+    See Also
+    --------
+    replica.symbolic.limit : Raises it for a limit sympy cannot decide.
+    replica.symbolic.series : Raises it for an expansion sympy cannot decide.
+
     References
     ----------
     docs/api_replica.md#symbolic-interface
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> x = sp.Symbol("x")
+    >>> try:
+    ...     limit(sp.sin(1 / x), x, 0)
+    ... except SymbolicUndecided as err:
+    ...     print(err.result)
+    AccumBounds(-1, 1)
     """
 
     def __init__(self, message, result=None):
@@ -90,6 +105,12 @@ class Formula:
     remainder : sympy.Order, optional
         For a truncated expansion, its remainder ``O(...)``; ``expr`` is the
         truncated sum (no ``O`` term, so that it can be evaluated).
+
+    See Also
+    --------
+    replica.symbolic.series : Expand a formula with its remainder.
+    replica.symbolic.limit : Take a limit of a formula's expression.
+    replica.symbolic.free_entropy_functional : A formula of the full-rank theory.
 
     References
     ----------
@@ -349,6 +370,11 @@ def series(f, x=None, x0=0, n=6, dir="+"):
         If ``x`` is not given for an expression of several symbols, or ``dir``
         is not ``"+"`` or ``"-"``.
 
+    See Also
+    --------
+    replica.symbolic.limit : Limits, with the same refusal of undecided output.
+    replica.symbolic.alpha_c_series : A series with exact coefficients.
+
     References
     ----------
     docs/api_replica.md#symbolic-interface
@@ -419,6 +445,11 @@ def limit(f, x=None, x0=0, dir="+"):
     ValueError
         If ``x`` is not given for an expression of several symbols, or ``dir``
         is not one of ``"+"``, ``"-"``, ``"+-"``.
+
+    See Also
+    --------
+    replica.symbolic.series : Expansions, with the same refusal of undecided output.
+    replica.symbolic.SymbolicUndecided : Raised when sympy cannot decide.
 
     References
     ----------

@@ -40,7 +40,7 @@ def _zero(expr):
 # energy term and free entropy
 
 def energy_term(form="large-p"):
-    r"""Return the energy term ``G(t)`` of the replica-symmetric free entropy.
+    r"""Return the energy term :math:`G(t)` of the replica-symmetric free entropy.
 
     Parameters
     ----------
@@ -61,15 +61,22 @@ def energy_term(form="large-p"):
     ValueError
         If ``form`` is not one of the two names.
 
+    See Also
+    --------
+    replica.energy_G : Its numerical value at finite ``p``.
+    replica.energy_G_limit : Its large-``p`` limit, numerically.
+    replica.symbolic.free_entropy_functional : The free entropy it enters.
+
     Notes
     -----
-    On the scale ``sqrt(2 ln p)`` the correct candidate's noise must exceed
-    ``s sqrt(2 ln p)`` with ``s - beta y >= sqrt(1 - y^2)`` at every competitor
-    level ``y in [0, 1]``, ``beta^2 = t/(1-t)``; so ``ln f_p ~ -ln p s_min^2``
-    with ``s_min = max_y [beta y + sqrt(1 - y^2)]``.  The maximum is found by
-    ``sympy.solve`` of the derivative (``y* = beta/sqrt(1 + beta^2) = sqrt t``),
-    and ``s_min^2 = 1 + beta^2 = 1/(1-t)``.  At finite ``p``,
-    ``G_p(0) = -1`` and ``(1 - t) G_p(t) -> -E[V_p]/ln p`` as ``t -> 1``
+    On the scale :math:`\sqrt{2 \ln p}` the correct candidate's noise must exceed
+    :math:`s \sqrt{2 \ln p}` with :math:`s - \beta y \ge \sqrt{1 - y^2}` at every
+    competitor level :math:`y \in [0, 1]`, :math:`\beta^2 = t/(1-t)`; so
+    :math:`\ln f_p \sim -\ln p\, s_{min}^2` with
+    :math:`s_{min} = \max_y [\beta y + \sqrt{1 - y^2}]`.  The maximum is found by
+    ``sympy.solve`` of the derivative (:math:`y^* = \beta/\sqrt{1 + \beta^2} = \sqrt t`),
+    and :math:`s_{min}^2 = 1 + \beta^2 = 1/(1-t)`.  At finite :math:`p`,
+    :math:`G_p(0) = -1` and :math:`(1 - t) G_p(t) \to -E[V_p]/\ln p` as :math:`t \to 1`
     (Laplace's method).
 
     References
@@ -122,7 +129,7 @@ def _energy_in_q(energy):
 
 
 def free_entropy_functional(energy="large-p"):
-    r"""Return the replica-symmetric free entropy ``Phi(q; alpha) = 1/2 ln(1-q) + q/(2(1-q)) + alpha G(q)``.
+    r"""Return the replica-symmetric free entropy :math:`\Phi(q; \alpha) = \frac12 \ln(1-q) + q/(2(1-q)) + \alpha G(q)`.
 
     Parameters
     ----------
@@ -138,6 +145,12 @@ def free_entropy_functional(energy="large-p"):
         ``Phi`` in the symbols ``(q, alpha)``; ``relations``: ``0 <= q < 1``.
         Its numerical function agrees with :func:`replica.free_entropy`
         (``p=None``) for the large-``p`` energy.
+
+    See Also
+    --------
+    replica.free_entropy : The same free entropy, numerically.
+    replica.symbolic.saddle_point_equation : Its stationarity condition.
+    replica.symbolic.energy_term : The energy term :math:`G`.
 
     References
     ----------
@@ -158,7 +171,7 @@ def free_entropy_functional(energy="large-p"):
 
 
 def saddle_point_equation(energy="large-p"):
-    r"""Return the stationarity condition ``dPhi/dq = 0`` of the free entropy.
+    r"""Return the stationarity condition :math:`\partial\Phi/\partial q = 0` of the free entropy.
 
     Parameters
     ----------
@@ -170,6 +183,11 @@ def saddle_point_equation(energy="large-p"):
     Formula
         ``Eq(dPhi/dq, 0)`` (the derivative over a common denominator) in
         ``(q, alpha)``.
+
+    See Also
+    --------
+    replica.symbolic.saddle_point : Its solution.
+    replica.symbolic.free_entropy_functional : The free entropy differentiated.
 
     References
     ----------
@@ -205,9 +223,20 @@ class SaddlePoint(Result):
     alpha_c : sympy.Expr
         The capacity: the load at which ``(1 - q) Phi -> 0`` as ``q -> 1``.
 
+    See Also
+    --------
+    replica.symbolic.saddle_point : Returns this record (its Examples show one).
+    replica.Saddle : The numerical counterpart.
+
     References
     ----------
     docs/theory_full_rank.md#large-p-limit
+
+    Examples
+    --------
+    >>> s = saddle_point()
+    >>> print(type(s).__name__, s.q_star.expr, s.alpha_c)
+    SaddlePoint 2*alpha 1/2
     """
 
     equation: Formula
@@ -218,7 +247,7 @@ class SaddlePoint(Result):
 
 
 def saddle_point(energy="large-p"):
-    r"""Solve the saddle-point equation: ``q* = 2 alpha``, ``phi = 1/2 ln(1 - 2 alpha)``, ``alpha_c = 1/2``.
+    r"""Solve the saddle-point equation: :math:`q^* = 2\alpha`, :math:`\phi = \frac12 \ln(1 - 2\alpha)`, :math:`\alpha_c = 1/2`.
 
     Parameters
     ----------
@@ -238,6 +267,11 @@ def saddle_point(energy="large-p"):
     SymbolicUndecided
         If sympy finds no single stationary point (e.g. ``energy="symbolic"``:
         use :func:`saddle_point_equation`), or cannot decide the limit.
+
+    See Also
+    --------
+    replica.symbolic.SaddlePoint : The record returned.
+    replica.saddle : The numerical saddle point, also at finite ``p``.
 
     References
     ----------
@@ -285,7 +319,7 @@ def _gap_symbols(p):
 
 
 def v_p_objective(p):
-    r"""Return the objective ``x^2/2 + 1/2 sum_rho (g_rho - x)_+^2`` whose minimum over ``x >= 0`` is ``V_p``.
+    r"""Return the objective :math:`x^2/2 + \frac12 \sum_\rho (g_\rho - x)_+^2` whose minimum over :math:`x \ge 0` is :math:`V_p`.
 
     Parameters
     ----------
@@ -296,6 +330,11 @@ def v_p_objective(p):
     -------
     Formula
         The objective in ``(x, g_2, ..., g_p)``, ``g_rho = eta_rho - eta_1``.
+
+    See Also
+    --------
+    replica.symbolic.v_p_piecewise : Its minimum as a ``Piecewise``.
+    replica.finite_capacity.v_p_from_gaps : The minimum, numerically.
 
     References
     ----------
@@ -335,7 +374,7 @@ def _branches(gs):
 
 
 def v_p_piecewise(p):
-    r"""Return ``V_p(g) = min_{x >= 0} [x^2/2 + 1/2 sum (g_rho - x)_+^2]`` as a sympy ``Piecewise``.
+    r"""Return :math:`V_p(g) = \min_{x \ge 0} [x^2/2 + \frac12 \sum_\rho (g_\rho - x)_+^2]` as a sympy ``Piecewise``.
 
     Parameters
     ----------
@@ -348,12 +387,18 @@ def v_p_piecewise(p):
         ``Piecewise`` in the gaps ``(g_2, ..., g_p)``; ``relations`` holds the
         minimiser ``x*`` as a ``Piecewise`` on the same pieces.
 
+    See Also
+    --------
+    replica.symbolic.v_p_objective : The objective minimised.
+    replica.symbolic.expected_v_p : Its exact mean for :math:`p = 2, 3`.
+
     Notes
     -----
-    Sort the gaps ``g_(1) >= g_(2) >= ...`` and let ``x_k`` be the sum of the
-    ``k`` largest over ``k + 1``.  The active set is the prefix ``k`` with
-    ``g_(i) > x_(i-1)`` for ``i <= k`` and ``g_(k+1) <= x_k``; then ``x* = x_k``
-    and ``V = x_k^2/2 + 1/2 sum_(i <= k) (g_(i) - x_k)^2``
+    Sort the gaps :math:`g_{(1)} \ge g_{(2)} \ge \dots` and let :math:`x_k` be the sum
+    of the :math:`k` largest over :math:`k + 1`.  The active set is the prefix
+    :math:`k` with :math:`g_{(i)} > x_{i-1}` for :math:`i \le k` and
+    :math:`g_{(k+1)} \le x_k`; then :math:`x^* = x_k` and
+    :math:`V = x_k^2/2 + \frac12 \sum_{i \le k} (g_{(i)} - x_k)^2`
     (docs/theory_full_rank.md#computing-v-for-one-sample).  One piece per
     ordering of the gaps and active-set size.
 
@@ -396,7 +441,7 @@ def _piece_at(V, point):
 
 
 def expected_v_p(p):
-    r"""Return the exact ``E[V_p]`` for ``p = 2`` (``1/4``) and ``p = 3`` (``5/12``).
+    r"""Return the exact :math:`E[V_p]` for :math:`p = 2` (1/4) and :math:`p = 3` (5/12).
 
     Parameters
     ----------
@@ -415,17 +460,22 @@ def expected_v_p(p):
         If ``p`` is not 2 or 3 (use :func:`replica.v_p`, a Monte Carlo
         estimate, for larger ``p``).
 
+    See Also
+    --------
+    replica.v_p : The Monte Carlo estimate for any ``p``.
+    replica.symbolic.finite_capacity : The capacity from this mean.
+
     Notes
     -----
-    The gaps ``g_rho = eta_rho - eta_1`` depend on ``eta`` only through its
-    projection on the hyperplane ``sum eta = 0``, an isotropic Gaussian in
-    ``m = p - 1`` dimensions, ``r w`` with ``r^2 ~ chi^2_m`` independent of the
-    direction ``w``.  ``V_p`` is homogeneous of degree 2 (every piece of
-    :func:`v_p_piecewise` is a quadratic form on a cone), so
-    ``E[V_p] = E[r^2] <V_p(w)> = m <V_p(w)>``, the average over the unit
-    sphere of the hyperplane.  ``p = 2``: the sphere is two points,
-    ``E[V_2] = (1/2)(1/2 + 0) = 1/4``.  ``p = 3``: a circle; the cones are
-    sectors whose edges are the angles where a condition of the
+    The gaps :math:`g_\rho = \eta_\rho - \eta_1` depend on :math:`\eta` only through
+    its projection on the hyperplane :math:`\sum_\rho \eta_\rho = 0`, an isotropic
+    Gaussian in :math:`m = p - 1` dimensions, :math:`r w` with :math:`r^2 \sim \chi^2_m`
+    independent of the direction :math:`w`.  :math:`V_p` is homogeneous of degree 2
+    (every piece of :func:`v_p_piecewise` is a quadratic form on a cone), so
+    :math:`E[V_p] = E[r^2] \langle V_p(w) \rangle = m \langle V_p(w) \rangle`, the
+    average over the unit sphere of the hyperplane.  :math:`p = 2`: the sphere is
+    two points, :math:`E[V_2] = \frac12 (\frac12 + 0) = 1/4`.  :math:`p = 3`: a circle;
+    the cones are sectors whose edges are the angles where a condition of the
     ``Piecewise`` changes, and ``sympy.integrate`` does each sector exactly.
 
     References
@@ -486,7 +536,7 @@ def _expected_v_p(p):
 
 
 def finite_capacity(p=None, *, kappa=1):
-    r"""Return the finite-``p`` replica-symmetric capacity ``alpha_c(kappa, p) = alpha_c(kappa) ln p / E[V_p]``.
+    r"""Return the finite-``p`` replica-symmetric capacity :math:`\alpha_c(\kappa, p) = \alpha_c(\kappa) \ln p / E[V_p]`.
 
     Parameters
     ----------
@@ -508,13 +558,18 @@ def finite_capacity(p=None, *, kappa=1):
         :func:`replica.alpha_c_finite` (within its standard error at
         ``p = 2, 3``).
 
+    See Also
+    --------
+    replica.alpha_c_finite : The same capacity, numerically, for any ``p``.
+    replica.symbolic.expected_v_p : The exact :math:`E[V_p]` for small ``p``.
+
     Notes
     -----
-    Near ``q -> 1``, ``G_p(q) ~ -E[V_p]/(ln p (1-q))`` (:func:`energy_term`,
-    ``"finite-p"``) and the entropic term is ``c_S(kappa)/(1-q)`` with
-    ``c_S = alpha_c(kappa)`` (``1/2`` at full rank, where the full entropic term
-    is used), so ``(1 - q) Phi -> c_S - alpha E[V_p]/ln p``; the capacity is its
-    root in ``alpha``.
+    Near :math:`q \to 1`, :math:`G_p(q) \sim -E[V_p]/(\ln p\, (1-q))` (:func:`energy_term`,
+    ``"finite-p"``) and the entropic term is :math:`c_S(\kappa)/(1-q)` with
+    :math:`c_S = \alpha_c(\kappa)` (1/2 at full rank, where the full entropic term
+    is used), so :math:`(1 - q) \Phi \to c_S - \alpha E[V_p]/\ln p`; the capacity is
+    its root in :math:`\alpha`.
 
     References
     ----------
@@ -568,7 +623,7 @@ def finite_capacity(p=None, *, kappa=1):
 # Hebbian rule
 
 def hebbian_signal_to_noise(form="finite", *, exact_moments=False):
-    r"""Return the Hebbian signal-to-noise ratio ``m``: ``d/sqrt(p + 2d)``, or ``sqrt(ln p / alpha)`` at large ``p``.
+    r"""Return the Hebbian signal-to-noise ratio :math:`m`: :math:`d/\sqrt{p + 2d}`, or :math:`\sqrt{\ln p / \alpha}` at large ``p``.
 
     Parameters
     ----------
@@ -590,6 +645,11 @@ def hebbian_signal_to_noise(form="finite", *, exact_moments=False):
     ------
     ValueError
         If ``form`` is not one of the two names.
+
+    See Also
+    --------
+    replica.hebbian_score_moments : The same ratio, numerically.
+    replica.symbolic.hebbian_score_spread : The spread of the correct score.
 
     References
     ----------
@@ -617,7 +677,7 @@ def hebbian_signal_to_noise(form="finite", *, exact_moments=False):
 
 
 def hebbian_score_spread(*, exact_moments=False):
-    r"""Return the spread ``s = sqrt((p + 4d)/(p + 2d))`` of the correct Hebbian score.
+    r"""Return the spread :math:`s = \sqrt{(p + 4d)/(p + 2d)}` of the correct Hebbian score.
 
     Parameters
     ----------
@@ -629,6 +689,11 @@ def hebbian_score_spread(*, exact_moments=False):
     Formula
         ``s`` in ``(d, p)``, in units of the competitors' standard deviation;
         agrees with the second value of :func:`replica.hebbian_score_moments`.
+
+    See Also
+    --------
+    replica.hebbian_score_moments : The same spread, numerically.
+    replica.symbolic.hebbian_signal_to_noise : The mean of the correct score.
 
     References
     ----------
@@ -667,6 +732,11 @@ def hebbian_load_threshold(all_facts=True):
     ------
     SymbolicUndecided
         If sympy does not find exactly one root.
+
+    See Also
+    --------
+    replica.hebbian_threshold : The finite-``d`` threshold, numerically.
+    replica.symbolic.hebbian_signal_to_noise : The ratio whose extreme-value balance gives 1/8.
 
     References
     ----------

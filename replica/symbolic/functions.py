@@ -76,7 +76,7 @@ def _alpha_coeffs(n_terms):
 
 
 def capacity_angle_coefficients(n_terms):
-    r"""Return the exact coefficients ``g_k`` of ``y = sum_k g_k w^(2k+1)``, ``w = (6 pi kappa)^(1/3)``.
+    r"""Return the exact coefficients :math:`g_k` of :math:`y = \sum_k g_k w^{2k+1}`, :math:`w = (6 \pi \kappa)^{1/3}`.
 
     ``y(kappa)`` solves ``y - sin y = pi kappa = w^3 / 6``.  Writing
     ``y - sin y = y^3 h(y^2) / 6`` with ``h(0) = 1``, ``w = y h(y^2)^(1/3)`` and
@@ -95,6 +95,11 @@ def capacity_angle_coefficients(n_terms):
     list of sympy.Rational
         ``g_0, ..., g_{n_terms - 1}``.
 
+    See Also
+    --------
+    replica.symbolic.CapacityAngle : The angle expanded.
+    replica.symbolic.functions.alpha_c_coefficients : The coefficients of the capacity.
+
     References
     ----------
     docs/rank_constrained.md#small-kappa-expansion
@@ -111,7 +116,7 @@ def capacity_angle_coefficients(n_terms):
 
 
 def alpha_c_coefficients(n_terms):
-    r"""Return the exact coefficients ``c_k`` of ``pi alpha_c = sum_k c_k w^(2k+3)``, ``w = (6 pi kappa)^(1/3)``.
+    r"""Return the exact coefficients :math:`c_k` of :math:`\pi \alpha_c = \sum_k c_k w^{2k+3}`, :math:`w = (6 \pi \kappa)^{1/3}`.
 
     With ``H(y) = (2y - sin 2y)/4 = pi alpha_c`` and ``H'(y) = sin^2 y``,
     Lagrange-Bürmann inversion of ``w = y h(y^2)^(1/3)`` (see
@@ -132,6 +137,11 @@ def alpha_c_coefficients(n_terms):
     -------
     list of sympy.Rational
         ``c_0, ..., c_{n_terms - 1}``.
+
+    See Also
+    --------
+    replica.symbolic.alpha_c_series : The series built from them.
+    replica.symbolic.functions.capacity_angle_coefficients : The coefficients of the angle.
 
     References
     ----------
@@ -218,7 +228,7 @@ def _np_qc_quantile(u):
 
 
 class QCQuantile(sp.Function):
-    r"""Quarter-circle quantile function ``X_qc(u)`` as a sympy function.
+    r"""Quarter-circle quantile function :math:`X_{qc}(u)` as a sympy function.
 
     ``X_qc(u) = 2 sin(theta)`` with ``2 theta + sin 2 theta = pi u``, the inverse
     of the CDF of ``rho_qc(s) = sqrt(4 - s^2)/pi`` on ``[0, 2]``.
@@ -228,14 +238,19 @@ class QCQuantile(sp.Function):
     u : sympy expression
         Probability, ``0 <= u <= 1``.
 
+    See Also
+    --------
+    hcizz.qc_quantile : The quantile, numerically.
+    replica.symbolic.alpha_c_integral : The capacity integral over it.
+
     Notes
     -----
-    Exact values ``X_qc(0) = 0``, ``X_qc(1) = 2``; derivative
-    ``dX/du = 1/rho_qc(X) = pi / sqrt(4 - X^2)``; ``evalf`` at any precision
-    (:func:`hcizz.qc_quantile_mp` for ``u <= 1/2``, ``2 cos(y(1-u)/2)`` above:
-    exact near the edge ``u -> 1``); numerically (:meth:`Formula.numeric`)
-    :func:`hcizz.qc_quantile`; ``.rewrite(CapacityAngle)`` gives
-    ``2 cos(y(1 - u)/2)``.
+    Exact values :math:`X_{qc}(0) = 0`, :math:`X_{qc}(1) = 2`; derivative
+    :math:`dX/du = 1/\rho_{qc}(X) = \pi / \sqrt{4 - X^2}`; ``evalf`` at any precision
+    (:func:`hcizz.qc_quantile_mp` for :math:`u \le 1/2`, :math:`2 \cos(y(1-u)/2)`
+    above: exact near the edge :math:`u \to 1`); numerically
+    (:meth:`Formula.numeric`) :func:`hcizz.qc_quantile`; ``.rewrite(CapacityAngle)``
+    gives :math:`2 \cos(y(1 - u)/2)`.
 
     References
     ----------
@@ -297,7 +312,7 @@ class QCQuantile(sp.Function):
 
 
 class CapacityAngle(sp.Function):
-    r"""Angle ``y(kappa)`` in ``[0, pi]`` with ``y - sin y = pi kappa``, as a sympy function.
+    r"""Angle :math:`y(\kappa)` in :math:`[0, \pi]` with :math:`y - \sin y = \pi \kappa`, as a sympy function.
 
     ``y = pi - 2 theta_kappa``; the capacity is
     ``alpha_c(kappa) = (2y - sin 2y)/(4 pi)`` and the truncation point of the
@@ -309,15 +324,21 @@ class CapacityAngle(sp.Function):
         Rank fraction (any real value: ``y - sin y`` is increasing on the real
         line; the capacity uses ``0 <= kappa <= 1``).
 
+    See Also
+    --------
+    hcizz.quarter_circle.qc_upper_angle : The angle, numerically.
+    replica.symbolic.functions.capacity_angle_coefficients : Its series coefficients.
+
     Notes
     -----
-    Exact values ``y(0) = 0``, ``y(1) = pi``; derivative
-    ``dy/dkappa = pi / (1 - cos y)``.  ``evalf`` at any precision (Newton in
-    mpmath with guard bits against the cancellation in ``y - sin y``);
-    numerically :func:`hcizz.quarter_circle.qc_upper_angle`.  The series at ``kappa = 0`` is the
-    Puiseux series ``y = sum_k g_k (6 pi kappa)^((2k+1)/3)``
-    (:func:`capacity_angle_coefficients`), so ``sympy.series`` and
-    ``sympy.limit`` of expressions in ``y(kappa)`` work at ``kappa -> 0+``.
+    Exact values :math:`y(0) = 0`, :math:`y(1) = \pi`; derivative
+    :math:`dy/d\kappa = \pi / (1 - \cos y)`.  ``evalf`` at any precision (Newton in
+    mpmath with guard bits against the cancellation in :math:`y - \sin y`);
+    numerically :func:`hcizz.quarter_circle.qc_upper_angle`.  The series at
+    :math:`\kappa = 0` is the Puiseux series
+    :math:`y = \sum_k g_k (6 \pi \kappa)^{(2k+1)/3}`
+    (:func:`capacity_angle_coefficients`), so ``sympy.series`` and ``sympy.limit``
+    of expressions in :math:`y(\kappa)` work at :math:`\kappa \to 0^+`.
 
     References
     ----------

@@ -39,7 +39,7 @@ def _phi(x):
 
 
 def gardner_energy():
-    r"""Return Gardner's margin integral ``Gamma(c) = (1 + c^2) Phi(c) + c phi(c)``.
+    r"""Return Gardner's margin integral :math:`\Gamma(c) = (1 + c^2) \Phi(c) + c \varphi(c)`.
 
     Returns
     -------
@@ -48,6 +48,11 @@ def gardner_energy():
         ``erf``.  ``relations[0]`` is the definition
         ``Gamma(c) = E[(c - Z)_+^2]``, ``Z ~ N(0, 1)``, as an integral; its
         reciprocal is the perceptron capacity at margin ``c``.
+
+    See Also
+    --------
+    replica.gardner_energy : The same integral, numerically.
+    replica.symbolic.tam_capacity : The capacity :math:`1/\Gamma`.
 
     References
     ----------
@@ -67,12 +72,17 @@ def gardner_energy():
 
 
 def gaussian_tail_mean():
-    r"""Return the mean ``kappa_tau = phi(z_tau) / tau`` of the upper ``tau`` tail of a standard normal.
+    r"""Return the mean :math:`\kappa_\tau = \varphi(z_\tau) / \tau` of the upper :math:`\tau` tail of a standard normal.
 
     Returns
     -------
     Formula
         In ``tau``, with ``z_tau = sqrt(2) erfinv(1 - 2 tau)`` (``relations[0]``).
+
+    See Also
+    --------
+    replica.gaussian_tail_mean : The same tail mean, numerically.
+    replica.symbolic.tam_capacity : The capacity at this tail mean.
 
     References
     ----------
@@ -90,7 +100,7 @@ def gaussian_tail_mean():
 
 
 def tam_capacity():
-    r"""Return the large-``p`` TAM capacity ``alpha_c(tau; gamma) = 1 / Gamma(kappa_tau + gamma)``.
+    r"""Return the large-``p`` TAM capacity :math:`\alpha_c(\tau; \gamma) = 1 / \Gamma(\kappa_\tau + \gamma)`.
 
     Returns
     -------
@@ -98,6 +108,11 @@ def tam_capacity():
         In ``(tau, gamma)``: the tail fraction and the margin in competitor-score
         units.  Its numerical function agrees with :func:`replica.tam_capacity`
         (``p=None``).
+
+    See Also
+    --------
+    replica.tam_capacity : The same capacity numerically, also at finite ``p``.
+    replica.symbolic.tam_capacity_small_tail : Its small-tail expansion.
 
     References
     ----------
@@ -115,7 +130,7 @@ def tam_capacity():
 
 
 def tam_capacity_small_tail(terms=4):
-    r"""Return the small-tail expansion of ``1 / alpha_c(tau)`` in ``L = ln(1/tau)``, margin 0.
+    r"""Return the small-tail expansion of :math:`1 / \alpha_c(\tau)` in :math:`L = \ln(1/\tau)`, margin 0.
 
     Parameters
     ----------
@@ -132,6 +147,11 @@ def tam_capacity_small_tail(terms=4):
     ------
     ValueError
         If ``terms`` is not 1, 2, 3 or 4.
+
+    See Also
+    --------
+    replica.tam_capacity_small_tau : The expansion, numerically.
+    replica.symbolic.tam_capacity : The capacity expanded.
 
     References
     ----------
@@ -152,18 +172,23 @@ def tam_capacity_small_tail(terms=4):
 
 
 def margin_energy_term():
-    r"""Return the large-``p`` energy term at a margin ``g sqrt(2 ln p)``: ``G(t) = -(1 + g)^2 / (1 - t)``.
+    r"""Return the large-``p`` energy term at a margin :math:`g \sqrt{2 \ln p}`: :math:`G(t) = -(1 + g)^2 / (1 - t)`.
 
     Returns
     -------
     Formula
         In ``(t, g)``.
 
+    See Also
+    --------
+    replica.symbolic.margin_capacity : The capacity derived from it.
+    replica.symbolic.energy_term : The term without a margin.
+
     Notes
     -----
     The counting argument of ``energy_term()`` with every competitor level
-    raised by the margin: the correct score must reach ``(1 + g) / sqrt(1 - t)``
-    in units of ``sqrt(2 ln p)``, which multiplies the energy by ``(1 + g)^2``.
+    raised by the margin: the correct score must reach :math:`(1 + g) / \sqrt{1 - t}`
+    in units of :math:`\sqrt{2 \ln p}`, which multiplies the energy by :math:`(1 + g)^2`.
 
     References
     ----------
@@ -178,7 +203,7 @@ def margin_energy_term():
 
 
 def margin_capacity():
-    r"""Return the large-``p`` top-1 capacity at a margin ``g sqrt(2 ln p)``, derived from the free entropy.
+    r"""Return the large-``p`` top-1 capacity at a margin :math:`g \sqrt{2 \ln p}`, derived from the free entropy.
 
     Returns
     -------
@@ -187,6 +212,11 @@ def margin_capacity():
         ``lim_{q -> 1} (1 - q) Phi(q; alpha)`` vanishes for the energy of
         :func:`margin_energy_term`.  Agrees with
         :func:`replica.finite_capacity.alpha_c_margin_limit`.
+
+    See Also
+    --------
+    replica.finite_capacity.alpha_c_margin_limit : The same capacity, numerically.
+    replica.symbolic.margin_energy_term : The energy term it comes from.
 
     References
     ----------

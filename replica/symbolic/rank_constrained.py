@@ -43,13 +43,18 @@ def _check_order(name, n, high=100):
 # quarter circle
 
 def quarter_circle_density():
-    r"""Return the quarter-circle density ``rho_qc(s) = sqrt(4 - s^2)/pi`` on ``[0, 2]``.
+    r"""Return the quarter-circle density :math:`\rho_{qc}(s) = \sqrt{4 - s^2}/\pi` on :math:`[0, 2]`.
 
     Returns
     -------
     Formula
         ``rho_qc`` in ``s``; ``relations``: ``0 <= s <= 2`` and the CDF in the
         angle, ``F(2 sin theta) = (2 theta + sin 2 theta)/pi``.
+
+    See Also
+    --------
+    hcizz.quarter_circle.QuarterCircle : The law, numerically.
+    replica.symbolic.quarter_circle_moment : Its moments.
 
     References
     ----------
@@ -66,7 +71,7 @@ def quarter_circle_density():
 
 
 def quarter_circle_moment(k):
-    r"""Return the moment ``Int_0^2 s^k rho_qc(s) ds`` exactly (even ``k``: the Catalan number ``C_(k/2)``).
+    r"""Return the moment :math:`\int_0^2 s^k \rho_{qc}(s)\, ds` exactly (even :math:`k`: the Catalan number :math:`C_{k/2}`).
 
     Parameters
     ----------
@@ -78,6 +83,11 @@ def quarter_circle_moment(k):
     sympy.Expr
         The moment, integrated by sympy after ``s = 2 sin t`` (the density
         becomes ``(2 cos t)^2/pi``).
+
+    See Also
+    --------
+    hcizz.qc_moment : The moments numerically (also truncated).
+    replica.symbolic.quarter_circle_density : The density integrated.
 
     References
     ----------
@@ -100,7 +110,7 @@ def quarter_circle_moment(k):
 # capacity alpha_c(kappa)
 
 def alpha_c_integral():
-    r"""Return ``alpha_c(kappa) = 1/2 Int_{1-kappa}^1 X_qc(u)^2 du``, an integral over the quarter-circle quantile.
+    r"""Return :math:`\alpha_c(\kappa) = \frac12 \int_{1-\kappa}^1 X_{qc}(u)^2\, du`, an integral over the quarter-circle quantile.
 
     Returns
     -------
@@ -110,6 +120,11 @@ def alpha_c_integral():
         ``sympy.diff`` gives ``X_qc(1 - kappa)^2/2``, :meth:`Formula.evalf`
         does the integral by mpmath quadrature and :meth:`Formula.numeric` by
         ``scipy.integrate.quad`` (scalar ``kappa``).
+
+    See Also
+    --------
+    replica.symbolic.alpha_c_closed_form : Its closed form.
+    replica.alpha_c : The capacity, numerically.
 
     References
     ----------
@@ -130,7 +145,7 @@ def alpha_c_integral():
 
 
 def alpha_c_closed_form():
-    r"""Return ``alpha_c(kappa) = (2y - sin 2y)/(4 pi)`` with ``y - sin y = pi kappa``.
+    r"""Return :math:`\alpha_c(\kappa) = (2y - \sin 2y)/(4 \pi)` with :math:`y - \sin y = \pi \kappa`.
 
     Returns
     -------
@@ -142,10 +157,16 @@ def alpha_c_closed_form():
         (Puiseux series) and evaluates numerically in agreement with
         :func:`replica.alpha_c`.
 
+    See Also
+    --------
+    replica.alpha_c : The same closed form, vectorised in floats or mpmath.
+    replica.symbolic.alpha_c_integral : The integral it evaluates.
+    replica.symbolic.alpha_c_parametric : The curve in the angle :math:`y`.
+
     Notes
     -----
-    With ``y = pi - 2 theta_kappa`` this is
-    ``1/2 - (theta_kappa - sin(4 theta_kappa)/4)/pi``.
+    With :math:`y = \pi - 2 \theta_\kappa` this is
+    :math:`1/2 - (\theta_\kappa - \sin(4 \theta_\kappa)/4)/\pi`.
 
     References
     ----------
@@ -165,13 +186,18 @@ def alpha_c_closed_form():
 
 
 def alpha_c_parametric():
-    r"""Return the capacity curve in the angle ``y``: ``alpha_c = (2y - sin 2y)/(4 pi)``, ``kappa = (y - sin y)/pi``.
+    r"""Return the capacity curve in the angle :math:`y`: :math:`\alpha_c = (2y - \sin 2y)/(4 \pi)`, :math:`\kappa = (y - \sin y)/\pi`.
 
     Returns
     -------
     Formula
         ``alpha_c`` in ``y in [0, pi]``; ``relations[0]`` is
         ``Eq(kappa, (y - sin y)/pi)``.
+
+    See Also
+    --------
+    replica.symbolic.alpha_c_closed_form : The capacity as a function of :math:`\kappa`.
+    replica.symbolic.CapacityAngle : The angle :math:`y(\kappa)`.
 
     References
     ----------
@@ -189,7 +215,7 @@ def alpha_c_parametric():
 
 
 def alpha_c_series(order=2):
-    r"""Return the small-``kappa`` expansion of ``alpha_c`` to ``order`` terms, with exact coefficients.
+    r"""Return the small-``kappa`` expansion of :math:`\alpha_c(\kappa)` to ``order`` terms, with exact coefficients.
 
     Parameters
     ----------
@@ -207,10 +233,15 @@ def alpha_c_series(order=2):
         rational ``c_k`` of
         :func:`~replica.symbolic.functions.alpha_c_coefficients`.
 
+    See Also
+    --------
+    replica.alpha_c_small_kappa : The expansion to second order, numerically.
+    replica.symbolic.functions.alpha_c_coefficients : Its coefficients.
+
     Notes
     -----
-    Only odd powers of ``w`` occur (``y`` and ``2y - sin 2y`` are odd), so the
-    exponents of ``kappa`` are ``1, 5/3, 7/3, 3, 11/3, ...``.  The coefficients
+    Only odd powers of :math:`w` occur (:math:`y` and :math:`2y - \sin 2y` are odd), so
+    the exponents of :math:`\kappa` are :math:`1, 5/3, 7/3, 3, 11/3, \dots`.  The coefficients
     come from Lagrange-Bürmann inversion; ``python -m replica check`` compares
     them with the expansion of :func:`alpha_c_closed_form` by ``sympy.series``
     and with :func:`replica.alpha_c` at small ``kappa``.
@@ -247,7 +278,7 @@ def alpha_c_series(order=2):
 # mp_product: the nonzero squared singular values of Q R^T / sqrt(d m)
 
 def mp_product_cubic():
-    r"""Return the cubic ``(1 + psi)(1 + kappa psi)^2 - kappa x psi`` of the ``mp_product`` law.
+    r"""Return the cubic :math:`(1 + \psi)(1 + \kappa \psi)^2 - \kappa x \psi` of the ``mp_product`` law.
 
     Returns
     -------
@@ -255,6 +286,12 @@ def mp_product_cubic():
         The polynomial in ``(psi, x, kappa)``; its root ``psi = x G(x) - 1``
         (``G`` the Stieltjes transform) is the moment generating function
         ``sum_n m_n x^-n`` (from the S-transform ``kappa/(1 + kappa w)^2``).
+
+    See Also
+    --------
+    hcizz.mp_product : The law, numerically.
+    replica.symbolic.mp_product_moment_series : Its moments from this cubic.
+    replica.symbolic.mp_product_edges : Its support edges.
 
     References
     ----------
@@ -270,7 +307,7 @@ def mp_product_cubic():
 
 
 def mp_product_moment_series(order, kappa="symbolic"):
-    r"""Return the moment series ``psi(z) = sum_{n=1}^{order} m_n z^n`` of ``mp_product(kappa)``, ``z = 1/x``.
+    r"""Return the moment series :math:`\psi(z) = \sum_{n=1}^{order} m_n z^n` of ``mp_product(kappa)``, :math:`z = 1/x`.
 
     Parameters
     ----------
@@ -285,6 +322,11 @@ def mp_product_moment_series(order, kappa="symbolic"):
         The truncated series in ``z`` (and ``kappa``), ``remainder``
         ``O(z^(order + 1))``; at ``kappa = 1`` the Fuss-Catalan numbers
         ``binom(3n, n)/(2n + 1)``.
+
+    See Also
+    --------
+    hcizz.mp_product_moment : The moments, numerically.
+    replica.symbolic.mp_product_cubic : The cubic solved.
 
     Notes
     -----
@@ -315,7 +357,7 @@ def mp_product_moment_series(order, kappa="symbolic"):
 
 
 def mp_product_edges():
-    r"""Return the support edges ``x_-, x_+`` of ``mp_product(kappa)``.
+    r"""Return the support edges :math:`x_-, x_+` of ``mp_product(kappa)``.
 
     Returns
     -------
@@ -324,6 +366,11 @@ def mp_product_edges():
         ``x_(+-) = (8 + 20 kappa - kappa^2 +- (kappa + 8) sqrt(kappa (kappa + 8)))/(8 kappa)``;
         the discriminant of :func:`mp_product_cubic` in ``psi`` is
         ``4 kappa^5 x (x - x_-)(x - x_+)`` (a check).
+
+    See Also
+    --------
+    hcizz.mp_product_edges : The edges, numerically.
+    replica.symbolic.mp_product_cubic : The cubic whose discriminant gives them.
 
     References
     ----------

@@ -17,7 +17,62 @@ import time
 
 from .executors import EXECUTORS, ProcessBackend, dask_run, import_distributed, iter_inprocess, open_dask
 
-__all__ = ["WorkerPool"]
+__all__ = ["WorkerPool", "check_scheduler_address"]
+
+
+_SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
+
+
+def check_scheduler_address(address):
+    """Check the syntax of a Dask scheduler address before anything connects to it.
+
+    Parameters
+    ----------
+    address : str
+        ``SCHEME://HOST:PORT`` (scheme one of tcp, tls, inproc, ucx, ws, wss)
+        or ``HOST:PORT``, the port an integer in [1, 65535]; ``inproc://``
+        addresses need no port.
+
+    Returns
+    -------
+    str
+        ``address``.
+
+    Raises
+    ------
+    ValueError
+        Naming the address and the accepted form.
+
+    References
+    ----------
+    docs/sweeps.md#running-on-a-dask-cluster
+
+    Examples
+    --------
+    >>> check_scheduler_address("tcp://10.0.0.5:8786")
+    'tcp://10.0.0.5:8786'
+    >>> check_scheduler_address("not-a-url")
+    Traceback (most recent call last):
+    ...
+    ValueError: scheduler must be an address SCHEME://HOST:PORT or HOST:PORT (scheme tcp, tls, inproc, ucx, ws, wss; port 1..65535), got 'not-a-url'
+    """
+    msg = (f"scheduler must be an address SCHEME://HOST:PORT or HOST:PORT (scheme {', '.join(_SCHEMES)}; "
+           f"port 1..65535), got {address!r:.200}")
+    if not isinstance(address, str) or address != address.strip() or not address:
+        raise ValueError(msg)
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "tcp", address
+    if scheme not in _SCHEMES or not rest:
+        raise ValueError(msg)
+    if scheme == "inproc":
+        return address
+    host, colon, port = rest.rpartition(":")
+    host = host.strip("[]")                      # [::1]:8786
+    if not colon or not host or any(c in host for c in " /?#@") or not port.isdigit() \
+            or not 1 <= int(port) <= 65535:
+        raise ValueError(msg)
+    return address
 
 
 class WorkerPool:
@@ -100,8 +155,10 @@ class WorkerPool:
                              f"got {executor!r}")
         if scheduler is not None and executor != "dask":
             raise ValueError(f"scheduler is only used by executor='dask', got executor={executor!r}")
+        if isinstance(scheduler, str):
+            check_scheduler_address(scheduler)       # before Dask is imported or anything starts
         self.executor = executor
-        self.workers = (os.cpu_count() or 1) if workers is None else check_int("workers", workers, low=1)
+        self.workers = (os.cpu_count() or 1) if workers is None else check_int("workers", workers, low=1, high=1024)
         if executor == "inprocess":
             self.workers = 1
         self.scheduler = scheduler

@@ -218,7 +218,7 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
     if pool is None and (not isinstance(executor, str) or executor not in EXECUTORS):
         raise ValueError(f"executor must be one of {', '.join(map(repr, EXECUTORS))} or a "
                          f"WorkerPool, got {executor!r:.80}")
-    workers = (os.cpu_count() or 1) if workers is None else check_int("workers", workers, low=1)
+    workers = (os.cpu_count() or 1) if workers is None else check_int("workers", workers, low=1, high=1024)
     if pool is not None:
         if scheduler is not None:
             raise ValueError("scheduler must be None with a WorkerPool executor (give it to the "
@@ -261,26 +261,28 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
         stats.n_retried = sum(k in scan.failed for k, _ in unique if k not in done)
     todo = [(key, i) for key, i in unique if key not in done]
 
-    bar = Progress(len(todo), label=label, enabled=bool(progress), skipped=stats.n_skipped)
-    if progress and todo:
-        where = (pool.describe() if pool is not None else f"executor={executor!r}"
-                 + (f" with {workers} workers" if executor != "inprocess" and scheduler is None else ""))
-        print(f"{label}: {len(todo)} trials to run ({stats.n_skipped} of {len(unique)} already "
-              f"in store, {stats.n_retried} retried) on {where}", file=sys.stderr)
-    tasks = [(i, json.loads(texts[i])) for _, i in todo]
-    if not tasks:  # everything is in the store: start no pool or cluster
-        it = iter(())
-    elif pool is not None:
-        it = pool.run(fn, tasks)
-    elif executor == "inprocess":
-        it = iter_inprocess(fn, tasks)
-    elif executor == "processes":
-        it = iter_processes(fn, tasks, workers)
-    else:
-        it = iter_dask(fn, tasks, workers, scheduler)
+    if store is not None and todo:
+        # the lock first: a second writer is refused before a progress line or a worker exists
+        store_obj = TrialStore(store).open()
+    it = None
     try:
-        if store is not None and tasks:
-            store_obj = TrialStore(store).open()
+        bar = Progress(len(todo), label=label, enabled=bool(progress), skipped=stats.n_skipped)
+        if progress and todo:
+            where = (pool.describe() if pool is not None else f"executor={executor!r}"
+                     + (f" with {workers} workers" if executor != "inprocess" and scheduler is None else ""))
+            print(f"{label}: {len(todo)} trials to run ({stats.n_skipped} of {len(unique)} already "
+                  f"in store, {stats.n_retried} retried) on {where}", file=sys.stderr)
+        tasks = [(i, json.loads(texts[i])) for _, i in todo]
+        if not tasks:  # everything is in the store: start no pool or cluster
+            it = iter(())
+        elif pool is not None:
+            it = pool.run(fn, tasks)
+        elif executor == "inprocess":
+            it = iter_inprocess(fn, tasks)
+        elif executor == "processes":
+            it = iter_processes(fn, tasks, workers)
+        else:
+            it = iter_dask(fn, tasks, workers, scheduler)
         for i, outcome in it:
             line = _make_line(keys[i], name, texts[i], outcome)
             if store_obj is not None:

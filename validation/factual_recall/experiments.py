@@ -74,8 +74,8 @@ def experiment_rng(seed, name):
     Examples
     --------
     >>> a, b = experiment_rng(0, "memory"), experiment_rng(0, "memory")
-    >>> bool(a.integers(10**9) == b.integers(10**9))
-    True
+    >>> print(a.integers(10**9), b.integers(10**9))
+    661957624 661957624
     """
     seed = check_int("seed", seed, low=0)
     if name not in STREAMS:

@@ -26,7 +26,17 @@ from validation.engine.trials import trial
 
 __all__ = ["capacity_trial", "trial_params", "load_grid", "extension_loads", "grid_center", "measure_capacity",
            "CapacityMeasurement", "adaptive_settings", "budget_thresholds", "BudgetThreshold",
-           "ThresholdRecord"]
+           "ThresholdRecord", "MAX_D", "MAX_TRAINED_D", "MAX_SEEDS", "MAX_LOAD"]
+
+#: Largest dimension the trained linear-memory studies accept (their plans stop at d = 150;
+#: the memory of a trial grows like p d ~ d^3 / ln d and its training time faster).
+MAX_TRAINED_D = 400
+#: Largest dimension :func:`measure_capacity` accepts (its weights alone, 2 d^2 floats, take 8 TB at 1e6).
+MAX_D = 10**6
+#: Most trials per load one measurement or study may ask for.
+MAX_SEEDS = 10_000
+#: Largest load p ln p / d^2 accepted (every capacity is below 1; the bound keeps p finite).
+MAX_LOAD = 1e6
 
 
 @trial("linear_memory.capacity", aliases=("validation.linear_memory.capacity:capacity_trial",))
@@ -85,14 +95,15 @@ def capacity_trial(params):
 
 
 def _check_capacity_memory(model, d, p, dtype):
-    """``ValueError`` naming the sizes if one trial's facts and weights
-    (``2 p d + 2 d^2`` floats: keys, values, ``W`` and its gradient) cannot fit."""
+    """``ValueError`` naming the sizes if one trial's facts, weights and scores
+    (``2 p d + 2 d^2 + p^2`` floats: keys, values, ``W`` and its gradient, the
+    ``p x p`` score matrix of recall) cannot fit."""
     from validation._memory import check_memory
 
     item = np.dtype(dtype).itemsize
-    check_memory(item * (2.0 * p * d + 2.0 * d * d),
+    check_memory(item * (2.0 * p * d + 2.0 * d * d + float(p) * p),
                  f"capacity --model {model} d={d} p={p} (largest load; facts 2 p d + weights "
-                 f"2 d^2 in {np.dtype(dtype).name})")
+                 f"2 d^2 + scores p^2 in {np.dtype(dtype).name})")
 
 
 def _check_candidates(model, d, p, where):
@@ -444,16 +455,21 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     if method == "exact" and any(v is not None for v in overrides.values()):
         names = ", ".join(sorted(k for k, v in overrides.items() if v is not None))
         raise ValueError(f"{names}: training options have no meaning with method 'exact'")
-    d = check_int("d", d, low=2)
+    d = check_int("d", d, low=2, high=MAX_D)
     if kappa is not None:
         kappa = check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=False)
+        if not decl.needs_kappa:
+            with_kappa = ", ".join(m for m, v in MEMORY_MODELS.items() if v.needs_kappa)
+            raise ValueError(f"kappa applies only to the models with a rank ratio ({with_kappa}), "
+                             f"not to model {model!r}, got kappa={kappa:g}")
     if decl.needs_kappa and kappa is None:
         raise ValueError(f"kappa is required for model {model!r} (a value in (0, 1])")
-    seeds = check_int("seeds", seeds, low=1)
+    seeds = check_int("seeds", seeds, low=1, high=MAX_SEEDS)
     if workers is not None:
-        workers = check_int("workers", workers, low=1)
+        workers = check_int("workers", workers, low=1, high=1024)
     if alphas is not None:
-        alphas = [float(a) for a in np.atleast_1d(check_real("alphas", alphas, low=0, low_open=True))]
+        alphas = [float(a) for a in np.atleast_1d(check_real("alphas", alphas, low=0, high=MAX_LOAD,
+                                                             low_open=True))]
         if not alphas:
             raise ValueError("alphas must be at least one load, got none")
     if preset not in ("default", "paper"):
@@ -484,6 +500,12 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         def sweep(fn, params, label):
             return runner(params)
     else:
+        if store is not None:             # before the first trial: a path that cannot hold a store
+            from hcizz.cli import check_output_file
+            from validation.engine.store import check_store_file
+
+            check_output_file("store", store)
+            check_store_file(store)
         sweep = _sweep_runner(store, workers, executor, progress)
     t0 = time.perf_counter()
     theory = prediction(model, d, kappa)

@@ -53,6 +53,9 @@ class Context:
         What sections pass as ``run_sweep(..., executor=ctx.executor)``:
         :func:`reproduce` gives one :class:`validation.engine.WorkerPool` for
         the whole run; the default ``"processes"`` starts a pool per sweep.
+    figure_checks : dict, optional
+        Filled by :meth:`savefig`: figure file -> problems found by
+        :func:`validation.sections.figstyle.figure_problems` (empty list: none).
 
     References
     ----------
@@ -63,6 +66,8 @@ class Context:
     quick: bool
     seed: int = 0
     executor: object = "processes"
+    #: figure file -> problems found by :func:`validation.sections.figstyle.figure_problems`
+    figure_checks: dict = field(default_factory=dict)
 
     def progress(self, msg):
         """Print one progress line on stderr.
@@ -75,7 +80,13 @@ class Context:
         print(f"[reproduce] {msg}", file=sys.stderr, flush=True)
 
     def savefig(self, fig, name):
-        """Save a matplotlib figure atomically as ``out/name`` (PNG) and close it.
+        """Save a matplotlib figure atomically as ``out/name`` (PNG, 150 dpi) and a PDF next to it, and close it.
+
+        Every text is raised to the report's smallest font
+        (:data:`validation.sections.figstyle.MIN_FONT`) and the figure is checked
+        (:func:`validation.sections.figstyle.figure_problems`: every axes has
+        data and both axis labels); the problems found are kept in
+        ``figure_checks[name]``.
 
         Parameters
         ----------
@@ -91,11 +102,19 @@ class Context:
         """
         import matplotlib.pyplot as plt
 
+        from .figstyle import enforce_min_font, figure_problems
+
+        enforce_min_font(fig)
+        self.figure_checks[name] = figure_problems(fig)
         path = self.out / name
         tmp = path.with_name(f".{path.name}.tmp.png")
-        fig.savefig(tmp, dpi=110, bbox_inches="tight")
+        fig.savefig(tmp, dpi=150, bbox_inches="tight")
+        pdf = path.with_suffix(".pdf")
+        tmp_pdf = pdf.with_name(f".{pdf.name}.tmp.pdf")
+        fig.savefig(tmp_pdf, bbox_inches="tight")
         plt.close(fig)
         tmp.replace(path)
+        tmp_pdf.replace(pdf)
         return name
 
 

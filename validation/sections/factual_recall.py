@@ -64,12 +64,15 @@ def build(ctx):
     md.append(md_table(["d", "params d^2", "N", "N ln N / d^2"],
                        [(r["d"], r["params"], r["N"], r["c"]) for r in mem["linear"]],
                        {3: ".3f"}))
-    md.append(f"\nFit `N ln N = c d^2`: **c = {lf['value']:.3f} +- {lf['stderr']:.3f}** "
-              f"(per-size ratios {lf['info']['ratio_min']:.3f}..{lf['info']['ratio_max']:.3f}).\n")
+    md.append(f"\nFit `N ln N = c d^2`: c = {lf['value']:.3f} +- {lf['stderr']:.3f} "
+              f"(per-size ratios {lf['info']['ratio_min']:.3f}..{lf['info']['ratio_max']:.3f}). "
+              f"With {mem['linear_steps']} steps and one seed per size this is a lower bound on the "
+              f"capacity, not a measurement of it: part 5 measures the same memory to convergence "
+              f"(many seeds, step budget checked) against the finite-p replica capacity.\n")
     md.append(md_table(["d", "m", "params 2md", "N", "N / (m d)"],
                        [(r["d"], r["m"], r["params"], r["N"], r["c"]) for r in mem["mlp"]],
                        {4: ".3f"}))
-    md.append(f"\nFit `N = c m d`: **c = {mf['value']:.3f} +- {mf['stderr']:.3f}** (per-size "
+    md.append(f"\nFit `N = c m d`: c = {mf['value']:.3f} +- {mf['stderr']:.3f} (per-size "
               f"ratios {mf['info']['ratio_min']:.3f}..{mf['info']['ratio_max']:.3f}). At these "
               f"sizes {mem['threshold']:.0%} of `N < {round(1 / (1 - mem['threshold']))}` facts "
               f"means no error at all, so the smallest sizes are the noisiest, and a fixed step "
@@ -177,7 +180,7 @@ def build(ctx):
     ax.set_yticks(range(len(to["H"])), [str(p) for p in to["attention_params"]])
     ax.set(xlabel="MLP parameters", ylabel="attention parameters",
            title=f"accuracy, {to['facts']} facts")
-    fig.colorbar(im, ax=ax)
+    fig.colorbar(im, ax=ax, label="fraction of facts recalled")
     figs.append(ctx.savefig(fig, "fr_tradeoff.png"))
     md.append(f"\n![trade-off map]({figs[-1]})\n")
 

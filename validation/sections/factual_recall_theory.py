@@ -214,7 +214,8 @@ def _linear(ctx, md, data, figs):
               for g in sorted([g for g in groups if g.lr == s.main_lr],
                               key=lambda g: (g.d, g.inputs, g.outputs)) if g.d in gds]
         md.append(md_table(["d", "inputs", "outputs", "alpha_all", "95% CI", "theory", "ratio"], gr))
-    md.append("\n" + _linear_reading(s) + "\n")
+    quoted = data["linear_memory_vs_theory"].setdefault("quoted", {})
+    md.append("\n" + _linear_reading(s, quoted) + "\n")
     fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
     dd = np.array([g.d for g in main])
     ax[0].plot(s.curve_d, s.curve_alpha, "k-", label="theory: alpha_c_finite, self-consistent")
@@ -263,7 +264,8 @@ def _where(groups, pred):
     return [g.d for g in groups if pred(g)]
 
 
-def _linear_reading(s):
+def _linear_reading(s, quoted=None):
+    quoted = {} if quoted is None else quoted   # derived numbers the text quotes (-> report.json)
     main = s.main()
     if not main:
         return "No stored linear-memory trials were found."
@@ -295,6 +297,7 @@ def _linear_reading(s):
             out = not (g.final_all.ci_low <= m_.final_all.threshold <= g.final_all.ci_high)
             pairs.append((g.d, m_.final_all.threshold / g.final_all.threshold - 1, out))
     if pairs:
+        quoted["sphere_over_gaussian_minus_1"] = {str(d): x for d, x, _ in pairs}
         txt += ("Unit-sphere against Gaussian outputs on the same draws: "
                 + ", ".join(f"{100 * x:+.1f}% at d = {d}"
                             + (" (outside the Gaussian CI)" if out else " (inside the Gaussian CI)")

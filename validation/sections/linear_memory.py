@@ -75,17 +75,30 @@ def build(ctx):
     t_sweep = time.perf_counter() - t_start
     n_reused = run.reused
     data_rows = [r.to_dict() for r in sweep.rows]
+    ctx.progress("linear_memory: exact capacity (existence of a memory)")
+    d150 = _study(ctx, "linear_memory.d150", "d150_trials.jsonl")
+    exact, exact_meta, exact_md, exact_figs = _exact(ctx, cfg, data_rows, d150)
+    ctx.progress("linear_memory: mechanism and spectra")
+    mech, mech_md, mech_figs = _mechanism(ctx, sweep.mechanism)
+    fp_md, fp_data, fp_figs = _finite_p_blocks(ctx, d150)
+    # the low-rank prediction at this d: the finite-p rank-constrained capacity of the study
+    # linear_memory.lowrank_finite_p (the large-d alpha_c(m/d) is shown next to it)
+    lr_theory = {(r["kappa"], r["d"]): (r["theory"], r["theory_stderr"])
+                 for r in fp_data.get("lowrank_finite_p", {}).get("rows", [])}
     rows = []
     for row in data_rows:
         name = row["model"].upper() + (f" k={row['kappa']:g}" if row["kappa"] else "")
+        th, th_se, th_name = row["theory"], row["theory_stderr"], \
+            (row["theory_name"].split(",")[0] if row["theory_name"] else "")
+        if row["model"] == "lowrank" and (row["kappa"], row["d"]) in lr_theory:
+            th, th_se = lr_theory[(row["kappa"], row["d"])]
+            th_name = f"alpha_c(kappa, p) (large d: {_f(row['theory'])})"
+        row["theory_finite_p"] = th if row["model"] == "lowrank" else None
         rows.append([name, row["d"], ("-" if row["model"] == "hebbian" else row["preset"]), _f(row["threshold"]),
                      f"[{_f(row['ci_low'])}, {_f(row['ci_high'])}]",
-                     _f(row["theory"]) + (f" ± {row['theory_stderr']:.1g}" if row["theory_stderr"] else ""),
-                     row["theory_name"].split(",")[0] if row["theory_name"] else "",
+                     _f(th) + (f" ± {th_se:.1g}" if th_se else ""), th_name,
                      _f(row["ratio_to_op"]) if row["ratio_to_op"] else "", row["trials"]])
-    ctx.progress("linear_memory: mechanism and spectra")
-    mech, mech_md, mech_figs = _mechanism(ctx, sweep.mechanism)
-    fig_name = _capacity_figure(ctx, data_rows)
+    fig_name = _capacity_figure(ctx, data_rows, lr_theory)
     n_trials = sweep.trials
     from validation.sections.base import md_table
 
@@ -97,7 +110,9 @@ def build(ctx):
           + (f"default preset with its step budget cut to {cfg['steps']}" if cfg["steps"] else "default preset")
           + "; `paper` = lr 1e-2, <= 512 steps, stop at 99.9%). Theory: full rank = "
           "`alpha_c_finite(p)` solved self-consistently at this d (large-d limit 1/2); low rank = "
-          "`alpha_c(m/d)` (a large-d number; the column `/OP` gives the low-rank threshold divided "
+          "the finite-p rank-constrained capacity `alpha_c(kappa, p)` where the low-rank study has "
+          "this d (its large-d value `alpha_c(m/d)` in the prediction column; the column `/OP` gives "
+          "the low-rank threshold divided "
           "by the OP threshold at the same d, to compare with `alpha_c(kappa)/alpha_c(1)` = "
           + ", ".join(f"{_f(theories[(m, k, cfg['ds'][0])]['value'] / 0.5)} (k={k:g})"
                       for m, k in cfg["groups"] if m == "lowrank" and math.isfinite(theories[(m, k, cfg['ds'][0])]['value']))
@@ -119,15 +134,13 @@ def build(ctx):
         md.append("\nHebbian theory column: `replica.hebbian.hebbian_threshold(d)` (its default model); "
                   "the plain independent-Gaussian model gives "
                   + ", ".join(f"{v:.3f} (d={d})" for d, v in plain if v is not None) + ".\n")
-    ctx.progress("linear_memory: exact capacity (existence of a memory)")
-    d150 = _study(ctx, "linear_memory.d150", "d150_trials.jsonl")
-    exact, exact_meta, exact_md, exact_figs = _exact(ctx, cfg, data_rows, d150)
     md += exact_md
     md += mech_md
-    fp_md, fp_data, fp_figs = _finite_p_blocks(ctx, d150)
     md += fp_md
     seconds = time.perf_counter() - t_start
-    data = {"rows": data_rows, "mechanism": mech, "config": {k: v for k, v in cfg.items()},
+    data = {"alpha_c_kappa_over_half": {str(k): theories[(m, k, cfg["ds"][0])]["value"] / 0.5
+                                        for m, k in cfg["groups"] if m == "lowrank"},
+            "rows": data_rows, "mechanism": mech, "config": {k: v for k, v in cfg.items()},
             "sweep_seconds": t_sweep, "seconds": seconds, "trials_reused": n_reused,
             "trials": n_trials, "exact": exact, "exact_meta": exact_meta, **fp_data}
     return SectionResult("\n".join(md), data, [fig_name] + exact_figs + mech_figs + fp_figs)
@@ -142,6 +155,7 @@ def _exact(ctx, cfg, data_rows, d150):
     a store in the report folder seeded from the committed one.
     """
     from validation.sections.base import md_table
+    from validation.sections.claims import exact_verdict
     from validation.studies import get_study
     from validation.studies.linear_memory_exact import PLAN, TIMING
 
@@ -208,15 +222,31 @@ def _exact(ctx, cfg, data_rows, d150):
                          "cpu_seconds_max": e.cpu_seconds_max,
                          "solvers": e.solvers}
         e = exact[str(d)]
+        e["verdict"] = exact_verdict(e)
         rows.append([d, _f(e["threshold"]), f"[{_f(e['ci'][0])}, {_f(e['ci'][1])}]",
-                     f"{_f(e['theory'])} ± {e['theory_stderr']:.1g}",
+                     f"{_f(e['theory'])} ± {e['theory_stderr']:.1g}", e["verdict"],
                      (_f(e["trained_threshold"]) + ("*" if d not in trained else "")) if tr else "-",
                      f"[{_f(tr['ci_low'])}, {_f(tr['ci_high'])}]" if tr else "-",
-                     f"{e['instances']}" + (f" ({und} undecided)" if und else ""),
-                     f"{sec:.1f}", f"{cpu:.1f}"])
+                     f"{e['instances']}" + (f" ({und} undecided)" if und else "")])
     missing = {d: summary[d].missing for d in ds if d in summary}
-    md = ["\n### Exact capacity: does a memory exist?\n",
-          "For each instance (the same OP facts as the trained trial of equal d, load and seed), "
+    md = ["\n### Exact capacity: does a memory exist?\n"]
+    if exact:
+        agree = [int(d) for d, e in exact.items() if e["verdict"] == "agrees"]
+        above = [int(d) for d, e in exact.items() if e["ci"][0] > e["theory"]]
+        md.append("<!-- main -->\nThe load up to which *some* full-rank memory recalls all facts "
+                  f"(exact decision, d = {min(map(int, exact))}-{max(map(int, exact))}) agrees with "
+                  f"the finite-p replica capacity alpha_c_finite(p) at d = "
+                  + (", ".join(map(str, agree)) or "none")
+                  + (f"; at d = {', '.join(map(str, above))} its 95% CI lies above the prediction "
+                     f"(verdict column), by {min(exact[str(d)]['threshold'] - exact[str(d)]['theory'] for d in above):.3f}"
+                     f"-{max(exact[str(d)]['threshold'] - exact[str(d)]['theory'] for d in above):.3f} in load"
+                     if above else "")
+                  + ". The replica-symmetric value is thus a slight underestimate of the existence "
+                    "threshold at these sizes rather than an upper bound that training fails to reach.\n"
+                  if above else
+                  "<!-- main -->\nThe load up to which *some* full-rank memory recalls all facts "
+                  f"agrees with alpha_c_finite(p) at d = {', '.join(map(str, agree)) or 'none'}.\n")
+    md += ["<!-- details -->\nFor each instance (the same OP facts as the trained trial of equal d, load and seed), "
           "`validation.linear_memory.exact` decides whether *any* full-rank W recalls all p facts "
           "(strict argmax; solver: augmented Lagrangian in W space with semismooth Newton-CG, "
           "warm-started Lawson-Hanson NNLS as fallback), with a certificate checked independently "
@@ -226,8 +256,8 @@ def _exact(ctx, cfg, data_rows, d150):
           "(docs/linear_memory.md#exact-capacity). Threshold: the same logistic fit and 95% "
           f"profile-likelihood CI as the trained thresholds. Decisions {source}.\n"]
     if rows:
-        md.append(md_table(["d", "alpha_exact", "95% CI", "theory (finite-p RS)", "alpha_trained",
-                            "trained CI", "instances", "s/instance (wall)", "CPU s/instance"], rows))
+        md.append(md_table(["d", "alpha_exact", "95% CI", "theory (finite-p RS)", "verdict", "alpha_trained",
+                            "trained CI", "instances"], rows))
     if any(str(d) in exact and d not in trained and exact[str(d)]["trained_threshold"] is not None for d in ds):
         md.append("\n\\* trained threshold from the stored d = 100/150 sweep "
                   f"(`{_STORED}/linear_memory.d150.jsonl`, Adam lr 0.01, adaptive design; "
@@ -244,6 +274,8 @@ def _exact(ctx, cfg, data_rows, d150):
     if miss:
         md.append("\nPlanned instances not in the store (not used): "
                   + ", ".join(f"d={d}: {m}" for d, m in miss.items()) + ".\n")
+    dp_rows, fs_md = _exact_dp(ctx, cfg, exact)
+    md += fs_md
     figs = []
     if rows:
         figs.append(_exact_figure(ctx, exact, timing))
@@ -257,13 +289,88 @@ def _exact(ctx, cfg, data_rows, d150):
     return exact, meta, md, figs
 
 
+def _exact_dp(ctx, cfg, exact):
+    """DP exact thresholds and the finite-size law (OP against DP, excess fits) into ``exact``.
+
+    Adds ``exact["dp"]`` (``d`` -> threshold row, as the OP rows) and
+    ``exact["finite_size"]`` (``op_vs_dp``, ``excess_fits``, ``best_vanishing_law``); returns
+    the DP table rows and the markdown.  The fits are
+    :mod:`validation.linear_memory.finite_size` on the stored decisions.
+    """
+    from validation.linear_memory.finite_size import compare_models, excess_fits
+    from validation.sections.base import md_table
+    from validation.sections.claims import exact_verdict
+    from validation.studies import get_study
+
+    study = get_study("linear_memory.exact_dp")
+    run = study.run(compute=not ctx.quick, store=None if ctx.quick else ctx.out / "linear_memory_exact_dp.jsonl",
+                    executor=ctx.executor, workers=cfg["workers"], missing="skip")
+    dp = {}
+    for d, e in sorted(run.outcome.items()):
+        if not e.threshold_fit or not math.isfinite(e.threshold):
+            continue
+        row = {"threshold": e.threshold, "ci": [e.ci_low, e.ci_high], "theory": e.theory,
+               "theory_stderr": e.theory_stderr, "p_at_threshold": e.p_at_threshold, "counts": e.counts,
+               "instances": e.instances, "undecided": e.undecided, "missing": e.missing,
+               "cpu_seconds_per_instance": e.cpu_seconds_per_instance, "solvers": e.solvers}
+        row["verdict"] = exact_verdict(row)
+        dp[str(d)] = row
+    op_rows = [{"d": int(d), **e} for d, e in exact.items() if d.isdigit()]
+    dp_rows = [{"d": int(d), **e} for d, e in dp.items()]
+    comp = compare_models(op_rows, dp_rows)
+    fits = {}
+    for name, rr in (("op", op_rows), ("dp", dp_rows)):
+        try:
+            fits[name] = [f.to_dict() for f in excess_fits(rr)]
+        except ValueError:                     # fewer than two thresholds
+            fits[name] = []
+    vanish = {name: [f for f in fl if not f["offset"]] for name, fl in fits.items()}
+    best = {name: max(fl, key=lambda f: f["p_value"]) if fl else None for name, fl in vanish.items()}
+    exact["dp"] = dp
+    exact["finite_size"] = {"op_vs_dp": [c.to_dict() for c in comp], "excess_fits": fits,
+                            "best_vanishing_law": best}
+    md = []
+    if not dp:
+        return [], md
+    same = [c.d for c in comp if c.verdict == "agrees"]
+    differ = [c for c in comp if c.verdict != "agrees"]
+    dp_agree = [int(d) for d, e in dp.items() if e["verdict"] == "agrees"]
+    md.append("\n#### OP against DP and the finite-size law\n")
+    md.append("<!-- main -->\nDP memories (one candidate set per fact, the problem the finite-p replica "
+              "calculation describes) were decided exactly at d = " + ", ".join(dp) + " with the same "
+              "relative loads as OP. The DP existence threshold agrees with alpha_c_finite(p) at d = "
+              + (", ".join(map(str, dp_agree)) or "none") + "; OP and DP agree at d = "
+              + (", ".join(map(str, same)) or "none")
+              + ("; they differ at " + ", ".join(f"d = {c.d} (OP - DP = {c.difference:.3f} +- {c.stderr:.3f})"
+                                                for c in differ) if differ else "") + ".\n")
+    md.append(md_table(["d", "alpha_exact DP", "95% CI", "theory (finite-p RS)", "verdict", "OP - DP",
+                        "+- s.e.", "OP vs DP"],
+                       [[d, _f(e["threshold"]), f"[{_f(e['ci'][0])}, {_f(e['ci'][1])}]",
+                         f"{_f(e['theory'])} ± {e['theory_stderr']:.1g}", e["verdict"],
+                         next((f"{c.difference:.3f}" for c in comp if c.d == int(d)), "-"),
+                         next((f"{c.stderr:.3f}" for c in comp if c.d == int(d)), "-"),
+                         next((c.verdict for c in comp if c.d == int(d)), "-")] for d, e in dp.items()]))
+    frows = [[name.upper(), f["form"], "B + A x" if f["offset"] else "A x", f"{f['amplitude']:.3f}",
+              f"{f['amplitude_stderr']:.3f}", f"{f['constant']:.4f}" if f["offset"] else "-",
+              f"{f['constant_stderr']:.4f}" if f["offset"] else "-", f"{f['chi2']:.1f}", f["dof"],
+              f"{f['p_value']:.3g}"] for name, fl in fits.items() for f in fl]
+    if frows:
+        md.append("<!-- details -->\nRelative excess r = alpha_exact / alpha_c_finite - 1 against d, weighted "
+                  "least squares with the errors taken as known (docs/linear_memory.md#finite-size-law-op-against-dp); "
+                  "a small p-value rejects the law.\n")
+        md.append(md_table(["model", "x(d)", "law", "A", "s.e.", "B", "s.e.", "chi2", "dof", "p-value"], frows))
+    return dp, md
+
+
 def _exact_figure(ctx, exact, timing):
     import matplotlib.pyplot as plt
 
-    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.4))
-    ds = sorted(int(k) for k in exact)
+    from validation.sections.figstyle import legend_outside
+
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.8))
+    ds = sorted(int(k) for k in exact if k.isdigit())
     th = {d: exact[str(d)]["theory"] for d in ds}
-    for off, key, ci, lab, fmt, col in ((-0.6, "threshold", "ci", "exact: a memory exists", "o", "C0"),
+    for off, key, ci, lab, fmt, col in ((-0.6, "threshold", "ci", "exact OP: a memory exists", "o", "C0"),
                                         (0.6, "trained_threshold", "trained_ci", "trained (Adam: default preset; d >= 100 lr 0.01)",
                                          "s", "C1")):
         sel = [d for d in ds if exact[str(d)][key] is not None and math.isfinite(exact[str(d)][key])]
@@ -277,16 +384,26 @@ def _exact_figure(ctx, exact, timing):
         a1.errorbar(xs, y, yerr=[lo, hi], fmt=fmt, color=col, capsize=3, label=lab)
         a2.errorbar(xs, y - np.array([th[d] for d in sel]), yerr=[lo, hi], fmt=fmt, color=col, capsize=3,
                     label=lab)
+    dp = exact.get("dp") or {}
+    if dp:
+        dd = sorted(int(k) for k in dp)
+        y = np.array([dp[str(d)]["threshold"] for d in dd])
+        err = [[dp[str(d)]["threshold"] - dp[str(d)]["ci"][0] for d in dd],
+               [dp[str(d)]["ci"][1] - dp[str(d)]["threshold"] for d in dd]]
+        a1.errorbar([d + 1.2 for d in dd], y, yerr=err, fmt="D", color="C2", capsize=3,
+                    label="exact DP: a memory exists")
+        a2.errorbar([d + 1.2 for d in dd], y - np.array([dp[str(d)]["theory"] for d in dd]), yerr=err,
+                    fmt="D", color="C2", capsize=3, label="exact DP")
     a1.plot(ds, [th[d] for d in ds], "k^--", label="finite-p RS: alpha_c_finite, self-consistent")
     a1.set_xlabel("d")
     a1.set_ylabel("threshold load  p ln p / d^2")
-    a1.set_title("full rank OP (large-d limit: 1/2)")
-    a1.legend(fontsize=8)
+    a1.set_title("full rank OP and DP (large-d limit: 1/2)")
+    legend_outside(a1, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     a2.axhline(0, color="k", ls="--", lw=1, label="finite-p RS prediction")
     a2.set_xlabel("d")
     a2.set_ylabel("threshold - finite-p RS prediction")
     a2.set_title("difference from theory, 95% CIs")
-    a2.legend(fontsize=8)
+    legend_outside(a2, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     ts = sorted(int(k) for k in timing)
     a3.plot(ts, [timing[str(d)]["cpu_seconds_mean"] for d in ts], "o-", color="C0", label="mean")
     a3.plot(ts, [timing[str(d)]["cpu_seconds_median"] for d in ts], "s--", color="C2", label="median")
@@ -300,7 +417,7 @@ def _exact_figure(ctx, exact, timing):
     a3.set_xlabel("d")
     a3.set_ylabel("CPU seconds per instance (one core)")
     a3.set_title("cost of one exact decision")
-    a3.legend(fontsize=8)
+    legend_outside(a3, loc="upper center", bbox_to_anchor=(0.5, -0.2))
     fig.tight_layout()
     return ctx.savefig(fig, "linear_memory_exact.png")
 
@@ -313,10 +430,13 @@ def _f(x, spec=".3f"):
     return format(x, spec)
 
 
-def _capacity_figure(ctx, rows):
+def _capacity_figure(ctx, rows, lr_theory=None):
     import matplotlib.pyplot as plt
 
-    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.4))
+    from validation.sections.figstyle import THEORY_ZORDER, legend_outside
+
+    lr_theory = lr_theory or {}
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.4))
     colors = {"op": "C0", "dp": "C1", "lowrank": "C2", "hebbian": "C3"}
     for m in ("op", "dp"):
         rr = [r for r in rows if r["model"] == m and r["preset"] == "default" and r["p_at_threshold"]]
@@ -332,11 +452,12 @@ def _capacity_figure(ctx, rows):
         from replica.load import p_from_load
 
         x = [1 / math.log(p_from_load(r["theory"], r["d"])) for r in rr]
-        a1.plot(x, [r["theory"] - 0.5 for r in rr], "k^--", label="alpha_c_finite (self-consistent)")
+        a1.plot(x, [r["theory"] - 0.5 for r in rr], "k^--", zorder=THEORY_ZORDER,
+                label=r"theory $\alpha_c(p)$ (finite $p$)")
     a1.axhline(0, color="gray", lw=0.8)
-    a1.set_xlabel("1 / ln p  (p at the threshold)")
-    a1.set_ylabel("alpha - 1/2")
-    a1.legend(fontsize=8)
+    a1.set_xlabel(r"$1/\ln p$ ($p$ at the threshold)")
+    a1.set_ylabel(r"$\alpha - 1/2$")
+    legend_outside(a1)
     a1.set_title("full rank: finite-size excess over 1/2")
     for r in rows:
         if r["preset"] != "default" or r["threshold"] is None or not math.isfinite(r["threshold"]):
@@ -344,17 +465,20 @@ def _capacity_figure(ctx, rows):
         m, k = r["model"], r["kappa"]
         mk = {None: "o", 0.5: "s", 0.25: "D"}.get(k, "o")
         a2.plot(r["d"], r["threshold"], mk, color=colors[m])
-        if r["theory"] is not None and math.isfinite(r["theory"]):
-            a2.plot(r["d"], r["theory"], "_", ms=14, mew=2, color=colors[m])
+        th = lr_theory.get((k, r["d"]), (r["theory"],))[0] if m == "lowrank" else r["theory"]
+        if th is not None and math.isfinite(th):
+            a2.plot(r["d"], th, "_", ms=14, mew=2, color=colors[m], zorder=3)
     for m, lab in colors.items():
-        a2.plot([], [], "o", color=lab, label=m)
-    a2.plot([], [], "k_", ms=14, mew=2, label="theory (same colour)")
+        a2.plot([], [], "o", color=lab, label={"op": "OP", "dp": "DP", "lowrank": "low rank",
+                                               "hebbian": "Hebbian"}[m])
+    a2.plot([], [], "k_", ms=14, mew=2, label="theory at this d (same colour)")
     a2.axhline(0.5, color="gray", lw=0.8, ls=":")
-    a2.set_xlabel("d")
-    a2.set_ylabel("threshold load")
+    a2.set_xlabel(r"dimension $d$")
+    a2.set_ylabel(r"threshold load $\alpha = p\ln p/d^2$")
     a2.set_yscale("log")
-    a2.legend(fontsize=8)
-    a2.set_title("markers: trained (square k=0.5, diamond k=0.25)")
+    legend_outside(a2)
+    a2.set_title(r"trained (square $\kappa=0.5$, diamond $\kappa=0.25$)")
+    fig.tight_layout()
     return ctx.savefig(fig, "linear_memory_capacity.png")
 
 
@@ -378,10 +502,14 @@ def _mechanism(ctx, m):
             bins = np.linspace(min(q.min(), c.min()) - 0.2, max(q.max(), c.max()) + 0.2, 80)
             ax.hist(q.ravel(), bins=bins, density=True, alpha=0.5, label="competitors")
             ax.hist(c, bins=bins, density=True, alpha=0.6, label="correct")
-            ax.axvline(st["sqrt_2lnp"], color="k", ls="--", label="sqrt(2 ln p)")
-            ax.set_title(f"{lab}: d={d}, p={p}, alpha={load:.3f}")
+            ax.axvline(st["sqrt_2lnp"], color="k", ls="--", label=r"$\sqrt{2\ln p}$")
+            ax.set_title(rf"{lab}: $d={d}$, $p={p}$, $\alpha={load:.3f}$")
             ax.set_xlabel("score / competitor std")
-            ax.legend(fontsize=8)
+        axs[0].set_ylabel("density")
+        from validation.sections.figstyle import legend_outside
+
+        legend_outside(axs[1])
+        fig.tight_layout()
         figs.append(ctx.savefig(fig, "linear_memory_scores.png"))
         md.append(f"OP facts at d = {d}, the largest load recalled in the sweep (alpha = {load:.3f}, "
                   f"p = {p}); Hebbian memory of the same facts. Trained correct scores (competitor-std "
@@ -405,15 +533,21 @@ def _mechanism(ctx, m):
     if m.spectrum_full is not None:
         sq = m.spectrum_full
         out["spectrum_full"] = {k: v for k, v in sq.to_dict().items() if k != "sv"}
-        _overlay(axs[0], sq["sv"], hcizz_law("quarter_circle"), "full rank trained vs quarter circle")
+        _overlay(axs[0], sq["sv"], hcizz_law("quarter_circle"), "full rank, trained",
+                 "quarter-circle law")
     if m.spectrum_lowrank is not None:
         sq, k_eff = m.spectrum_lowrank, m.lowrank_m / d
         out["spectrum_lowrank"] = {k: v for k, v in sq.to_dict().items() if k != "sv"}
         _overlay(axs[1], sq["sv"], hcizz_law("truncated_quarter_circle", k_eff),
-                 f"low rank k={k_eff:.2f} trained vs truncated qc")
+                 rf"rank $\kappa={k_eff:.2f}$, trained", "truncated quarter circle")
         si = m.spectrum_init
         out["spectrum_init"] = {k: v for k, v in si.to_dict().items() if k != "sq"}
-        _overlay(axs[2], si["sq"], hcizz_law("mp_product", k_eff), "init: squared sv vs mp_product")
+        _overlay(axs[2], si["sq"], hcizz_law("mp_product", k_eff), rf"rank $\kappa={k_eff:.2f}$, at init",
+                 "product Marchenko-Pastur law", xlabel=r"squared singular value $s^2$")
+    for ax in list(axs)[:3]:
+        if not ax.has_data():
+            ax.set_visible(False)        # no empty panels
+    fig.tight_layout()
     figs.append(ctx.savefig(fig, "linear_memory_spectra.png"))
     if spec_rows:
         md.append("Only the scale is fitted (second-moment match) for trained memories; nothing at "
@@ -427,15 +561,21 @@ def _mechanism(ctx, m):
     return out, md, figs
 
 
-def _overlay(ax, values, law, title):
-    ax.hist(values, bins=max(8, int(math.sqrt(len(values)) * 2)), density=True, alpha=0.6)
+def _overlay(ax, values, law, title, law_label="law", xlabel="singular value / fitted scale"):
+    from validation.sections.figstyle import THEORY_ZORDER
+
+    ax.hist(values, bins=max(8, int(math.sqrt(len(values)) * 2)), density=True, alpha=0.6,
+            label="measured")
     if law is not None:
         lo, hi = law.support()
         lo = max(lo, 1e-9)
         hi = hi if math.isfinite(hi) else max(values) * 1.2
         xs = np.linspace(lo, hi, 400)
-        ax.plot(xs, law.pdf(xs), "k-")
-    ax.set_title(title, fontsize=9)
+        ax.plot(xs, law.pdf(xs), "k-", zorder=THEORY_ZORDER, label=law_label)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("density")
+    ax.legend(loc="upper right", framealpha=0.85)
 
 
 
@@ -653,7 +793,9 @@ def _lowrank_finite_p(ctx):
               _f(r["ratio"]), "yes" if r["theory_in_ci"] else "**no**", f"{r['alpha_c_kappa']:.3f}",
               _f(r[f"threshold_budget_{SHORT_BUDGET}"]), r["trials"]] for r in rows]
     n_in = summ.agree
-    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.4))
+    from validation.sections.figstyle import THEORY_ZORDER, legend_outside
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
     for i, k in enumerate(KAPPAS):
         rr = [r for r in rows if r["kappa"] == k and math.isfinite(r["threshold"])]
         if not rr:
@@ -662,30 +804,28 @@ def _lowrank_finite_p(ctx):
         y = np.array([r["threshold"] for r in rr])
         lo = np.array([r["threshold"] - r["ci"][0] if math.isfinite(r["ci"][0]) else 0 for r in rr])
         hi = np.array([r["ci"][1] - r["threshold"] if math.isfinite(r["ci"][1]) else 0 for r in rr])
+        th = np.array([r["theory"] for r in rr])
         col = f"C{i}"
         a1.errorbar(x * (1 + 0.01 * (i - 1)), y, yerr=[lo, hi], fmt="o", color=col, capsize=3,
-                    label=f"trained, kappa={k:g}")
-        a1.plot(x, [r["theory"] for r in rr], "-", color=col, label=f"alpha_c(kappa) ln p / E[V_p], kappa={k:g}")
-        a1.plot(x, [r["alpha_c_kappa"] for r in rr], ":", color=col)
-        a2.errorbar(x * (1 + 0.01 * (i - 1)), y / np.array([r["theory"] for r in rr]),
-                    yerr=[lo / np.array([r["theory"] for r in rr]), hi / np.array([r["theory"] for r in rr])],
-                    fmt="o-", color=col, capsize=3, label=f"kappa={k:g}")
-    a1.plot([], [], "k:", label="alpha_c(kappa) (large p)")
-    a1.set_xscale("log")
-    a1.set_xticks(list(ds), [str(d) for d in ds])
-    a1.minorticks_off()
-    a1.set_xlabel("d")
-    a1.set_ylabel("threshold load alpha = p ln p / d^2")
-    a1.set_title("low rank: trained thresholds vs finite-p theory")
-    a1.legend(fontsize=7, ncol=1)
-    a2.axhline(1.0, color="k", lw=0.8)
-    a2.set_xscale("log")
-    a2.set_xticks(list(ds), [str(d) for d in ds])
-    a2.minorticks_off()
-    a2.set_xlabel("d")
+                    label=rf"trained, $\kappa={k:g}$")
+        a1.plot(x, th, "-", color=col, zorder=THEORY_ZORDER,
+                label=rf"$\alpha_c(\kappa)\,\ln p/E[V_p]$, $\kappa={k:g}$")
+        a1.plot(x, [r["alpha_c_kappa"] for r in rr], ":", color=col, zorder=THEORY_ZORDER)
+        a2.errorbar(x * (1 + 0.01 * (i - 1)), y / th, yerr=[lo / th, hi / th],
+                    fmt="o-", color=col, capsize=3, label=rf"$\kappa={k:g}$")
+    a1.plot([], [], "k:", label=r"$\alpha_c(\kappa)$ (large $p$)")
+    for a in (a1, a2):
+        a.set_xscale("log")
+        a.set_xticks(list(ds), [str(d) for d in ds])
+        a.minorticks_off()
+        a.set_xlabel(r"dimension $d$")
+    a1.set_ylabel(r"threshold load $\alpha = p\ln p/d^2$")
+    a1.set_title("trained thresholds and finite-p theory")
+    a2.axhline(1.0, color="k", lw=0.8, zorder=THEORY_ZORDER)
     a2.set_ylabel("trained threshold / finite-p theory")
     a2.set_title("ratio (95% CI scaled by the theory)")
-    a2.legend(fontsize=8)
+    legend_outside(a1)
+    legend_outside(a2)
     fig.tight_layout()
     figs = [ctx.savefig(fig, "linear_memory_lowrank_finite_p.png")]
     src = f"the committed store `{_STORED}/linear_memory.lowrank_finite_p.jsonl`"

@@ -163,7 +163,7 @@ def setup_markdown(href=None):
     >>> md = setup_markdown()
     >>> md.splitlines()[0]
     '## Setup'
-    >>> "[docs/theory_full_rank.md#original-problem-op](docs/theory_full_rank.md#original-problem-op)" in md
+    >>> "([docs](docs/theory_full_rank.md#original-problem-op))." in md
     True
     """
     href = href or (lambda target: target)
@@ -173,6 +173,6 @@ def setup_markdown(href=None):
         lines.append("")
         for group, term, definition, target in TERMS:
             if group == key:
-                lines.append(f"* `{term}`: {definition} ([{target}]({href(target)})).")
+                lines.append(f"* `{term}`: {definition} ([docs]({href(target)})).")
         lines.append("")
     return "\n".join(lines)

@@ -96,7 +96,7 @@ def _init_spectra(ctx, md_table):
     ctx.progress(f"spectra: sampling Q R^T/sqrt(dm) at d={d}, kappa={', '.join(map(str, kappas))}")
     samples = sample_init_spectra(d, reps, rng=[ctx.seed, 3])
     rows, data = [], []
-    fig, axes = plt.subplots(1, 3, figsize=(11, 3.2))
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     for ax, s in zip(axes, samples):
         k, m, ks, ks_mp, ev = s.kappa, s.m, s.ks, s.ks_calibration_mp, s.eigenvalues
         m2, m2_se, n_rep = s.sample_m2, s.sample_m2_stderr, s.n_matrices
@@ -109,13 +109,14 @@ def _init_spectra(ctx, md_table):
                      "edges": s.edges, "atom": s.atom})
         xs = np.linspace(law.edges[0], law.edges[1], 600)[1:-1]
         ax.hist(ev, bins=60, density=True, alpha=0.5, label=f"sample d={d}")
-        ax.plot(xs, law.pdf(xs), "k", lw=1, label="mp_product")
-        ax.set_title(rf"$\kappa={k}$ (atom {1 - k:.2f} at 0)", fontsize=9)
-        ax.set_xlabel("squared singular value of Q R^T / sqrt(d m)", fontsize=8)
-        ax.set_ylabel("density (nonzero part)", fontsize=8)
+        ax.plot(xs, law.pdf(xs), "k", lw=1, label="product Marchenko-Pastur law", zorder=4)
+        ax.set_title(rf"$\kappa={k}$ (atom {1 - k:.2f} at 0)")
+        ax.set_xlabel(r"squared singular value of $QR^T/\sqrt{dm}$")
+        ax.set_ylabel("density (nonzero part)")
         if k == 1.0:
             ax.set_ylim(0, 1.2)
-        ax.legend(fontsize=7)
+        ax.legend(loc="upper right")
+    fig.tight_layout()
     name = ctx.savefig(fig, "spectra_init.png")
     md = ("### Initialisation spectrum: mp_product(kappa) vs sampled Q R^T / sqrt(d m)\n\n"
           f"One sampled pair `Q, R` (`d = {d}`, `m = kappa d`) per kappa; KS distance of the `m` nonzero "

@@ -154,11 +154,24 @@ def build(ctx):
     axs[0].set_ylabel(r"$q^*(\alpha)$")
     axs[1].set_ylabel(r"$\phi(\alpha)$")
     figs.append(ctx.savefig(fig, "theory_saddle.png"))
+    from validation.sections.claims import verdict
+
+    at_p = next((r for r in cap if r["p"] == p_fe), None)
+    ac_p, ac_se = (at_p["alpha_c"], at_p["stderr"]) if at_p else (float("nan"), 0.0)
+    n_ac, z95 = n_cap, 1.959963984540054
+    saddle_verdict = verdict(ac_p, (fin.alpha_c - z95 * fin.info["alpha_c_stderr"],
+                                    fin.alpha_c + z95 * fin.info["alpha_c_stderr"]),
+                             estimate=fin.alpha_c, prediction_stderr=ac_se)
+    data["saddle"]["finite_alpha_c_vs_table"] = saddle_verdict
     md.append("\n### Free entropy and saddle point\n\n"
               f"Limit (closed form): q* = 2 alpha, phi = 1/2 ln(1 - 2 alpha), capacity 1/2. Finite p = {p_fe}: "
               f"`saddle(alpha, {p_fe}, samples={n_fe})` with common random numbers and a spline in sqrt(1-t); "
               f"its capacity (phi = -inf beyond) is {fin.alpha_c:.4f} ± {fin.info['alpha_c_stderr']:.4f} "
-              "(same disorder samples; cf. alpha_c_finite above).\n\n")
+              f"from {n_fe} disorder samples, the same quantity as alpha_c_finite({p_fe}) = "
+              f"{ac_p:.4f} ± {ac_se:.4f} of the finite-p table ({n_ac} samples, control variates): "
+              f"{saddle_verdict}"
+              " (difference in units of the two standard errors combined; the saddle-point value "
+              "is the cheap estimate, the finite-p table the precise one).\n\n")
     md.append(md_table(["alpha", "q* limit", "phi limit", f"q* (p={p_fe})", f"phi (p={p_fe})"],
                        [[a, ql, pl, f"{qf:.4f} ± {qe:.1e}", f"{pf:.4f} ± {pe:.1e}"]
                         for a, ql, pl, qf, qe, pf, pe in zip(alphas, lim.q, lim.phi, fin.q, fin.q_stderr,
@@ -209,9 +222,14 @@ def build(ctx):
         ax.plot(c["alpha"], c["P_all_conditional_op"], "-", color=f"C{k}",
                 label=f"conditional model (OP), d = {c['d']}")
     op_rows = [s for s in sim if s["problem"] == "op" and s["d"] == d_sim]
-    ax.errorbar([s["alpha"] for s in op_rows], [s["P_all"] for s in op_rows],
-                yerr=[s["P_all_stderr"] for s in op_rows],
-                fmt="ks", ms=4, capsize=2, label=f"simulation (OP), d = {d_sim}")
+    from validation.sections.figstyle import legend_outside, wilson_interval
+
+    # P(all) is a fraction of `trials` instances: 95% Wilson interval (inside [0, 1])
+    y_sim = np.array([s["P_all"] for s in op_rows])
+    w_lo, w_hi = wilson_interval(np.round(y_sim * trials), np.full(len(op_rows), trials))
+    ax.errorbar([s["alpha"] for s in op_rows], y_sim, yerr=[y_sim - w_lo, w_hi - y_sim],
+                fmt="ks", ms=4, capsize=2, zorder=1,
+                label=f"simulation (OP), d = {d_sim}, 95% Wilson interval")
     ax.axvline(0.125, color="C3", ls="--", lw=1, label="Hebbian limit 1/8")
     ax.axvline(0.5, color="k", ls="--", lw=1, label="optimal limit 1/2")
     for r in cap:
@@ -219,7 +237,7 @@ def build(ctx):
             ax.axvline(r["alpha_c"], color="k", ls=":", lw=1, label=f"optimal RS, p = 1e3: {r['alpha_c']:.3f}")
     ax.set_xlabel(r"$\alpha = p\ln p/d^2$")
     ax.set_ylabel("P(all facts recalled)")
-    ax.legend(fontsize=6)
+    legend_outside(ax)
     figs.append(ctx.savefig(fig, "theory_hebbian.png"))
     md.append("\n### Hebbian rule vs optimal\n\n"
               "Direct simulation of W_H = sum u e^T at "

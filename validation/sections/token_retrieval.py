@@ -10,7 +10,10 @@ orthogonal embeddings, the MLP width, the step-size convention, full training
 and the adaptive design of one boundary.  The formulation is ours
 (docs/token_retrieval.md).
 
-This module only renders.  The numbers come from the study
+This module only renders.  The numbers come from the studies
+``token_retrieval.full_grid`` and ``token_retrieval.full_grid_seeds`` (the
+token-level theory over the full grid and the statistical limits, replayed
+from their committed stores in both modes), the study
 ``token_retrieval.grid`` (:mod:`validation.studies.token_retrieval_grid`: the
 grid, its fits, the theory at every point, the contrast of embeddings and the
 scans; quick mode replays its committed store), the library
@@ -28,6 +31,9 @@ import time
 import numpy as np
 
 from validation.sections.base import SectionResult, md_table
+from validation.sections.claims import enough_points
+from validation.sections.figstyle import THEORY_ZORDER, wilson_interval
+from validation.token_retrieval.comparison import token_moment_check
 from validation.token_retrieval.experiments import PRESETS, RUN_SETTINGS, THEORY_INPUTS, gd_comparison
 from validation.token_retrieval.moments import moment_check
 from validation.token_retrieval.predictions import success_grid
@@ -35,6 +41,8 @@ from validation.token_retrieval.predictions import success_grid
 KEY = "token_retrieval"
 TITLE = "Token retrieval with random embeddings: early-phase GD, its theory and its phase boundary"
 DOCS = "docs/token_retrieval.md"  # model and derivations; linked under the section heading
+
+
 
 
 def _table(header, rows, fmt=None):
@@ -245,7 +253,9 @@ def build(ctx):
                                            abs(r["p_recall_pred"] - r["p_recall_sim"])))[:8]
     ctx.progress("token_retrieval: moments")
     mom_seeds = P["moments"]["seeds"]
-    mom = [r.to_dict() for r in moment_check(P["moments"]["configs"], seeds=mom_seeds, seed=ctx.seed)]
+    mom_rows = moment_check(P["moments"]["configs"], seeds=mom_seeds, seed=ctx.seed)
+    mom = [r.to_dict() for r in mom_rows]
+    tmom = token_moment_check(mom_rows)
     pb = G.predicted
     bd_ds, bd_Ls = pb.ds, pb.Ls
     pred_ret, pred_rec, lower = pb.retrieval, pb.recall, pb.counting
@@ -257,9 +267,11 @@ def build(ctx):
     mlp_pred = G.mlp_theory if mlp is not None else {}
     ctx.progress("token_retrieval: early phase vs full training")
     gd = [r.to_dict() for r in gd_comparison(preset, seed=ctx.seed)]
+    tl_md, lb_md, tl_data, lb_data, tl_figs = _token_level(ctx)
+    sc_md, sc_data = _scans(ctx)
 
     # ---------------- figures
-    figs = []
+    figs = list(tl_figs)
     ex_ret = F["retrieval_boundary"].exponents
     ex_rec = F["recall_boundary"].exponents
     res = 3 if quick else 1                 # coarser theory contours in quick mode
@@ -270,6 +282,7 @@ def build(ctx):
     P_rec_NdL = success_grid("p_recall", fN, fd, Ls)
     fig, axes = plt.subplots(2, len(Ls), figsize=(2.9 * len(Ls) + 1.2, 5.8), squeeze=False,
                              sharex=True, sharey=True, constrained_layout=True)
+    drawn_fit = False
     for j, L in enumerate(Ls):
         for row, (fr, Pg, fit, name) in enumerate(((fr_ret, P_ret_NdL, ex_ret, "retrieval"),
                                                    (fr_rec, P_rec_NdL, ex_rec, "recall (all N)"))):
@@ -279,7 +292,8 @@ def build(ctx):
             if fit:
                 key = "retrieval_boundary" if row == 0 else "recall_boundary"
                 c0 = F[key].log_prefactor
-                if c0 is not None:
+                if c0 is not None and enough_points(F[key].n_points, 3):
+                    drawn_fit = True
                     dd = np.geomspace(min(ds), max(ds), 20)
                     nn = np.exp(c0) * dd ** fit["d"].value * L ** fit["L"].value
                     ax.plot(nn, dd, "r--", lw=1.2)
@@ -294,8 +308,10 @@ def build(ctx):
                 ax.set_ylabel("d (embedding dim.)")
             if row == 1:
                 ax.set_xlabel("N (training sequences)")
-    handles = [Line2D([], [], color="w", lw=1.6, label="theory P = 1/2"),
-               Line2D([], [], color="r", ls="--", lw=1.2, label="fitted power law (sim.)")]
+    handles = [Line2D([], [], color="w", lw=1.6, label="theory P = 1/2")]
+    if drawn_fit:
+        handles.append(Line2D([], [], color="r", ls="--", lw=1.2, label="fitted power law (sim.)"))
+    drawn_fit_Nd = drawn_fit
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=7, facecolor="0.6")
     fig.colorbar(im, ax=axes, shrink=0.7, label="simulated success fraction")
     figs.append(ctx.savefig(fig, "tr_phase_Nd.png"))
@@ -303,6 +319,7 @@ def build(ctx):
     Nsel = [n for n in (4, 16, 64, 256) if n in Ns] if quick else [n for n in (8, 32, 128, 512) if n in Ns]
     fig, axes = plt.subplots(2, len(Nsel), figsize=(2.9 * len(Nsel) + 1.2, 5.8), squeeze=False,
                              sharex=True, sharey=True, constrained_layout=True)
+    drawn_fit = False
     for j, N in enumerate(Nsel):
         Pr = success_grid("p_retrieval", [N], fd, fL)[:, :, 0]
         Pt = success_grid("test_acc", [N], fd, fL)[:, :, 0]
@@ -310,7 +327,9 @@ def build(ctx):
             ax = axes[row, j]
             im = _heat(ax, fr, ds, Ls, "d", "L", {"N": N}, f"{name}, N={N}")
             ax.contour(fd, fL, Pg, levels=[0.5], colors="w", linewidths=1.6)
-            if row == 0 and ex_ret and F["retrieval_boundary"].log_prefactor is not None:
+            if (row == 0 and ex_ret and F["retrieval_boundary"].log_prefactor is not None
+                    and enough_points(F["retrieval_boundary"].n_points, 3)):
+                drawn_fit = True
                 # fitted N_c = C d^a L^b  ->  L_c(d) = (N / (C d^a))^(1/b)
                 a, b = ex_ret["d"].value, ex_ret["L"].value
                 dd = np.geomspace(min(ds), max(ds), 20)
@@ -322,8 +341,9 @@ def build(ctx):
                 ax.set_ylabel("L (sequence length)")
             if row == 1:
                 ax.set_xlabel("d (embedding dim.)")
-    handles = [Line2D([], [], color="w", lw=1.6, label="theory P = 1/2"),
-               Line2D([], [], color="r", ls="--", lw=1.2, label="fitted retrieval boundary (sim.)")]
+    handles = [Line2D([], [], color="w", lw=1.6, label="theory P = 1/2")]
+    if drawn_fit:
+        handles.append(Line2D([], [], color="r", ls="--", lw=1.2, label="fitted retrieval boundary (sim.)"))
     fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=7, facecolor="0.6")
     fig.colorbar(im, ax=axes, shrink=0.7, label="simulated fraction")
     figs.append(ctx.savefig(fig, "tr_phase_dL.png"))
@@ -336,16 +356,19 @@ def build(ctx):
         y = np.array([r[f"{k}_sim"] for r in tvs])
         dcol = np.array([r["d"] for r in tvs])
         if k in ("p_retrieval", "p_recall"):
-            yerr = np.array([r[f"{k}_stderr"] for r in tvs])
-            ax.errorbar(x, y, yerr=yerr, fmt="none", ecolor="0.7", lw=0.6, zorder=1)
+            # a fraction over `seeds` runs: Wilson 95% interval (inside [0, 1])
+            n_runs = np.array([r["seeds"] for r in tvs])
+            w_lo, w_hi = wilson_interval(np.round(y * n_runs), n_runs)
+            ax.errorbar(x, y, yerr=[y - w_lo, w_hi - y], fmt="none", ecolor="0.7", lw=0.6, zorder=1,
+                        label="95% Wilson interval")
         sc = ax.scatter(x, y, c=np.log2(dcol), s=12, cmap="plasma", zorder=2)
-        ax.plot([0, 1], [0, 1], "k-", lw=0.8, label="y = x")
+        ax.plot([0, 1], [0, 1], "k-", lw=0.8, label="theory = simulation", zorder=THEORY_ZORDER)
         ax.set_xlabel(f"theory {lab}")
         ax.set_ylabel(f"simulated {lab}")
-        ax.set_title(f"mean |err| {err[k]['mean_abs_error']:.3f}, max {err[k]['max_abs_error']:.2f}",
-                     fontsize=8)
-        ax.legend(fontsize=7, loc="upper left")
-    fig.colorbar(sc, ax=axes, shrink=0.8, label="log2 d")
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_title(f"mean |err| {err[k]['mean_abs_error']:.3f}, max {err[k]['max_abs_error']:.2f}")
+    axes[0].legend(loc="lower center", bbox_to_anchor=(0.5, 1.12), ncol=1)
+    fig.colorbar(sc, ax=axes, shrink=0.8, label=r"$\log_2 d$")
     figs.append(ctx.savefig(fig, "tr_theory_vs_sim.png"))
 
     # data collapse against the predicted combination
@@ -434,6 +457,12 @@ def build(ctx):
     md.append(f"{sum(z <= 3 for z in nz)} of {len(nz)} quantities within 3 stderr, "
               f"{sum(z <= 5 for z in nz)} within 5. The misses are listed under *Where the theory "
               "fails* below.\n")
+    md.append(f"Token-level theory (`comparison.token_moment_check`, 64 draws per configuration): {tmom.within} of "
+              f"{tmom.n} moments within 3 combined stderr (closed form, against the simulation's stderr: "
+              f"{tmom.within_closed} of {tmom.n_closed}). Outside: " + (", ".join(
+                  f"{r['quantity']} at ({r['N']}, {r['d']}, {r['L']}, {r['kind']}) [{r['token']:.3g} vs "
+                  f"{r['simulated']:.3g}, z {r['z']:+.1f}]" for r in tmom.rows if r["z"] is not None and abs(r["z"]) > 3)
+                  or "none") + ".\n")
     md.append("#### Success probabilities over the grid\n")
     md.append("![theory vs simulation](tr_theory_vs_sim.png)\n")
     md.append(_table(["quantity", "mean abs. error", "max abs. error", "grid points"],
@@ -460,7 +489,9 @@ def build(ctx):
         + ". Moments more than 5 stderr off: " + (", ".join(
             f"{r['quantity']} at (N, d, L) = ({r['N']}, {r['d']}, {r['L']}, {r['kind']}) "
             f"[{r['predicted']:.3g} vs {r['simulated']:.3g}]" for r in bad) or "none") + ".\n")
-    md.extend(_failure_notes(mom, worst, orth, ds))
+    notes, quoted = _failure_notes(mom, worst, orth, ds)
+    md.extend(notes)
+    md.extend(tl_md)
 
     md.append("### Boundary law read off the theory\n")
     xs = pb.combination_at_retrieval
@@ -483,11 +514,22 @@ def build(ctx):
                   "(trigger value pollution alpha^2 tau^2 against the cross-talk N alpha^4 tau^4 / d: "
                   "N_max ~ d / log V at L = 4).\n")
     md.append("![boundaries: theory (lines) vs simulation (dots), with the counting bound](tr_boundaries.png)\n")
-    rows = _exp_rows("retrieval N_c (boundary LS, sim.)", F["retrieval_boundary"]) + \
-        _exp_rows("recall N_max (boundary LS, sim.)", F["recall_boundary"])
+    # a boundary N_c = C d^a L^b has 3 parameters: a fit is printed only from >= 5 points
+    # (boundary points, or distinct (d, L) cells for the logistic fit)
+    n_cells = len({(d, L) for d in ds for L in Ls})
+    rows, withheld = [], []
+    for label, key in (("retrieval N_c (boundary LS, sim.)", "retrieval_boundary"),
+                       ("recall N_max (boundary LS, sim.)", "recall_boundary")):
+        if enough_points(F[key].n_points, 3):
+            rows += _exp_rows(label, F[key])
+        else:
+            withheld.append(f"{label.split(' (')[0]} boundary ({F[key].n_points} points)")
     lg = F["retrieval_logistic"]
-    for v, e in lg.exponents.items():
-        rows.append(["retrieval N_c (logistic, sim.)", v, e.value, e.stderr, None, "-"])
+    if enough_points(n_cells, 3):
+        for v, e in lg.exponents.items():
+            rows.append(["retrieval N_c (logistic, sim.)", v, e.value, e.stderr, None, "-"])
+    else:
+        withheld.append(f"logistic fit ({n_cells} (d, L) cells)")
     rows.append(["retrieval N_c (theory)", "d", c_ret[1], None, None, "-"])
     rows.append(["retrieval N_c (theory)", "L", c_ret[2], None, None, "-"])
     if c_rec:
@@ -499,7 +541,9 @@ def build(ctx):
               _table(["boundary", "variable", "exponent", "stderr", "stderr (boot)", "95% CI"],
                      rows, {2: ".3f", 3: ".3f", 4: ".3f"}))
     md.append(f"Boundary points: retrieval {F['retrieval_boundary'].n_points}, recall "
-              f"{F['recall_boundary'].n_points}.\n")
+              f"{F['recall_boundary'].n_points}."
+              + (f" Not printed (fewer points than the 3 parameters of N_c = C d^a L^b plus 2): "
+                 + ", ".join(withheld) + "." if withheld else "") + "\n")
     ints = []
     for name in ("retrieval_boundary", "recall_boundary"):
         gi = F[name].interaction
@@ -534,9 +578,11 @@ def build(ctx):
     md.append(_table(["d"] + [f"N_IT (L={L})" for L in bd_Ls],
                      [[d] + [next(r["N_counting"] for r in lower if r["d"] == d and r["L"] == L)
                              for L in bd_Ls] for d in bd_ds], {i: ".0f" for i in range(1, len(bd_Ls) + 1)}))
+    md.extend(lb_md)
     md.append("### Phase diagrams\n")
-    md.append("White: theory P = 1/2; red dashed: power law fitted to the simulated boundary points; "
-              "cells: simulated success fraction.\n")
+    md.append("White: theory P = 1/2; "
+              + ("red dashed: power law fitted to the simulated boundary points; " if drawn_fit_Nd else "")
+              + "cells: simulated success fraction.\n")
     md.append("![success over (N, d) at each L: retrieval (top) and recall (bottom)](tr_phase_Nd.png)\n")
     md.append("![retrieval and fresh-sequence accuracy over (d, L) at several N](tr_phase_dL.png)\n")
     md.append("![data collapse against the predicted combination](tr_collapse.png)\n")
@@ -574,6 +620,7 @@ def build(ctx):
                   + f" (the full scan: d in {list(mp['ds'])}, m in {list(mp['ms'])}).\n")
     else:
         md.extend(_mlp_beta_md(mlp, mlp_pred, bscan))
+    md.extend(sc_md)
     md.append("### Bulk signal-to-noise model (per-run statistics)\n")
     md.append(
         "The older check: each run's *own* bulk logit/score statistics fed to the Gaussian "
@@ -611,12 +658,17 @@ def build(ctx):
                                 {"points": pred_rec}),
             "mlp_recall_boundary": mlp_pred,
         },
+        "quoted": {**quoted, "boundary_x_min": float(min(xs)), "boundary_x_max": float(max(xs)),
+                   "boundary_x_mean": float(np.mean(xs))},
         "theory_vs_sim": {"points": tvs, "mean_abs_error": tv.mean_abs_error,
-                          "max_abs_error": tv.max_abs_error, "by_quantity": err, "by_d": tv.by_d},
+                          "max_abs_error": tv.max_abs_error, "by_quantity": err, "by_d": tv.by_d,
+                          "by_L": {str(k): v for k, v in tv.by_L.items()},
+                          "token_level": {**tl_data, "moments": tmom, "scans": sc_data}},
         "moments_check": mom,
         "lower_bound": {"kind": "counting (Cover function counting), hard attention, readout d x d",
                         "points": lower,
-                        "exponents": {"d": lb_fit[1], "L": lb_fit[2]}, "log_prefactor": lb_fit[0]},
+                        "exponents": {"d": lb_fit[1], "L": lb_fit[2]}, "log_prefactor": lb_fit[0],
+                        "statistical": lb_data},
         "exponents": exponents,
         "boundaries": {k: F[k] for k in ("retrieval_boundary", "recall_boundary")},
         "logistic": lg, "multiplicative_test": mt,
@@ -630,10 +682,161 @@ def build(ctx):
     return SectionResult("\n".join(md), data, figs)
 
 
+def _scans(ctx):
+    """The study ``token_retrieval.full_scans`` replayed from its committed store (both modes): the
+    embedding contrast and the MLP-width scan of the full preset against both theories."""
+    from validation.studies import get_study
+
+    ctx.progress("token_retrieval: scans against the token-level theory (committed runs and predictions)")
+    study = get_study("token_retrieval.full_scans")
+    SC = study.run(compute=False, progress=False).outcome
+    md = ["#### Embeddings and MLP width against the token-level theory\n",
+          f"The full preset's contrast of embeddings and MLP-width scan (`{study.command()} --replay`, "
+          "committed runs and token-level predictions), all-N probabilities; within 3 SE: binomial error "
+          "at the prediction (token-level: combined with its Monte Carlo error).\n"]
+    rows = []
+    for g, byq in SC.errors.items():
+        for q, e in byq.items():
+            rows.append([g, q, e["n"], e["mean_abs_error"], e["max_abs_error"], f"{e['within_3se']}/{e['n']}",
+                         e["closed_mean_abs_error"], e["closed_max_abs_error"], f"{e['closed_within_3se']}/{e['n']}"])
+    md.append(_table(["runs", "quantity", "points", "token-level: mean abs. err", "max", "within 3 SE",
+                      "closed form: mean", "max", "within 3 SE"], rows, {3: ".3f", 4: ".3f", 6: ".3f", 7: ".3f"}))
+    md.append("Recall boundary N_max (last crossing of P(recall) = 1/2 along N; m = 0: no MLP), simulated / "
+              "token-level / closed form:\n\n" + _table(
+                  ["d", "m", "N_max sim", "N_max token-level", "N_max closed form"],
+                  [[b["d"], b["m"], b["N_sim"], b["N_token"], b["N_closed"]] for b in SC.mlp_boundaries],
+                  {2: ".1f", 3: ".1f", 4: ".1f"}))
+    data = {"study": study.name, "errors": SC.errors, "mlp_boundaries": SC.mlp_boundaries}
+    return md, data
+
+
+def _token_level(ctx):
+    """The studies ``token_retrieval.full_grid`` and ``token_retrieval.full_grid_seeds``, replayed from
+    their committed stores in both modes (their runs are the full preset's, seed 0): the token-level
+    theory against the targets, the re-measured worst points, and the statistical limits beside the
+    boundaries.  Returns Markdown for the two subsections, report data and the figure."""
+    import matplotlib.pyplot as plt
+
+    from validation.studies import get_study
+
+    ctx.progress("token_retrieval: token-level theory over the full grid (committed runs and predictions)")
+    full = get_study("token_retrieval.full_grid")
+    seeds = get_study("token_retrieval.full_grid_seeds")
+    FG = full.run(compute=False, progress=False).outcome
+    SC = seeds.run(compute=False, progress=False).outcome
+    tv, tc, lim = FG.comparison, FG.targets, FG.limits
+    t = tc.targets
+    md_tl = ["#### Token-level theory over the full grid\n",
+             f"The committed runs of the full grid ({len(FG.points)} points, {FG.runs} runs; "
+             f"`{full.command()} --replay`) against the committed token-level predictions "
+             "(docs: token-level theory). Targets: max |error| <= "
+             f"{t['max_abs_error']}, mean <= {t['mean_abs_error']} for the all-N probabilities. "
+             "'exact theory' = the errors binomial draws at the predicted probabilities give with the "
+             "same seeds (mean over 2000 replicas of the grid).\n"]
+    rows = []
+    for q, e in tc.quantities.items():
+        rows.append([q, e["mean_abs_error"], "met" if e["mean_met"] else "missed", e["max_abs_error"],
+                     "met" if e["max_met"] else "missed", f"{e['within_3se']}/{e['n']}",
+                     e["floor_mean_abs_error"], e["floor_max_abs_error"], e["closed_mean_abs_error"],
+                     e["closed_max_abs_error"]])
+    md_tl.append(_table(["quantity", "mean abs. err", "mean target", "max abs. err", "max target", "within 3 SE",
+                         "exact theory: mean", "exact theory: max", "closed form: mean", "closed form: max"],
+                        rows, {1: ".3f", 3: ".3f", 6: ".3f", 7: ".3f", 8: ".3f", 9: ".3f"}))
+    reach = [q for q, e in tc.quantities.items() if not e["max_reachable"]]
+    big = [m for m in tc.misses if m["quantity"] in tc.quantities]
+    md_tl.append(
+        (f"With {FG.points[0]['seeds']} seeds the maximum-error target is out of reach even for an exact "
+         f"theory for {', '.join(reach)}. " if reach else "")
+        + f"{len(big)} all-N probabilities miss by more than {t['max_abs_error']}, "
+        + f"{sum(not m['within_se'] for m in big)} of them outside {t['z']:g} SE. "
+        + f"Re-measured with {SC.rows[0]['n_new']} new seeds each (`{seeds.command()} --replay`): "
+        f"largest error {SC.max_error_new:.3f} on the new seeds alone (largest |z| {SC.max_abs_z_new:.1f}), "
+        f"{SC.max_error_all:.3f} on all {SC.rows[0]['n_all']} seeds"
+        + (f" (target {t['max_abs_error']} met at these points).\n" if SC.max_error_all <= t["max_abs_error"]
+           else ".\n"))
+    md_tl.append(_table(["N", "d", "L", "quantity", "theory", f"sim ({FG.points[0]['seeds']} seeds)",
+                         "sim (new seeds)", "z (new)", "sim (all)", "abs. err (all)"],
+                        [[r["N"], r["d"], r["L"], r["quantity"], r["pred"], r["sim_first"], r["sim_new"],
+                          r["z_new"], r["sim_all"], r["error_all"]] for r in SC.rows],
+                        {4: ".2f", 5: ".2f", 6: ".2f", 7: "+.1f", 8: ".2f", 9: ".3f"}))
+    md_tl.append("Per-run fractions (per-sequence retrieval, per-sample recall, fresh-sequence accuracy) outside "
+                 f"{t['z']:g} SE, by the approximation named responsible (`comparison.responsible_term`): "
+                 + (", ".join(f"{k}: {v}" for k, v in tc.terms.items()) or "none") + ".\n")
+    # the statistical limits beside the boundaries
+    md_lb = ["### Statistical limits: which question a lower bound answers\n",
+             "Over the full grid (retrieval of all N, V = 4N): the simulated and predicted boundaries "
+             "(P = 1/2 along N) beside the limits of `lower_bound.lower_bound_boundaries`: N_storage = d - 1 "
+             "(an explicit predictor stores this many facts), N_oracle_max (no learner retrieves all N fresh "
+             "sequences beyond it), N_mean_pool (learners that see mean-pooled sequences need at least this "
+             "many), N_counting (no predictor stores more). '-': no crossing on the grid or none below the "
+             "search limit.\n"]
+    md_lb.append(_table(["d", "L", "N_c sim", "N_c token-level", "N_c closed form", "N_mean_pool",
+                         "N_oracle_max", "N_storage", "N_counting"],
+                        [[r["d"], r["L"], r["N_sim"], r["N_token"], r["N_closed"], r["N_mean_pool"],
+                          r["N_oracle_max"], r["N_storage"], r["N_counting"]] for r in lim.rows],
+                        {i: ".0f" for i in range(2, 9)}))
+    k, n = lim.sim_above_mean_pool
+    k2, n2 = lim.token_within_factor
+    mp = [r for r in lim.rows if r["N_mean_pool"] is not None]
+    mp0 = [r["N_mean_pool"] for r in mp if r["d"] == mp[0]["d"]]
+    grows = all(b > a for a, b in zip(mp0, mp0[1:]))
+    md_lb.append(
+        f"The simulated boundary lies at or above the mean-pooled limit at {k} of the {n} (d, L) where both "
+        f"exist; the token-level boundary is within a factor {lim.factor:g} of the simulated one at {k2} of "
+        f"{n2}. The mean-pooled limit {'grows' if grows else 'does not grow steadily'} with L at fixed d "
+        f"(d = {mp[0]['d']}: " + ", ".join(f"L={r['L']}: {r['N_mean_pool']:.0f}" for r in mp if r["d"] == mp[0]["d"])
+        + "); the oracle limit and the storage line depend on L only through logarithms (docs: which "
+        "question a lower bound answers).\n")
+    md_lb.append("![retrieval phase diagrams with the boundaries and the statistical limits](tr_lower_bounds.png)\n")
+    # the figure: P(retrieval, all N) over (d, N) per L, with the boundaries and the limits
+    pts = {(p["N"], p["d"], p["L"]): (p["p_retrieval"], p["seeds"]) for p in FG.points}
+    Ns = sorted({k[0] for k in pts})
+    ds = sorted({k[1] for k in pts})
+    Ls = sorted({k[2] for k in pts})
+    fig, axes = plt.subplots(1, len(Ls), figsize=(3.0 * len(Ls) + 1.2, 3.8), sharey=True, squeeze=False,
+                             constrained_layout=True)
+    styles = {"N_sim": dict(color="w", marker="o", mec="k", lw=2, label="simulated N_c (P = 1/2)"),
+              "N_token": dict(color="tab:orange", marker="s", lw=1.5, label="token-level theory N_c"),
+              "N_closed": dict(color="tab:red", ls="--", lw=1.2, label="closed-form theory N_c"),
+              "N_mean_pool": dict(color="tab:cyan", ls=":", lw=2, marker="v",
+                                  label="mean-pooled learners need N >= N_mean_pool"),
+              "N_oracle_max": dict(color="m", ls="-.", lw=2, marker="^", label="oracle: no learner beyond N_oracle_max"),
+              "N_storage": dict(color="k", ls="--", lw=1, label="storage achievable: N = d - 1")}
+    lo, hi = _edges(Ns)[0], _edges(Ns)[-1]
+    for ax, L in zip(axes[0], Ls):
+        im = _heat(ax, pts, ds, Ns, "d", "N", {"L": L}, f"L = {L}")
+        for key, st in styles.items():
+            xy = [(r["d"], r[key]) for r in lim.rows if r["L"] == L and r[key] is not None and lo <= r[key] <= hi]
+            if xy:
+                ax.plot(*zip(*xy), **st)
+            else:
+                ax.plot([], [], **st)
+        ax.set_xlim(_edges(ds)[0], _edges(ds)[-1])
+        ax.set_ylim(lo, hi)
+        ax.set_xlabel("d (embedding dim.)")
+    axes[0, 0].set_ylabel("N (training sequences)")
+    fig.colorbar(im, ax=axes, shrink=0.8, label=f"simulated P(retrieval of all N), {FG.points[0]['seeds']} seeds")
+    h, lab = axes[0, 0].get_legend_handles_labels()
+    fig.legend(h, lab, loc="outside lower center", ncol=3, fontsize=7)
+    figs = [ctx.savefig(fig, "tr_lower_bounds.png")]
+    data_tv = {"study": full.name, "errors": tv.errors, "noise_floor": tv.noise_floor, "targets": tc,
+               "seed_check": {"study": seeds.name, **SC.to_dict()}}
+    data_lb = {"kind": "statistical limits: storage construction, oracle (any learner), mean-pooled learners "
+                       "(lower_bound.lower_bound_boundaries), with the simulated and predicted boundaries",
+               "study": full.name, "points": lim.rows, "sim_above_mean_pool": list(lim.sim_above_mean_pool),
+               "token_within_factor": list(lim.token_within_factor), "factor": lim.factor}
+    return md_tl, md_lb, data_tv, data_lb, figs
+
+
 def _failure_notes(mom, worst, orth, ds):
     """The bullets of *Where the theory fails*, each citing the numbers of this run that show it."""
     def rows(q):
         return [r for r in mom if r["quantity"] == q and r["simulated"]]
+
+    quoted = {"worst_seq_error": max((abs(r["retrieval_seq_pred"] - r["retrieval_seq_sim"]) for r in worst),
+                                     default=None),
+              "worst_all_n_error": max((abs(r["p_retrieval_pred"] - r["p_retrieval_sim"]) for r in worst),
+                                       default=None)}
 
     notes = [
         "* *All-N success is a tail event.* P(all N) = E[p^N] turns a per-sequence error of 1e-2 "
@@ -646,6 +849,7 @@ def _failure_notes(mom, worst, orth, ds):
     if vn:
         w = max(vn, key=lambda r: r["simulated"] / r["predicted"] if r["predicted"] else 0.0)
         ratio = w["simulated"] / w["predicted"] if w["predicted"] else math.nan
+        quoted["var_noise_ratio_max"] = ratio
         under = w["z"] is not None and w["z"] < -3        # z = (theory - simulation) / stderr
         notes.append(
             "* *Long sequences (L comparable to V = 4N).* Vocabulary collisions dominate there; their "
@@ -690,4 +894,4 @@ def _failure_notes(mom, worst, orth, ds):
             f"L = {w['L']}), the trigger coefficient A is off by {100 * w['rel_err']:+.0f}% (z = "
             + ("-" if w["z"] is None else f"{w['z']:+.1f}") + ", " + ("beyond" if off else "within")
             + " 3 stderr).")
-    return ["\n".join(notes) + "\n"]
+    return ["\n".join(notes) + "\n"], quoted

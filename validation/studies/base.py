@@ -37,7 +37,11 @@ from pathlib import Path
 
 from hcizz.results import Result
 
-__all__ = ["Option", "Study", "StudyRun", "Runner", "STORED_DIR"]
+__all__ = ["Option", "Study", "StudyRun", "Runner", "STORED_DIR", "MAX_PLAN_TRIALS"]
+
+#: Most trials a fixed plan may hold (a bound on the plan's memory and on a run's time; checked
+#: before anything is read or written).
+MAX_PLAN_TRIALS = 100_000
 
 #: Folder of the committed stores (package data, read-only).
 STORED_DIR = Path(__file__).resolve().parent / "stored"
@@ -547,19 +551,32 @@ class Study:
                                  f"compute=True (python -m validation study {self.name})")
             if not path.exists():
                 raise ValueError(f"store must be an existing store to replay, got {str(path)!r}")
+        if type(self).plan is not Study.plan and type(self).execute is Study.execute:
+            # a fixed plan is built (and its size checked) before anything is read or written
+            n = len(self.plan(**opts))
+            if n > MAX_PLAN_TRIALS:
+                raise ValueError(f"study {self.name}: the options plan {n} trials, more than "
+                                 f"{MAX_PLAN_TRIALS}; use smaller lists or fewer seeds")
         t0 = time.perf_counter()
+        seeded = False
         if compute and not path.exists() and committed is not None and committed.exists() \
                 and path.resolve() != committed.resolve():
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.seed.tmp")
             shutil.copyfile(committed, tmp)
             tmp.replace(path)
+            seeded = True
             if progress:
                 print(f"{self.name}: new store {path} starts from the committed {committed.name}",
                       file=sys.stderr)
         runner = Runner(self, path, compute=compute, executor=executor, workers=workers,
                         progress=progress, missing=missing)
-        results = self.execute(runner, **opts)
+        try:
+            results = self.execute(runner, **opts)
+        except BaseException:
+            if seeded and runner.calls == 0:      # refused during the design: leave nothing behind
+                path.unlink(missing_ok=True)
+            raise
         summary = self.summarise(results, **opts)
         return StudyRun(study=self.name, store=str(path), compute=bool(compute), options=opts,
                         results=results, outcome=summary, trials=runner.trials,

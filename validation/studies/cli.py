@@ -80,15 +80,17 @@ def _run(args):
         return 0
     extra = ap.parse_args(args._rest)
     opts = {k: v for k, v in vars(extra).items() if v is not None}
+    from hcizz.checks import check_int
+
+    # every argument is checked before a pool, a store or a trial exists
+    workers = check_int("--workers", int(args.workers) if args.workers.lstrip("-").isdigit()
+                        else args.workers, low=1, high=1024)
+    study.check_options(**opts)
     executor = args.executor
     if executor == "dask" or args.scheduler is not None:
         from validation.engine import WorkerPool
 
-        executor = WorkerPool(args.executor, workers=int(args.workers), scheduler=args.scheduler)
-    from hcizz.checks import check_int
-
-    workers = check_int("--workers", int(args.workers) if args.workers.lstrip("-").isdigit()
-                        else args.workers, low=1, high=1024)
+        executor = WorkerPool(args.executor, workers=workers, scheduler=args.scheduler)
     try:
         res = study.run(compute=not args.replay, store=args.store, executor=executor, workers=workers,
                         **opts)

@@ -1078,7 +1078,8 @@ def summarize_tradeoff(records, plan=TRADEOFF_PLAN):
 # ----------------------------------------------------------------------------- studies
 
 _MAX_ROUNDS = Option("max_rounds", "--max-rounds", int, 20,
-                     "most search rounds (each runs the next trial of every unfinished path)", low=0)
+                     "most search rounds (each runs the next trial of every unfinished path)", low=0,
+                     high=1000)
 
 
 class FactsPerParam(Study):

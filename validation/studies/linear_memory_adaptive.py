@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hcizz.results import Result
-from validation.linear_memory.capacity import adaptive_settings, capacity_trial, trial_params
+from validation.linear_memory.capacity import MAX_TRAINED_D as MAX_D, adaptive_settings, capacity_trial, trial_params
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
@@ -177,10 +177,11 @@ class AdaptiveDesignStudy(Study):
     trial = capacity_trial
     stored = "linear_memory.adaptive_design.jsonl"
     docs = "docs/sweeps.md#adaptive-threshold-design"
-    options = (Option("ds", "--d", int, DS, "dimensions", many=True, low=2),
+    options = (Option("ds", "--d", int, DS, "dimensions", many=True, low=2, high=MAX_D),
                Option("replicates", "--replicates", int, REPLICATES, "replicates per dimension and design",
-                      low=1),
-               Option("target", "--target", float, TARGET, "target 95% CI half-width", low=0, low_open=True))
+                      low=1, high=1000),
+               Option("target", "--target", float, TARGET, "target 95% CI half-width", low=0, high=1,
+                      low_open=True))
 
     def execute(self, runner, ds, replicates, target):
         """Run (or replay) both designs on every ``(d, replicate)``.

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hcizz.results import Result
-from validation.linear_memory.capacity import budget_thresholds, capacity_trial, load_grid, trial_params
+from validation.linear_memory.capacity import MAX_TRAINED_D as MAX_D, budget_thresholds, capacity_trial, load_grid, trial_params
 
 from .base import Option, Study
 
@@ -92,12 +92,12 @@ class BudgetStudy(Study):
 
     @property
     def options(self):
-        return (Option("ds", "--d", int, (20, 30), "dimensions", many=True, low=2),
+        return (Option("ds", "--d", int, (20, 30), "dimensions", many=True, low=2, high=MAX_D),
                 Option("model", "--model", str, "op", "a trained model without a rank ratio",
                        choices=_trained_models()),
-                Option("seeds", "--seeds", int, 6, "trials per load", low=1),
+                Option("seeds", "--seeds", int, 6, "trials per load", low=1, high=1000),
                 Option("max_budget", "--max-budget", int, 8192, "step budget of every run (the largest budget)",
-                       low=1),
+                       low=1, high=10**6),
                 Option("configs", "--configs", str, tuple(CONFIGS), "optimiser settings", many=True,
                        choices=tuple(CONFIGS)))
 

@@ -33,15 +33,19 @@ from replica import load_of, p_from_load
 
 from .base import Option, Study
 
-__all__ = ["PLAN", "TIMING", "ExactThreshold", "ExactThresholds", "STUDIES"]
+__all__ = ["PLAN", "TIMING", "DP_DECIDED", "ExactThreshold", "ExactThresholds", "STUDIES"]
 
 #: Per d: relative loads around the finite-size RS prediction and seeds per load.
-PLAN = {20: (np.linspace(0.85, 1.15, 7), 8), 30: (np.linspace(0.85, 1.15, 7), 6),
-        40: (np.linspace(0.88, 1.12, 5), 4), 60: (np.array([0.9, 0.95, 1.0, 1.1]), 4),
+PLAN = {20: (np.linspace(0.85, 1.15, 7), 8), 30: (np.linspace(0.85, 1.15, 7), 8),
+        40: (np.linspace(0.88, 1.12, 5), 8), 60: (np.array([0.9, 0.95, 1.0, 1.1]), 8),
         80: (np.array([0.92, 0.96, 1.0, 1.02, 1.04]), 6), 100: (np.array([0.92, 0.96, 1.0, 1.02, 1.04]), 6)}
 
 #: Timing-only instances (too few for a threshold): per d, relative loads and seeds.
 TIMING = {150: (np.array([0.97]), 2)}
+
+#: Dimensions at which the committed DP store holds every planned instance (the default of
+#: ``linear_memory.exact_dp``; extend with ``--d 80,100``).
+DP_DECIDED = (20, 30, 40, 60)
 
 
 @dataclass(frozen=True)
@@ -151,7 +155,7 @@ class ExactThresholds(Study):
         self.stored = f"{self.name}.jsonl"
         self.title = (f"exact existence thresholds of full-rank {model.upper()} memories against d "
                       "(certified decisions, no training)")
-        default = tuple(sorted(PLAN) + sorted(TIMING)) if model == "op" else (20,)
+        default = tuple(sorted(PLAN) + sorted(TIMING)) if model == "op" else DP_DECIDED
         self.options = (Option("ds", "--d", int, default, "dimensions (planned: "
                                + ", ".join(map(str, sorted(PLAN) + sorted(TIMING))) + ")", many=True,
                                low=1),)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hcizz.results import Result
-from validation.linear_memory.capacity import ThresholdRecord, capacity_trial, extension_loads, trial_params
+from validation.linear_memory.capacity import MAX_TRAINED_D as MAX_D, ThresholdRecord, capacity_trial, extension_loads, trial_params
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
@@ -244,10 +244,10 @@ class LowRankStudy(Study):
     trial = capacity_trial
     stored = "linear_memory.lowrank_finite_p.jsonl"
     docs = "docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories"
-    options = (Option("ds", "--d", int, DS, "dimensions", many=True, low=2),
+    options = (Option("ds", "--d", int, DS, "dimensions", many=True, low=2, high=MAX_D),
                Option("kappas", "--kappa", float, KAPPAS, "rank fractions", many=True, low=0, high=1,
                       low_open=True),
-               Option("seeds", "--seeds", int, SEEDS, "trials per load", low=1))
+               Option("seeds", "--seeds", int, SEEDS, "trials per load", low=1, high=1000))
 
     def execute(self, runner, ds, kappas, seeds):
         """The grid of every group, then one extension round where the crossing is not bracketed.

@@ -64,6 +64,8 @@ PLAN = (((40, 60, 80), (1.0, 0.95), None),
 FRACS = (1.0, 0.95)
 #: Rows at or above this fraction of the finite-p capacity get no below-capacity (typical-memory) prediction.
 TYPICAL_MAX_FRACTION = 0.99
+#: Bound on ``samples * p`` of the below-capacity sampler (as in :func:`replica.pinned_scores.typical_scores`).
+TYPICAL_MAX_NUMBERS = 2 * 10**7
 #: The report's quick configuration: the first entry of :data:`PLAN` at this d with this many seeds,
 #: and every row from :data:`LR_FROM_D` on.
 QUICK_D, QUICK_SEEDS = 40, 3
@@ -470,6 +472,37 @@ class MarginStudy(Study):
                       choices=("full", "quick")),
                Option("typical_samples", "--typical-samples", int, 1000,
                       "rows of the below-capacity prediction (0: none)", low=0))
+
+    def validate(self, options):
+        """Check ``--typical-samples`` against the sampler's size bound for the plan's largest ``p``.
+
+        Parameters
+        ----------
+        options : dict
+            The individually checked options.
+
+        Returns
+        -------
+        dict
+            The options.
+
+        Raises
+        ------
+        ValueError
+            If ``typical_samples * p`` exceeds the bound of
+            :func:`replica.pinned_scores.typical_scores` for some planned ``p``
+            (an upper bound: ``p`` at load 1, above every planned load).
+        """
+        from replica import p_from_load
+
+        ts = options["typical_samples"]
+        if ts:
+            p_max = max(p_from_load(1.0, q["d"]) for q in self.plan(**options))
+            if ts * p_max > TYPICAL_MAX_NUMBERS:
+                raise ValueError(f"--typical-samples must be an integer in [0, {TYPICAL_MAX_NUMBERS // p_max}] "
+                                 f"(samples * p <= {TYPICAL_MAX_NUMBERS:.0e} up to p = {p_max}, the plan's "
+                                 f"largest p at load 1), got {ts}")
+        return options
 
     def plan(self, config, typical_samples):
         full = study_params()

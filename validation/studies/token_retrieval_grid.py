@@ -1,6 +1,6 @@
 """The token-retrieval grid: early-phase runs over ``(N, d, L)`` and the scans beside it.
 
-One study, ``token_retrieval.grid``, with the two configurations of
+Two studies.  ``token_retrieval.grid``, with the two configurations of
 :data:`validation.token_retrieval.experiments.PRESETS` (``--preset quick``,
 the default, or ``full``): the main grid, random against orthogonal embeddings
 and, in the full preset only, the MLP-width and step-size scans; every run is
@@ -18,7 +18,13 @@ your folder::
 
     python -m validation study token_retrieval.grid --preset full --workers 2
 
-Docs: ``docs/token_retrieval.md#experiments``.
+``token_retrieval.full_grid`` (:class:`FullGrid`) is the main grid of the full preset alone
+(1280 runs, committed in ``validation/studies/stored/token_retrieval.full_grid.jsonl``, same
+trial keys as the full preset's grid part), compared with the committed token-level predictions
+``token_retrieval.full_grid.token_theory.json``.
+
+Docs: ``docs/token_retrieval.md#experiments``,
+``docs/token_retrieval.md#token-level-theory-against-simulation``.
 """
 from __future__ import annotations
 
@@ -27,11 +33,13 @@ from dataclasses import dataclass
 from hcizz.results import Result
 from validation.token_retrieval import experiments as ex
 from validation.token_retrieval.boundary import aggregate
+from validation.token_retrieval.comparison import (limits_on_grid, load_theory_grid, scan_comparison, seed_check,
+                                                   simulated_points, target_check, theory_vs_sim)
 from validation.token_retrieval.predictions import predicted_boundaries, theory_vs_simulation
 
-from .base import Option, Study
+from .base import STORED_DIR, Option, Study
 
-__all__ = ["GridStudy", "TokenRetrievalGrid", "STUDIES", "SUCCESS_KEYS", "PARTS"]
+__all__ = ["GridStudy", "TokenRetrievalGrid", "FullGridStudy", "FullGrid", "FullGridSeeds", "SEED_CHECK_POINTS", "FullScans", "STUDIES", "SUCCESS_KEYS", "PARTS"]
 
 #: success flags and fractions aggregated per grid point
 SUCCESS_KEYS = ("recall", "retrieval", "test_acc", "retrieval_acc", "recall_acc")
@@ -226,4 +234,313 @@ class TokenRetrievalGrid(Study):
                   if results["beta"] else None))
 
 
-STUDIES = (TokenRetrievalGrid(),)
+
+
+@dataclass(frozen=True)
+class FullGridStudy(Result):
+    """Summary of the study ``token_retrieval.full_grid`` (:meth:`FullGrid.summarise`).
+
+    Parameters
+    ----------
+    runs : int
+        Runs of the grid (1280).
+    points : list of dict
+        Per ``(N, d, L)``: ``N``, ``d``, ``L``, ``seeds`` and, per quantity of
+        :data:`validation.token_retrieval.comparison.QUANTITIES`, ``{q}`` and ``{q}_stderr``.
+    comparison : TheoryVsSim
+        The token-level theory (committed predictions, :meth:`FullGrid.committed_theory`) and
+        the closed form against the runs (:func:`~validation.token_retrieval.comparison.theory_vs_sim`).
+    targets : TargetCheck
+        The issue's targets against the comparison
+        (:func:`~validation.token_retrieval.comparison.target_check`).
+    limits : LimitsOnGrid
+        Retrieval boundaries of the runs and theories beside the statistical limits
+        (:func:`~validation.token_retrieval.comparison.limits_on_grid`).
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory-against-simulation
+    """
+
+    runs: int
+    points: list
+    comparison: object
+    targets: object
+    limits: object
+
+    def summary(self):
+        """Return the targets' lines (:meth:`TargetCheck.summary`).
+
+        Returns
+        -------
+        str
+            The lines.
+        """
+        return (f"token_retrieval.full_grid: {len(self.points)} points, {self.runs} runs\n"
+                + self.targets.summary())
+
+
+class _CommittedTheory(Study):
+    """A study with committed token-level predictions beside its committed store."""
+
+    #: file name of the committed predictions (in :data:`STORED_DIR`)
+    theory_file = None
+
+    def committed_theory(self):
+        """Load the committed token-level predictions of the study's configurations.
+
+        Returns
+        -------
+        dict
+            Tuple key -> :class:`~validation.token_retrieval.token_theory.TokenTheory`
+            (:func:`~validation.token_retrieval.comparison.load_theory_grid`).
+        """
+        return load_theory_grid(STORED_DIR / self.theory_file)
+
+
+class FullGrid(_CommittedTheory):
+    """The main grid of the full preset (``--preset full``, seed 0) alone, with a committed store.
+
+    The 1280 runs (``N`` in 4..512, ``d`` in 32..256, ``L`` in 4..64, 8 seeds) are the
+    ``grid`` part of :class:`TokenRetrievalGrid` at ``--preset full --seed 0``, trial for trial
+    (same stable trial name and parameters, so the same store keys): its committed store
+    ``token_retrieval.full_grid.jsonl`` replays without computing, and a user store of the full
+    preset started from it reuses them.  The committed token-level predictions at its 160 points
+    (``token_retrieval.full_grid.token_theory.json``, ``theory_grid(points, reps=100, rng=0)``,
+    about 540 CPU s) are read by :meth:`committed_theory`.
+
+    Regenerate the runs (resumes)::
+
+        nice -n 10 python -m validation study token_retrieval.full_grid --store tr_full.jsonl --workers 2
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory-against-simulation
+    """
+
+    name = "token_retrieval.full_grid"
+    title = "early-phase token retrieval over the full (N, d, L) grid, 8 seeds, against the token-level theory"
+    trial = ex.grid_trial
+    stored = "token_retrieval.full_grid.jsonl"
+    docs = "docs/token_retrieval.md#token-level-theory-against-simulation"
+    options = ()
+    #: committed token-level predictions at the grid's points (in :data:`STORED_DIR`)
+    theory_file = "token_retrieval.full_grid.token_theory.json"
+
+    def plan(self):
+        """Return the 1280 parameter records (the ``grid`` part of the full preset at seed 0).
+
+        Returns
+        -------
+        list of dict
+            :func:`~validation.token_retrieval.experiments.grid_params` records.
+        """
+        return ex.plan("full", seed=0, parts=("grid",))[0][2]
+
+    def summarise(self, results):
+        """Summarise the runs and compare them with the committed token-level predictions.
+
+        Parameters
+        ----------
+        results : list of dict
+            Engine records, as :meth:`execute` returns them.
+
+        Returns
+        -------
+        FullGridStudy
+            Simulated success per grid point, the comparison, the targets and the statistical
+            limits beside the boundaries.
+        """
+        recs = [r["result"] for r in results if r is not None and r["status"] == "ok"
+                and "skipped" not in r["result"]]
+        rows = []
+        for (N, d, L), p in simulated_points(recs).items():
+            row = {"N": N, "d": d, "L": L, "seeds": p["seeds"]}
+            for q, v in p.items():
+                if q != "seeds":
+                    row[q], row[q + "_stderr"] = v
+            rows.append(row)
+        tv = theory_vs_sim(recs, theory=self.committed_theory())
+        return FullGridStudy(runs=len(recs), points=rows, comparison=tv, targets=target_check(tv),
+                             limits=limits_on_grid(tv))
+
+
+
+#: The all-``N`` probabilities of the full grid whose 8-seed error exceeds 0.20
+#: (``FullGrid`` summary, ``targets.misses`` above the maximum-error target): ``(N, d, L, quantity)``.
+SEED_CHECK_POINTS = (
+    (4, 32, 4, "p_retrieval"), (4, 256, 8, "p_recall"), (8, 128, 8, "p_retrieval"), (16, 64, 16, "p_retrieval"),
+    (16, 128, 16, "p_retrieval"), (16, 256, 16, "p_recall"), (32, 64, 16, "p_retrieval"),
+    (64, 32, 8, "p_retrieval"), (64, 128, 32, "p_retrieval"), (128, 32, 8, "p_retrieval"),
+    (128, 64, 32, "p_retrieval"), (256, 64, 32, "p_retrieval"), (512, 32, 8, "p_retrieval"),
+    (512, 64, 32, "p_retrieval"),
+)
+
+
+class FullGridSeeds(Study):
+    """Seeds 8..63 at the full-grid points whose all-``N`` error exceeds 0.20 with 8 seeds.
+
+    The 14 points of :data:`SEED_CHECK_POINTS` get 56 new runs each (784 runs, about 90 CPU s),
+    seeded like the grid (``SeedSequence([0, i_L, i_d, i_N, s])`` with the point's grid
+    positions and ``s = 8..63``, so they extend the grid's seeds).  The summary compares the
+    committed token-level predictions with the new runs alone (unbiased by the choice of the
+    points) and with all 64 runs (:func:`~validation.token_retrieval.comparison.seed_check`).
+
+    Regenerate (resumes)::
+
+        nice -n 10 python -m validation study token_retrieval.full_grid_seeds --store tr_seeds.jsonl
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory-against-simulation
+    """
+
+    name = "token_retrieval.full_grid_seeds"
+    title = "56 more seeds at the full-grid points where the token-level theory misses by more than 0.20"
+    trial = ex.grid_trial
+    stored = "token_retrieval.full_grid_seeds.jsonl"
+    docs = "docs/token_retrieval.md#token-level-theory-against-simulation"
+    options = ()
+    #: seeds of the new runs
+    seeds = range(8, 64)
+
+    def plan(self):
+        """Return the 784 parameter records (56 seeds at each point of :data:`SEED_CHECK_POINTS`).
+
+        Returns
+        -------
+        list of dict
+            :func:`~validation.token_retrieval.experiments.grid_trial` parameters.
+        """
+        base = {(p["N"], p["d"], p["L"]): p["entropy"][:4] for p in FullGrid().plan() if p["seed"] == 0}
+        return [{"N": N, "d": d, "L": L, "seed": s, "entropy": base[(N, d, L)] + [s]}
+                for (N, d, L, _) in SEED_CHECK_POINTS for s in self.seeds]
+
+    def summarise(self, results):
+        """Compare the committed predictions with the new runs (and with all 64 runs).
+
+        Parameters
+        ----------
+        results : list of dict
+            Engine records, as :meth:`execute` returns them.
+
+        Returns
+        -------
+        SeedCheck
+            One row per point (:func:`~validation.token_retrieval.comparison.seed_check`).
+        """
+        from validation.engine import read_store
+
+        full = FullGrid()
+        first = [r["result"] for r in read_store(full.committed_store(), warn=False).ok.values()
+                 if "skipped" not in r["result"]]
+        new = [r["result"] for r in results if r is not None and r["status"] == "ok"]
+        return seed_check(SEED_CHECK_POINTS, first, new, full.committed_theory())
+
+
+
+class FullScans(_CommittedTheory):
+    """The embedding contrast and the MLP-width scan of the full preset, against the token-level theory.
+
+    The ``orthogonal`` and ``mlp`` parts of :class:`TokenRetrievalGrid` at ``--preset full
+    --seed 0``, trial for trial (768 runs: random against one-hot embeddings at ``d = 256``,
+    ``N`` in 2..63, ``L`` in 4, 16; the recall boundary at ``L = 4`` for ``d`` in 64, 128, 256
+    without an MLP and with widths 64, 256, 1024; 8 seeds).  The committed token-level predictions
+    at their 96 configurations (``token_retrieval.full_scans.token_theory.json``,
+    :func:`~validation.token_retrieval.comparison.scan_theory` with ``reps=100, rng=0``) are read
+    by :meth:`committed_theory`; the summary is
+    :func:`~validation.token_retrieval.comparison.scan_comparison`.
+
+    Regenerate the runs (resumes)::
+
+        nice -n 10 python -m validation study token_retrieval.full_scans --store tr_scans.jsonl --workers 2
+
+    References
+    ----------
+    docs/token_retrieval.md#random-vs-orthogonal-embeddings-and-the-mlp-width-against-the-token-level-theory
+    """
+
+    name = "token_retrieval.full_scans"
+    title = "random vs orthogonal embeddings and the MLP width (full preset) against the token-level theory"
+    trial = ex.grid_trial
+    stored = "token_retrieval.full_scans.jsonl"
+    docs = "docs/token_retrieval.md#random-vs-orthogonal-embeddings-and-the-mlp-width-against-the-token-level-theory"
+    options = ()
+    #: committed token-level predictions at the scans' configurations (in :data:`STORED_DIR`)
+    theory_file = "token_retrieval.full_scans.token_theory.json"
+
+    def parts(self):
+        """Return the two parts of the full preset's plan.
+
+        Returns
+        -------
+        list of tuple
+            ``(part, label, params)`` (:func:`validation.token_retrieval.experiments.plan`).
+        """
+        return ex.plan("full", seed=0, parts=("orthogonal", "mlp"))
+
+    def plan(self):
+        """Return the 768 parameter records.
+
+        Returns
+        -------
+        list of dict
+            :func:`~validation.token_retrieval.experiments.grid_params` records.
+        """
+        return [q for _, _, params in self.parts() for q in params]
+
+    def configurations(self):
+        """Return the ``(kind, m, N, d, L)`` of the plan, once each.
+
+        Returns
+        -------
+        list of tuple
+            In plan order.
+        """
+        out = []
+        for q in self.plan():
+            k = (q.get("kind", "random"), q.get("m"), q["N"], q["d"], q["L"])
+            if k not in out:
+                out.append(k)
+        return out
+
+    def execute(self, runner):
+        """Run the plan in one call and split the runs by part.
+
+        Parameters
+        ----------
+        runner : Runner
+            Computes or replays the trials.
+
+        Returns
+        -------
+        dict
+            ``{"orthogonal": [...], "mlp": [...]}`` run results (skipped configurations dropped).
+        """
+        parts = self.parts()
+        recs = runner([q for _, _, params in parts for q in params])
+        out, i = {"orthogonal": [], "mlp": []}, 0
+        for part, _, params in parts:
+            for r in recs[i:i + len(params)]:
+                if r is not None and r["status"] == "ok" and "skipped" not in r["result"]:
+                    out[part].append(r["result"])
+            i += len(params)
+        return out
+
+    def summarise(self, results):
+        """Compare both scans with the committed predictions and the closed form.
+
+        Parameters
+        ----------
+        results : dict
+            As returned by :meth:`execute`.
+
+        Returns
+        -------
+        ScanComparison
+            :func:`~validation.token_retrieval.comparison.scan_comparison`.
+        """
+        return scan_comparison(results["orthogonal"], results["mlp"], self.committed_theory())
+
+
+STUDIES = (TokenRetrievalGrid(), FullGrid(), FullGridSeeds(), FullScans())

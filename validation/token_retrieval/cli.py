@@ -76,7 +76,7 @@ def _run(args):
         kw = {k: getattr(args, k) for k in ("beta", "eta", "m", "vocab_ratio", "kind") if getattr(args, k) is not None}
         if args.workers is not None or args.store is not None:
             kw.update(executor="processes", workers=args.workers, store=args.store)
-        grid = {k: None if getattr(args, k) is None else tuple(parse_list(getattr(args, k), k, item=int))
+        grid = {k: None if getattr(args, k) is None else tuple(parse_list(getattr(args, k), f"--{k}", item=int))
                 for k in ("N", "d", "L")}
         recs, g = ex.grid_records(preset, seed=args.seed, Ns=grid["N"], ds=grid["d"], Ls=grid["L"],
                                   seeds=args.seeds, progress=_progress, **kw)

@@ -128,6 +128,11 @@ def grid_trial(params):
     return r
 
 
+#: Most seeds per grid point, and most runs (grid points x seeds) of one grid.
+MAX_SEEDS = 10_000
+MAX_RUNS = 1_000_000
+
+
 def _check_grid(Ns, ds, Ls, seeds, seed, kw):
     """Every argument of a grid, once, before any run (sizes, seeds, run options, memory)."""
     Ns = [check_sizes(N=n)["N"] for n in Ns]
@@ -136,7 +141,11 @@ def _check_grid(Ns, ds, Ls, seeds, seed, kw):
     for name, v in (("Ns", Ns), ("ds", ds), ("Ls", Ls)):
         if not v:
             raise ValueError(f"{name} must hold at least one value, got []")
-    seeds = check_int("seeds", seeds, low=1)
+    seeds = check_int("seeds", seeds, low=1, high=MAX_SEEDS)
+    n_runs = len(Ns) * len(ds) * len(Ls) * seeds
+    if n_runs > MAX_RUNS:                      # a bound on the plan's memory and the grid's time
+        raise ValueError(f"a grid must have at most {MAX_RUNS} runs, got {len(Ns)} N x {len(ds)} d x "
+                         f"{len(Ls)} L x {seeds} seeds = {n_runs}")
     seed = check_int("seed", seed, low=0)
     try:
         opts = check_run_options(**kw)
@@ -316,6 +325,14 @@ def grid_records(preset, *, seed=0, Ns=None, ds=None, Ls=None, seeds=None, progr
             g[k] = v
     run_kw = {k: v for k, v in kw.items() if k not in ("executor", "store", "workers")}
     _check_grid(list(g["Ns"]), list(g["ds"]), list(g["Ls"]), g["seeds"], seed, run_kw)   # before any work
+    if kw.get("workers") is not None:
+        check_int("workers", kw["workers"], low=1, high=1024)
+    if kw.get("store") is not None:      # a folder, a FIFO or an unwritable place: refused before any run
+        from hcizz.cli import check_output_file
+        from validation.engine.store import check_store_file
+
+        check_output_file("store", kw["store"])
+        check_store_file(kw["store"])
     return run_grid(g["Ns"], g["ds"], g["Ls"], seeds=g["seeds"], seed=seed, progress=progress,
                     **kw), g
 

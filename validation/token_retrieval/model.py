@@ -200,8 +200,8 @@ def loss_and_grads(W, Wv, emb, batch, A=None, *, grad=True):
     >>> emb = make_embeddings(10, 8, rng=0)
     >>> b = sample_sequences(emb, 4, 3, rng=1)
     >>> loss, gW, gWv, ok = loss_and_grads(np.zeros((8, 8)), np.zeros((8, 8)), emb, b)
-    >>> bool(np.isclose(loss, np.log(10))), float(abs(gW).max()), bool(ok.any())
-    (True, 0.0, False)
+    >>> print(f"{loss:.6f}", f"{np.log(10):.6f}", float(abs(gW).max()), ok.sum())
+    2.302585 2.302585 0.0 0
     """
     X = batch.X
     N, L, d = X.shape

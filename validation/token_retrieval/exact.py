@@ -1,0 +1,228 @@
+"""The key vector of the early phase in closed form (leading order in ``eta``), for given
+embeddings and in the orthogonal limit from the token counts alone.
+
+After step 2 the key-query matrix is ``W1 = c w~ q^T`` with a scalar ``c > 0`` and
+
+    w~ = sum_n P_n v_n,   v_n = sum_m K_mn h_m,   K_mn = (u_{t_m} - u_bar).(u_{t_n} - u_bar),
+
+``P_n`` the centred second-moment matrix of sequence ``n`` and ``h_n`` its mean
+(docs/token_retrieval.md#steps-1-and-2-the-key-vector).  Argmax attention depends only on
+``w~``, so :func:`key_vector` decides retrieval exactly (up to the ``O(eta)`` softmax
+corrections of step 2) without running the three gradient steps.
+
+Because ``P_n v_n = sum_i x_{n,i} ((x_{n,i} - h_n).v_n)``, the key vector is a combination
+of the token embeddings and the trigger, ``w~ = sum_k c_k e_k + A_z z``, and the attention
+score of a noise token ``k`` is ``e_k . w~``: **the same number in every sequence that
+contains ``k``** (docs/token_retrieval.md#token-level-theory).  In the orthogonal limit
+(``e_k.e_l = delta_kl``, ``z`` orthogonal to the tokens, the label kernel replaced by its
+mean ``K_mn = delta_mn - 1/V``) the coefficients are functions of the token counts only;
+:func:`orthogonal_key` computes them in ``O(N L)`` operations.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hcizz.checks import check_int, check_real
+
+__all__ = ["key_vector", "token_counts", "OrthogonalKey", "orthogonal_key"]
+
+
+def key_vector(emb, batch):
+    """Compute the key vector ``w~`` of the early phase at leading order in ``eta``.
+
+    Parameters
+    ----------
+    emb : Embeddings
+        The task's fixed vectors (:func:`~validation.token_retrieval.task.make_embeddings`).
+    batch : Batch
+        The ``N`` training sequences.
+
+    Returns
+    -------
+    w : ndarray, shape (d,)
+        ``w~ = sum_n P_n v_n`` (no MLP).
+    beta : ndarray, shape (N, L)
+        Slot coefficients ``beta_{n,i} = (x_{n,i} - h_n) . v_n``, so that
+        ``w~ = sum_{n,i} beta_{n,i} x_{n,i}``.
+
+    Notes
+    -----
+    Step 1 is exact: ``V1 = (eta / N) sum_n (u_{t_n} - u_bar) h_n^T``.  At step 2 the logits are
+    ``O(eta)``; dropping them, the gradient reaching the attention output of sequence ``n`` is
+    ``-(eta / N^2) v_n`` and the softmax Jacobian at uniform attention gives
+    ``W1 = (gamma eta / (L N^2)) w~ q^T``.  The early phase's ``W1 q`` is parallel to ``w~``
+    up to relative ``O(eta)`` (tested in ``tests/test_tr_token_theory.py``).
+
+    References
+    ----------
+    arXiv:2603.15923; docs/token_retrieval.md#steps-1-and-2-the-key-vector
+
+    Examples
+    --------
+    >>> from validation.token_retrieval.task import make_embeddings, sample_sequences
+    >>> emb = make_embeddings(16, 32, rng=0)
+    >>> b = sample_sequences(emb, 4, 3, rng=1)
+    >>> w, beta = key_vector(emb, b)
+    >>> w.shape, bool(np.allclose(beta.sum(axis=1), 0.0))     # each row of beta sums to 0
+    ((32,), True)
+    """
+    X = batch.X
+    ut = emb.U[batch.targets] - emb.U.mean(axis=0)
+    K = ut @ ut.T
+    h = X.mean(axis=1)
+    v = K @ h
+    beta = np.einsum("nid,nd->ni", X - h[:, None, :], v)
+    return np.einsum("nid,ni->d", X, beta), beta
+
+
+def token_counts(tokens):
+    """Return the multiplicity of each slot's token in its own sequence.
+
+    Parameters
+    ----------
+    tokens : ndarray of int, shape (N, L)
+        Token ids (any integers; equal ids in one row are the same token).
+
+    Returns
+    -------
+    ndarray of int, shape (N, L)
+        ``r[n, i]`` = number of positions ``j`` of row ``n`` with ``tokens[n, j] == tokens[n, i]``.
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory
+
+    Examples
+    --------
+    >>> token_counts(np.array([[3, 1, 3], [2, 2, 2]])).tolist()
+    [[2, 1, 2], [3, 3, 3]]
+    """
+    tokens = np.asarray(tokens)
+    N, L = tokens.shape
+    lo = tokens.min() if tokens.size else 0
+    key = np.arange(N)[:, None] * (int(tokens.max()) - int(lo) + 1) + (tokens - lo)
+    _, inv, cnt = np.unique(key.ravel(), return_inverse=True, return_counts=True)
+    return cnt[inv].reshape(N, L)
+
+
+@dataclass(frozen=True)
+class OrthogonalKey:
+    """Coefficients of the key vector in the orthogonal limit (:func:`orthogonal_key`).
+
+    Parameters
+    ----------
+    c : ndarray, shape (n_tokens,)
+        Token coefficients ``c_k``: the attention score of token ``k`` (``e_k . w~``).
+    A : float
+        Trigger coefficient ``A = z . w~ / ||z||^2``.
+    inf_scores : ndarray, shape (N,)
+        Informative scores ``c_{y_n} + tau^2 A``.
+    noise_scores : ndarray, shape (N, L - 1)
+        Scores of the noise slots of each sequence (``c`` of their tokens).
+    slot_tokens : ndarray of int, shape (N, L)
+        Token ids used (Gaussian noise slots get their own ids ``>= V``).
+    counts : ndarray of int, shape (n_tokens,)
+        ``C_k``: number of slots holding token ``k`` in the training set.
+    multiplicity : ndarray of int, shape (N, L)
+        Multiplicity of each slot's token in its sequence.
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory
+    """
+
+    c: np.ndarray
+    A: float
+    inf_scores: np.ndarray
+    noise_scores: np.ndarray
+    slot_tokens: np.ndarray
+    counts: np.ndarray
+    multiplicity: np.ndarray
+
+
+def orthogonal_key(tokens, pos, V, *, tau=1.0):
+    """Compute the key vector's coefficients in the orthogonal limit from the token counts.
+
+    Parameters
+    ----------
+    tokens : ndarray of int, shape (N, L)
+        Token ids of the training sequences (``-1``: a Gaussian noise vector, counted as a
+        token of its own).
+    pos : ndarray of int, shape (N,)
+        Informative positions.
+    V : int
+        Vocabulary size (the label kernel's centring ``-1/V``).
+    tau : float
+        Trigger scale (``||z||^2 = tau^2``).
+
+    Returns
+    -------
+    OrthogonalKey
+        Token coefficients, trigger coefficient, informative and noise scores.
+
+    Notes
+    -----
+    With one-hot tokens and the mean label kernel ``K_mn = delta_mn - 1/V``,
+    ``v_n = h_n - H/V`` (``H = sum_m h_m``).  In the basis of the tokens and ``z``,
+    ``h_n = (C_n + z)/L`` with ``C_n`` the count vector of sequence ``n``, so
+
+    .. math::
+
+        \\beta_{n,i} = \\frac{C_n[k]}{L} - \\frac{C[k]}{LV} - h_n\\cdot v_n
+        + [i = p_n]\\,\\frac{\\tau^2 (1 - N/V)}{L},\\qquad
+        h_n\\cdot v_n = \\frac{1}{L^2}\\Big(\\sum_k C_n[k]^2 - \\frac1V\\sum_k C_n[k]C[k]
+        + \\tau^2\\big(1 - \\tfrac NV\\big)\\Big)
+
+    (``k`` the slot's token, ``C = sum_n C_n``), ``c_k`` is the sum of ``beta`` over the slots
+    holding ``k`` and ``A = sum_n beta_{n,p_n}``.  Every collision (a token repeated in a
+    sequence, shared between sequences, or equal to another sequence's informative token) is
+    exact; this is the ``1/d -> 0`` limit of the model with the labels' random overlaps
+    averaged.  Equal to the key vector of the one-hot task with the centred label kernel
+    (tested against :func:`key_vector` on one-hot embeddings).
+
+    References
+    ----------
+    docs/token_retrieval.md#token-level-theory
+
+    Examples
+    --------
+    One sequence of length 2, ``V = 2`` (the hand case of the docs: ``A = 1/8``,
+    informative score ``1/4``, noise score ``-1/8``):
+
+    >>> ok = orthogonal_key(np.array([[0, 1]]), np.array([0]), 2)
+    >>> ok.A, float(ok.inf_scores[0]), float(ok.noise_scores[0, 0])
+    (0.125, 0.25, -0.125)
+    """
+    tokens = np.array(tokens, dtype=np.int64)
+    if tokens.ndim != 2 or tokens.shape[1] < 2:
+        raise ValueError(f"tokens must have shape (N, L) with L >= 2, got {tokens.shape}")
+    N, L = tokens.shape
+    pos = np.asarray(pos, dtype=np.int64)
+    if pos.shape != (N,) or np.any((pos < 0) | (pos >= L)):
+        raise ValueError(f"pos must be {N} positions in [0, {L - 1}], got {pos!r}")
+    V = check_int("V", V, low=2)
+    tau = check_real("tau", tau, low=0, low_open=True, allow_array=False)
+    t2 = tau * tau
+    gauss = tokens < 0
+    if np.any(gauss):                                  # fresh Gaussian vectors: one id each
+        tokens[gauss] = V + np.arange(int(gauss.sum()))
+    if np.any(tokens[~gauss] >= V):
+        raise ValueError(f"tokens must be ids in [0, {V - 1}] (or -1), got max {int(tokens.max())}")
+    n_tok = max(V, int(tokens.max()) + 1)
+    C = np.bincount(tokens.ravel(), minlength=n_tok).astype(float)
+    r = token_counts(tokens)
+    rows = np.arange(N)
+    # sum_k C_n[k]^2 = sum_i r_{n,i};  sum_k C_n[k] C[k] = sum_i C[tok_{n,i}]
+    Ct = C[tokens]
+    hv = (r.sum(axis=1) - Ct.sum(axis=1) / V + t2 * (1.0 - N / V)) / L ** 2
+    beta = r / L - Ct / (L * V) - hv[:, None]
+    beta[rows, pos] += t2 * (1.0 - N / V) / L
+    c = np.bincount(tokens.ravel(), weights=beta.ravel(), minlength=n_tok)
+    A = float(beta[rows, pos].sum())
+    mask = np.ones((N, L), bool)
+    mask[rows, pos] = False
+    noise = c[tokens[mask]].reshape(N, L - 1)
+    return OrthogonalKey(c=c, A=A, inf_scores=c[tokens[rows, pos]] + t2 * A, noise_scores=noise,
+                         slot_tokens=tokens, counts=C.astype(np.int64), multiplicity=r)

@@ -54,6 +54,7 @@ IN_SCOPE = [
     "validation.studies.linear_memory_exact",
     "validation.studies.token_retrieval_grid", "validation.studies.token_retrieval_adaptive_boundary",
     "validation.studies.factual_recall_memory", "validation.studies.factual_recall_capacity",
+    "validation.studies.factual_recall_paper",
     "validation.studies.linear_memory_capacity", "validation.studies.linear_memory_d150",
     "validation.studies.linear_memory_lowrank", "validation.studies.linear_memory_margins",
     "validation.studies.linear_memory_spectra", "validation.studies.linear_memory_adaptive",
@@ -77,6 +78,7 @@ IN_SCOPE = [
     # validation: report sections (their build(ctx) functions)
     "validation.sections", "validation.sections.base", "validation.sections.factual_recall",
     "validation.sections.factual_recall_theory", "validation.sections.factual_recall_capacity",
+    "validation.sections.factual_recall_paper",
     "validation.sections.linear_memory", "validation.sections.setup_text",
     "validation.sections.spectra", "validation.sections.theory",
     "validation.sections.token_retrieval", "validation.sections.claims",

@@ -57,12 +57,13 @@ def test_mlp_memory_gradient():
     fd_check(lambda: mlp_memory_loss(params, X, U, y, grad=False)[0], params, grads, rng)
 
 
+@pytest.mark.parametrize("variant", ["ours", "paper"])
 @pytest.mark.parametrize("m", [0, 7])
-def test_transformer_gradient(m):
+def test_transformer_gradient(m, variant):
     rng = np.random.default_rng(2)
     task = make_task(5, 3, 2, T=6, rng=rng)
     net = OneLayerTransformer(6, 3, 2, m, vocab=task.vocab, n_answers=task.n_answers,
-                              rng=rng, dtype=np.float64)
+                              rng=rng, dtype=np.float64, variant=variant)
     for p in net.params:  # larger weights: non-trivial softmax and ReLU pattern
         p *= 2.0
     if m:
@@ -72,19 +73,21 @@ def test_transformer_gradient(m):
     fd_check(lambda: net.loss(tok, y, grad=False)[0], net.params, grads, rng)
 
 
-def test_transformer_forward_matches_naive_loops():
-    """Independent oracle for the batched forward: per-sample, per-head loops."""
+@pytest.mark.parametrize("variant", ["ours", "paper"])
+def test_transformer_forward_matches_naive_loops(variant):
+    """Independent oracle for the batched forward: per-sample, per-head loops (the paper's
+    variant has no EOS residual: the attention output alone enters the MLP)."""
     rng = np.random.default_rng(3)
     task = make_task(4, 2, 3, T=5, rng=rng)
     net = OneLayerTransformer(5, 2, 3, 4, vocab=task.vocab, n_answers=task.n_answers,
-                              rng=rng, dtype=np.float64)
+                              rng=rng, dtype=np.float64, variant=variant)
     net.params[5] += 0.5
     tok, _, _, _ = task.sample(3, rng)
     Q, K, V, O, W1, b, W2 = net.params
     logits, _ = net.forward(tok)
     for i in range(3):
         X = net.E[tok[i]]
-        z = X[-1].copy()
+        z = X[-1].copy() if variant == "ours" else np.zeros(5)
         for h in range(2):
             s = np.array([X[t] @ K[h] @ Q[h].T @ X[-1] for t in range(5)]) / np.sqrt(3)
             a = np.exp(s - s.max())
@@ -118,3 +121,37 @@ def test_linear_attention_logits_match_definition():
     _, _, logits = linear_attention_loss(k, W, _counts(tok, task.vocab, np.float64), y, grad=False)
     ref = np.stack([sum(k[v] * W[:, v] for v in row) for row in tok])
     np.testing.assert_allclose(logits, ref, rtol=1e-12)
+
+
+def test_truncated_normal_constant_matches_scipy():
+    # the rescaling constant is the standard deviation of N(0, 1) truncated to [-2, 2]
+    from scipy.stats import truncnorm
+    from validation.factual_recall.transformer import _TRUNC2_STD
+    assert abs(truncnorm(-2, 2).std() - _TRUNC2_STD) < 1e-15
+
+
+def test_paper_variant_initialisation_statistics():
+    """Variances of the paper's initialisation against their definitions (Monte Carlo).
+
+    Q, K, V: variance 1/d_h; O: 1/d; W1: 1/d, W2: 1/m, both bounded by 2 std / 0.8796
+    (normal truncated at two standard deviations).  With n entries of a variance-v
+    law the sample variance has standard error v sqrt((kurtosis - 1) / n) <= v sqrt(2 / n)
+    (kurtosis 3 for the normal, 2.37 for the truncated one); 5 standard errors."""
+    d, H, d_h, m = 64, 8, 8, 256
+    net = OneLayerTransformer(d, H, d_h, m, vocab=3, n_answers=2, rng=5, dtype=np.float64,
+                              variant="paper")
+    Q, K, V, O, W1, b, W2 = net.params
+    for w, v in ((Q, 1 / d_h), (K, 1 / d_h), (V, 1 / d_h), (O, 1 / d), (W1, 1 / d), (W2, 1 / m)):
+        se = v * np.sqrt(2 / w.size)
+        assert abs(w.var() - v) < 5 * se, (w.shape, w.var(), v)
+    for w, v in ((W1, 1 / d), (W2, 1 / m)):
+        assert np.abs(w).max() <= 2 * np.sqrt(v) / 0.87962566103423978 * (1 + 1e-12)
+    assert not b.any()
+    # the default variant keeps its own initialisation: Q entries of variance 1/d
+    ours = OneLayerTransformer(d, H, d_h, m, vocab=3, n_answers=2, rng=5, dtype=np.float64)
+    assert abs(ours.params[0].var() - 1 / d) < 5 * np.sqrt(2 / Q.size) / d
+
+
+def test_unknown_variant_is_refused():
+    with pytest.raises(ValueError, match="variant must be one of"):
+        OneLayerTransformer(4, 1, 4, 4, vocab=3, n_answers=2, variant="flax")

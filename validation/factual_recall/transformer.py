@@ -8,7 +8,9 @@ residual; MLP ``W2 relu(W1 z + b)`` with residual; logits ``U y``.
 For a sequence ``x_1..x_T`` (embedded):
 
 * scores ``s_{h,i} = x_i^T K_h Q_h^T x_T / sqrt(d_h)``, ``A_h = softmax_i(s_h)``;
-* ``z = x_T + sum_h O_h^T V_h^T (sum_i A_{h,i} x_i)``;
+* ``z = x_T + sum_h O_h^T V_h^T (sum_i A_{h,i} x_i)`` (``variant="ours"``) or
+  ``z = sum_h O_h^T V_h^T (sum_i A_{h,i} x_i)`` (``variant="paper"``: the
+  attention output alone is the residual stream, as in the paper's model);
 * ``y = z + W2^T relu(W1^T z + b)``; ``logits = U y``.
 
 Shapes: ``Q, K, V`` are ``(H, d, d_h)``, ``O`` is ``(H, d_h, d)``, ``W1``
@@ -32,13 +34,66 @@ import math
 
 import numpy as np
 
-from hcizz.checks import check_int, check_rng
+from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
 from .task import _check_ids
 
-__all__ = ["OneLayerTransformer", "build_transformer"]
+__all__ = ["OneLayerTransformer", "build_transformer", "VARIANTS", "truncated_normal"]
 
 PARAM_NAMES = ("Q", "K", "V", "O", "W1", "b", "W2")
+
+#: The two model variants: ``"ours"`` (EOS residual, ``1/sqrt(d)`` attention init, He MLP
+#: input layer) and ``"paper"`` (the model of arXiv:2412.06538's code: no EOS residual,
+#: ``Q, K, V`` std ``1/sqrt(d_h)``, ``O`` std ``1/sqrt(d)``, LeCun MLP layers).
+VARIANTS = ("ours", "paper")
+
+#: Standard deviation of a standard normal truncated to ``[-2, 2]``:
+#: ``sqrt(1 - 4 phi(2) / (2 Phi(2) - 1))`` (checked against scipy in the tests).
+_TRUNC2_STD = 0.87962566103423978
+
+
+def truncated_normal(rng, shape, std, dtype=np.float64):
+    """Draw i.i.d. normals truncated at two standard deviations, rescaled to standard deviation ``std``.
+
+    The LeCun initialisation of the paper's framework default: draws of
+    ``N(0, 1)`` conditioned on ``|z| <= 2`` (by rejection), multiplied by
+    ``std / 0.8796...`` so that the variance is exactly ``std^2``.
+
+    Parameters
+    ----------
+    rng : None, int or Generator
+        Randomness.
+    shape : tuple of int
+        Output shape.
+    std : float
+        Standard deviation of the result (> 0).
+    dtype : numpy dtype, optional
+        Output dtype.
+
+    Returns
+    -------
+    ndarray
+        Entries in ``[-2 std / 0.8796, 2 std / 0.8796]`` with mean 0 and variance ``std^2``.
+
+    References
+    ----------
+    Y. LeCun, L. Bottou, G. Orr, K.-R. Mueller, "Efficient BackProp" (1998);
+    arXiv:2412.06538 (the model it initialises); docs/factual_recall.md#model
+
+    Examples
+    --------
+    >>> x = truncated_normal(0, (200_000,), 0.5)
+    >>> round(float(x.std()), 2), bool(np.abs(x).max() <= 2 * 0.5 / 0.8796)
+    (0.5, True)
+    """
+    rng = check_rng(rng)
+    std = check_real("std", std, low=0, low_open=True, allow_array=False)
+    z = rng.standard_normal(shape)
+    bad = np.abs(z) > 2
+    while bad.any():
+        z[bad] = rng.standard_normal(int(bad.sum()))
+        bad = np.abs(z) > 2
+    return (z * (std / _TRUNC2_STD)).astype(dtype)
 
 #: Every matrix product of the forward and backward passes goes through this
 #: name, so that ``benchmarks/bench_transformer.py`` can record and replay them.
@@ -64,6 +119,10 @@ class OneLayerTransformer:
         Randomness of the embeddings and the initialisation.
     dtype : numpy dtype
         Float32 for training, float64 for gradient checks.
+    variant : {"ours", "paper"}
+        ``"ours"`` (default): EOS residual ``z = x_T + attention``, the
+        initialisation below; ``"paper"``: the model of the paper's code (see
+        Notes).
 
     Attributes
     ----------
@@ -77,13 +136,22 @@ class OneLayerTransformer:
     ValueError
         ``H d_h <= 0`` (attention is the only path from the subject and
         relation positions to EOS), ``d < 1``, ``m < 0``, ``n_answers < 2`` or
-        a non-floating ``dtype``.
+        a non-floating ``dtype``, or an unknown ``variant``.
 
     Notes
     -----
-    Initialisation: ``Q, K, V`` entries ``N(0, 1/d)``, ``O`` entries
-    ``N(0, 1/(H d_h))``, ``W1`` He (``N(0, 2/d)``), ``b = 0``, ``W2`` entries
-    ``N(0, 1/m)``; ``E`` and ``U`` are drawn first and never trained.
+    Initialisation of ``variant="ours"``: ``Q, K, V`` entries ``N(0, 1/d)``,
+    ``O`` entries ``N(0, 1/(H d_h))``, ``W1`` He (``N(0, 2/d)``), ``b = 0``,
+    ``W2`` entries ``N(0, 1/m)``.
+
+    ``variant="paper"`` differs in four places: there is no EOS residual
+    (``z = sum_h O_h^T V_h^T xbar_h``, so the subject and relation reach
+    the MLP only through attention); ``Q, K, V`` entries ``N(0, 1/d_h)``; ``O``
+    entries ``N(0, 1/d)``; ``W1`` and ``W2`` LeCun (normal truncated at two
+    standard deviations, rescaled to variance ``1/d`` and ``1/m``,
+    :func:`truncated_normal`).  ``E`` and ``U`` are drawn first in both
+    variants (rows ``N(0, I/d)``) and never trained.  The residual carries no
+    parameter, so :meth:`backward` is the same for both.
 
     References
     ----------
@@ -97,7 +165,8 @@ class OneLayerTransformer:
     True
     """
 
-    def __init__(self, d, H, d_h, m, *, vocab, n_answers, rng=None, dtype=np.float32):
+    def __init__(self, d, H, d_h, m, *, vocab, n_answers, rng=None, dtype=np.float32,
+                 variant="ours"):
         self.d = check_int("d", d, low=1)
         self.H = check_int("H", H, low=0)
         self.d_h = check_int("d_h", d_h, low=0)
@@ -112,11 +181,23 @@ class OneLayerTransformer:
         if self.dtype.kind != "f":
             raise ValueError(f"dtype must be a floating dtype (float32 or float64), got "
                              f"{self.dtype}")
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        self.variant = variant
         self.vocab, self.n_answers = vocab, n_answers
         d, H, d_h, m = self.d, self.H, self.d_h, self.m
         g = lambda *shape, scale: (rng.standard_normal(shape) * scale).astype(self.dtype)
         self.E = g(vocab, d, scale=1 / np.sqrt(d))
         self.U = g(n_answers, d, scale=1 / np.sqrt(d))
+        if variant == "paper":
+            self.params = [g(H, d, d_h, scale=1 / np.sqrt(d_h)),   # Q
+                           g(H, d, d_h, scale=1 / np.sqrt(d_h)),   # K
+                           g(H, d, d_h, scale=1 / np.sqrt(d_h)),   # V
+                           g(H, d_h, d, scale=1 / np.sqrt(d)),     # O
+                           truncated_normal(rng, (d, m), 1 / np.sqrt(d), self.dtype),         # W1
+                           np.zeros(m, self.dtype),                                          # b
+                           truncated_normal(rng, (m, d), 1 / np.sqrt(max(m, 1)), self.dtype)]  # W2
+            return
         self.params = [g(H, d, d_h, scale=1 / np.sqrt(d)),      # Q
                        g(H, d, d_h, scale=1 / np.sqrt(d)),      # K
                        g(H, d, d_h, scale=1 / np.sqrt(d)),      # V
@@ -196,7 +277,9 @@ class OneLayerTransformer:
         xbarH = xbar.transpose(1, 0, 2)                      # (H, B, d)
         o = _mm(xbarH, V)                              # (H, B, d_h)
         oflat = o.transpose(1, 0, 2).reshape(B, H * d_h)
-        z = xT + _mm(oflat, O.reshape(H * d_h, d))
+        z = _mm(oflat, O.reshape(H * d_h, d))
+        if self.variant == "ours":
+            z += xT
         if self.m:
             P = _mm(z, W1) + b
             Hd = np.maximum(P, 0)
@@ -312,7 +395,7 @@ class OneLayerTransformer:
         return loss, self.backward(G, cache, params), correct
 
 
-def build_transformer(d, H, d_h, m, *, task, rng=None, dtype=np.float32):
+def build_transformer(d, H, d_h, m, *, task, rng=None, dtype=np.float32, variant="ours"):
     """Build the transformer every factual-recall trainer uses, sized for ``task``.
 
     The one place where the trainers (:func:`validation.factual_recall.experiments.train_transformer`,
@@ -331,6 +414,8 @@ def build_transformer(d, H, d_h, m, *, task, rng=None, dtype=np.float32):
         Randomness of the embeddings and the initialisation.
     dtype : numpy dtype
         Parameter dtype.
+    variant : {"ours", "paper"}
+        Model variant (see :class:`OneLayerTransformer`).
 
     Returns
     -------
@@ -349,4 +434,4 @@ def build_transformer(d, H, d_h, m, *, task, rng=None, dtype=np.float32):
     (9, 4, 512)
     """
     return OneLayerTransformer(d, H, d_h, m, vocab=task.vocab, n_answers=task.n_answers, rng=rng,
-                               dtype=dtype)
+                               dtype=dtype, variant=variant)

@@ -2,9 +2,10 @@
 
 Rendering only: parts 1-4 are the four quick experiments of
 :func:`validation.factual_recall.experiments.run_experiments` (trained in this run,
-on the report's pool); parts 5-8 (:mod:`validation.sections.factual_recall_theory`)
-and 9-10 (:mod:`validation.sections.factual_recall_capacity`) render the
-factual-recall studies of :mod:`validation.studies`.
+on the report's pool); parts 5-8 (:mod:`validation.sections.factual_recall_theory`),
+9-10 (:mod:`validation.sections.factual_recall_capacity`) and 11
+(:mod:`validation.sections.factual_recall_paper`) render the factual-recall
+studies of :mod:`validation.studies`.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 
 from validation.factual_recall import experiments as ex
 from validation.factual_recall.theory import PAPER_FACTS_PER_PARAM
-from validation.sections import factual_recall_capacity, factual_recall_theory
+from validation.sections import factual_recall_capacity, factual_recall_paper, factual_recall_theory
 from validation.sections.base import SectionResult, md_table
 from validation.studies.factual_recall_capacity import FPP_PLAN
 
@@ -230,4 +231,5 @@ def build(ctx):
     # ---------------------------------------------------------------- 5-10. the studies
     factual_recall_theory.render(ctx, md, data, figs)
     factual_recall_capacity.render(ctx, md, data, figs)
+    factual_recall_paper.render(ctx, md, data, figs)
     return SectionResult("\n".join(md), data, figs)

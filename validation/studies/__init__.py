@@ -32,6 +32,7 @@ STUDY_MODULES = (
     "validation.studies.linear_memory_listwise",
     "validation.studies.factual_recall_memory",
     "validation.studies.factual_recall_capacity",
+    "validation.studies.factual_recall_paper",
     "validation.studies.token_retrieval_grid",
     "validation.studies.token_retrieval_adaptive_boundary",
 )

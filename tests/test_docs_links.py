@@ -168,7 +168,9 @@ def test_docstring_citations_become_links():
              "",
              "    docs/listwise.md#large-p-limit stays literal",
              ">>> 'docs/listwise.md' and arXiv:2412.06538 in a doctest stay",
-             "back to prose: arXiv:2603.15923v2"]
+             "back to prose: arXiv:2603.15923v2",
+             "Policy (docs/sweeps.md)",
+             "-----------------------"]
     n = link_citations(lines, lambda page: f"../{page}.html")
     assert n == 4
     assert lines[0] == ("See `docs/theory_full_rank.md#the-model <../theory_full_rank.html#the-model>`__"
@@ -177,6 +179,7 @@ def test_docstring_citations_become_links():
     assert lines[3] == "    docs/listwise.md#large-p-limit stays literal"
     assert lines[4].startswith(">>> 'docs/listwise.md'")
     assert lines[5] == "back to prose: `arXiv:2603.15923v2 <https://arxiv.org/abs/2603.15923v2>`__"
+    assert lines[6] == "Policy (docs/sweeps.md)"              # a title keeps the length of its underline
     # no builder URI: the text is left alone
     keep = ["docs/sweeps.md"]
     assert link_citations(keep, lambda page: None) == 0 and keep == ["docs/sweeps.md"]

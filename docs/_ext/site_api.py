@@ -61,6 +61,9 @@ def link_citations(lines, relative_uri):
                 continue
         if stripped.startswith(">>>") or stripped.startswith("..."):
             continue
+        nxt = lines[i + 1].strip() if i + 1 < len(lines) else ""
+        if nxt and len(set(nxt)) == 1 and nxt[0] in "=-~^\"'`#*+" and len(nxt) >= 3:
+            continue                       # a section title: its underline must keep its length
 
         def doc(m):
             nonlocal n

@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # autosummary pages are regenerated every build: a stale page of a removed object
 # would otherwise be a "not in any toctree" warning
-rm -rf docs/generated
+rm -rf docs/generated docs/_build/html
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}" MPLBACKEND=agg
 case "${ASSOCMEM_DOCS_REPORT:-}" in
     quick|full)

@@ -410,6 +410,11 @@ def memory_limit():
     ValueError
         If ``ASSOCMEM_MEMORY_LIMIT`` is set but not a positive number of bytes.
 
+    See Also
+    --------
+    hcizz.checks.check_memory : Refuse an allocation above this limit.
+    hcizz.checks.fmt_bytes : Format a byte count for a message.
+
     References
     ----------
     docs/reliability.md#sizes
@@ -454,6 +459,11 @@ def fmt_bytes(n):
     str
         ``"512 B"``, ``"1.5 KiB"``, ... ``"93.9 TiB"`` (powers of 1024).
 
+    See Also
+    --------
+    hcizz.checks.check_memory : Names sizes in its messages with this format.
+    hcizz.checks.memory_limit : The bytes one allocation may take.
+
     References
     ----------
     docs/reliability.md#sizes
@@ -494,6 +504,12 @@ def check_memory(nbytes, what):
     ------
     ValueError
         Naming ``what``, the need and the limit.
+
+    See Also
+    --------
+    hcizz.checks.memory_limit : The limit checked against.
+    hcizz.checks.fmt_bytes : Format of the sizes in the message.
+    hcizz.checks.check_int : Range check of a size-like argument.
 
     References
     ----------

@@ -26,8 +26,8 @@ from validation.linear_memory.data import make_dp
 from validation.linear_memory.exact_listwise import listwise_feasibility, listwise_prediction
 
 # %%
-# Facts that fit at dimension d (replica predictions, fixed points n = n(alpha_c(n)))
-# ----------------------------------------------------------------------------------
+# Facts that fit at dimension d (replica fixed points n = n(alpha_c(n)))
+# ------------------------------------------------------------------------
 ds = [20, 40, 80]
 taus = [0.01, 0.05, 0.2]
 rows = {}

@@ -1151,7 +1151,7 @@ class BoundaryLaw(Result):
 
 @dataclass(frozen=True)
 class BoundaryFit(Result):
-    """Iso-capacity boundary fits of the trade-off grid (:func:`fit_boundary`).
+    """Iso-capacity boundary fits of the trade-off grid (:func:`~validation.factual_recall.fits.fit_boundary`).
 
     Parameters
     ----------

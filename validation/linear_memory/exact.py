@@ -39,7 +39,7 @@ candidates together (recall is), so the data are normalised inside: inputs to
 unit norm, candidates to unit root-mean-square norm.  Only the scores are
 needed, never all ``p (p - 1)`` difference vectors at once: margins of pairs
 far from active are bounded from their last exact value (safe screening,
-:class:`_Scorer`), and the ``p^2 d`` candidates of a DP instance can be
+the internal scorer), and the ``p^2 d`` candidates of a DP instance can be
 regenerated from its generator in row blocks (:class:`LazyDPFacts`).  Either
 way the returned certificate is re-checked from the fact set by
 :func:`verify_feasible` / :func:`verify_infeasible`.
@@ -875,7 +875,7 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
     is returned as the certificate ``lambda = 1`` (``margin = 0``).
 
     **Screened margins.**  The solvers see all ``p (p - 1)`` margins of an
-    iterate through :class:`_Scorer`: exact for the pairs that can be active
+    iterate through the internal scorer: exact for the pairs that can be active
     (or violated), and elsewhere lower bounds from the last exact value of
     the row (``beta m0 - |delta_perp| |r_perp|``), so a row is re-scored only
     when its bound no longer clears the activity threshold.  For DP facts this

@@ -45,7 +45,7 @@ TIMING = {150: (np.array([0.97]), 2)}
 
 #: Dimensions at which the committed DP store holds every planned instance (the default of
 #: ``linear_memory.exact_dp``; extend with ``--d 80,100``).
-DP_DECIDED = (20, 30, 40, 60)
+DP_DECIDED = (20, 30, 40, 60, 80)
 
 
 @dataclass(frozen=True)

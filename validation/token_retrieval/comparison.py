@@ -548,7 +548,7 @@ class LimitsOnGrid(Result):
         ``(k, n)``: the simulated crossing at or above ``N_mean_pool`` at ``k`` of the ``n``
         ``(d, L)`` where both exist.
     token_within_factor : tuple of int
-        ``(k, n)``: the token-level crossing within :attr:`factor` of the simulated one at ``k`` of
+        ``(k, n)``: the token-level crossing within ``factor`` of the simulated one at ``k`` of
         the ``n`` simulated crossings.
     factor : float
         The factor used.

@@ -99,12 +99,12 @@ def test_ledger_in_report_json(fast_report):
 
 @pytest.mark.slow
 def test_whole_quick_report(tmp_path):
-    """The whole quick report: prose numbers sourced, corruption caught, report.md <= 40 KiB."""
+    """The whole quick report: prose numbers sourced, corruption caught, report.md <= 40 kB."""
     rep.reproduce(tmp_path, quick=True)
     secs = _sections(tmp_path)
     _check_sections(secs)
     assert _corruption_is_caught(secs) >= 10
-    assert (tmp_path / "report.md").stat().st_size <= 40 * 1024
+    assert (tmp_path / "report.md").stat().st_size <= 40_000
     assert (tmp_path / "report_details.md").stat().st_size > (tmp_path / "report.md").stat().st_size
 
 

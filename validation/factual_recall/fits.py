@@ -14,7 +14,7 @@ Every function takes trial results (plain dicts of
 * :func:`fit_escape_slopes` (escape steps against the initial scale and the
   learning rate, with the saddle prediction);
 * :func:`search_criterion` (what a binary search reports against the 50 % point);
-* :func:`fit_boundary` (the iso-capacity boundary of the attention / MLP
+* :func:`~validation.factual_recall.fits.fit_boundary` (the iso-capacity boundary of the attention / MLP
   trade-off, profile-likelihood intervals).
 
 Several results write their interval as ``"ci": [low, high]`` in ``to_dict()``
@@ -297,7 +297,7 @@ class LineFit(IntervalResult):
 
 @dataclass(frozen=True)
 class SlopeCheck(LineFit):
-    """A :class:`LineFit` with the slope theory predicts (:func:`fit_escape_slopes`).
+    """A :class:`~validation.factual_recall.fits.LineFit` with the slope theory predicts (:func:`fit_escape_slopes`).
 
     Parameters
     ----------
@@ -1102,7 +1102,7 @@ def _profile_interval(i, theta, nll_min, A, M, y, n_facts, p, level, span=8.0):
 
 @dataclass(frozen=True)
 class BoundaryLaw(Result):
-    """The boundary law at one exponent ``p`` (an entry of :attr:`BoundaryFit.fits`).
+    """The boundary law at one exponent ``p`` (an entry of ``BoundaryFit.fits``).
 
     Parameters
     ----------

@@ -22,11 +22,11 @@ __all__ = ["blocks", "condense", "strip_markers", "KEY_TABLE_ROWS", "KEY_TABLE_C
 #: The appendix written next to report.md.
 DETAILS_FILE = "report_details.md"
 #: A section's first table stays in report.md when it has at most this many rows.
-KEY_TABLE_ROWS = 10
+KEY_TABLE_ROWS = 7
 #: ... and at most this many columns (a wider table is a secondary one).
 KEY_TABLE_COLUMNS = 10
 #: A kept paragraph is cut after the sentence that crosses this many characters.
-MAX_PARAGRAPH = 420
+MAX_PARAGRAPH = 320
 #: Sentences about how a number was produced (commands, stores, timings) stay in the appendix.
 _HOW = re.compile(r"python -m |\.jsonl|\bCPU\b|\bs wall\b|trials/s|--[a-z]")
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+")

@@ -600,7 +600,7 @@ def summarize_fpp(records, plan=FPP_PLAN, level=0.95, pending=0):
     Parameters
     ----------
     records : dict
-        Configuration -> ``(params, result)`` list (:attr:`SearchRecords.records`).
+        Configuration -> ``(params, result)`` list (``SearchRecords.records``).
     plan : dict
         The plan the records were made with (its ``configs``, ``D``, ``T``,
         ``batch``, ``lr`` and ``eval_every``).

@@ -264,7 +264,7 @@ def mechanism(by_group, d):
     ----------
     by_group : dict
         ``(model, kappa, d, preset)`` -> trial results (with ``seed``), as in
-        :attr:`CapacitySweep.by_group`.
+        ``CapacitySweep.by_group``.
     d : int
         Dimension.
 

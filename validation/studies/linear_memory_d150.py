@@ -547,7 +547,7 @@ class LongBudget(Result):
     Parameters
     ----------
     rows : list of dict
-        One per rerun: the rerun's fields (:meth:`LongBudgetStudy.summarise`)
+        One per rerun: the rerun's fields (``LongBudgetStudy.summarise``)
         and ``accuracy_4096`` / ``loss_4096`` of the 4096-step trial of the
         same instance (None if it is not among the results).
     refit : dict

@@ -248,7 +248,7 @@ class ListwiseStudy(Study):
         model : str
             ``"op"`` or ``"dp"``.
         d : int
-            A dimension of :data:`PLAN`.
+            A dimension of ``PLAN``.
 
         Returns
         -------

@@ -354,7 +354,7 @@ class MarginComparison(Result):
         :func:`compare` rows (with the pooled arrays under underscore keys).
     trends : dict
         ``"<quantity>@<fraction>@lr=<rate>"`` -> :func:`trend` fit, for every
-        quantity, load fraction (1, 0.95, 0.90) and rate of :data:`TREND_RATES`.
+        quantity, load fraction (1, 0.95, 0.90) and rate of ``TREND_RATES``.
     rate_pairs : list of dict
         :func:`rate_pairs` of the rows.
 
@@ -381,7 +381,7 @@ class MarginComparison(Result):
 
     @functools.cached_property
     def trends(self):
-        """The :func:`trend` fits of :data:`TREND_RATES` x quantities x fractions (1, 0.95, 0.90)."""
+        """The :func:`trend` fits of ``TREND_RATES`` x quantities x fractions (1, 0.95, 0.90)."""
         out = {}
         for lr, lab in TREND_RATES:
             for w in _QUANTITIES:

@@ -248,7 +248,7 @@ class FullGridStudy(Result):
         Per ``(N, d, L)``: ``N``, ``d``, ``L``, ``seeds`` and, per quantity of
         :data:`validation.token_retrieval.comparison.QUANTITIES`, ``{q}`` and ``{q}_stderr``.
     comparison : TheoryVsSim
-        The token-level theory (committed predictions, :meth:`FullGrid.committed_theory`) and
+        The token-level theory (committed predictions, ``FullGrid.committed_theory``) and
         the closed form against the runs (:func:`~validation.token_retrieval.comparison.theory_vs_sim`).
     targets : TargetCheck
         The issue's targets against the comparison
@@ -307,7 +307,7 @@ class FullGrid(_CommittedTheory):
     ``token_retrieval.full_grid.jsonl`` replays without computing, and a user store of the full
     preset started from it reuses them.  The committed token-level predictions at its 160 points
     (``token_retrieval.full_grid.token_theory.json``, ``theory_grid(points, reps=100, rng=0)``,
-    about 540 CPU s) are read by :meth:`committed_theory`.
+    about 540 CPU s) are read by ``committed_theory``.
 
     Regenerate the runs (resumes)::
 
@@ -448,7 +448,7 @@ class FullScans(_CommittedTheory):
     without an MLP and with widths 64, 256, 1024; 8 seeds).  The committed token-level predictions
     at their 96 configurations (``token_retrieval.full_scans.token_theory.json``,
     :func:`~validation.token_retrieval.comparison.scan_theory` with ``reps=100, rng=0``) are read
-    by :meth:`committed_theory`; the summary is
+    by ``committed_theory``; the summary is
     :func:`~validation.token_retrieval.comparison.scan_comparison`.
 
     Regenerate the runs (resumes)::

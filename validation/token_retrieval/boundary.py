@@ -180,7 +180,7 @@ class PowerLaw(Result):
 
 @dataclass(frozen=True)
 class BoundaryFit(Result):
-    """Power-law fit of a simulated success boundary (:func:`fit_boundary`).
+    """Power-law fit of a simulated success boundary (:func:`~validation.token_retrieval.boundary.fit_boundary`).
 
     Parameters
     ----------

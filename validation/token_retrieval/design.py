@@ -94,7 +94,7 @@ def boundary_trial(params):
     Parameters
     ----------
     params : dict
-        ``N``, ``d``, ``L``, ``seed`` and ``root`` (:func:`trial_params`).
+        ``N``, ``d``, ``L``, ``seed`` and ``root`` (:func:`~validation.token_retrieval.design.trial_params`).
 
     Returns
     -------
@@ -656,7 +656,7 @@ def compare_designs(boundaries, replicates, target, *, run, grid_ns, s_max, star
     target : float
         Target 95% CI half-width of ``log N_c`` (> 0).
     run : callable
-        ``run(params) -> results``: receives a list of :func:`trial_params`
+        ``run(params) -> results``: receives a list of :func:`~validation.token_retrieval.design.trial_params`
         records and returns one dict per record with at least ``N``, ``seed``
         and ``retrieval`` (the engine on a store, or a synthetic success model).
     grid_ns : sequence of int

@@ -289,7 +289,7 @@ def _run_grid_engine(params, progress, executor, store, workers):
 
 
 def grid_records(preset, *, seed=0, Ns=None, ds=None, Ls=None, seeds=None, progress=None, **kw):
-    """Run :func:`run_grid` on the main grid of a preset (:data:`PRESETS`).
+    """Run :func:`run_grid` on the main grid of a preset (:data:`~validation.token_retrieval.experiments.PRESETS`).
 
     Any of ``Ns``, ``ds``, ``Ls``, ``seeds`` may be overridden.
 
@@ -392,7 +392,7 @@ def plan(preset, *, seed=0, parts=PARTS):
 
 
 def group(parts, results):
-    """Group the results of a flattened :func:`plan` by part and label.
+    """Group the results of a flattened :func:`~validation.token_retrieval.experiments.plan` by part and label.
 
     Parameters
     ----------

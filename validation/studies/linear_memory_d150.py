@@ -367,7 +367,7 @@ def _budget_rows(res, budgets=BUDGETS):
 
 
 class PaperSizeStudy(Study):
-    """``linear_memory.d150``: adaptive thresholds of the :data:`PLAN` groups (see the module notes).
+    """``linear_memory.d150``: adaptive thresholds of the :data:`~validation.studies.linear_memory_d150.PLAN` groups (see the module notes).
 
     References
     ----------

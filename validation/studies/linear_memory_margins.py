@@ -121,7 +121,7 @@ def margin_params(ds=DS, seeds=SEEDS, fracs=FRACS, lr=None):
 
 
 def study_params(seeds=SEEDS, plan=PLAN, max_d=None):
-    """List the trials of :data:`PLAN` (without repeats).
+    """List the trials of :data:`~validation.studies.linear_memory_margins.PLAN` (without repeats).
 
     Parameters
     ----------
@@ -455,7 +455,7 @@ def rate_pairs(rows):
 
 
 class MarginStudy(Study):
-    """``linear_memory.margins``: the trials of :data:`PLAN` and their comparison with the predictions.
+    """``linear_memory.margins``: the trials of :data:`~validation.studies.linear_memory_margins.PLAN` and their comparison with the predictions.
 
     References
     ----------

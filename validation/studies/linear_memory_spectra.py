@@ -481,7 +481,7 @@ def _verdicts(extra):
 
 
 class SpectraStudy(Study):
-    """``linear_memory.spectra``: the trials of :data:`PLAN`, pooled against the laws (see the module notes).
+    """``linear_memory.spectra``: the trials of :data:`~validation.studies.linear_memory_spectra.PLAN`, pooled against the laws (see the module notes).
 
     References
     ----------

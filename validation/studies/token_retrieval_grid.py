@@ -39,7 +39,7 @@ from validation.token_retrieval.predictions import predicted_boundaries, theory_
 
 from .base import STORED_DIR, Option, Study
 
-__all__ = ["GridStudy", "TokenRetrievalGrid", "FullGridStudy", "FullGrid", "FullGridSeeds", "SEED_CHECK_POINTS", "FullScans", "STUDIES", "SUCCESS_KEYS", "PARTS"]
+__all__ = ["GridStudy", "TokenRetrievalGrid", "FullGridStudy", "FullGrid", "FullGridSeeds", "SEED_CHECK_POINTS", "FullScans", "STUDIES", "SUCCESS_KEYS"]
 
 #: success flags and fractions aggregated per grid point
 SUCCESS_KEYS = ("recall", "retrieval", "test_acc", "retrieval_acc", "recall_acc")

@@ -177,6 +177,9 @@ class Result:
 
     #: Name of the field holding the main estimate (None: no interval).
     _estimate = None
+    #: Write ``ci_low`` / ``ci_high`` as one ``"ci": [low, high]`` entry in :meth:`to_dict`
+    #: (the key some ``report.json`` entries have always used).
+    _ci_pair = False
 
     def to_dict(self):
         """Return the fields as a plain ``dict`` (optional fields only when set).
@@ -192,6 +195,9 @@ class Result:
             if v is None and f.metadata.get("omit_if_none"):
                 continue
             out[f.name] = v
+        if self._ci_pair and "ci_low" in out:
+            lo, hi = out.pop("ci_low"), out.pop("ci_high")
+            out["ci"] = [lo, hi]
         return out
 
     def conf_int(self, alpha=0.05):

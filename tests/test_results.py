@@ -68,3 +68,23 @@ def test_estimate_arrays_and_dict():
     assert np.allclose(hi - lo, 2 * 1.959963984540054 * np.array([0.1, 0.2]), rtol=1e-12)
     assert e.to_dict()["value"] == [1.0, 2.0]
     assert "95% CI" in e.summary()
+
+
+def test_ci_pair_writes_one_interval_entry():
+    # a record that keeps report.json's "ci": [lo, hi] key: same values, fields otherwise in order
+    from dataclasses import dataclass
+
+    from hcizz.results import Result
+
+    @dataclass(frozen=True)
+    class T(Result):
+        x: float
+        ci_low: float
+        ci_high: float
+        n: int
+        _estimate = "x"
+        _ci_pair = True
+
+    t = T(1.0, 0.5, 1.5, 3)
+    assert t.to_dict() == {"x": 1.0, "n": 3, "ci": [0.5, 1.5]}
+    assert t.conf_int() == (0.5, 1.5) and t.ci_low == 0.5

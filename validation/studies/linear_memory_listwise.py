@@ -201,19 +201,7 @@ class ListwiseThreshold(Result):
 
     _estimate = "threshold"
     level = 0.95
-
-    def to_dict(self):
-        """Return the fields, the interval as ``"ci": [ci_low, ci_high]``.
-
-        Returns
-        -------
-        dict
-            Plain values.
-        """
-        out = super().to_dict()
-        lo, hi = out.pop("ci_low"), out.pop("ci_high")
-        out["ci"] = [lo, hi]
-        return out
+    _ci_pair = True
 
 
 class ListwiseStudy(Study):
@@ -379,19 +367,7 @@ class HebbianListwise(Result):
 
     _estimate = "threshold"
     level = 0.95
-
-    def to_dict(self):
-        """Return the fields, the interval as ``"ci": [ci_low, ci_high]``.
-
-        Returns
-        -------
-        dict
-            Plain values.
-        """
-        out = super().to_dict()
-        lo, hi = out.pop("ci_low"), out.pop("ci_high")
-        out["ci"] = [lo, hi]
-        return out
+    _ci_pair = True
 
 
 class HebbianListwiseStudy(Study):

@@ -224,6 +224,11 @@ def _tam(args):
     # every argument is checked before any sampling
     taus = check_real("tau", args.tau, low=0, high=1, low_open=True)
     margin = check_real("margin", args.margin, low=0, high=MARGIN_MAX, allow_array=False)
+    if args.method != "mc":
+        for flag, value in (("--samples", args.samples), ("--seed", args.seed)):
+            if value is not None:
+                raise ValueError(f"{flag} applies only with --method mc (the expansion samples nothing), "
+                                 f"got {flag} {value} with --method {args.method}")
     args.samples, args.seed = _monte_carlo_options(args, 20000)
     ps = [] if args.p is None else [check_int("p", p, low=2, high=10**15) for p in args.p]
     samples = check_int("samples", args.samples, low=2)

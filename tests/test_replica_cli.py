@@ -70,6 +70,8 @@ def test_text_output(capsys):
     (["alpha-c-finite", "100", "1", "--margin", "0.5"], "p must be"),
     (["tam-capacity", "--tau", "0"], "tau must be"),
     (["tam-capacity", "--tau", "1.5"], "tau must be"),
+    (["tam-capacity", "--tau", "0.1", "--p", "100", "--method", "expansion", "--samples", "100"],
+     "--samples applies only with --method mc"),
     (["tam-capacity", "--tau", "0.1", "--margin", "-0.5"], "margin must be"),
     (["tam-capacity", "--tau", "0.1", "--p", "100", "1"], "p must be"),
     (["tam-capacity", "--tau", "0.1", "--p", "100", "--samples", "1"], "samples must be"),

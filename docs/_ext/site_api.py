@@ -90,7 +90,29 @@ def link_citations(lines, relative_uri):
     return n
 
 
+def _constant_doc(name, obj, lines):
+    """A module constant documented only by its type's docstring gets its ``#:`` comment.
+
+    Autosummary summarises a ``dict`` or ``tuple`` constant by the first sentence of
+    ``dict.__doc__`` (markup-breaking text such as ``dict(**kwargs)``); the module's
+    ``#:`` comment is what the constant means.
+    """
+    doc = type(obj).__doc__ or ""
+    if not lines or not doc or not "\n".join(lines).strip().startswith(doc.strip().split("\n")[0]):
+        return
+    modname, _, attr = name.rpartition(".")
+    text = []
+    try:
+        from sphinx.pycode import ModuleAnalyzer
+        text = list(ModuleAnalyzer.for_module(modname).find_attr_docs().get(("", attr), []))
+    except Exception:  # no source: fall back to the type
+        pass
+    lines[:] = [t for t in text if t.strip()] or [f"A module constant (``{type(obj).__name__}``)."]
+
+
 def _process(app, what, name, obj, options, lines):
+    if what in ("data", "attribute"):
+        _constant_doc(name, obj, lines)
     link_citations(lines, lambda page: _relative_uri(app, page))
 
 

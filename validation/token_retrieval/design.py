@@ -705,7 +705,7 @@ def compare_designs(boundaries, replicates, target, *, run, grid_ns, s_max, star
 
 
 def read_comparisons(path):
-    """Read a JSON file of design comparisons (a committed summary, or ``study ... --json`` output).
+    """Read a JSON file of design comparisons (a committed summary, or the ``--json`` output of a study).
 
     Parameters
     ----------

@@ -47,11 +47,16 @@ PARAMETERS = {
     "level": "level : float, optional\n    Confidence level of the interval, in (0, 1) (default 0.95).",
 }
 
-_LINE = re.compile(r"^(?P<indent>[ \t]*)%\((?P<name>\w+)\)s[ \t]*$", re.M)
+#: a placeholder line: one or more ``%(name)s`` separated by blanks, nothing else
+_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<names>%\(\w+\)s(?:[ \t]+%\(\w+\)s)*)[ \t]*$", re.M)
+_NAME = re.compile(r"%\((\w+)\)s")
 
 
 def fill(doc, params=None):
     """Return ``doc`` with every whole-line ``%(name)s`` replaced by the shared text.
+
+    A placeholder line may name several entries (``%(d)s %(p)s %(rng)s``): they are
+    filled in that order, one after the other.
 
     Parameters
     ----------
@@ -86,14 +91,19 @@ def fill(doc, params=None):
     d : int
         Dimension (>= 1).
     <BLANKLINE>
+    >>> print(fill("    %(d)s %(p)s"))
+        d : int
+            Dimension (>= 1).
+        p : int
+            Number of facts (>= 2).
     """
     if doc is None:
         return None
     table = {**PARAMETERS, **(params or {})}
 
     def sub(m):
-        text = table[m.group("name")]
         ind = m.group("indent")
+        text = "\n".join(table[name] for name in _NAME.findall(m.group("names")))
         return "\n".join(ind + line if line else line for line in text.split("\n"))
 
     return _LINE.sub(sub, doc)

@@ -30,7 +30,7 @@ IN_SCOPE = [
     # replica theory
     "replica", "replica.__main__", "replica.energy", "replica.finite_capacity",
     "replica.free_entropy", "replica.gaussian_max", "replica.hebbian", "replica.order_stats",
-    "replica.rank_capacity", "replica.load", "replica.rank_cli", "replica.theory_cli", "replica.pinned_scores", "replica.listwise",
+    "replica.rank_capacity", "replica.load", "replica.rank_cli", "replica.theory_cli", "replica.pinned_scores", "replica.listwise", "replica.geometry",
     "replica.symbolic", "replica.symbolic.full_rank", "replica.symbolic.rank_constrained",
     "replica.symbolic.formula", "replica.symbolic.functions", "replica.symbolic.listwise",
     # validation: engine, token retrieval and the shared pieces

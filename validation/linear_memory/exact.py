@@ -99,7 +99,9 @@ class ExactResult(Result):
         Their non-negative weights.
     optimal : bool
         The active-set problem was solved to optimality (then ``gamma`` is
-        the maximal Euclidean margin of the normalised facts).
+        the maximal Euclidean margin of the normalised facts and, for a
+        feasible instance solved with ``optimal=True``, ``W`` is the
+        max-margin memory itself).
     gamma : float
         Lawson-Hanson: ``|x| / (1 + s)`` at the last iterate (the optimal
         margin if ``optimal``); 0 for infeasible instances; nan when the
@@ -1301,6 +1303,12 @@ def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None, 
         s = float(lam.sum()) - 1.0
     n = int((~fac.hole[:fac.n]).sum())
     gamma = float(np.linalg.norm(x)) / (1.0 + s) if n else 0.0
+    if optimal and res is not None and res.feasible and res.optimal and n:
+        # the certificate found first is feasible, not optimal: certify the optimum itself
+        final = ExactResult(True, math.nan, W=x.copy())
+        if _verified(final, facts, verify, tol):
+            res.W, res.margin, res.verified = final.W, final.margin, final.verified
+            res.info["verification"] = final.info.get("verification", res.info.get("verification"))
     if res is None:
         res = ExactResult(None, math.nan, optimal=False)
     if res.feasible is not False:

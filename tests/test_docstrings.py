@@ -59,11 +59,12 @@ IN_SCOPE = [
     "validation.studies.linear_memory_lowrank", "validation.studies.linear_memory_margins",
     "validation.studies.linear_memory_spectra", "validation.studies.linear_memory_adaptive",
     "validation.studies.linear_memory_budget", "validation.studies.linear_memory_listwise",
+    "validation.studies.linear_memory_max_margin",
     # validation: linear memories (exact decisions pending, see PENDING_MODULES)
     "validation.linear_memory",
     "validation.linear_memory.capacity", "validation.linear_memory.cli",
     "validation.linear_memory.data", "validation.linear_memory.finite_size",
-    "validation.linear_memory.exact_listwise",
+    "validation.linear_memory.exact_listwise", "validation.linear_memory.max_margin",
     "validation.linear_memory.margins", "validation.linear_memory.mechanism",
     "validation.linear_memory.models", "validation.linear_memory.registry",
     "validation.linear_memory.spectra", "validation.linear_memory.theory",

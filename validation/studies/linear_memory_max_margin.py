@@ -65,6 +65,10 @@ class MaxMarginRow(Result):
     ks, ks_calibration, ks_calibration_sd : float
         Pooled KS distance of the singular values to the quarter circle, and its
         Gaussian-matrix calibration (mean, sd) for as many instances.
+
+    References
+    ----------
+    docs/linear_memory.md#the-max-margin-memory-at-the-threshold
     """
 
     d: int

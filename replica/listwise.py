@@ -971,6 +971,11 @@ class CensoredNormal:
         self.loc = check_real("loc", loc, allow_array=False)
         self.level = check_real("level", level, allow_array=False)
 
+    def _split(self, x, below, sign):
+        """``below`` under ``level``, ``Phi(sign (x - loc))`` from ``level`` on."""
+        x = np.asarray(x, dtype=float)
+        return _out(np.where(x < self.level, below, ndtr(sign * (x - self.loc))))
+
     @property
     def atom(self):
         """Mass pinned at ``level``, ``Phi(level - loc)``.
@@ -995,8 +1000,7 @@ class CensoredNormal:
         float or ndarray
             ``P(X <= x)``: 0 below ``level``, ``Phi(x - loc)`` from ``level`` on.
         """
-        x = np.asarray(x, dtype=float)
-        return _out(np.where(x < self.level, 0.0, ndtr(x - self.loc)))
+        return self._split(x, 0.0, 1.0)
 
     def sf(self, x):
         """Evaluate the survival function ``1 - cdf``.
@@ -1011,8 +1015,7 @@ class CensoredNormal:
         float or ndarray
             ``P(X > x)``.
         """
-        x = np.asarray(x, dtype=float)
-        return _out(np.where(x < self.level, 1.0, ndtr(self.loc - x)))
+        return self._split(x, 1.0, -1.0)
 
     def ppf(self, u):
         """Evaluate the quantile function.

@@ -14,6 +14,10 @@ PARAMS = {
     "n_terms": ("n_terms : int\n"
                 "    Number of coefficients, ``1 <= n_terms <= 100`` (exact rationals: 0.4 s at\n"
                 "    50, 5 s at 100)."),
+    # replica.symbolic.series / limit
+    "variable": ("x : sympy.Symbol or str, optional\n"
+                 "    Variable (a name of one of ``f``'s symbols); may be omitted when ``f``\n"
+                 "    has one symbol."),
     # the disorder samplers of replica.energy and replica.finite_capacity
     "p_unchecked": "p : int\n    Number of candidates (``p - 1`` competitors); not validated here.",
     "generator": "rng : numpy.random.Generator\n    Generator (already constructed).",

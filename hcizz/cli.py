@@ -172,8 +172,8 @@ def package_main(prog, description, modules, reference):
     modules : list of str
         Import names of the modules that register subcommands (read at each
         call, so a module appended later is seen).
-    reference : str
-        The documentation section of the CLI, named in ``main``'s docstring.
+    reference : str or sequence of str
+        The documentation section(s) of the CLI, named in ``main``'s docstring.
 
     Returns
     -------
@@ -197,10 +197,14 @@ def package_main(prog, description, modules, reference):
     0
     >>> print(main.__doc__.splitlines()[0])
     Run ``python -m replica SUBCOMMAND ...``.
+    >>> main = package_main("python -m demo", "demo", [], ["docs/a.md", "docs/b.md"])
+    >>> print(main.__doc__.splitlines()[-2])
+        docs/b.md
     """
     def main(argv=None):
         return dispatch(argv, prog=prog, description=description, modules=modules)
 
+    refs = ";\n    ".join([reference] if isinstance(reference, str) else reference)
     main.__doc__ = f"""Run ``{prog} SUBCOMMAND ...``.
 
     Parameters
@@ -215,7 +219,7 @@ def package_main(prog, description, modules, reference):
 
     References
     ----------
-    {reference}
+    {refs}
     """
     return main
 

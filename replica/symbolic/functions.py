@@ -89,8 +89,8 @@ def _exact(coefficients, n_terms):
 def capacity_angle_coefficients(n_terms):
     r"""Return the exact coefficients :math:`g_k` of :math:`y = \sum_k g_k w^{2k+1}`, :math:`w = (6 \pi \kappa)^{1/3}`.
 
-    ``y(kappa)`` solves ``y - sin y = pi kappa = w^3 / 6``.  Writing
-    ``y - sin y = y^3 h(y^2) / 6`` with ``h(0) = 1``, ``w = y h(y^2)^(1/3)`` and
+    :math:`y(\kappa)` solves :math:`y - \sin y = \pi \kappa = w^3 / 6`.  Writing
+    :math:`y - \sin y = y^3 h(y^2) / 6` with :math:`h(0) = 1`, :math:`w = y h(y^2)^{1/3}` and
     Lagrange inversion gives
 
     .. math:: g_k = \frac{1}{2k+1}\, [x^k]\, h(x)^{-(2k+1)/3} .
@@ -125,14 +125,14 @@ def capacity_angle_coefficients(n_terms):
 def alpha_c_coefficients(n_terms):
     r"""Return the exact coefficients :math:`c_k` of :math:`\pi \alpha_c = \sum_k c_k w^{2k+3}`, :math:`w = (6 \pi \kappa)^{1/3}`.
 
-    With ``H(y) = (2y - sin 2y)/4 = pi alpha_c`` and ``H'(y) = sin^2 y``,
-    Lagrange-Bürmann inversion of ``w = y h(y^2)^(1/3)`` (see
+    With :math:`H(y) = (2y - \sin 2y)/4 = \pi \alpha_c` and :math:`H'(y) = \sin^2 y`,
+    Lagrange-Bürmann inversion of :math:`w = y h(y^2)^{1/3}` (see
     :func:`capacity_angle_coefficients`) gives
 
     .. math:: c_k = \frac{1}{2k+3}\, [x^k]\, \frac{\sin^2 y}{y^2}\, h(x)^{-(2k+3)/3},
               \qquad x = y^2 .
 
-    Hence ``alpha_c(kappa) = sum_k c_k (6 pi)^((2k+3)/3) kappa^((2k+3)/3) / pi``.
+    Hence :math:`\alpha_c(\kappa) = \sum_k c_k (6 \pi)^{(2k+3)/3} \kappa^{(2k+3)/3} / \pi`.
 
     Parameters
     ----------
@@ -286,13 +286,13 @@ class _ExactFunction(sp.Function):
 class QCQuantile(_ExactFunction):
     r"""Quarter-circle quantile function :math:`X_{qc}(u)` as a sympy function.
 
-    ``X_qc(u) = 2 sin(theta)`` with ``2 theta + sin 2 theta = pi u``, the inverse
-    of the CDF of ``rho_qc(s) = sqrt(4 - s^2)/pi`` on ``[0, 2]``.
+    :math:`X_{qc}(u) = 2 \sin\theta` with :math:`2 \theta + \sin 2 \theta = \pi u`, the inverse
+    of the CDF of :math:`\rho_{qc}(s) = \sqrt{4 - s^2}/\pi` on :math:`[0, 2]`.
 
     Parameters
     ----------
     u : sympy expression
-        Probability, ``0 <= u <= 1``.
+        Probability, :math:`0 \le u \le 1`.
 
     See Also
     --------
@@ -339,15 +339,15 @@ class QCQuantile(_ExactFunction):
 class CapacityAngle(_ExactFunction):
     r"""Angle :math:`y(\kappa)` in :math:`[0, \pi]` with :math:`y - \sin y = \pi \kappa`, as a sympy function.
 
-    ``y = pi - 2 theta_kappa``; the capacity is
-    ``alpha_c(kappa) = (2y - sin 2y)/(4 pi)`` and the truncation point of the
-    quarter circle ``X_qc(1 - kappa) = 2 cos(y/2)``.
+    :math:`y = \pi - 2 \theta_\kappa`; the capacity is
+    :math:`\alpha_c(\kappa) = (2y - \sin 2y)/(4 \pi)` and the truncation point of the
+    quarter circle :math:`X_{qc}(1 - \kappa) = 2 \cos(y/2)`.
 
     Parameters
     ----------
     kappa : sympy expression
-        Rank fraction (any real value: ``y - sin y`` is increasing on the real
-        line; the capacity uses ``0 <= kappa <= 1``).
+        Rank fraction (any real value: :math:`y - \sin y` is increasing on the real
+        line; the capacity uses :math:`0 \le \kappa \le 1`).
 
     See Also
     --------

@@ -1,19 +1,19 @@
 r"""Marchenko-Pastur law (mean 1) as a ``scipy.stats`` distribution.
 
-``marchenko_pastur(ratio)`` is the limiting eigenvalue law of ``X^T X / d`` for a
-``d x m`` matrix ``X`` with i.i.d. ``N(0, 1)`` entries and ``m / d -> ratio``:
+``marchenko_pastur(ratio)`` is the limiting eigenvalue law of :math:`X^T X / d` for a
+:math:`d \times m` matrix :math:`X` with i.i.d. :math:`N(0, 1)` entries and :math:`m / d \to \lambda` (``ratio``):
 
 .. math::
 
     \rho(x) = \frac{\sqrt{(\lambda_+ - x)(x - \lambda_-)}}{2 \pi \lambda x},
     \qquad \lambda_\pm = (1 \pm \sqrt\lambda)^2,
 
-plus an atom ``1 - 1/lambda`` at 0 when ``lambda > 1``.  As for every law in
+plus an atom :math:`1 - 1/\lambda` at 0 when :math:`\lambda > 1`.  As for every law in
 ``hcizz`` the distribution object describes the nonzero part renormalised to
 mass 1 and ``.atom`` holds the mass at zero.
 
-CDF in closed form (*derived here*): with ``x = 1 + lambda - 2 sqrt(lambda) cos t``,
-``t in [0, pi]``, the full-law CDF is
+CDF in closed form (*derived here*): with :math:`x = 1 + \lambda - 2 \sqrt\lambda \cos t`,
+:math:`t \in [0, \pi]`, the full-law CDF is
 
 .. math::
 
@@ -21,10 +21,10 @@ CDF in closed form (*derived here*): with ``x = 1 + lambda - 2 sqrt(lambda) cos 
         - \frac{|1-\lambda|}{\lambda}
         \operatorname{atan2}\big((1+\sqrt\lambda)\sin\tfrac t2, |1-\sqrt\lambda|\cos\tfrac t2\big)\Big].
 
-Near the lower edge the terms cancel (``F ~ t^3``), and for small ``lambda``
-they are of order ``1/lambda``; there the CDF is instead a 32-point
+Near the lower edge the terms cancel (:math:`F \sim t^3`), and for small :math:`\lambda`
+they are of order :math:`1/\lambda`; there the CDF is instead a 32-point
 Gauss-Legendre quadrature of the smooth angular density
-``2 sin^2 t / (pi x(t))``, as is the upper tail (see :class:`MarchenkoPastur`).
+:math:`2 \sin^2 t / (\pi x(t))`, as is the upper tail (see :class:`MarchenkoPastur`).
 """
 from __future__ import annotations
 

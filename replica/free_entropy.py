@@ -1,4 +1,4 @@
-"""Replica-symmetric free entropy ``Phi_p(q; alpha)`` and its minimiser (docs/theory_full_rank.md#replica-symmetric-free-entropy)."""
+r"""Replica-symmetric free entropy :math:`\Phi_p(q; \alpha)` and its minimiser (docs/theory_full_rank.md#replica-symmetric-free-entropy)."""
 from __future__ import annotations
 
 import math

@@ -234,8 +234,10 @@ class _ExactFunction(sp.Function):
     derivative, ``evalf`` through mpmath.
 
     A subclass sets ``_at_one`` (its value at 1), ``_odd`` (``f(-x) = -f(x)``),
-    ``_latex_name`` and defines ``_derivative()`` (in terms of the function itself) and
-    ``_mp_value(arg, prec)`` (the value at a number, ``prec`` bits).
+    ``_latex_name``, defines ``_derivative()`` (in terms of the function itself) and
+    ``_mp_value(arg, prec)`` (the value at a number, ``prec`` bits), and an ``eval``
+    naming its argument (sympy takes the function's signature from ``eval``) that
+    returns ``_exact_value``.
     """
 
     nargs = 1
@@ -244,8 +246,8 @@ class _ExactFunction(sp.Function):
     _latex_name = None
 
     @classmethod
-    def eval(cls, arg):
-        """Return the exact value at 0 and 1, use oddness, else ``None``."""
+    def _exact_value(cls, arg):
+        """The exact value at 0 and 1, ``-f(-arg)`` for an odd function, else ``None``."""
         if arg.is_zero:
             return sp.S.Zero
         if arg == 1:
@@ -324,6 +326,11 @@ class QCQuantile(_ExactFunction):
     _at_one = sp.Integer(2)
     _latex_name = r"X_{\mathrm{qc}}"
 
+    @classmethod
+    def eval(cls, u):
+        """Return the exact value at ``u = 0`` (0) and ``u = 1`` (2), else ``None``."""
+        return cls._exact_value(u)
+
     def _derivative(self):
         return sp.pi / sp.sqrt(4 - self ** 2)             # dX/du = 1/rho_qc(X)
 
@@ -381,6 +388,11 @@ class CapacityAngle(_ExactFunction):
     _at_one = sp.pi
     _odd = True
     _latex_name = "y"
+
+    @classmethod
+    def eval(cls, kappa):
+        """Return the exact value at ``kappa = 0`` (0) and ``1`` (pi), use oddness, else ``None``."""
+        return cls._exact_value(kappa)
 
     def _derivative(self):
         return sp.pi / (1 - sp.cos(self))                 # from y - sin y = pi kappa

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-__all__ = ["run_cli", "dispatch", "ArgumentParser", "parse_list", "check_output_file", "check_output_dir"]
+__all__ = ["run_cli", "dispatch", "package_main", "ArgumentParser", "parse_list", "check_output_file", "check_output_dir"]
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -157,6 +157,73 @@ def dispatch(argv, *, prog, description, modules):
     return args.func(args) or 0
 
 
+def package_main(prog, description, modules, reference):
+    """Return the ``main(argv=None)`` of a package CLI: :func:`dispatch` over ``modules``.
+
+    The ``__main__`` of every package is this function's result plus the list
+    of its subcommand modules, so that all CLIs are built alike.
+
+    Parameters
+    ----------
+    prog : str
+        Program name, e.g. ``"python -m replica"``.
+    description : str
+        Text of ``--help``.
+    modules : list of str
+        Import names of the modules that register subcommands (read at each
+        call, so a module appended later is seen).
+    reference : str or sequence of str
+        The documentation section(s) of the CLI, named in ``main``'s docstring.
+
+    Returns
+    -------
+    callable
+        ``main(argv=None) -> int``, the exit status of the subcommand.
+
+    See Also
+    --------
+    hcizz.cli.dispatch : What ``main`` calls.
+    hcizz.cli.run_cli : Runs ``main`` with one-line errors.
+
+    References
+    ----------
+    docs/api_replica.md#cli-python--m-replica-subcommand----json
+
+    Examples
+    --------
+    >>> main = package_main("python -m replica", "demo", ["replica.theory_cli"], "docs/cli.md")
+    >>> print(main(["gaussian-max", "2"]))
+    n=2  E[M_n]=0.564189583547756  E[M_n^2]=1
+    0
+    >>> print(main.__doc__.splitlines()[0])
+    Run ``python -m replica SUBCOMMAND ...``.
+    >>> main = package_main("python -m demo", "demo", [], ["docs/a.md", "docs/b.md"])
+    >>> print(main.__doc__.splitlines()[-2])
+        docs/b.md
+    """
+    def main(argv=None):
+        return dispatch(argv, prog=prog, description=description, modules=modules)
+
+    refs = ";\n    ".join([reference] if isinstance(reference, str) else reference)
+    main.__doc__ = f"""Run ``{prog} SUBCOMMAND ...``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Command-line arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        Exit status of the subcommand.
+
+    References
+    ----------
+    {refs}
+    """
+    return main
+
+
 def parse_list(text, name, *, item=float, low=None, high=None, low_open=False, choices=None):
     """Parse a comma-separated command-line list strictly: the one list syntax of the CLIs.
 
@@ -243,6 +310,16 @@ def parse_list(text, name, *, item=float, low=None, high=None, low_open=False, c
     return out
 
 
+def _as_path(name, path, what):
+    """``path`` as a ``pathlib.Path``; a non-path or the empty path is refused (``what``: file, folder)."""
+    import os
+    from pathlib import Path
+
+    if not isinstance(path, (str, os.PathLike)) or str(path) == "":
+        raise ValueError(f"{name} must be a {what} path, got {path!r}")
+    return Path(path)
+
+
 def _writable_dir(name, folder, path):
     import os
 
@@ -308,11 +385,8 @@ def check_output_file(name, path, *, must_exist=False):
     """
     import os
     import stat
-    from pathlib import Path
 
-    if not isinstance(path, (str, os.PathLike)) or str(path) == "":
-        raise ValueError(f"{name} must be a file path, got {path!r}")
-    p = Path(path)
+    p = _as_path(name, path, "file")
     if p.exists():
         mode = os.stat(p).st_mode
         if stat.S_ISDIR(mode):
@@ -366,11 +440,8 @@ def check_output_dir(name, path):
     ValueError: --out must be a folder path, got ''
     """
     import os
-    from pathlib import Path
 
-    if not isinstance(path, (str, os.PathLike)) or str(path) == "":
-        raise ValueError(f"{name} must be a folder path, got {path!r}")
-    p = Path(path)
+    p = _as_path(name, path, "folder")
     if p.exists():
         if not p.is_dir():
             raise ValueError(f"{name} must be a folder, got the existing file {str(p)!r}")

@@ -45,6 +45,7 @@ PARAMETERS = {
               "(``docs/sweeps.md#resuming``)."),
     "progress": "progress : bool, optional\n    Print progress lines on stderr.",
     "level": "level : float, optional\n    Confidence level of the interval, in (0, 1) (default 0.95).",
+    "conf_alpha": "alpha : float, optional\n    One minus the confidence level, in (0, 1) (default 0.05).",
 }
 
 #: a placeholder line: one or more ``%(name)s`` separated by blanks, nothing else

@@ -6,6 +6,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from .docstrings import fill_doc
 from .results import Result, _check_alpha
 
 __all__ = ["Estimate"]
@@ -60,13 +61,13 @@ class Estimate(Result):
         """Relative standard error ``stderr / |value|``."""
         return np.abs(self.stderr) / np.abs(self.value)
 
+    @fill_doc
     def conf_int(self, alpha=0.05):
         """Return the normal-approximation interval ``value -/+ z_{1-alpha/2} stderr``.
 
         Parameters
         ----------
-        alpha : float, optional
-            One minus the confidence level, in (0, 1) (default 0.05).
+        %(conf_alpha)s
 
         Returns
         -------

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._docparams import fill_doc
 from .checks import check_int, check_real
 
 __all__ = ["s_transform_mp", "r_transform_mp", "s_transform_mp_product", "r_transform_semicircle",
            "stieltjes_mp", "stieltjes_mp_product", "moments_from_s_transform"]
 
 
+@fill_doc
 def s_transform_mp(w, ratio):
     r"""Evaluate the S-transform :math:`1 / (1 + \lambda w)` of the Marchenko-Pastur law (mean 1).
 
@@ -31,8 +33,7 @@ def s_transform_mp(w, ratio):
     ----------
     w : float or array_like
         Argument.
-    ratio : float
-        Aspect ratio :math:`\lambda > 0`.
+    %(mp_ratio)s
 
     Returns
     -------
@@ -58,6 +59,7 @@ def s_transform_mp(w, ratio):
     return 1.0 / (1.0 + ratio * np.asarray(w))
 
 
+@fill_doc
 def r_transform_mp(g, ratio):
     r"""Evaluate the R-transform :math:`1 / (1 - \lambda g)` of the Marchenko-Pastur law (free Poisson).
 
@@ -65,8 +67,7 @@ def r_transform_mp(g, ratio):
     ----------
     g : float or array_like
         Argument.
-    ratio : float
-        Aspect ratio :math:`\lambda > 0`.
+    %(mp_ratio)s
 
     Returns
     -------
@@ -87,8 +88,7 @@ def r_transform_mp(g, ratio):
     >>> print(r_transform_mp([0.0, 0.5], 0.5))
     [1.         1.33333333]
     """
-    ratio = check_real("ratio", ratio, low=0, low_open=True, allow_array=False)
-    return 1.0 / (1.0 - ratio * np.asarray(g))
+    return s_transform_mp(-np.asarray(g), ratio)         # R(g) = S(-g) for this law (exactly)
 
 
 def s_transform_mp_product(w, kappa):
@@ -160,6 +160,7 @@ def r_transform_semicircle(g):
     return np.asarray(g)
 
 
+@fill_doc
 def stieltjes_mp(z, ratio):
     r"""Evaluate the Stieltjes transform of the full Marchenko-Pastur law (atom included).
 
@@ -171,8 +172,7 @@ def stieltjes_mp(z, ratio):
     ----------
     z : complex or array_like
         Points off the support.
-    ratio : float
-        Aspect ratio :math:`\lambda > 0`.
+    %(mp_ratio)s
 
     Returns
     -------

@@ -1,19 +1,19 @@
 r"""Marchenko-Pastur law (mean 1) as a ``scipy.stats`` distribution.
 
-``marchenko_pastur(ratio)`` is the limiting eigenvalue law of ``X^T X / d`` for a
-``d x m`` matrix ``X`` with i.i.d. ``N(0, 1)`` entries and ``m / d -> ratio``:
+``marchenko_pastur(ratio)`` is the limiting eigenvalue law of :math:`X^T X / d` for a
+:math:`d \times m` matrix :math:`X` with i.i.d. :math:`N(0, 1)` entries and :math:`m / d \to \lambda` (``ratio``):
 
 .. math::
 
     \rho(x) = \frac{\sqrt{(\lambda_+ - x)(x - \lambda_-)}}{2 \pi \lambda x},
     \qquad \lambda_\pm = (1 \pm \sqrt\lambda)^2,
 
-plus an atom ``1 - 1/lambda`` at 0 when ``lambda > 1``.  As for every law in
+plus an atom :math:`1 - 1/\lambda` at 0 when :math:`\lambda > 1`.  As for every law in
 ``hcizz`` the distribution object describes the nonzero part renormalised to
 mass 1 and ``.atom`` holds the mass at zero.
 
-CDF in closed form (*derived here*): with ``x = 1 + lambda - 2 sqrt(lambda) cos t``,
-``t in [0, pi]``, the full-law CDF is
+CDF in closed form (*derived here*): with :math:`x = 1 + \lambda - 2 \sqrt\lambda \cos t`,
+:math:`t \in [0, \pi]`, the full-law CDF is
 
 .. math::
 
@@ -21,10 +21,10 @@ CDF in closed form (*derived here*): with ``x = 1 + lambda - 2 sqrt(lambda) cos 
         - \frac{|1-\lambda|}{\lambda}
         \operatorname{atan2}\big((1+\sqrt\lambda)\sin\tfrac t2, |1-\sqrt\lambda|\cos\tfrac t2\big)\Big].
 
-Near the lower edge the terms cancel (``F ~ t^3``), and for small ``lambda``
-they are of order ``1/lambda``; there the CDF is instead a 32-point
+Near the lower edge the terms cancel (:math:`F \sim t^3`), and for small :math:`\lambda`
+they are of order :math:`1/\lambda`; there the CDF is instead a 32-point
 Gauss-Legendre quadrature of the smooth angular density
-``2 sin^2 t / (pi x(t))``, as is the upper tail (see :class:`MarchenkoPastur`).
+:math:`2 \sin^2 t / (\pi x(t))`, as is the upper tail (see :class:`MarchenkoPastur`).
 """
 from __future__ import annotations
 
@@ -237,14 +237,16 @@ class MarchenkoPastur(SpectralLaw):
         return self.edges
 
     # ---- angle variables (from the exact edge distances)
-    def _t_of_x(self, x):
-        e = (np.asarray(x, dtype=float) - self._lm_hi) - self._lm_lo
+    def _angle(self, e):
+        """The angle ``2 arcsin sqrt(e / q4)`` of a distance ``e`` to an edge."""
         # sqrt(e) / sqrt(q4), not sqrt(e / q4): e may be subnormal
         return 2 * np.arcsin(np.clip(np.sqrt(np.clip(e, 0, None)) / np.sqrt(self._q4), 0, 1))
 
+    def _t_of_x(self, x):
+        return self._angle((np.asarray(x, dtype=float) - self._lm_hi) - self._lm_lo)
+
     def _s_of_x(self, x):
-        e = (self._lp_hi - np.asarray(x, dtype=float)) + self._lp_lo
-        return 2 * np.arcsin(np.clip(np.sqrt(np.clip(e, 0, None)) / np.sqrt(self._q4), 0, 1))
+        return self._angle((self._lp_hi - np.asarray(x, dtype=float)) + self._lp_lo)
 
     def _dens_t(self, t):
         """Density of the nonzero part in ``t``: ``2 sin^2 t / (pi y(t))``, ``y = (1 - r)^2 + 4 r sin^2(t/2)``."""
@@ -285,22 +287,24 @@ class MarchenkoPastur(SpectralLaw):
         """
         return self._gl(self._dens_s, np.asarray(s, dtype=float), 20)
 
-    def _F_full(self, t):
-        """``F(t)`` on ``[0, pi]`` (``1 - G(pi - t)`` beyond ``pi/2``, where ``F >= 0.18``)."""
-        t = np.asarray(t, dtype=float)
-        low = t <= np.pi / 2
-        out = np.empty(t.shape)
-        out[low] = self._F_t(t[low])
-        out[~low] = 1.0 - self._G_s(np.pi - t[~low])
+    @staticmethod
+    def _on_half_circle(near, far, angle):
+        """``near(angle)`` up to ``pi/2``, ``1 - far(pi - angle)`` beyond (each tail mass
+        is computed where it is the smaller one, ``>= 0.18`` past ``pi/2``)."""
+        angle = np.asarray(angle, dtype=float)
+        low = angle <= np.pi / 2
+        out = np.empty(angle.shape)
+        out[low] = near(angle[low])
+        out[~low] = 1.0 - far(np.pi - angle[~low])
         return out
 
+    def _F_full(self, t):
+        """``F(t)`` on ``[0, pi]``."""
+        return self._on_half_circle(self._F_t, self._G_s, t)
+
     def _G_full(self, s):
-        s = np.asarray(s, dtype=float)
-        low = s <= np.pi / 2
-        out = np.empty(s.shape)
-        out[low] = self._G_s(s[low])
-        out[~low] = 1.0 - self._F_t(np.pi - s[~low])
-        return out
+        """``G(s) = 1 - F(pi - s)`` on ``[0, pi]``."""
+        return self._on_half_circle(self._G_s, self._F_t, s)
 
     # ---- scipy hooks
     def _pdf(self, x):
@@ -369,21 +373,21 @@ class MarchenkoPastur(SpectralLaw):
     def _from_s(self, s):
         return self._lp_hi + (self._lp_lo - self._q4 * np.sin(s / 2) ** 2)
 
-    def _ppf(self, q):
+    def _quantile(self, q, lower_tail):
+        """``x`` with ``cdf(x) = q`` (lower_tail) or ``sf(x) = q``: solved in the tail whose
+        mass is ``<= 1/2`` (``q`` itself, else ``1 - q`` in the other tail)."""
         q = np.asarray(q, dtype=float)
-        lowside = q <= 0.5
-        t = self._solve_t(np.where(lowside, q, 0.5), True)
-        s = self._solve_t(np.where(lowside, 0.5, 1.0 - q), False)
-        out = np.where(lowside, self._from_t(t), self._from_s(s))
-        return np.clip(out, *self.edges)
+        near = q <= 0.5
+        a = self._solve_t(np.where(near, q, 0.5), lower_tail)
+        b = self._solve_t(np.where(near, 0.5, 1.0 - q), not lower_tail)
+        xa, xb = (self._from_t(a), self._from_s(b)) if lower_tail else (self._from_s(a), self._from_t(b))
+        return np.clip(np.where(near, xa, xb), *self.edges)
+
+    def _ppf(self, q):
+        return self._quantile(q, True)
 
     def _isf(self, q):
-        q = np.asarray(q, dtype=float)
-        upside = q <= 0.5
-        s = self._solve_t(np.where(upside, q, 0.5), False)
-        t = self._solve_t(np.where(upside, 0.5, 1.0 - q), True)
-        out = np.where(upside, self._from_s(s), self._from_t(t))
-        return np.clip(out, *self.edges)
+        return self._quantile(q, False)
 
     def _munp(self, n):
         n = np.asarray(n)

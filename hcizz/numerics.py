@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
+from ._docparams import fill_doc
 from .checks import check_real, check_rng
 
 __all__ = ["SpectralLaw", "x_minus_sin", "xms_over_cube", "gauss_legendre", "chunked", "invert_monotone",
@@ -326,13 +327,13 @@ def dd_from_mp(value):
     return hi, float(value - hi)
 
 
+@fill_doc
 def dd_floor(hi, lo):
     r"""Largest double ``<= hi + lo`` (for a double-double with ``|lo| <= ulp(hi)/2``).
 
     Parameters
     ----------
-    hi, lo : float
-        A double-double (see :func:`dd_from_mp`).
+    %(double_double)s
 
     Returns
     -------
@@ -358,13 +359,13 @@ def dd_floor(hi, lo):
     return float(hi) if lo >= 0 else float(np.nextafter(hi, -np.inf))
 
 
+@fill_doc
 def dd_ceil(hi, lo):
     """Smallest double ``>= hi + lo`` (for a double-double with ``|lo| <= ulp(hi)/2``).
 
     Parameters
     ----------
-    hi, lo : float
-        A double-double (see :func:`dd_from_mp`).
+    %(double_double)s
 
     Returns
     -------

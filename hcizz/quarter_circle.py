@@ -1,26 +1,26 @@
 r"""Quarter-circle law and its truncation (the capacity spectrum).
 
-The quarter-circle law is the law of the singular values of a square ``d x d``
-matrix with i.i.d. ``N(0, 1)`` entries divided by ``sqrt(d)`` as ``d -> inf``:
+The quarter-circle law is the law of the singular values of a square :math:`d \times d`
+matrix with i.i.d. :math:`N(0, 1)` entries divided by :math:`\sqrt d` as :math:`d \to \infty`:
 
 .. math::
 
     \rho_{qc}(s) = \frac{\sqrt{4 - s^2}}{\pi}, \qquad 0 \le s \le 2 .
 
-With ``s = 2 sin(theta)`` its CDF is ``F(s) = (2 theta + sin 2 theta) / pi``; the
-quantile function ``X_qc(u)`` solves ``2 theta + sin 2 theta = pi u``.  Even
-moments are the Catalan numbers (``E s^2 = 1``).
+With :math:`s = 2 \sin\theta` its CDF is :math:`F(s) = (2 \theta + \sin 2 \theta) / \pi`; the
+quantile function :math:`X_{qc}(u)` solves :math:`2 \theta + \sin 2 \theta = \pi u`.  Even
+moments are the Catalan numbers (:math:`E s^2 = 1`).
 
 Numerics
 --------
-Write ``y = pi - 2 theta``; then ``1 - F = (y - sin y) / pi``.  For ``u <= 1/2`` we
-solve ``z + sin z = pi u`` (``z = 2 theta``, derivative in ``[1, 2]``, Newton from
-``z = pi u / 2``); for ``u > 1/2`` we solve ``y - sin y = pi (1 - u)`` by Newton on
-the cube root ``(y - sin y)^(1/3)``, which is nearly linear in ``y`` (the cubic
-behaviour at the edge ``s = 2`` is removed), starting at ``y = (6 pi (1-u))^(1/3)``.
-``y - sin y`` is evaluated by its Taylor series for ``|y| < 1.5`` (no
+Write :math:`y = \pi - 2 \theta`; then :math:`1 - F = (y - \sin y) / \pi`.  For :math:`u \le 1/2` we
+solve :math:`z + \sin z = \pi u` (:math:`z = 2 \theta`, derivative in :math:`[1, 2]`, Newton from
+:math:`z = \pi u / 2`); for :math:`u > 1/2` we solve :math:`y - \sin y = \pi (1 - u)` by Newton on
+the cube root :math:`(y - \sin y)^{1/3}`, which is nearly linear in :math:`y` (the cubic
+behaviour at the edge :math:`s = 2` is removed), starting at :math:`y = (6 \pi (1-u))^{1/3}`.
+:math:`y - \sin y` is evaluated by its Taylor series for :math:`|y| < 1.5` (no
 cancellation), so upper-tail quantiles are accurate to machine precision
-relative to ``2 - X``.
+relative to :math:`2 - X`.
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from hcizz.cli import dispatch, run_cli
+from hcizz.cli import package_main, run_cli
 
 #: Modules that add subcommands (``register(subparsers)``).
 CLI_MODULES = [
@@ -17,24 +17,8 @@ CLI_MODULES = [
 ]
 
 
-def main(argv=None):
-    """Run ``python -m replica SUBCOMMAND ...``.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        Command-line arguments (default: ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        Exit status of the subcommand.
-
-    References
-    ----------
-    docs/api_replica.md#cli-python--m-replica-subcommand----json
-    """
-    return dispatch(argv, prog="python -m replica", description="Replica theory of linear associative memories.", modules=CLI_MODULES)
+main = package_main("python -m replica", "Replica theory of linear associative memories.", CLI_MODULES,
+                    reference="docs/api_replica.md#cli-python--m-replica-subcommand----json")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from hcizz.estimate import Estimate
 from hcizz.results import Result
 
 from ._control_variates import cv_mean, hermite_features
+from ._docparams import fill_doc
 from ._logconcave import log_integral_concave, log_neg_log_ndtr
 
 __all__ = ["energy_G", "energy_G_limit", "log_f_p", "EtaSample", "sample_eta", "cv_features"]
@@ -101,6 +102,7 @@ class EtaSample(Result):
     c0: float
 
 
+@fill_doc
 def sample_eta(p, samples, rng, n_top=N_TOP):
     r"""Draw ``samples`` disorder vectors :math:`\eta` for ``p`` candidates.
 
@@ -113,12 +115,10 @@ def sample_eta(p, samples, rng, n_top=N_TOP):
 
     Parameters
     ----------
-    p : int
-        Number of candidates (``p - 1`` competitors); not validated here.
+    %(p_unchecked)s
     samples : int
         Number of disorder vectors.
-    rng : numpy.random.Generator
-        Generator (already constructed).
+    %(generator)s
     n_top : int, optional
         Mean number of competitors drawn exactly above :math:`c_0` (default 48).
 

@@ -10,6 +10,7 @@ from hcizz.checks import check_int, check_memory, check_real, check_rng
 from hcizz.estimate import Estimate
 
 from ._control_variates import cv_mean, hermite_features
+from ._docparams import fill_doc
 from .gaussian_max import gaussian_max_moments
 from .order_stats import TopNormals
 from .rank_capacity import alpha_c
@@ -89,17 +90,16 @@ def v_p_from_gaps(gaps, *, complete=True):
     return V, k_act, ok
 
 
+@fill_doc
 def sample_v_p(p, samples, rng, k0=None, margin=0.0):
     r"""Draw ``samples`` values of :math:`V_p(\eta)` exactly (top order statistics only).
 
     Parameters
     ----------
-    p : int
-        Number of candidates (``p - 1`` competitors); not validated here.
+    %(p_unchecked)s
     samples : int
         Number of disorder samples.
-    rng : numpy.random.Generator
-        Generator (already constructed).
+    %(generator)s
     k0 : int, optional
         Number of order statistics drawn first (default
         :math:`\min(p - 1, 8 + 2 \lceil \ln p \rceil)`); doubled where the active set

@@ -1,4 +1,4 @@
-"""Replica-symmetric free entropy ``Phi_p(q; alpha)`` and its minimiser (docs/theory_full_rank.md#replica-symmetric-free-entropy)."""
+r"""Replica-symmetric free entropy :math:`\Phi_p(q; \alpha)` and its minimiser (docs/theory_full_rank.md#replica-symmetric-free-entropy)."""
 from __future__ import annotations
 
 import math
@@ -9,6 +9,7 @@ from scipy.interpolate import CubicSpline
 from scipy.optimize import minimize_scalar
 
 from hcizz.checks import check_int, check_real, check_rng
+from hcizz.docstrings import fill_doc
 from hcizz.estimate import Estimate
 from hcizz.results import Result
 
@@ -158,13 +159,13 @@ class Saddle(Result):
 
     _estimate = "q"
 
+    @fill_doc
     def conf_int(self, alpha=0.05):
         """Return the normal-approximation interval of ``q*`` at level ``1 - alpha``.
 
         Parameters
         ----------
-        alpha : float, optional
-            One minus the confidence level, in (0, 1) (default 0.05).
+        %(conf_alpha)s
 
         Returns
         -------

@@ -1,4 +1,4 @@
-"""Hebbian (outer-product) memory ``W_H = sum_nu u_nu e_nu^T``: finite-size
+r"""Hebbian (outer-product) memory :math:`W_H = \sum_\nu u_\nu e_\nu^T`: finite-size
 (conditional) and independent-Gaussian-model predictions, and direct simulation."""
 from __future__ import annotations
 

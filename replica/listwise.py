@@ -971,9 +971,14 @@ class CensoredNormal:
         self.loc = check_real("loc", loc, allow_array=False)
         self.level = check_real("level", level, allow_array=False)
 
+    def _split(self, x, below, sign):
+        """``below`` under ``level``, ``Phi(sign (x - loc))`` from ``level`` on."""
+        x = np.asarray(x, dtype=float)
+        return _out(np.where(x < self.level, below, ndtr(sign * (x - self.loc))))
+
     @property
     def atom(self):
-        """Mass pinned at ``level``, ``Phi(level - loc)``.
+        r"""Mass pinned at ``level``, :math:`\Phi(\mathrm{level} - \mathrm{loc})`.
 
         Returns
         -------
@@ -983,7 +988,7 @@ class CensoredNormal:
         return float(ndtr(self.level - self.loc))
 
     def cdf(self, x):
-        """Evaluate the distribution function.
+        r"""Evaluate the distribution function.
 
         Parameters
         ----------
@@ -993,13 +998,12 @@ class CensoredNormal:
         Returns
         -------
         float or ndarray
-            ``P(X <= x)``: 0 below ``level``, ``Phi(x - loc)`` from ``level`` on.
+            :math:`P(X \le x)`: 0 below ``level``, :math:`\Phi(x - \mathrm{loc})` from ``level`` on.
         """
-        x = np.asarray(x, dtype=float)
-        return _out(np.where(x < self.level, 0.0, ndtr(x - self.loc)))
+        return self._split(x, 0.0, 1.0)
 
     def sf(self, x):
-        """Evaluate the survival function ``1 - cdf``.
+        r"""Evaluate the survival function ``1 - cdf``.
 
         Parameters
         ----------
@@ -1009,13 +1013,12 @@ class CensoredNormal:
         Returns
         -------
         float or ndarray
-            ``P(X > x)``.
+            :math:`P(X > x)`.
         """
-        x = np.asarray(x, dtype=float)
-        return _out(np.where(x < self.level, 1.0, ndtr(self.loc - x)))
+        return self._split(x, 1.0, -1.0)
 
     def ppf(self, u):
-        """Evaluate the quantile function.
+        r"""Evaluate the quantile function.
 
         Parameters
         ----------
@@ -1025,14 +1028,14 @@ class CensoredNormal:
         Returns
         -------
         float or ndarray
-            ``level`` for ``u <= atom``, else ``loc + Phi^{-1}(u)``.
+            ``level`` for :math:`u \le` ``atom``, else :math:`\mathrm{loc} + \Phi^{-1}(u)`.
         """
         u = check_real("u", u, low=0, high=1)
         u = np.asarray(u, dtype=float)
         return _out(np.where(u <= self.atom, self.level, self.loc + ndtri(u)))
 
     def mean(self):
-        """Return the mean ``level + delta Phi(delta) + phi(delta)``, ``delta = loc - level``.
+        r"""Return the mean :math:`\mathrm{level} + \delta \Phi(\delta) + \varphi(\delta)`, :math:`\delta = \mathrm{loc} - \mathrm{level}`.
 
         Returns
         -------
@@ -1043,12 +1046,12 @@ class CensoredNormal:
         return float(self.level + d * ndtr(d) + _phi(d))
 
     def var(self):
-        """Return the variance ``Gamma(delta) - (delta Phi(delta) + phi(delta))^2``.
+        r"""Return the variance :math:`\Gamma(\delta) - (\delta \Phi(\delta) + \varphi(\delta))^2`.
 
         Returns
         -------
         float
-            The variance (``X - level = (delta + Z)_+``).
+            The variance (:math:`X - \mathrm{level} = (\delta + Z)_+`).
         """
         d = self.loc - self.level
         m1 = d * ndtr(d) + _phi(d)
@@ -1065,7 +1068,7 @@ class CensoredNormal:
         return math.sqrt(self.var())
 
     def rvs(self, size=None, rng=None):
-        """Draw random variates.
+        r"""Draw random variates.
 
         Parameters
         ----------
@@ -1077,7 +1080,7 @@ class CensoredNormal:
         Returns
         -------
         float or ndarray
-            Draws of ``max(loc + Z, level)``.
+            Draws of :math:`\max(\mathrm{loc} + Z, \mathrm{level})`.
         """
         g = check_rng(rng)
         return _out(np.maximum(self.loc + g.standard_normal(size), self.level))
@@ -1133,7 +1136,7 @@ class TamLaws(Result):
     pinned: float
 
     def percentile(self, u):
-        """Return the law of the correct score's percentile among the competitors, ``Phi(correct)``.
+        r"""Return the law of the correct score's percentile among the competitors, :math:`\Phi(\mathrm{correct})`.
 
         Parameters
         ----------
@@ -1143,8 +1146,8 @@ class TamLaws(Result):
         Returns
         -------
         float or ndarray
-            ``P(Phi(correct) <= u)``: 0 below ``Phi(kappa_tau + gamma)``, then
-            ``u`` (the percentile of an unconstrained fact is uniform).
+            :math:`P(\Phi(\mathrm{correct}) \le u)`: 0 below :math:`\Phi(\kappa_\tau + \gamma)`, then
+            :math:`u` (the percentile of an unconstrained fact is uniform).
         """
         u = check_real("u", u, low=0, high=1)
         u = np.asarray(u, dtype=float)

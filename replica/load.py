@@ -1,4 +1,4 @@
-r"""The load ``alpha = p ln p / d^2`` and its inverse: the one home of the conversion.
+r"""The load :math:`\alpha = p \ln p / d^2` and its inverse: the one home of the conversion.
 
 Capacities of the linear-memory paper (arXiv:2605.10795) are loads
 :math:`\alpha = p \ln p / d^2`; experiments choose an integer number of facts

@@ -35,6 +35,7 @@ from scipy.special import log_ndtr, ndtri_exp
 
 from hcizz.checks import check_int, check_real, check_rng
 
+from ._docparams import fill_doc
 from .finite_capacity import v_p_from_gaps
 
 __all__ = ["pinned_scores", "typical_scores"]
@@ -42,6 +43,22 @@ __all__ = ["pinned_scores", "typical_scores"]
 _MAX_NUMBERS = 2 * 10**7
 
 
+def _check_sizes(p, samples, n_top):
+    """``samples`` and ``n_top`` (default ``min(10, p - 1)``) checked against a checked ``p``."""
+    samples = check_int("samples", samples, low=2)
+    if samples * p > _MAX_NUMBERS:
+        raise ValueError(f"samples * p must be <= {_MAX_NUMBERS:.0e}, got {samples} * {p} = {samples * p}")
+    return samples, check_int("n_top", min(10, p - 1) if n_top is None else n_top, low=1, high=p - 1)
+
+
+def _draw_eta(p, samples, rng):
+    """The generator, then ``eta_1`` of every row and the ``(samples, p - 1)`` competitors, descending."""
+    rng = check_rng(rng)
+    eta1 = rng.standard_normal(samples)
+    return rng, eta1, -np.sort(-rng.standard_normal((samples, p - 1)), axis=1)
+
+
+@fill_doc
 def pinned_scores(p, *, samples=2000, rng=None, n_top=None, normalise=True):
     r"""Sample the per-fact scores of the capacity-point memory at finite ``p``.
 
@@ -50,13 +67,7 @@ def pinned_scores(p, *, samples=2000, rng=None, n_top=None, normalise=True):
     p : int
         Number of candidates per fact, ``2 <= p`` and ``samples * p <= 2e7``
         (all ``p`` scores are drawn, as for a trained memory).
-    samples : int
-        Independent facts (rows), ``>= 2``.
-    rng : None, int, SeedSequence or Generator
-        Source of randomness (``numpy.random.default_rng(rng)``).
-    n_top : int, optional
-        Number of largest competitors returned per row (``1 <= n_top <= p - 1``;
-        default ``min(10, p - 1)``).
+    %(fact_samples)s %(fact_rng)s %(n_top)s
     normalise : bool
         Divide each row by the sample standard deviation (``ddof=1``) of its
         ``p - 1`` competitor scores *after* the shift, as done for trained
@@ -116,15 +127,10 @@ def pinned_scores(p, *, samples=2000, rng=None, n_top=None, normalise=True):
     1.949 +- 0.012
     """
     p = check_int("p", p, low=2)
-    samples = check_int("samples", samples, low=2)
-    if samples * p > _MAX_NUMBERS:
-        raise ValueError(f"samples * p must be <= {_MAX_NUMBERS:.0e}, got {samples} * {p} = {samples * p}")
-    n_top = check_int("n_top", min(10, p - 1) if n_top is None else n_top, low=1, high=p - 1)
+    samples, n_top = _check_sizes(p, samples, n_top)
     if normalise and p < 3:
         raise ValueError(f"p must be >= 3 with normalise=True (a standard deviation of p - 1 competitors), got {p}")
-    rng = check_rng(rng)
-    eta1 = rng.standard_normal(samples)
-    comp = -np.sort(-rng.standard_normal((samples, p - 1)), axis=1)      # descending
+    rng, eta1, comp = _draw_eta(p, samples, rng)
     g = comp - eta1[:, None]
     V, k, _ = v_p_from_gaps(g, complete=True)
     cs = np.cumsum(g, axis=1)
@@ -157,6 +163,7 @@ def _log_post(xi, b):
     return val, d1, d2
 
 
+@fill_doc
 def typical_scores(p, q, *, samples=1000, rng=None, n_top=None, normalise=True, newton=8):
     r"""Sample the per-fact scores of a typical memory at replica overlap ``q < 1`` (below capacity).
 
@@ -170,13 +177,7 @@ def typical_scores(p, q, *, samples=1000, rng=None, n_top=None, normalise=True, 
         ``replica.saddle(alpha, p).q``; closer to 1 the log-densities, of order
         ``q/(1-q)``, lose the precision the rejection step needs: use
         :func:`pinned_scores`, the limit ``q -> 1``).
-    samples : int
-        Independent facts (rows), ``>= 2``.
-    rng : None, int, SeedSequence or Generator
-        Source of randomness (``numpy.random.default_rng(rng)``).
-    n_top : int, optional
-        Number of largest competitors returned per row (``1 <= n_top <= p - 1``;
-        default ``min(10, p - 1)``).
+    %(fact_samples)s %(fact_rng)s %(n_top)s
     normalise : bool
         Divide each row by the sample standard deviation (``ddof=1``) of its
         ``p - 1`` competitor scores, as for trained memories
@@ -262,14 +263,9 @@ def typical_scores(p, q, *, samples=1000, rng=None, n_top=None, normalise=True, 
     """
     p = check_int("p", p, low=2 if not normalise else 3)
     q = check_real("q", q, low=0.0, high=_Q_MAX, allow_array=False)
-    samples = check_int("samples", samples, low=2)
-    if samples * p > _MAX_NUMBERS:
-        raise ValueError(f"samples * p must be <= {_MAX_NUMBERS:.0e}, got {samples} * {p} = {samples * p}")
-    n_top = check_int("n_top", min(10, p - 1) if n_top is None else n_top, low=1, high=p - 1)
+    samples, n_top = _check_sizes(p, samples, n_top)
     newton = check_int("newton", newton, low=0)
-    rng = check_rng(rng)
-    eta1 = rng.standard_normal(samples)
-    comp = -np.sort(-rng.standard_normal((samples, p - 1)), axis=1)      # descending
+    rng, eta1, comp = _draw_eta(p, samples, rng)
     beta = math.sqrt(q / (1.0 - q))
     b = beta * (eta1[:, None] - comp)                      # recall: zeta_rho < xi + b_rho
     # centre of the envelope: Newton steps from where the largest competitor's bound is 0

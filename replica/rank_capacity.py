@@ -1,6 +1,6 @@
-r"""Capacity of the rank-constrained linear memory ``W = Q R^T / sqrt(d m)``.
+r"""Capacity of the rank-constrained linear memory :math:`W = Q R^T / \sqrt{d m}`.
 
-``docs/rank_constrained.md#closed-form``: with rank fraction ``kappa = m / d`` in ``(0, 1]``,
+``docs/rank_constrained.md#closed-form``: with rank fraction :math:`\kappa = m / d` in :math:`(0, 1]`,
 
 .. math::
 
@@ -10,19 +10,21 @@ r"""Capacity of the rank-constrained linear memory ``W = Q R^T / sqrt(d m)``.
 
 Float path
 ----------
-With ``y = pi - 2 theta_kappa`` the defining equation is ``y - sin y = pi kappa``
-and the closed form becomes ``alpha_c = (2y - sin 2y) / (4 pi)``: no cancellation
-for small ``kappa`` (``x - sin x`` is summed as a Taylor series for small ``x``).
-``y`` comes from :func:`hcizz.quarter_circle.qc_upper_angle` (Chebyshev start +
+With :math:`y = \pi - 2 \theta_\kappa` the defining equation is :math:`y - \sin y = \pi \kappa`
+and the closed form becomes :math:`\alpha_c = (2y - \sin 2y) / (4 \pi)`: no cancellation
+for small :math:`\kappa` (:math:`x - \sin x` is summed as a Taylor series for small :math:`x`).
+:math:`y` comes from :func:`hcizz.quarter_circle.qc_upper_angle` (Chebyshev start +
 one Newton step), vectorised.
 
-Small-kappa expansion (derived here; checked in ``python -m replica check``)::
+Small-kappa expansion (derived here; checked in ``python -m replica check``):
 
-    alpha_c(kappa) = 2 kappa - (6 pi kappa)^(5/3) / (20 pi) + O(kappa^(7/3))
+.. math::
+
+    \alpha_c(\kappa) = 2 \kappa - \frac{(6 \pi \kappa)^{5/3}}{20 \pi} + O(\kappa^{7/3})
 
 Independent oracles: :func:`alpha_c` with ``dps=`` (mpmath Newton in ``theta``
 on the closed form, with guard digits against the cancellation in ``1/2 - ...``),
-and :func:`alpha_c_quad` (``brentq`` for the edge + ``quad`` of ``s^2 rho_qc``).
+and :func:`alpha_c_quad` (``brentq`` for the edge + ``quad`` of :math:`s^2 \rho_{qc}`).
 """
 from __future__ import annotations
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import sympy as sp
 
+from .._docparams import fill_doc
 from .functions import NUMERIC_IMPLEMENTATIONS
 
 __all__ = ["Formula", "SymbolicUndecided", "series", "limit", "SYMBOLS"]
@@ -337,6 +338,11 @@ def _undecided_parts(expr):
     return bad
 
 
+#: what sympy raises when it cannot expand or take a limit (it becomes :class:`SymbolicUndecided`)
+_SYMPY_FAILURES = (NotImplementedError, ValueError, TypeError, sp.PoleError)
+
+
+@fill_doc
 def series(f, x=None, x0=0, n=6, dir="+"):
     r"""Expand a formula or expression about ``x0``, with its remainder; refuse undecided output.
 
@@ -344,9 +350,7 @@ def series(f, x=None, x0=0, n=6, dir="+"):
     ----------
     f : Formula or sympy expression
         What to expand.
-    x : sympy.Symbol or str, optional
-        Variable (a name of one of ``f``'s symbols); may be omitted when ``f``
-        has one symbol.
+    %(variable)s
     x0 : number or sympy expression, optional
         Point of expansion (default 0; ``sympy.oo`` allowed).
     n : int, optional
@@ -397,7 +401,7 @@ def series(f, x=None, x0=0, n=6, dir="+"):
         raise ValueError(f"dir must be '+' or '-', got {dir!r}")
     try:
         ser = sp.series(expr, var, x0, n, dir=dir)
-    except (NotImplementedError, ValueError, TypeError, sp.PoleError) as exc:
+    except _SYMPY_FAILURES as exc:
         raise SymbolicUndecided(f"sympy cannot expand {expr} about {var} = {x0}: "
                                 f"{type(exc).__name__}: {exc}") from exc
     body = ser.removeO()
@@ -415,6 +419,7 @@ def series(f, x=None, x0=0, n=6, dir="+"):
     return Formula(body, syms, name, rel, rem)
 
 
+@fill_doc
 def limit(f, x=None, x0=0, dir="+"):
     r"""Take a limit with sympy and raise where sympy cannot decide it.
 
@@ -422,9 +427,7 @@ def limit(f, x=None, x0=0, dir="+"):
     ----------
     f : Formula or sympy expression
         The expression.
-    x : sympy.Symbol or str, optional
-        Variable (a name of one of ``f``'s symbols); may be omitted when ``f``
-        has one symbol.
+    %(variable)s
     x0 : number or sympy expression, optional
         Limit point (default 0; ``sympy.oo`` allowed).
     dir : {"+", "-", "+-"}, optional
@@ -476,7 +479,7 @@ def limit(f, x=None, x0=0, dir="+"):
         raise ValueError(f"dir must be '+', '-' or '+-', got {dir!r}")
     try:
         res = sp.limit(expr, var, x0, dir=dir)
-    except (NotImplementedError, ValueError, TypeError, sp.PoleError) as exc:
+    except _SYMPY_FAILURES as exc:
         raise SymbolicUndecided(f"sympy cannot decide the limit of {expr} as {var} -> {x0}{dir}: "
                                 f"{type(exc).__name__}: {exc}") from exc
     bad = _undecided_parts(res)

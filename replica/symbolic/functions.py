@@ -25,6 +25,8 @@ from functools import lru_cache
 import numpy as np
 import sympy as sp
 
+from .._docparams import fill_doc
+
 __all__ = ["QCQuantile", "CapacityAngle", "capacity_angle_coefficients",
            "alpha_c_coefficients", "NUMERIC_IMPLEMENTATIONS"]
 
@@ -75,20 +77,27 @@ def _alpha_coeffs(n_terms):
     return tuple(out)
 
 
+def _exact(coefficients, n_terms):
+    """``coefficients(n_terms)`` (cached ``Fraction`` s) as sympy rationals, ``n_terms`` checked."""
+    from hcizz.checks import check_int
+
+    n_terms = check_int("n_terms", n_terms, low=1, high=100)
+    return [sp.Rational(c.numerator, c.denominator) for c in coefficients(n_terms)]
+
+
+@fill_doc
 def capacity_angle_coefficients(n_terms):
     r"""Return the exact coefficients :math:`g_k` of :math:`y = \sum_k g_k w^{2k+1}`, :math:`w = (6 \pi \kappa)^{1/3}`.
 
-    ``y(kappa)`` solves ``y - sin y = pi kappa = w^3 / 6``.  Writing
-    ``y - sin y = y^3 h(y^2) / 6`` with ``h(0) = 1``, ``w = y h(y^2)^(1/3)`` and
+    :math:`y(\kappa)` solves :math:`y - \sin y = \pi \kappa = w^3 / 6`.  Writing
+    :math:`y - \sin y = y^3 h(y^2) / 6` with :math:`h(0) = 1`, :math:`w = y h(y^2)^{1/3}` and
     Lagrange inversion gives
 
     .. math:: g_k = \frac{1}{2k+1}\, [x^k]\, h(x)^{-(2k+1)/3} .
 
     Parameters
     ----------
-    n_terms : int
-        Number of coefficients, ``1 <= n_terms <= 100`` (exact rationals: 0.4 s at
-        50, 5 s at 100).
+    %(n_terms)s
 
     Returns
     -------
@@ -109,29 +118,25 @@ def capacity_angle_coefficients(n_terms):
     >>> capacity_angle_coefficients(3)
     [1, 1/60, 1/1400]
     """
-    from hcizz.checks import check_int
-
-    n_terms = check_int("n_terms", n_terms, low=1, high=100)
-    return [sp.Rational(c.numerator, c.denominator) for c in _angle_coeffs(n_terms)]
+    return _exact(_angle_coeffs, n_terms)
 
 
+@fill_doc
 def alpha_c_coefficients(n_terms):
     r"""Return the exact coefficients :math:`c_k` of :math:`\pi \alpha_c = \sum_k c_k w^{2k+3}`, :math:`w = (6 \pi \kappa)^{1/3}`.
 
-    With ``H(y) = (2y - sin 2y)/4 = pi alpha_c`` and ``H'(y) = sin^2 y``,
-    Lagrange-Bürmann inversion of ``w = y h(y^2)^(1/3)`` (see
+    With :math:`H(y) = (2y - \sin 2y)/4 = \pi \alpha_c` and :math:`H'(y) = \sin^2 y`,
+    Lagrange-Bürmann inversion of :math:`w = y h(y^2)^{1/3}` (see
     :func:`capacity_angle_coefficients`) gives
 
     .. math:: c_k = \frac{1}{2k+3}\, [x^k]\, \frac{\sin^2 y}{y^2}\, h(x)^{-(2k+3)/3},
               \qquad x = y^2 .
 
-    Hence ``alpha_c(kappa) = sum_k c_k (6 pi)^((2k+3)/3) kappa^((2k+3)/3) / pi``.
+    Hence :math:`\alpha_c(\kappa) = \sum_k c_k (6 \pi)^{(2k+3)/3} \kappa^{(2k+3)/3} / \pi`.
 
     Parameters
     ----------
-    n_terms : int
-        Number of coefficients, ``1 <= n_terms <= 100`` (exact rationals: 0.4 s at
-        50, 5 s at 100).
+    %(n_terms)s
 
     Returns
     -------
@@ -152,10 +157,7 @@ def alpha_c_coefficients(n_terms):
     >>> alpha_c_coefficients(3)
     [1/3, -1/20, 1/560]
     """
-    from hcizz.checks import check_int
-
-    n_terms = check_int("n_terms", n_terms, low=1, high=100)
-    return [sp.Rational(c.numerator, c.denominator) for c in _alpha_coeffs(n_terms)]
+    return _exact(_alpha_coeffs, n_terms)
 
 
 # ---------------------------------------------------------------------------
@@ -227,16 +229,72 @@ def _np_qc_quantile(u):
     return qc_quantile(u)
 
 
-class QCQuantile(sp.Function):
+class _ExactFunction(sp.Function):
+    """A real sympy function of one argument: exact at 0 (value 0) and 1, a closed-form
+    derivative, ``evalf`` through mpmath.
+
+    A subclass sets ``_at_one`` (its value at 1), ``_odd`` (``f(-x) = -f(x)``),
+    ``_latex_name``, defines ``_derivative()`` (in terms of the function itself) and
+    ``_mp_value(arg, prec)`` (the value at a number, ``prec`` bits), and an ``eval``
+    naming its argument (sympy takes the function's signature from ``eval``) that
+    returns ``_exact_value``.
+    """
+
+    nargs = 1
+    _at_one = None
+    _odd = False
+    _latex_name = None
+
+    @classmethod
+    def _exact_value(cls, arg):
+        """The exact value at 0 and 1, ``-f(-arg)`` for an odd function, else ``None``."""
+        if arg.is_zero:
+            return sp.S.Zero
+        if arg == 1:
+            return cls._at_one
+        if cls._odd and arg.could_extract_minus_sign():
+            return -cls(-arg)
+        return None
+
+    def fdiff(self, argindex=1):
+        """Return the derivative in the argument (the class's Notes state it).
+
+        Parameters
+        ----------
+        argindex : int, optional
+            Index of the argument (1, the only one).
+
+        Returns
+        -------
+        sympy.Expr
+            The derivative, written with the function itself.
+        """
+        return self._derivative()
+
+    def _eval_is_real(self):
+        return self.args[0].is_real
+
+    def _eval_evalf(self, prec):
+        arg = self.args[0].evalf(prec + 10)
+        if not arg.is_Number:
+            return None
+        return sp.Float(self._mp_value(arg, prec), precision=prec)
+
+    def _latex(self, printer, exp=None):
+        body = r"%s\left(%s\right)" % (self._latex_name, printer._print(self.args[0]))
+        return body if exp is None else r"%s^{%s}" % (body, exp)
+
+
+class QCQuantile(_ExactFunction):
     r"""Quarter-circle quantile function :math:`X_{qc}(u)` as a sympy function.
 
-    ``X_qc(u) = 2 sin(theta)`` with ``2 theta + sin 2 theta = pi u``, the inverse
-    of the CDF of ``rho_qc(s) = sqrt(4 - s^2)/pi`` on ``[0, 2]``.
+    :math:`X_{qc}(u) = 2 \sin\theta` with :math:`2 \theta + \sin 2 \theta = \pi u`, the inverse
+    of the CDF of :math:`\rho_{qc}(s) = \sqrt{4 - s^2}/\pi` on :math:`[0, 2]`.
 
     Parameters
     ----------
     u : sympy expression
-        Probability, ``0 <= u <= 1``.
+        Probability, :math:`0 \le u \le 1`.
 
     See Also
     --------
@@ -265,64 +323,38 @@ class QCQuantile(sp.Function):
     0.80794550659903441864
     """
 
-    nargs = 1
+    _at_one = sp.Integer(2)
+    _latex_name = r"X_{\mathrm{qc}}"
 
     @classmethod
     def eval(cls, u):
         """Return the exact value at ``u = 0`` (0) and ``u = 1`` (2), else ``None``."""
-        if u.is_zero:
-            return sp.S.Zero
-        if u == 1:
-            return sp.Integer(2)
-        return None
+        return cls._exact_value(u)
 
-    def fdiff(self, argindex=1):
-        """Return the derivative ``dX/du = pi / sqrt(4 - X^2)``.
+    def _derivative(self):
+        return sp.pi / sp.sqrt(4 - self ** 2)             # dX/du = 1/rho_qc(X)
 
-        Parameters
-        ----------
-        argindex : int, optional
-            Index of the argument (1, the only one).
-
-        Returns
-        -------
-        sympy.Expr
-            ``1/rho_qc(X_qc(u))``.
-        """
-        return sp.pi / sp.sqrt(4 - self ** 2)
-
-    def _eval_is_real(self):
-        return self.args[0].is_real
+    def _mp_value(self, arg, prec):
+        # 1 - u from the exact argument: u = 1 - 1e-30 keeps every digit of 1 - u
+        om = (1 - self.args[0]).evalf(prec + 10)
+        return _mp_qc_quantile(arg._to_mpmath(prec + 10), prec, om._to_mpmath(prec + 10))
 
     def _eval_rewrite_as_CapacityAngle(self, u, **kwargs):
         return 2 * sp.cos(CapacityAngle(1 - u) / 2)
 
-    def _eval_evalf(self, prec):
-        arg = self.args[0].evalf(prec + 10)
-        if not arg.is_Number:
-            return None
-        # 1 - u from the exact argument: u = 1 - 1e-30 keeps every digit of 1 - u
-        om = (1 - self.args[0]).evalf(prec + 10)
-        return sp.Float(_mp_qc_quantile(arg._to_mpmath(prec + 10), prec, om._to_mpmath(prec + 10)),
-                        precision=prec)
 
-    def _latex(self, printer, exp=None):
-        body = r"X_{\mathrm{qc}}\left(%s\right)" % printer._print(self.args[0])
-        return body if exp is None else r"%s^{%s}" % (body, exp)
-
-
-class CapacityAngle(sp.Function):
+class CapacityAngle(_ExactFunction):
     r"""Angle :math:`y(\kappa)` in :math:`[0, \pi]` with :math:`y - \sin y = \pi \kappa`, as a sympy function.
 
-    ``y = pi - 2 theta_kappa``; the capacity is
-    ``alpha_c(kappa) = (2y - sin 2y)/(4 pi)`` and the truncation point of the
-    quarter circle ``X_qc(1 - kappa) = 2 cos(y/2)``.
+    :math:`y = \pi - 2 \theta_\kappa`; the capacity is
+    :math:`\alpha_c(\kappa) = (2y - \sin 2y)/(4 \pi)` and the truncation point of the
+    quarter circle :math:`X_{qc}(1 - \kappa) = 2 \cos(y/2)`.
 
     Parameters
     ----------
     kappa : sympy expression
-        Rank fraction (any real value: ``y - sin y`` is increasing on the real
-        line; the capacity uses ``0 <= kappa <= 1``).
+        Rank fraction (any real value: :math:`y - \sin y` is increasing on the real
+        line; the capacity uses :math:`0 \le \kappa \le 1`).
 
     See Also
     --------
@@ -353,45 +385,23 @@ class CapacityAngle(sp.Function):
     pi*kappa/10 + 6**(1/3)*pi**(1/3)*kappa**(1/3) + 3*6**(2/3)*pi**(5/3)*kappa**(5/3)/700 + O(kappa**2)
     """
 
-    nargs = 1
+    _at_one = sp.pi
+    _odd = True
+    _latex_name = "y"
 
     @classmethod
     def eval(cls, kappa):
         """Return the exact value at ``kappa = 0`` (0) and ``1`` (pi), use oddness, else ``None``."""
-        if kappa.is_zero:
-            return sp.S.Zero
-        if kappa == 1:
-            return sp.pi
-        if kappa.could_extract_minus_sign():
-            return -cls(-kappa)
-        return None
+        return cls._exact_value(kappa)
 
-    def fdiff(self, argindex=1):
-        """Return the derivative ``dy/dkappa = pi / (1 - cos y)``.
+    def _derivative(self):
+        return sp.pi / (1 - sp.cos(self))                 # from y - sin y = pi kappa
 
-        Parameters
-        ----------
-        argindex : int, optional
-            Index of the argument (1, the only one).
-
-        Returns
-        -------
-        sympy.Expr
-            From differentiating ``y - sin y = pi kappa``.
-        """
-        return sp.pi / (1 - sp.cos(self))
-
-    def _eval_is_real(self):
-        return self.args[0].is_real
+    def _mp_value(self, arg, prec):
+        return _mp_capacity_angle(arg._to_mpmath(prec + 10), prec)
 
     def _eval_is_nonnegative(self):
         return self.args[0].is_nonnegative
-
-    def _eval_evalf(self, prec):
-        arg = self.args[0].evalf(prec + 10)
-        if not arg.is_Number:
-            return None
-        return sp.Float(_mp_capacity_angle(arg._to_mpmath(prec + 10), prec), precision=prec)
 
     def _puiseux(self, x, n):
         """Terms of ``y(arg)`` whose order in ``x`` is below ``n`` (arg -> 0 as x -> 0)."""
@@ -421,9 +431,6 @@ class CapacityAngle(sp.Function):
             return sp.cbrt(6 * sp.pi * arg).as_leading_term(x, logx=logx, cdir=cdir)
         return self.func(a0)
 
-    def _latex(self, printer, exp=None):
-        body = r"y\left(%s\right)" % printer._print(self.args[0])
-        return body if exp is None else r"%s^{%s}" % (body, exp)
 
 
 #: Numerical implementations used by :meth:`Formula.numeric` (``sympy.lambdify``

@@ -1,0 +1,34 @@
+"""Parameter descriptions shared by several ``replica`` docstrings (one table).
+
+The package's own entries for :func:`hcizz.docstrings.fill`; the entries shared
+with the other packages stay in :data:`hcizz.docstrings.PARAMETERS`.
+"""
+from __future__ import annotations
+
+import functools
+
+from hcizz.docstrings import fill_doc as _fill_doc
+
+#: ``replica``-only descriptions: name -> numpydoc entry
+PARAMS = {
+    "n_terms": ("n_terms : int\n"
+                "    Number of coefficients, ``1 <= n_terms <= 100`` (exact rationals: 0.4 s at\n"
+                "    50, 5 s at 100)."),
+    # replica.symbolic.series / limit
+    "variable": ("x : sympy.Symbol or str, optional\n"
+                 "    Variable (a name of one of ``f``'s symbols); may be omitted when ``f``\n"
+                 "    has one symbol."),
+    # the disorder samplers of replica.energy and replica.finite_capacity
+    "p_unchecked": "p : int\n    Number of candidates (``p - 1`` competitors); not validated here.",
+    "generator": "rng : numpy.random.Generator\n    Generator (already constructed).",
+    # the score samplers of replica.pinned_scores
+    "fact_samples": "samples : int\n    Independent facts (rows), ``>= 2``.",
+    "fact_rng": ("rng : None, int, SeedSequence or Generator\n"
+                 "    Source of randomness (``numpy.random.default_rng(rng)``)."),
+    "n_top": ("n_top : int, optional\n"
+              "    Number of largest competitors returned per row (``1 <= n_top <= p - 1``;\n"
+              "    default ``min(10, p - 1)``)."),
+}
+
+#: :func:`hcizz.docstrings.fill_doc` with :data:`PARAMS` added
+fill_doc = functools.partial(_fill_doc, **PARAMS)

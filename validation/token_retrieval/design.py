@@ -189,6 +189,13 @@ def _exp(x):
     return math.exp(x) if math.isfinite(x) else (0.0 if x < 0 else math.inf)
 
 
+def _from_ci_record(cls, d, **given):
+    """Build the record ``cls`` from its ``to_dict()`` (interval as ``"ci": [low, high]``,
+    ``_ci_pair``); ``given`` fields replace the record's."""
+    kw = {f.name: d[f.name] for f in fields(cls) if f.name not in ("ci_low", "ci_high", *given)}
+    return cls(ci_low=d["ci"][0], ci_high=d["ci"][1], **kw, **given)
+
+
 @dataclass(frozen=True)
 class DesignRun(Result):
     """One replicate of one design (:func:`grid_design`, :func:`adaptive_design`).
@@ -228,17 +235,7 @@ class DesignRun(Result):
 
     _estimate = "threshold"
     level = 0.95
-
-    def to_dict(self):
-        """Return the fields, the interval as ``"ci": [ci_low, ci_high]``.
-
-        Returns
-        -------
-        dict
-            Plain values.
-        """
-        return {"trials": self.trials, "threshold": self.threshold, "ci": [self.ci_low, self.ci_high],
-                "reached": self.reached, "cpu_seconds": self.cpu_seconds, "seeds": self.seeds}
+    _ci_pair = True
 
     @classmethod
     def from_dict(cls, d):
@@ -254,8 +251,7 @@ class DesignRun(Result):
         DesignRun
             The run.
         """
-        return cls(trials=d["trials"], threshold=d["threshold"], ci_low=d["ci"][0], ci_high=d["ci"][1],
-                   reached=d["reached"], cpu_seconds=d["cpu_seconds"], seeds=d["seeds"])
+        return _from_ci_record(cls, d)
 
 
 @dataclass(frozen=True)
@@ -331,24 +327,7 @@ class DesignComparison(Result):
 
     _estimate = "threshold"
     level = 0.95
-
-    def to_dict(self):
-        """Return the fields, the interval as ``"ci": [ci_low, ci_high]`` after ``threshold``.
-
-        Returns
-        -------
-        dict
-            Field values (``runs`` holds :class:`DesignRun` records).
-        """
-        out = {}
-        for f in fields(self):
-            if f.name == "ci_high":
-                continue
-            if f.name == "ci_low":
-                out["ci"] = [self.ci_low, self.ci_high]
-            else:
-                out[f.name] = getattr(self, f.name)
-        return out
+    _ci_pair = True
 
     @classmethod
     def from_dict(cls, d):
@@ -369,10 +348,9 @@ class DesignComparison(Result):
         KeyError, TypeError
             ``d`` is not such a record.
         """
-        kw = {f.name: d[f.name] for f in fields(cls) if f.name not in ("ci_low", "ci_high", "runs")}
         runs = {k: [x if isinstance(x, DesignRun) else DesignRun.from_dict(x) for x in v]
                 for k, v in d["runs"].items()}
-        return cls(ci_low=d["ci"][0], ci_high=d["ci"][1], runs=runs, **kw)
+        return _from_ci_record(cls, d, runs=runs)
 
 
 @dataclass(frozen=True)

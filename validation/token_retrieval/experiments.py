@@ -23,6 +23,7 @@ from hcizz.results import Result
 from validation.engine.trials import trial
 
 from . import theory as th
+from ._docparams import fill_doc
 from .boundary import aggregate, boundary_points, fit_boundary, logistic_fit, multiplicative_test
 from .runs import check_memory_config, check_run_options, compare_gd, run_config
 from .task import check_sizes
@@ -559,6 +560,7 @@ def contrast(records, *, d, Ns, Ls, seeds):
     return OrthogonalContrast(d=d, Ns=list(Ns), Ls=list(Ls), seeds=seeds, rows=rows)
 
 
+@fill_doc
 def orthogonal_contrast(preset, *, seed=0, progress=None):
     """Contrast random with orthogonal (one-hot) embeddings at equal ``d`` and ``V = 4 N``.
 
@@ -566,10 +568,7 @@ def orthogonal_contrast(preset, *, seed=0, progress=None):
     ----------
     preset : {"quick", "full"}
         Sizes of :data:`PRESETS` (``orthogonal``).
-    seed : int, optional
-        Root seed.
-    progress : callable, optional
-        Progress callback, as in :func:`run_grid`.
+    %(seed_root)s %(progress_cb)s
 
     Returns
     -------
@@ -680,6 +679,7 @@ def mlp_theory(ds, ms, L):
             for d in ds for m in [None] + list(ms)}
 
 
+@fill_doc
 def mlp_scan(preset, *, seed=0, progress=None):
     """Locate the recall boundary ``N_max`` with a fixed random MLP of width ``m``.
 
@@ -687,10 +687,7 @@ def mlp_scan(preset, *, seed=0, progress=None):
     ----------
     preset : {"quick", "full"}
         Sizes of :data:`PRESETS` (``mlp``).
-    seed : int, optional
-        Root seed.
-    progress : callable, optional
-        Progress callback.
+    %(seed_root)s %(progress_cb)s
 
     Returns
     -------
@@ -771,6 +768,7 @@ def beta_rows(records, *, d, Ns, Ls, seeds):
     return BetaScan(d=d, Ns=list(Ns), Ls=list(Ls), seeds=seeds, rows=rows)
 
 
+@fill_doc
 def beta_scan(preset, *, seed=0, progress=None):
     """Measure the sensitivity of the boundaries to the step size ``beta = ||W1||_F``.
 
@@ -778,10 +776,7 @@ def beta_scan(preset, *, seed=0, progress=None):
     ----------
     preset : {"quick", "full"}
         Sizes of :data:`PRESETS` (``beta``).
-    seed : int, optional
-        Root seed.
-    progress : callable, optional
-        Progress callback.
+    %(seed_root)s %(progress_cb)s
 
     Returns
     -------

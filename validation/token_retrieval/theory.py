@@ -37,6 +37,8 @@ from scipy import special
 
 from hcizz.checks import check_int, check_real
 
+from ._docparams import fill_doc
+
 __all__ = ["score_moments", "weight_norm2", "attention_weight", "margin_moments",
            "success_probs", "predict", "retrieval_boundary", "recall_boundary",
            "counting_bound", "counting_boundary", "counting_capacity", "boundary_combination"]
@@ -80,20 +82,14 @@ def _kappas(N, V, m):
     return k_nn + _CM * k_off, k_nn + k_off / math.pi
 
 
+@fill_doc
 def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, fresh=False,
                   _zeta=1.0, _skap=1.0):
     """Compute leading-order moments of the attention scores ``x·w~`` after step 2.
 
     Parameters
     ----------
-    N, d, L : int
-        Training sequences (>= 1), dimension (>= 1), length (>= 2).
-    V : int, optional
-        Vocabulary (>= N); default ``4 N``.
-    tau : float
-        Trigger scale (``trig_scale``, > 0).
-    kind : {"random", "orthogonal"}
-        Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.
+    %(NdL)s %(V)s %(tau)s %(kind)s
     noise : {"vocab", "gaussian"}
         Noise tokens from the vocabulary (collisions) or fresh Gaussian vectors.
     m : int, optional
@@ -211,6 +207,7 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
             "noise": noise, "m": m, "fresh": bool(fresh)}
 
 
+@fill_doc
 def weight_norm2(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None):
     """Compute the leading-order ``E ||w~||^2``.
 
@@ -219,18 +216,7 @@ def weight_norm2(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
 
     Parameters
     ----------
-    N, d, L : int
-        Training sequences (>= 1), dimension (>= 1), length (>= 2).
-    V : int, optional
-        Vocabulary (>= N); default ``4 N``.
-    tau : float
-        Trigger scale (``trig_scale``, > 0).
-    kind : {"random", "orthogonal"}
-        Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.
-    noise : {"vocab", "gaussian"}
-        Noise tokens from the vocabulary or fresh Gaussian vectors.
-    m : int, optional
-        Width of the fixed random MLP (None: no MLP).
+    %(NdL)s %(V)s %(tau)s %(kind)s %(noise)s %(m)s
 
     Returns
     -------
@@ -275,32 +261,14 @@ def _scale(N, L, mo, wn2, eta, beta, gamma):
     return beta / math.sqrt(wn2)
 
 
+@fill_doc
 def attention_weight(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None,
                      eta=0.1, beta=10.0, gamma=None, fresh=False):
     """Predict the mean attention weight on the informative position after step 2.
 
     Parameters
     ----------
-    N, d, L : int
-        Training sequences (>= 1), dimension (>= 1), length (>= 2).
-    V : int, optional
-        Vocabulary (>= N); default ``4 N``.
-    tau : float
-        Trigger scale (``trig_scale``, > 0).
-    kind : {"random", "orthogonal"}
-        Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.
-    noise : {"vocab", "gaussian"}
-        Noise tokens from the vocabulary or fresh Gaussian vectors.
-    m : int, optional
-        Width of the fixed random MLP (None: no MLP).
-    eta : float
-        First step size (> 0).
-    beta : float
-        ``||W1||_F`` under the ``beta`` convention (default 10).
-    gamma : float, optional
-        Literal step size of steps 2 and 3 (overrides ``beta``).
-    fresh : bool
-        Moments on fresh sequences instead of the training sequences.
+    %(NdL)s %(V)s %(tau)s %(kind)s %(noise)s %(m)s %(eta)s %(beta)s %(gamma)s %(fresh)s
 
     Returns
     -------
@@ -353,32 +321,14 @@ def _relu_moments(c):
     return k, 4.0 * e22 - k * k
 
 
+@fill_doc
 def margin_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None,
                    eta=0.1, beta=10.0, gamma=None, fresh=False, alpha=None):
     """Compute leading-order moments of the (normalised) logits after step 3.
 
     Parameters
     ----------
-    N, d, L : int
-        Training sequences (>= 1), dimension (>= 1), length (>= 2).
-    V : int, optional
-        Vocabulary (>= N); default ``4 N``.
-    tau : float
-        Trigger scale (``trig_scale``, > 0).
-    kind : {"random", "orthogonal"}
-        Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.
-    noise : {"vocab", "gaussian"}
-        Noise tokens from the vocabulary or fresh Gaussian vectors.
-    m : int, optional
-        Width of the fixed random MLP (None: no MLP).
-    eta : float
-        First step size (> 0).
-    beta : float
-        ``||W1||_F`` under the ``beta`` convention (default 10).
-    gamma : float, optional
-        Literal step size of steps 2 and 3 (overrides ``beta``).
-    fresh : bool
-        Moments on fresh sequences instead of the training sequences.
+    %(NdL)s %(V)s %(tau)s %(kind)s %(noise)s %(m)s %(eta)s %(beta)s %(gamma)s %(fresh)s
     alpha : float, optional
         Attention weight on the informative position (default: the
         prediction of :func:`attention_weight`).
@@ -490,30 +440,14 @@ def _p_beat(mu_c, sd_c, groups):
     return np.sum(_GH_W * np.exp(lp), axis=-1)
 
 
+@fill_doc
 def success_probs(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, eta=0.1,
                   beta=10.0, gamma=None):
     """Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
 
     Parameters
     ----------
-    N, d, L : int
-        Training sequences (>= 1), dimension (>= 1), length (>= 2).
-    V : int, optional
-        Vocabulary (>= N); default ``4 N``.
-    tau : float
-        Trigger scale (``trig_scale``, > 0).
-    kind : {"random", "orthogonal"}
-        Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.
-    noise : {"vocab", "gaussian"}
-        Noise tokens from the vocabulary or fresh Gaussian vectors.
-    m : int, optional
-        Width of the fixed random MLP (None: no MLP).
-    eta : float
-        First step size (> 0).
-    beta : float
-        ``||W1||_F`` under the ``beta`` convention (default 10).
-    gamma : float, optional
-        Literal step size of steps 2 and 3 (overrides ``beta``).
+    %(NdL)s %(V)s %(tau)s %(kind)s %(noise)s %(m)s %(eta)s %(beta)s %(gamma)s
 
     Returns
     -------
@@ -646,19 +580,21 @@ def _crossing(f, Ns, level=0.5, direction="up"):
     return None
 
 
+def _boundary(key, direction, d, L, Ns, vocab_ratio, level, kw):
+    """Crossing of ``level`` by ``success_probs(N, d, L, V=round(vocab_ratio N))[key]``
+    along ``Ns`` (default ``2^(1..11)`` in steps of ``2^0.5``)."""
+    Ns = Ns if Ns is not None else np.unique(np.round(2 ** np.arange(1, 11.01, 0.5)).astype(int))
+    f = lambda N: success_probs(int(N), d, L, V=max(2, int(round(vocab_ratio * N))), **kw)[key]
+    return _crossing(f, Ns, level, direction)
+
+
+@fill_doc
 def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     """Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
 
     Parameters
     ----------
-    d, L : int
-        Dimension and sequence length.
-    Ns : sequence of int, optional
-        ``N`` values scanned (default ``2^(1..11)`` on a fine geometric grid).
-    vocab_ratio : float
-        ``V = round(vocab_ratio N)``.
-    level : float
-        Crossing level.
+    %(dL)s %(Ns)s %(vocab_ratio)s %(crossing_level)s
     **kw
         Options of :func:`success_probs` (not ``V``).
 
@@ -676,24 +612,16 @@ def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     >>> 4 < retrieval_boundary(128, 16) < 64
     True
     """
-    Ns = Ns if Ns is not None else np.unique(np.round(2 ** np.arange(1, 11.01, 0.5)).astype(int))
-    f = lambda N: success_probs(int(N), d, L, V=max(2, int(round(vocab_ratio * N))), **kw)["p_retrieval"]
-    return _crossing(f, Ns, level, "up")
+    return _boundary("p_retrieval", "up", d, L, Ns, vocab_ratio, level, kw)
 
 
+@fill_doc
 def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     """Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
 
     Parameters
     ----------
-    d, L : int
-        Dimension and sequence length.
-    Ns : sequence of int, optional
-        ``N`` values scanned (default ``2^(1..11)`` on a fine geometric grid).
-    vocab_ratio : float
-        ``V = round(vocab_ratio N)``.
-    level : float
-        Crossing level.
+    %(dL)s %(Ns)s %(vocab_ratio)s %(crossing_level)s
     **kw
         Options of :func:`success_probs` (not ``V``).
 
@@ -711,9 +639,7 @@ def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     >>> 4 < recall_boundary(256, 4) < 128
     True
     """
-    Ns = Ns if Ns is not None else np.unique(np.round(2 ** np.arange(1, 11.01, 0.5)).astype(int))
-    f = lambda N: success_probs(int(N), d, L, V=max(2, int(round(vocab_ratio * N))), **kw)["p_recall"]
-    return _crossing(f, Ns, level, "down")
+    return _boundary("p_recall", "down", d, L, Ns, vocab_ratio, level, kw)
 
 
 def boundary_combination(N, d, L, *, vocab_ratio=4.0, tau=1.0):

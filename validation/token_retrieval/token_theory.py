@@ -37,16 +37,16 @@ from scipy import special
 from hcizz.checks import check_int, check_real, check_rng
 from hcizz.results import Result
 
+from ._docparams import fill_doc
 from .exact import orthogonal_key
 from .moments import MOMENT_KEYS
-from .theory import _check, _relu_moments
+from .theory import _check, _kappas, _relu_moments
 
 __all__ = ["TokenTheory", "token_theory", "draw_scores", "recall_probability",
            "token_moments"]
 
 _GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(32)
 _GH_W = _GH_W / _GH_W.sum()
-_MLP_CM = 0.5 + 1.0 / math.pi
 
 
 def _structure(N, L, V, rng, noise, informative=None):
@@ -103,18 +103,14 @@ def _gram_terms(ok, N, L, V, d, kz):
             "sC2": sC2}
 
 
+@fill_doc
 def draw_scores(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, rng=None,
                 structure=None):
     """Draw one task's attention scores from the token-level theory.
 
     Parameters
     ----------
-    N, d, L : int
-        Training sequences (>= 1), dimension (>= 1), length (>= 2).
-    V : int, optional
-        Vocabulary (>= N); default ``4 N``.
-    tau : float
-        Trigger scale (> 0).
+    %(NdL)s %(V)s %(tau)s
     kind : {"random", "orthogonal"}
         Embeddings; ``"orthogonal"`` leaves the exact counts only (no draw besides them).
     noise : {"vocab", "gaussian"}
@@ -153,14 +149,6 @@ def draw_scores(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=Non
     N, d, L, V, tau, m = _check(N, d, L, V, tau, kind, noise, m)
     rng = check_rng(rng)
     return _draw(N, d, L, V, tau, kind, noise, m, rng, structure)
-
-
-def _kappas(N, V, m):
-    k_nn = 1.0 - 1.0 / V
-    k_off = -(N - 1.0) / V
-    if m is None:
-        return k_nn + k_off, k_nn
-    return k_nn + _MLP_CM * k_off, k_nn + k_off / math.pi
 
 
 def _draw(N, d, L, V, tau, kind, noise, m, rng, structure=None):
@@ -479,6 +467,7 @@ def _mean_se(x):
     return float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size)) if x.size > 1 else 0.0
 
 
+@fill_doc
 def token_theory(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, eta=0.1,
                  beta=10.0, gamma=None, reps=200, rng=0, recall=True,
                  reps_recall_budget=8192):
@@ -486,24 +475,7 @@ def token_theory(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
 
     Parameters
     ----------
-    N, d, L : int
-        Training sequences (>= 1), dimension (>= 1), length (>= 2).
-    V : int, optional
-        Vocabulary (>= N); default ``4 N``.
-    tau : float
-        Trigger scale (> 0).
-    kind : {"random", "orthogonal"}
-        Embeddings.
-    noise : {"vocab", "gaussian"}
-        Noise tokens.
-    m : int, optional
-        Fixed random MLP width.
-    eta : float
-        First step size (> 0).
-    beta : float
-        ``||W1||_F`` (``beta`` convention).
-    gamma : float, optional
-        Literal step size of steps 2 and 3 (overrides ``beta``).
+    %(NdL)s %(V)s %(tau)s %(kind)s %(noise)s %(m)s %(eta)s %(beta)s %(gamma)s
     reps : int
         Monte Carlo draws (>= 2); the standard errors are over these draws.
     rng : None, int, SeedSequence or Generator
@@ -626,28 +598,14 @@ def _unseen_scores(dr, n, rng, kind, d):
 #: Quantities of :func:`token_moments` (those of :func:`validation.token_retrieval.moments.measure_moments`).
 
 
+@fill_doc
 def token_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, eta=0.1,
                   beta=10.0, gamma=None, reps=64, rng=0):
     """Predict the per-task moments of :func:`~validation.token_retrieval.moments.measure_moments`.
 
     Parameters
     ----------
-    N, d, L : int
-        Training sequences, dimension, length.
-    V : int, optional
-        Vocabulary (default ``4 N``).
-    tau : float
-        Trigger scale.
-    kind : {"random", "orthogonal"}
-        Embeddings.
-    noise : {"vocab", "gaussian"}
-        Noise tokens.
-    m : int, optional
-        MLP width.
-    eta, beta : float
-        Step sizes (``beta`` convention).
-    gamma : float, optional
-        Literal step size.
+    %(NdL)s %(V)s %(tau)s %(kind)s %(noise)s %(m)s %(eta)s %(beta)s %(gamma)s
     reps : int
         Draws (>= 2).
     rng : None, int, SeedSequence or Generator

@@ -23,6 +23,15 @@ __all__ = ["aggregate", "boundary_points", "fit_power_law", "fit_boundary", "log
            "LogisticBoundary", "ProductFormTest"]
 
 
+def _with_boot(out, r):
+    """``out`` with the bootstrap ``stderr_boot`` and ``"ci95_boot"`` (``[low, high]``, the
+    ``report.json`` key) of the record ``r`` added where it has them."""
+    if r.stderr_boot is not None:
+        out["stderr_boot"] = r.stderr_boot
+        out["ci95_boot"] = [r.boot_ci_low, r.boot_ci_high]
+    return out
+
+
 @dataclass(frozen=True)
 class Exponent(Result):
     """One fitted exponent of a boundary law, with its standard errors and 95 % intervals.
@@ -94,10 +103,7 @@ class Exponent(Result):
         out = {"value": self.value, "stderr": self.stderr}
         if self.ci_low is not None:
             out["ci95_ls"] = [self.ci_low, self.ci_high]
-        if self.stderr_boot is not None:
-            out["stderr_boot"] = self.stderr_boot
-            out["ci95_boot"] = [self.boot_ci_low, self.boot_ci_high]
-        return out
+        return _with_boot(out, self)
 
 
 @dataclass(frozen=True)
@@ -135,11 +141,7 @@ class ProductTerm(Result):
         dict
             ``value``, ``stderr``, ``p_value`` and, where set, ``stderr_boot``, ``ci95_boot``.
         """
-        out = {"value": self.value, "stderr": self.stderr, "p_value": self.p_value}
-        if self.stderr_boot is not None:
-            out["stderr_boot"] = self.stderr_boot
-            out["ci95_boot"] = [self.boot_ci_low, self.boot_ci_high]
-        return out
+        return _with_boot({"value": self.value, "stderr": self.stderr, "p_value": self.p_value}, self)
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,8 @@ from hcizz.results import Result
 from validation.engine.trials import trial
 from validation.logistic import fit_threshold
 
+from ._docparams import fill_doc
+
 __all__ = ["ROOT", "trial_params", "boundary_trial", "fit_log_boundary", "theory_centre", "DesignRun",
            "DesignComparison", "DesignComparisons", "grid_design", "adaptive_design", "design_runs", "pooled_comparison",
            "check_design", "compare_designs", "read_comparisons"]
@@ -189,15 +191,45 @@ def _exp(x):
     return math.exp(x) if math.isfinite(x) else (0.0 if x < 0 else math.inf)
 
 
-def _from_ci_record(cls, d, **given):
-    """Build the record ``cls`` from its ``to_dict()`` (interval as ``"ci": [low, high]``,
-    ``_ci_pair``); ``given`` fields replace the record's."""
-    kw = {f.name: d[f.name] for f in fields(cls) if f.name not in ("ci_low", "ci_high", *given)}
-    return cls(ci_low=d["ci"][0], ci_high=d["ci"][1], **kw, **given)
+@dataclass(frozen=True)
+class _ThresholdRecord(Result):
+    """Base of the design records: a threshold ``N_c`` with its 95 % interval
+    ``ci_low``, ``ci_high``, written as ``"ci": [ci_low, ci_high]`` by ``to_dict()``."""
+
+    _estimate = "threshold"
+    level = 0.95
+    _ci_pair = True
+
+    @classmethod
+    def from_dict(cls, d):
+        """Rebuild a record from :meth:`to_dict` output (plain JSON values).
+
+        Parameters
+        ----------
+        d : dict
+            As written by :meth:`to_dict` and :func:`hcizz.jsonout.to_json_value`.
+
+        Returns
+        -------
+        DesignRun or DesignComparison
+            The record, of the class this is called on.
+
+        Raises
+        ------
+        KeyError, TypeError
+            ``d`` is not such a record.
+        """
+        kw = {f.name: d[f.name] for f in fields(cls) if f.name not in ("ci_low", "ci_high")}
+        return cls(ci_low=d["ci"][0], ci_high=d["ci"][1], **cls._nested(kw))
+
+    @staticmethod
+    def _nested(kw):
+        """The fields of a record as rebuilt from JSON (nested records restored)."""
+        return kw
 
 
 @dataclass(frozen=True)
-class DesignRun(Result):
+class DesignRun(_ThresholdRecord):
     """One replicate of one design (:func:`grid_design`, :func:`adaptive_design`).
 
     Parameters
@@ -233,29 +265,9 @@ class DesignRun(Result):
     cpu_seconds: float
     seeds: list
 
-    _estimate = "threshold"
-    level = 0.95
-    _ci_pair = True
-
-    @classmethod
-    def from_dict(cls, d):
-        """Rebuild a run from :meth:`to_dict` output.
-
-        Parameters
-        ----------
-        d : dict
-            As written by :meth:`to_dict`.
-
-        Returns
-        -------
-        DesignRun
-            The run.
-        """
-        return _from_ci_record(cls, d)
-
 
 @dataclass(frozen=True)
-class DesignComparison(Result):
+class DesignComparison(_ThresholdRecord):
     """One boundary of :func:`compare_designs`: trials of the fixed grid and of the adaptive design.
 
     Parameters
@@ -325,32 +337,11 @@ class DesignComparison(Result):
     covers_adaptive: int
     runs: dict
 
-    _estimate = "threshold"
-    level = 0.95
-    _ci_pair = True
-
-    @classmethod
-    def from_dict(cls, d):
-        """Rebuild a comparison from :meth:`to_dict` output (plain JSON values).
-
-        Parameters
-        ----------
-        d : dict
-            As written by :meth:`to_dict` and :func:`hcizz.jsonout.to_json_value`.
-
-        Returns
-        -------
-        DesignComparison
-            The comparison.
-
-        Raises
-        ------
-        KeyError, TypeError
-            ``d`` is not such a record.
-        """
-        runs = {k: [x if isinstance(x, DesignRun) else DesignRun.from_dict(x) for x in v]
-                for k, v in d["runs"].items()}
-        return _from_ci_record(cls, d, runs=runs)
+    @staticmethod
+    def _nested(kw):
+        """The fields with ``runs`` rebuilt as :class:`DesignRun` records."""
+        return {**kw, "runs": {k: [x if isinstance(x, DesignRun) else DesignRun.from_dict(x) for x in v]
+                               for k, v in kw["runs"].items()}}
 
 
 @dataclass(frozen=True)
@@ -387,19 +378,21 @@ class DesignComparisons(Result):
             f"{r.covers_adaptive}" for r in self.boundaries)
 
 
+def _design_run(fit, trials, reached, res, seeds):
+    """The :class:`DesignRun` of a replicate from its last fit in ``log N`` (``threshold``,
+    ``ci_low``, ``ci_high``), its trial results ``res`` and its first and last seed."""
+    return DesignRun(trials=trials, threshold=math.exp(fit.threshold) if math.isfinite(fit.threshold) else math.nan,
+                     ci_low=_exp(fit.ci_low), ci_high=math.exp(fit.ci_high) if math.isfinite(fit.ci_high) else math.inf,
+                     reached=reached, cpu_seconds=float(sum(x.get("cpu_seconds", 0.0) for x in res)), seeds=seeds)
+
+
+@fill_doc
 def grid_design(d, L, r, target, run, *, grid_ns, s_max):
     """Replicate ``r`` of the fixed grid: one more seed at every ``N`` until the target is met.
 
     Parameters
     ----------
-    d, L : int
-        The boundary.
-    r : int
-        Replicate (seeds ``1000 r, 1000 r + 1, ...``).
-    target : float
-        Target 95 % half-width of ``log N_c``.
-    run : callable
-        ``run(params) -> results`` (dicts with ``N``, ``seed``, ``retrieval``).
+    %(boundary_dL)s %(replicate)s %(target)s %(run)s
     grid_ns : sequence of int
         The grid's ``N``.
     s_max : int
@@ -423,26 +416,17 @@ def grid_design(d, L, r, target, run, *, grid_ns, s_max):
         f = fit_log_boundary([math.log(x["N"]) for x in res], [x["retrieval"] for x in res])
         if (f.ci_high - f.ci_low) / 2 <= target:
             break
-    return DesignRun(trials=len(res), threshold=math.exp(f.threshold) if math.isfinite(f.threshold) else math.nan,
-                     ci_low=_exp(f.ci_low), ci_high=math.exp(f.ci_high) if math.isfinite(f.ci_high) else math.inf,
-                     reached=bool((f.ci_high - f.ci_low) / 2 <= target),
-                     cpu_seconds=float(sum(x.get("cpu_seconds", 0.0) for x in res)),
-                     seeds=[1000 * r, 1000 * r + S - 1]), res
+    return _design_run(f, len(res), bool((f.ci_high - f.ci_low) / 2 <= target), res,
+                       [1000 * r, 1000 * r + S - 1]), res
 
 
+@fill_doc
 def adaptive_design(d, L, r, target, run, *, centre, max_trials, start, batch):
     """Replicate ``r`` of the adaptive design (:func:`validation.adaptive.adaptive_threshold` in ``log N``).
 
     Parameters
     ----------
-    d, L : int
-        The boundary.
-    r : int
-        Replicate (seeds ``1000 r, 1000 r + 1, ...``).
-    target : float
-        Target 95 % half-width of ``log N_c``.
-    run : callable
-        ``run(params) -> results``.
+    %(boundary_dL)s %(replicate)s %(target)s %(run)s
     centre : float
         Centre of the first round (in ``N``).
     max_trials : int
@@ -476,25 +460,19 @@ def adaptive_design(d, L, r, target, run, *, centre, max_trials, start, batch):
     ad = adaptive_threshold(trials, fit_log_boundary, [math.log(centre) + o for o in start],
                             target_halfwidth=target, max_trials=max_trials, batch=batch, seed0=1000 * r,
                             snap=snap, lower=math.log(2), increasing=True)
-    return DesignRun(trials=ad.trials, threshold=math.exp(ad.threshold) if math.isfinite(ad.threshold) else math.nan,
-                     ci_low=_exp(ad.ci_low), ci_high=math.exp(ad.ci_high) if math.isfinite(ad.ci_high) else math.inf,
-                     reached=ad.stop == "target", cpu_seconds=float(sum(x.get("cpu_seconds", 0.0) for x in res)),
-                     seeds=[1000 * r, 1000 * r + ad.trials - 1]), res
+    return _design_run(ad, ad.trials, ad.stop == "target", res, [1000 * r, 1000 * r + ad.trials - 1]), res
 
 
+@fill_doc
 def design_runs(d, L, replicates, target, run, *, centre, grid_ns, s_max, start, batch):
     """Run every replicate of both designs at one boundary.
 
     Parameters
     ----------
-    d, L : int
-        The boundary.
+    %(boundary_dL)s
     replicates : int
         Replicates per design.
-    target : float
-        Target 95 % half-width of ``log N_c``.
-    run : callable
-        ``run(params) -> results``.
+    %(target)s %(run)s
     centre : float
         Centre of the adaptive design's first round.
     grid_ns : sequence of int

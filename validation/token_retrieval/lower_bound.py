@@ -484,12 +484,9 @@ def lower_bound(N, d, L, *, V=None, tau=1.0):
                       fano_N=fano_samples(d, L, tau=tau))
 
 
-def _first(f, lo, hi, up=True):
-    """Smallest integer ``N`` in [lo, hi] with ``f(N)`` True (bisection on a monotone predicate)."""
-    if not f(hi):
-        return None
-    if f(lo):
-        return float(lo)
+def _bisect(f, lo, hi):
+    """Smallest integer in (lo, hi] with ``f`` True, given ``f(lo)`` False and ``f(hi)`` True
+    (``f`` monotone)."""
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if f(mid):
@@ -497,6 +494,15 @@ def _first(f, lo, hi, up=True):
         else:
             lo = mid
     return float(hi)
+
+
+def _first(f, lo, hi, up=True):
+    """Smallest integer ``N`` in [lo, hi] with ``f(N)`` True (bisection on a monotone predicate)."""
+    if not f(hi):
+        return None
+    if f(lo):
+        return float(lo)
+    return _bisect(f, lo, hi)
 
 
 def _first_up(f, hi):
@@ -507,13 +513,7 @@ def _first_up(f, hi):
         lo, n = n, 2 * n
     if n > hi:
         return None
-    while n - lo > 1:
-        mid = (lo + n) // 2
-        if f(mid):
-            n = mid
-        else:
-            lo = mid
-    return float(n)
+    return _bisect(f, lo, n)
 
 
 def lower_bound_boundaries(d, L, *, vocab_ratio=4.0, tau=1.0, level=0.5, n_max=2 ** 16):

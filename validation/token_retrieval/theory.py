@@ -594,9 +594,7 @@ def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
 
     Parameters
     ----------
-    %(dL)s %(Ns)s %(vocab_ratio)s %(crossing_level)s
-    **kw
-        Options of :func:`success_probs` (not ``V``).
+    %(dL)s %(Ns)s %(vocab_ratio)s %(crossing_level)s %(success_kw)s
 
     Returns
     -------
@@ -621,9 +619,7 @@ def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
 
     Parameters
     ----------
-    %(dL)s %(Ns)s %(vocab_ratio)s %(crossing_level)s
-    **kw
-        Options of :func:`success_probs` (not ``V``).
+    %(dL)s %(Ns)s %(vocab_ratio)s %(crossing_level)s %(success_kw)s
 
     Returns
     -------

@@ -38,6 +38,8 @@ PARAMS = {
     "replicate": "r : int\n    Replicate (seeds ``1000 r, 1000 r + 1, ...``).",
     "target": "target : float\n    Target 95 % half-width of ``log N_c``.",
     "run": "run : callable\n    ``run(params) -> results`` (dicts with ``N``, ``seed``, ``retrieval``).",
+    "design_returns": ("run_result : DesignRun\n    The replicate.\n"
+                       "trials : list of dict\n    The results of its trials."),
     "rng_tr": "rng : None, int, SeedSequence or Generator\n    Randomness of the draws.",
     "seed_root": "seed : int, optional\n    Root seed.",
     "progress_cb": "progress : callable, optional\n    Progress callback, as in :func:`run_grid`.",

@@ -254,8 +254,6 @@ class TheoryVsSim(Result):
     noise_floor: dict
     worst: list
 
-    _estimate = None
-
 
 def theory_vs_sim(records, *, theory=None, reps=100, rng=0, floor_draws=2000, progress=None):
     """Compare the token-level and the closed-form theory with simulated runs, point by point.
@@ -436,8 +434,6 @@ class TargetCheck(Result):
     terms: dict
     moments: dict | None
 
-    _estimate = None
-
     def summary(self):
         """Return one line per all-``N`` quantity and one for the misses.
 
@@ -563,8 +559,6 @@ class LimitsOnGrid(Result):
     token_within_factor: tuple
     factor: float
 
-    _estimate = None
-
 
 def limits_on_grid(tv, *, factor=1.5):
     """Locate the retrieval boundaries of a comparison and put the statistical limits beside them.
@@ -644,8 +638,6 @@ class SeedCheck(Result):
     max_error_new: float
     max_error_all: float
     max_abs_z_new: float
-
-    _estimate = None
 
 
 def _binom_z(m, n, pred, pse):
@@ -744,8 +736,6 @@ class TokenMomentCheck(Result):
     within_closed: int
     n: int
     n_closed: int
-
-    _estimate = None
 
 
 def token_moment_check(checks, *, reps=64):
@@ -874,8 +864,6 @@ class ScanComparison(Result):
     points: list
     errors: dict
     mlp_boundaries: list
-
-    _estimate = None
 
 
 def scan_comparison(orthogonal, mlp, theory):

@@ -400,10 +400,7 @@ def grid_design(d, L, r, target, run, *, grid_ns, s_max):
 
     Returns
     -------
-    run_result : DesignRun
-        The replicate.
-    trials : list of dict
-        The results of its trials.
+    %(design_returns)s
 
     References
     ----------
@@ -438,10 +435,7 @@ def adaptive_design(d, L, r, target, run, *, centre, max_trials, start, batch):
 
     Returns
     -------
-    run_result : DesignRun
-        The replicate.
-    trials : list of dict
-        The results of its trials.
+    %(design_returns)s
 
     References
     ----------

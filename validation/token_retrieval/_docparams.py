@@ -40,6 +40,7 @@ PARAMS = {
     "run": "run : callable\n    ``run(params) -> results`` (dicts with ``N``, ``seed``, ``retrieval``).",
     "design_returns": ("run_result : DesignRun\n    The replicate.\n"
                        "trials : list of dict\n    The results of its trials."),
+    "comparisons_returns": "list of DesignComparison\n    One per boundary.",
     "rng_tr": "rng : None, int, SeedSequence or Generator\n    Randomness of the draws.",
     "seed_root": "seed : int, optional\n    Root seed.",
     "progress_cb": "progress : callable, optional\n    Progress callback, as in :func:`run_grid`.",

@@ -49,6 +49,13 @@ class Exponent(Result):
     boot_ci_low, boot_ci_high : float, optional
         The 2.5 and 97.5 percentiles of the bootstrap.
 
+    See Also
+    --------
+    validation.token_retrieval.boundary.PowerLaw
+        Least-squares power law ``along = exp(log_prefactor) * prod_v v^{alpha_v}`` (``fit_power_law``).
+    validation.token_retrieval.boundary.BoundaryFit
+        Power-law fit of a simulated success boundary (``fit_boundary``).
+
     Notes
     -----
     ``to_dict()`` writes the intervals as ``"ci95_ls"`` and ``"ci95_boot"``
@@ -121,6 +128,13 @@ class ProductTerm(Result):
     boot_ci_low, boot_ci_high : float, optional
         Bootstrap 2.5 and 97.5 percentiles (``to_dict()``: ``"ci95_boot"``).
 
+    See Also
+    --------
+    validation.token_retrieval.boundary.multiplicative_test
+        Test by likelihood ratio whether the boundary depends on one product ``prod v^{c_v}``.
+    validation.token_retrieval.boundary.fit_boundary
+        Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
+
     References
     ----------
     docs/token_retrieval.md#the-boundary-law
@@ -158,6 +172,13 @@ class PowerLaw(Result):
         Points fitted.
     dof : int
         Residual degrees of freedom (at least 1).
+
+    See Also
+    --------
+    validation.token_retrieval.boundary.fit_power_law
+        Fit ``along = C * prod_v v^{alpha_v}`` to points by least squares in the logs: the one power-law fit.
+    validation.token_retrieval.boundary.Exponent
+        One fitted exponent of a boundary law, with its standard errors and 95 % intervals.
 
     References
     ----------
@@ -207,6 +228,13 @@ class BoundaryFit(Result):
     n_boot_ok : int, optional
         Bootstrap resamples with a fit.
 
+    See Also
+    --------
+    validation.token_retrieval.boundary.fit_boundary
+        Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
+    validation.token_retrieval.boundary.LogisticBoundary
+        Logistic regression of per-run success on the logs of the variables (``logistic_fit``).
+
     References
     ----------
     docs/token_retrieval.md#the-boundary-law
@@ -241,6 +269,13 @@ class LogisticBoundary(Result):
     key : str
         The success flag.
 
+    See Also
+    --------
+    validation.token_retrieval.boundary.logistic_fit
+        Fit a logistic regression of per-run success on the logs of ``variables``.
+    validation.token_retrieval.boundary.BoundaryFit
+        Power-law fit of a simulated success boundary (``fit_boundary``).
+
     References
     ----------
     docs/token_retrieval.md#the-boundary-law
@@ -271,6 +306,13 @@ class ProductFormTest(Result):
     key : str
         The success flag.
 
+    See Also
+    --------
+    validation.token_retrieval.boundary.multiplicative_test
+        Test by likelihood ratio whether the boundary depends on one product ``prod v^{c_v}``.
+    validation.token_retrieval.boundary.ProductTerm
+        The coefficient ``g`` of ``log v1 log v2`` added to a two-covariate boundary fit.
+
     References
     ----------
     docs/token_retrieval.md#the-boundary-law
@@ -300,6 +342,12 @@ def aggregate(records, key, by=("N", "d", "L")):
     -------
     dict
         ``{config tuple: (fraction, count)}``, sorted by configuration.
+
+    See Also
+    --------
+    validation.token_retrieval.boundary.boundary_points
+        Locate where the success fraction crosses ``level`` along one variable.
+    validation.token_retrieval.experiments.run_grid : Run ``run_config`` over the product grid ``Ns x ds x Ls``.
 
     References
     ----------
@@ -343,6 +391,12 @@ def boundary_points(frac, *, along="N", by=("N", "d", "L"), direction="up", leve
     list of dict
         One per slice with a crossing: the other variables and ``along``
         (geometric interpolation between the bracketing grid points).
+
+    See Also
+    --------
+    validation.token_retrieval.boundary.aggregate : Average the success flag ``key`` per configuration.
+    validation.token_retrieval.boundary.fit_boundary
+        Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
 
     Notes
     -----
@@ -431,6 +485,13 @@ def fit_power_law(points, *, along="N", covars=("d", "L")):
     ValueError
         With fewer than ``len(covars) + 1`` points.
 
+    See Also
+    --------
+    validation.token_retrieval.boundary.fit_boundary
+        Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
+    validation.token_retrieval.boundary.PowerLaw
+        Least-squares power law ``along = exp(log_prefactor) * prod_v v^{alpha_v}`` (``fit_power_law``).
+
     Notes
     -----
     ``log along = c_0 + sum_v alpha_v log v + noise``, solved by
@@ -501,6 +562,15 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
         coefficient ``g`` of ``log v1 log v2`` added to the fit (a test of the
         product form: ``g = 0`` iff the exponents do not drift), with its
         least-squares error, t-test ``p_value`` and bootstrap error.
+
+    See Also
+    --------
+    validation.token_retrieval.boundary.boundary_points
+        Locate where the success fraction crosses ``level`` along one variable.
+    validation.token_retrieval.boundary.fit_power_law
+        Fit ``along = C * prod_v v^{alpha_v}`` to points by least squares in the logs: the one power-law fit.
+    validation.token_retrieval.boundary.logistic_fit
+        Fit a logistic regression of per-run success on the logs of ``variables``.
 
     Notes
     -----
@@ -615,6 +685,13 @@ def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
         ``coef``, ``stderr``, ``exponents`` ``{v: Exponent}`` (value and
         delta-method stderr), ``loglik``, ``n``.
 
+    See Also
+    --------
+    validation.token_retrieval.boundary.multiplicative_test
+        Test by likelihood ratio whether the boundary depends on one product ``prod v^{c_v}``.
+    validation.logistic.fit_logistic
+        Fit a logistic regression by Newton's method (IRLS), optionally ridge-penalised.
+
     References
     ----------
     docs/token_retrieval.md#the-boundary-law
@@ -662,6 +739,13 @@ def multiplicative_test(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
     ProductFormTest
         ``lr`` (twice the log-likelihood gain), ``df``, ``p_value``
         (chi-square), ``loglik_null``, ``loglik_alt``.
+
+    See Also
+    --------
+    validation.token_retrieval.boundary.logistic_fit
+        Fit a logistic regression of per-run success on the logs of ``variables``.
+    validation.token_retrieval.boundary.ProductFormTest
+        Likelihood-ratio test of the product form of the boundary (``multiplicative_test``).
 
     Notes
     -----

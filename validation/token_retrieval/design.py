@@ -74,6 +74,12 @@ def trial_params(N, d, L, seed, *, root=ROOT):
         :func:`boundary_trial` and, through
         :func:`validation.engine.trial_key`, the key of its record in a store.
 
+    See Also
+    --------
+    validation.token_retrieval.design.boundary_trial
+        Run the early phase once at ``(N, d, L)`` with randomness keyed by ``(N, d, L, seed)``.
+    validation.engine.trial_key : Return the stable key of one trial: SHA-256 hex digest of its canonical JSON.
+
     References
     ----------
     docs/token_retrieval.md#adaptive-design-of-the-boundary
@@ -106,6 +112,12 @@ def boundary_trial(params):
         (its mean attention-score gap, a fingerprint of the draw) and
         ``cpu_seconds`` (timing, not a result); kept small because the
         comparison's store is committed.
+
+    See Also
+    --------
+    validation.token_retrieval.design.trial_params : Return the engine parameter record of one boundary trial.
+    validation.token_retrieval.runs.run_config
+        Run the early phase once on a fresh task and return its success statistics.
 
     Notes
     -----
@@ -147,6 +159,13 @@ def fit_log_boundary(log_n, success, **kw):
     validation.logistic.ThresholdFit
         The fit (threshold and interval in ``log N``).
 
+    See Also
+    --------
+    validation.logistic.fit_threshold
+        Fit a logistic threshold to pass/fail trials, with a profile-likelihood interval.
+    validation.token_retrieval.design.adaptive_design
+        Replicate ``r`` of the adaptive design (``adaptive_threshold`` in ``log N``).
+
     Notes
     -----
     The smallest width, 0.01, is the sharpest transition that integer ``N``
@@ -177,6 +196,13 @@ def theory_centre(d, L):
     -------
     float
         :func:`validation.token_retrieval.theory.retrieval_boundary`, or 16.
+
+    See Also
+    --------
+    validation.token_retrieval.theory.retrieval_boundary
+        Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
+    validation.token_retrieval.design.adaptive_design
+        Replicate ``r`` of the adaptive design (``adaptive_threshold`` in ``log N``).
 
     References
     ----------
@@ -247,6 +273,13 @@ class DesignRun(_ThresholdRecord):
     seeds : list of int
         ``[first, last]`` seed used.
 
+    See Also
+    --------
+    validation.token_retrieval.design.grid_design
+        Replicate ``r`` of the fixed grid: one more seed at every ``N`` until the target is met.
+    validation.token_retrieval.design.adaptive_design
+        Replicate ``r`` of the adaptive design (``adaptive_threshold`` in ``log N``).
+
     Notes
     -----
     ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]`` (the key
@@ -304,6 +337,12 @@ class DesignComparison(_ThresholdRecord):
     runs : dict
         ``{"grid": [DesignRun, ...], "adaptive": [...]}``, one per replicate.
 
+    See Also
+    --------
+    validation.token_retrieval.design.pooled_comparison
+        Summarise both designs at one boundary: the pooled fit, trials, coverage, CPU time.
+    validation.token_retrieval.design.DesignRun : One replicate of one design (``grid_design``, ``adaptive_design``).
+
     Notes
     -----
     ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]`` (the key
@@ -352,6 +391,13 @@ class DesignComparisons(Result):
     ----------
     boundaries : list of DesignComparison
         One per boundary.
+
+    See Also
+    --------
+    validation.token_retrieval.design.compare_designs
+        Run the fixed grid and the adaptive design on every boundary and replicate, and compare them.
+    validation.token_retrieval.design.read_comparisons
+        Read a JSON file of design comparisons (a committed summary, or the ``--json`` output of a study).
 
     References
     ----------
@@ -402,6 +448,12 @@ def grid_design(d, L, r, target, run, *, grid_ns, s_max):
     -------
     %(design_returns)s
 
+    See Also
+    --------
+    validation.token_retrieval.design.adaptive_design
+        Replicate ``r`` of the adaptive design (``adaptive_threshold`` in ``log N``).
+    validation.token_retrieval.design.design_runs : Run every replicate of both designs at one boundary.
+
     References
     ----------
     docs/token_retrieval.md#adaptive-design-of-the-boundary
@@ -436,6 +488,12 @@ def adaptive_design(d, L, r, target, run, *, centre, max_trials, start, batch):
     Returns
     -------
     %(design_returns)s
+
+    See Also
+    --------
+    validation.token_retrieval.design.grid_design
+        Replicate ``r`` of the fixed grid: one more seed at every ``N`` until the target is met.
+    validation.adaptive.adaptive_threshold : Measure a threshold by a sequential design around the current fit.
 
     References
     ----------
@@ -485,6 +543,13 @@ def design_runs(d, L, replicates, target, run, *, centre, grid_ns, s_max, start,
     pool : dict
         ``{(N, seed): retrieval}`` of every distinct trial.
 
+    See Also
+    --------
+    validation.token_retrieval.design.pooled_comparison
+        Summarise both designs at one boundary: the pooled fit, trials, coverage, CPU time.
+    validation.token_retrieval.design.compare_designs
+        Run the fixed grid and the adaptive design on every boundary and replicate, and compare them.
+
     References
     ----------
     docs/token_retrieval.md#adaptive-design-of-the-boundary
@@ -525,6 +590,12 @@ def pooled_comparison(d, L, runs, pool, *, target, centre):
     -------
     DesignComparison
         The comparison.
+
+    See Also
+    --------
+    validation.token_retrieval.design.design_runs : Run every replicate of both designs at one boundary.
+    validation.token_retrieval.design.DesignComparison
+        One boundary of ``compare_designs``: trials of the fixed grid and of the adaptive design.
 
     Notes
     -----
@@ -578,6 +649,12 @@ def check_design(replicates, target, grid_ns, s_max):
     ValueError
         Naming the argument, its value and the range.
 
+    See Also
+    --------
+    validation.token_retrieval.design.compare_designs
+        Run the fixed grid and the adaptive design on every boundary and replicate, and compare them.
+    validation.token_retrieval.design.design_runs : Run every replicate of both designs at one boundary.
+
     References
     ----------
     docs/token_retrieval.md#adaptive-design-of-the-boundary
@@ -592,6 +669,7 @@ def check_design(replicates, target, grid_ns, s_max):
     return replicates, target, grid_ns, s_max
 
 
+@fill_doc
 def compare_designs(boundaries, replicates, target, *, run, grid_ns, s_max, start=(-0.6, -0.2, 0.2, 0.6),
                     batch=4, centre=theory_centre):
     """Run the fixed grid and the adaptive design on every boundary and replicate, and compare them.
@@ -623,13 +701,19 @@ def compare_designs(boundaries, replicates, target, *, run, grid_ns, s_max, star
 
     Returns
     -------
-    list of DesignComparison
-        One per boundary.
+    %(comparisons_returns)s
 
     Raises
     ------
     ValueError
         ``replicates``, ``target``, ``grid_ns``, ``s_max`` or a boundary out of range.
+
+    See Also
+    --------
+    validation.token_retrieval.design.check_design : Check the design's arguments (before any trial) and return them.
+    validation.token_retrieval.design.design_runs : Run every replicate of both designs at one boundary.
+    validation.token_retrieval.design.read_comparisons
+        Read a JSON file of design comparisons (a committed summary, or the ``--json`` output of a study).
 
     Notes
     -----
@@ -654,6 +738,7 @@ def compare_designs(boundaries, replicates, target, *, run, grid_ns, s_max, star
     return out
 
 
+@fill_doc
 def read_comparisons(path):
     """Read a JSON file of design comparisons (a committed summary, or the ``--json`` output of a study).
 
@@ -667,8 +752,7 @@ def read_comparisons(path):
 
     Returns
     -------
-    list of DesignComparison
-        One per boundary.
+    %(comparisons_returns)s
 
     Raises
     ------
@@ -676,6 +760,13 @@ def read_comparisons(path):
         The file does not exist.
     ValueError
         The file is not such a document.
+
+    See Also
+    --------
+    validation.token_retrieval.design.compare_designs
+        Run the fixed grid and the adaptive design on every boundary and replicate, and compare them.
+    validation.token_retrieval.design.DesignComparisons
+        The comparison of both designs at several boundaries (the outcome of the study).
 
     References
     ----------

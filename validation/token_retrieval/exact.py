@@ -47,6 +47,13 @@ def key_vector(emb, batch):
         Slot coefficients ``beta_{n,i} = (x_{n,i} - h_n) . v_n``, so that
         ``w~ = sum_{n,i} beta_{n,i} x_{n,i}``.
 
+    See Also
+    --------
+    validation.token_retrieval.exact.orthogonal_key
+        Compute the key vector's coefficients in the orthogonal limit from the token counts.
+    validation.token_retrieval.theory.score_moments
+        Compute leading-order moments of the attention scores ``x·w~`` after step 2.
+
     Notes
     -----
     Step 1 is exact: ``V1 = (eta / N) sum_n (u_{t_n} - u_bar) h_n^T``.  At step 2 the logits are
@@ -90,6 +97,13 @@ def token_counts(tokens):
     ndarray of int, shape (N, L)
         ``r[n, i]`` = number of positions ``j`` of row ``n`` with ``tokens[n, j] == tokens[n, i]``.
 
+    See Also
+    --------
+    validation.token_retrieval.exact.orthogonal_key
+        Compute the key vector's coefficients in the orthogonal limit from the token counts.
+    validation.token_retrieval.exact.key_vector
+        Compute the key vector ``w~`` of the early phase at leading order in ``eta``.
+
     References
     ----------
     docs/token_retrieval.md#token-level-theory
@@ -128,6 +142,13 @@ class OrthogonalKey:
     multiplicity : ndarray of int, shape (N, L)
         Multiplicity of each slot's token in its sequence.
 
+    See Also
+    --------
+    validation.token_retrieval.exact.orthogonal_key
+        Compute the key vector's coefficients in the orthogonal limit from the token counts.
+    validation.token_retrieval.token_theory.draw_scores
+        Draw one task's attention scores from the token-level theory.
+
     References
     ----------
     docs/token_retrieval.md#token-level-theory
@@ -161,6 +182,12 @@ def orthogonal_key(tokens, pos, V, *, tau=1.0):
     -------
     OrthogonalKey
         Token coefficients, trigger coefficient, informative and noise scores.
+
+    See Also
+    --------
+    validation.token_retrieval.exact.token_counts : Return the multiplicity of each slot's token in its own sequence.
+    validation.token_retrieval.exact.key_vector
+        Compute the key vector ``w~`` of the early phase at leading order in ``eta``.
 
     Notes
     -----

@@ -69,6 +69,13 @@ def best_of(a, L):
     ndarray
         ``int phi(g) Phi(g + a)^(L-1) dg`` (Gauss-Hermite, 64 nodes).
 
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.oracle_retrieval
+        Compute the probability that the Bayes-optimal rule, knowing ``z``, retrieves ``N`` fresh sequences.
+    validation.token_retrieval.lower_bound.mean_pool_retrieval
+        Compute the best fresh-sequence retrieval of any learner that sees only mean-pooled sequences.
+
     References
     ----------
     docs/token_retrieval.md#which-question-a-lower-bound-answers
@@ -109,6 +116,13 @@ def oracle_retrieval(N, d, L, *, tau=1.0):
     -------
     ndarray
         ``E_z[F_L(sqrt(d) ||z||)^N]`` (:func:`best_of`).
+
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.best_of
+        Compute ``F_L(a) = P(a + g_0 > max_{j<L} g_j)`` for i.i.d. standard normal ``g``.
+    validation.token_retrieval.lower_bound.mean_pool_retrieval
+        Compute the best fresh-sequence retrieval of any learner that sees only mean-pooled sequences.
 
     Notes
     -----
@@ -174,6 +188,13 @@ def mean_pool_retrieval(N, d, L, *, tau=1.0, fresh=None):
     float
         ``max_learner P(all fresh sequences retrieved)``.
 
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.oracle_retrieval
+        Compute the probability that the Bayes-optimal rule, knowing ``z``, retrieves ``N`` fresh sequences.
+    validation.token_retrieval.lower_bound.norm_learner_bound
+        Bound the failure probability of a one-pass learner of the trigger from ``N`` sequences.
+
     Notes
     -----
     ``L h_n = z + e_{y_n} + sum_{noise} x ~ N(z, (L/d) I)`` i.i.d. (labels are independent of
@@ -231,6 +252,13 @@ def norm_learner_bound(N, d, L, *, tau=1.0, fresh=1):
     float
         An upper bound (union bound, in [0, 1]) on the failure probability.
 
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.mean_pool_retrieval
+        Compute the best fresh-sequence retrieval of any learner that sees only mean-pooled sequences.
+    validation.token_retrieval.lower_bound.fano_samples
+        Lower-bound the number of sequences any learner needs to estimate the trigger direction.
+
     Notes
     -----
     Gaussian noise tokens.  The informative slot has ``||x||^2 = ||e + z||^2``, ``1/d`` times
@@ -285,6 +313,13 @@ def storage_construction_bound(N, d, L, V, *, tau=1.0):
     -------
     float
         Upper bound on P(the predictor does not recall all ``N`` training facts).
+
+    See Also
+    --------
+    validation.token_retrieval.theory.counting_bound
+        Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+    validation.token_retrieval.lower_bound.lower_bound
+        Evaluate the statistical limits of retrieval and storage at one ``(N, d, L)``.
 
     Notes
     -----
@@ -344,6 +379,13 @@ def fano_samples(d, L, *, tau=1.0, cos=0.9, error=0.5):
     -------
     float
         ``N_min``: with fewer sequences every estimator fails with probability > ``error``.
+
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.norm_learner_bound
+        Bound the failure probability of a one-pass learner of the trigger from ``N`` sequences.
+    validation.token_retrieval.lower_bound.lower_bound
+        Evaluate the statistical limits of retrieval and storage at one ``(N, d, L)``.
 
     Notes
     -----
@@ -408,6 +450,13 @@ class LowerBound(Result):
     fano_N : float
         Fano lower bound on the training sequences needed to estimate ``z`` to cosine 0.9.
 
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.lower_bound
+        Evaluate the statistical limits of retrieval and storage at one ``(N, d, L)``.
+    validation.token_retrieval.lower_bound.lower_bound_boundaries
+        Compute the boundaries in ``N`` of the statistical limits, for the phase diagrams.
+
     References
     ----------
     docs/token_retrieval.md#which-question-a-lower-bound-answers
@@ -459,6 +508,13 @@ def lower_bound(N, d, L, *, V=None, tau=1.0):
     -------
     LowerBound
         Counting bound, storage construction, oracle, mean-pooled optimum, norm learner, Fano.
+
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.lower_bound_boundaries
+        Compute the boundaries in ``N`` of the statistical limits, for the phase diagrams.
+    validation.token_retrieval.theory.counting_bound
+        Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
 
     References
     ----------
@@ -542,6 +598,14 @@ def lower_bound_boundaries(d, L, *, vocab_ratio=4.0, tau=1.0, level=0.5, n_max=2
         probability ``>= level``, Gaussian noise tokens), ``N_mean_pool`` (the lower end of
         the interval of ``N`` in which the best mean-pooled learner retrieves all ``N`` fresh
         sequences with probability ``>= level``; None if empty).
+
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.lower_bound
+        Evaluate the statistical limits of retrieval and storage at one ``(N, d, L)``.
+    validation.token_retrieval.theory.counting_boundary
+        Find the smallest ``N`` (with ``V = vocab_ratio N``) at which ``counting_bound`` drops below
+        ``level``.
 
     References
     ----------

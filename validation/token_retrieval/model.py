@@ -50,6 +50,13 @@ def make_mlp(m, d, *, rng=None, dtype=np.float64):
     A : ndarray, shape (m, d)
         The MLP layer.
 
+    See Also
+    --------
+    validation.token_retrieval.model.forward : Run the forward pass on a batch.
+    validation.token_retrieval.early_phase.early_phase : Run the three early-phase steps on the training ``batch``.
+    validation.token_retrieval.experiments.mlp_scan
+        Locate the recall boundary ``N_max`` with a fixed random MLP of width ``m``.
+
     Notes
     -----
     With this scaling ``E ||f(h)||^2 = ||h||^2`` for any ``h`` (ReLU second
@@ -117,6 +124,13 @@ def forward(W, Wv, emb, X, A=None):
     ValueError
         Shapes of ``W``, ``Wv``, ``X`` or ``A`` that do not fit ``emb.d``.
 
+    See Also
+    --------
+    validation.token_retrieval.model.loss_and_grads
+        Compute the mean cross-entropy, its analytic gradients and recall flags.
+    validation.token_retrieval.model.margins
+        Compute the per-sample margin ``logit_target - max_{k != target} logit_k``.
+
     Notes
     -----
     ``s_{n,i} = x_{n,i}^T W q``, ``a_n = softmax(s_n)``,
@@ -180,6 +194,12 @@ def loss_and_grads(W, Wv, emb, batch, A=None, *, grad=True):
     correct : ndarray of bool (N,)
         Target logit strictly largest.
 
+    See Also
+    --------
+    validation.token_retrieval.model.forward : Run the forward pass on a batch.
+    validation.token_retrieval.early_phase.train_gd
+        Train from zero with full-batch Adam or GD, for comparison with the early phase.
+
     Notes
     -----
     Back-propagation (all batched matmuls): ``df = G U Wv``; ``dh = df`` or
@@ -240,6 +260,12 @@ def margins(logits, targets):
     -------
     ndarray, shape (N,)
         The margins.
+
+    See Also
+    --------
+    validation.token_retrieval.model.forward : Run the forward pass on a batch.
+    validation.token_retrieval.success.gaussian_success_prob
+        Compute ``Phi(mean / std) ** n``, the Gaussian-model probability that all margins are positive.
 
     References
     ----------

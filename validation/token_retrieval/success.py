@@ -31,6 +31,13 @@ def gaussian_success_prob(mean, std, n):
     float
         The probability.
 
+    See Also
+    --------
+    validation.token_retrieval.success.extreme_success_prob
+        Compute the Gaussian extreme-value model of "all ``n`` samples succeed".
+    validation.token_retrieval.model.margins
+        Compute the per-sample margin ``logit_target - max_{k != target} logit_k``.
+
     References
     ----------
     docs/token_retrieval.md#retrieval-probability
@@ -75,6 +82,13 @@ def extreme_success_prob(mu_c, sd_c, groups, n, *, nodes=80):
     -------
     float
         ``P(all) = p ** n``.
+
+    See Also
+    --------
+    validation.token_retrieval.success.gaussian_success_prob
+        Compute ``Phi(mean / std) ** n``, the Gaussian-model probability that all margins are positive.
+    validation.token_retrieval.experiments.snr_comparison
+        Compare SNR predictions with measured success, per configuration and at the boundary.
 
     Notes
     -----

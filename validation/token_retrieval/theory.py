@@ -113,6 +113,14 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
         ``self``, ``cross``, ``trigger_crosstalk``, ``collisions``) to the
         means and variances.
 
+    See Also
+    --------
+    validation.token_retrieval.theory.weight_norm2 : Compute the leading-order ``E ||w~||^2``.
+    validation.token_retrieval.theory.attention_weight
+        Predict the mean attention weight on the informative position after step 2.
+    validation.token_retrieval.moments.measure_moments
+        Measure the simulated counterparts of the theory's moments, with standard errors.
+
     Notes
     -----
     ``A = N kz lam (tau^2/L + 1/d) - N ks 2 E[R] tau^2 / L^2`` with
@@ -223,6 +231,13 @@ def weight_norm2(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
     float
         ``E ||w~||^2``.
 
+    See Also
+    --------
+    validation.token_retrieval.theory.score_moments
+        Compute leading-order moments of the attention scores ``x·w~`` after step 2.
+    validation.token_retrieval.theory.attention_weight
+        Predict the mean attention weight on the informative position after step 2.
+
     Notes
     -----
     ``||w~||^2 = tau^2 A^2 + N spike^2 + N ks^2 sr2 / L + 4 N ks^2 E[R] / L^2
@@ -274,6 +289,13 @@ def attention_weight(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", 
     -------
     float
         The mean attention weight ``alpha``.
+
+    See Also
+    --------
+    validation.token_retrieval.theory.score_moments
+        Compute leading-order moments of the attention scores ``x·w~`` after step 2.
+    validation.token_retrieval.theory.margin_moments
+        Compute leading-order moments of the (normalised) logits after step 3.
 
     Notes
     -----
@@ -341,6 +363,13 @@ def margin_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=
         ``mu_0``, ``sd_0`` (the ``V - N`` untrained labels); all logits are
         measured from the common ``-(1/V) sum_n Gamma_n`` and in units of
         ``gamma / N``; ``alpha``, ``alpha_f`` (fresh) and ``parts``.
+
+    See Also
+    --------
+    validation.token_retrieval.theory.attention_weight
+        Predict the mean attention weight on the informative position after step 2.
+    validation.token_retrieval.theory.success_probs
+        Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
 
     Notes
     -----
@@ -458,6 +487,15 @@ def success_probs(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
         (fresh-sequence accuracy), ``p_retrieval_fresh_seq``, ``p_margin_seq``
         (positive margin of one training sample given retrieval), ``alpha``.
 
+    See Also
+    --------
+    validation.token_retrieval.theory.predict
+        Return ``success_probs`` together with the moments it uses (one JSON-friendly dict).
+    validation.token_retrieval.token_theory.token_theory
+        Predict the early phase's success probabilities from the token-level theory.
+    validation.token_retrieval.runs.run_config
+        Run the early phase once on a fresh task and return its success statistics.
+
     Notes
     -----
     One sequence: the informative score ``N(mu_inf, var_inf)`` must beat
@@ -547,6 +585,13 @@ def predict(N, d, L, **kw):
         ``probs``, ``scores`` (training), ``scores_fresh``, ``margins``,
         ``weight_norm2``.
 
+    See Also
+    --------
+    validation.token_retrieval.theory.success_probs
+        Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
+    validation.token_retrieval.moments.moment_check
+        Check every moment of the theory against the simulation at the given configurations.
+
     References
     ----------
     docs/token_retrieval.md#theory-of-the-early-phase
@@ -601,6 +646,13 @@ def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     float or None
         Crossing (geometric interpolation), None if none in ``Ns``.
 
+    See Also
+    --------
+    validation.token_retrieval.theory.recall_boundary
+        Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
+    validation.token_retrieval.theory.success_probs
+        Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
+
     References
     ----------
     docs/token_retrieval.md#the-boundary-law
@@ -625,6 +677,14 @@ def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     -------
     float or None
         Last downward crossing (geometric interpolation), None if none in ``Ns``.
+
+    See Also
+    --------
+    validation.token_retrieval.theory.retrieval_boundary
+        Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
+    validation.token_retrieval.theory.counting_boundary
+        Find the smallest ``N`` (with ``V = vocab_ratio N``) at which ``counting_bound`` drops below
+        ``level``.
 
     References
     ----------
@@ -658,6 +718,13 @@ def boundary_combination(N, d, L, *, vocab_ratio=4.0, tau=1.0):
     -------
     ndarray
         ``snr2 / (2 log(L-1))`` (> 1: retrieval of one sequence succeeds).
+
+    See Also
+    --------
+    validation.token_retrieval.theory.score_moments
+        Compute leading-order moments of the attention scores ``x·w~`` after step 2.
+    validation.token_retrieval.theory.retrieval_boundary
+        Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
 
     Notes
     -----
@@ -707,6 +774,13 @@ def counting_capacity(d, k, N, V):
         sign patterns of ``M`` linear functions of ``D`` parameters through the
         origin); every realised assignment is a distinct sign pattern.
 
+    See Also
+    --------
+    validation.token_retrieval.theory.counting_bound
+        Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+    validation.token_retrieval.lower_bound.storage_construction_bound
+        Bound the failure probability of an explicit predictor of our form storing ``N`` given facts.
+
     References
     ----------
     docs/token_retrieval.md#information-theoretic-counting-bound
@@ -746,6 +820,14 @@ def counting_bound(N, d, L, V, *, m=None):
     -------
     float
         ``min(1, S_attn S_read (V - N)! / V!)``.
+
+    See Also
+    --------
+    validation.token_retrieval.theory.counting_capacity
+        Bound the log-number of label assignments of ``N`` fixed inputs a linear readout realises.
+    validation.token_retrieval.theory.counting_boundary
+        Find the smallest ``N`` (with ``V = vocab_ratio N``) at which ``counting_bound`` drops below
+        ``level``.
 
     Notes
     -----
@@ -814,6 +896,13 @@ def counting_boundary(d, L, *, vocab_ratio=4.0, m=None, level=0.5):
     ------
     ValueError
         If the bound stays above ``level`` up to ``N = 2^40``.
+
+    See Also
+    --------
+    validation.token_retrieval.theory.counting_bound
+        Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+    validation.token_retrieval.theory.recall_boundary
+        Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
 
     References
     ----------

@@ -130,6 +130,13 @@ def draw_scores(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=Non
         ``w2`` (``||w~||^2``), ``tokens``, ``pos``, ``informative``, ``sd`` (per-token
         standard deviation), ``orth`` (the :class:`~validation.token_retrieval.exact.OrthogonalKey`).
 
+    See Also
+    --------
+    validation.token_retrieval.token_theory.token_theory
+        Predict the early phase's success probabilities from the token-level theory.
+    validation.token_retrieval.exact.orthogonal_key
+        Compute the key vector's coefficients in the orthogonal limit from the token counts.
+
     Notes
     -----
     ``s_k = c_k^0 + kappa_z C_k / d + sigma_k g_k`` with ``c^0`` the orthogonal-limit
@@ -251,6 +258,13 @@ def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_
     -------
     ndarray, shape (n,)
         Probability of a positive margin for each row.
+
+    See Also
+    --------
+    validation.token_retrieval.token_theory.token_theory
+        Predict the early phase's success probabilities from the token-level theory.
+    validation.token_retrieval.theory.margin_moments
+        Compute leading-order moments of the (normalised) logits after step 3.
 
     Notes
     -----
@@ -413,6 +427,12 @@ class TokenTheory(Result):
     alpha, A, w2 : float
         Mean attention on the informative position, trigger coefficient and ``||w~||^2``.
 
+    See Also
+    --------
+    validation.token_retrieval.token_theory.token_theory
+        Predict the early phase's success probabilities from the token-level theory.
+    validation.token_retrieval.comparison.TheoryVsSim : Theory against simulation over a grid (``theory_vs_sim``).
+
     References
     ----------
     docs/token_retrieval.md#token-level-theory
@@ -491,6 +511,15 @@ def token_theory(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
     -------
     TokenTheory
         Probabilities with their Monte Carlo standard errors.
+
+    See Also
+    --------
+    validation.token_retrieval.token_theory.draw_scores
+        Draw one task's attention scores from the token-level theory.
+    validation.token_retrieval.token_theory.recall_probability
+        Probability that each sample's correct logit beats its trained and untrained competitors.
+    validation.token_retrieval.theory.success_probs
+        Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
 
     Notes
     -----
@@ -617,6 +646,13 @@ def token_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
         ``{key: {"mean", "stderr"}}`` for the keys of :data:`~validation.token_retrieval.moments.MOMENT_KEYS`: the mean over draws
         of the same per-task statistic as the simulation (scores in units of ``w~``, logits in
         units of ``gamma / N`` measured from the mean untrained logit) and its Monte Carlo error.
+
+    See Also
+    --------
+    validation.token_retrieval.moments.measure_moments
+        Measure the simulated counterparts of the theory's moments, with standard errors.
+    validation.token_retrieval.token_theory.draw_scores
+        Draw one task's attention scores from the token-level theory.
 
     Notes
     -----

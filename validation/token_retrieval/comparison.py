@@ -614,10 +614,10 @@ class LimitsOnGrid(Result):
 
     See Also
     --------
-    validation.token_retrieval.comparison.limits_on_grid
-        Locate the retrieval boundaries of a comparison and put the statistical limits beside them.
     validation.token_retrieval.lower_bound.lower_bound_boundaries
         Compute the boundaries in ``N`` of the statistical limits, for the phase diagrams.
+    validation.token_retrieval.comparison.limits_on_grid
+        Locate the retrieval boundaries of a comparison and put the statistical limits beside them.
 
     References
     ----------
@@ -818,9 +818,9 @@ class TokenMomentCheck(Result):
 
     See Also
     --------
-    validation.token_retrieval.comparison.token_moment_check : Put the token-level theory beside measured moments.
     validation.token_retrieval.moments.MomentCheck
         One moment of the early phase: the theory's value against the simulated one (``moment_check``).
+    validation.token_retrieval.comparison.token_moment_check : Put the token-level theory beside measured moments.
 
     References
     ----------

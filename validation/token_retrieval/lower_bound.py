@@ -55,7 +55,7 @@ def _chi2_nodes(k, n=32):
 
 
 def best_of(a, L):
-    """Compute ``F_L(a) = P(a + g_0 > max_{j<L} g_j)`` for i.i.d. standard normal ``g``.
+    r"""Compute :math:`F_L(a) = P(a + g_0 > \max_{0 < j < L} g_j)` for i.i.d. standard normal :math:`g_j`.
 
     Parameters
     ----------
@@ -67,7 +67,7 @@ def best_of(a, L):
     Returns
     -------
     ndarray
-        ``int phi(g) Phi(g + a)^(L-1) dg`` (Gauss-Hermite, 64 nodes).
+        :math:`\int \phi(g) \Phi(g + a)^{L-1} \, dg` (Gauss-Hermite, 64 nodes).
 
     See Also
     --------

@@ -279,7 +279,7 @@ def _scale(N, L, mo, wn2, eta, beta, gamma):
 @fill_doc
 def attention_weight(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None,
                      eta=0.1, beta=10.0, gamma=None, fresh=False):
-    """Predict the mean attention weight on the informative position after step 2.
+    r"""Predict the mean attention weight on the informative position after step 2.
 
     Parameters
     ----------
@@ -299,12 +299,19 @@ def attention_weight(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", 
 
     Notes
     -----
-    Scores are ``t x . w~`` with ``t = beta / ||w~||`` (``beta`` convention,
-    ``||q|| ~ 1``) or ``t = gamma eta / (L N^2)``.  With the informative
-    score ``mu_inf + sd_inf g`` and independent Gaussian noise scores,
-    ``E sum_j exp(t s_j) = (L - 1) exp(t mu_0 + t^2 var_0 / 2)`` (log-normal
-    mean) and ``alpha = E_g [1 / (1 + (L-1) exp(t (mu_0 - mu_inf - sd_inf g) + t^2 var_0/2))]``
-    (Gauss-Hermite in ``g``).
+    Scores are :math:`t\, x \cdot \tilde w` with :math:`t = \beta / \|\tilde w\|`
+    (``beta`` convention, :math:`\|q\| \approx 1`) or :math:`t = \gamma \eta / (L N^2)`.
+    With the informative score :math:`\mu_\text{inf} + \sigma_\text{inf} g` and
+    independent Gaussian noise scores,
+    :math:`\mathbb{E} \sum_j e^{t s_j} = (L - 1) \exp(t \mu_0 + t^2 \sigma_0^2 / 2)`
+    (log-normal mean) and
+
+    .. math::
+
+        \alpha = \mathbb{E}_g \left[\frac{1}{1 + (L - 1)
+            \exp\left(t (\mu_0 - \mu_\text{inf} - \sigma_\text{inf} g) + t^2 \sigma_0^2 / 2\right)}\right]
+
+    (Gauss-Hermite in :math:`g`).
 
     References
     ----------

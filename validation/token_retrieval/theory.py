@@ -85,7 +85,7 @@ def _kappas(N, V, m):
 @fill_doc
 def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, fresh=False,
                   _zeta=1.0, _skap=1.0):
-    """Compute leading-order moments of the attention scores ``x·w~`` after step 2.
+    r"""Compute leading-order moments of the attention scores :math:`x \cdot \tilde w` after step 2.
 
     Parameters
     ----------
@@ -123,12 +123,13 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
 
     Notes
     -----
-    ``A = N kz lam (tau^2/L + 1/d) - N ks 2 E[R] tau^2 / L^2`` with
-    ``lam = 1 - 1/L``, ``E[R] = (L-1)(L-2) / (2 (V-1))`` the expected number
-    of colliding noise pairs in a sequence, ``kz``, ``ks`` the mean label-kernel
-    weights (``1 - N/V`` and ``1 - 1/V`` without MLP).  The informative score is
-    ``tau^2 A`` plus its own spike ``kz tau^2 lam / L`` and collision terms;
-    the variances add the trigger cross-talk ``A^2 tau^2 / d``, collisions,
+    :math:`A = N \kappa_z \lambda (\tau^2/L + 1/d) - 2 N \kappa_s \mathbb{E}[R]\, \tau^2 / L^2`
+    with :math:`\lambda = 1 - 1/L`, :math:`\mathbb{E}[R] = (L-1)(L-2) / (2 (V-1))` the
+    expected number of colliding noise pairs in a sequence, :math:`\kappa_z`,
+    :math:`\kappa_s` the mean label-kernel weights (:math:`1 - N/V` and :math:`1 - 1/V`
+    without MLP).  The informative score is :math:`\tau^2 A` plus its own spike
+    :math:`\kappa_z \tau^2 \lambda / L` and collision terms; the variances add the
+    trigger cross-talk :math:`A^2 \tau^2 / d`, collisions,
     own-sequence Gram fluctuations, cross-talk with the other sequences,
     coherent Gram sums and the label-kernel cross-talk (each term, its
     origin and its size in the docs page).
@@ -217,10 +218,10 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
 
 @fill_doc
 def weight_norm2(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None):
-    """Compute the leading-order ``E ||w~||^2``.
+    r"""Compute the leading-order :math:`\mathbb{E} \|\tilde w\|^2`.
 
     It sets the attention sharpness under the ``beta`` convention
-    (``scores = beta ||q|| x·w~ / ||w~||``).
+    (scores :math:`\beta \|q\|\, x \cdot \tilde w / \|\tilde w\|`).
 
     Parameters
     ----------
@@ -229,7 +230,7 @@ def weight_norm2(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
     Returns
     -------
     float
-        ``E ||w~||^2``.
+        :math:`\mathbb{E} \|\tilde w\|^2`.
 
     See Also
     --------
@@ -240,10 +241,15 @@ def weight_norm2(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
 
     Notes
     -----
-    ``||w~||^2 = tau^2 A^2 + N spike^2 + N ks^2 sr2 / L + 4 N ks^2 E[R] / L^2
-    + (collision-coherent token coefficients)``: trigger direction, the ``N``
-    informative directions, the Gram-row fluctuation vectors and the
-    collision vectors, treated as orthogonal (their overlaps are one order
+    .. math::
+
+        \|\tilde w\|^2 = \tau^2 A^2 + N s^2 + N \kappa_s^2 r^2 / L
+            + 4 N \kappa_s^2 \mathbb{E}[R] / L^2 + (\text{collision-coherent token coefficients})
+
+    with the spike :math:`s = \kappa_z \tau^2 \lambda / L` and the Gram-row fluctuation
+    :math:`r^2 = (L + 1 + \tau^2) / d` of one slot (:func:`score_moments`): trigger
+    direction, the :math:`N` informative directions, the Gram-row fluctuation vectors
+    and the collision vectors, treated as orthogonal (their overlaps are one order
     higher).
 
     References
@@ -353,7 +359,7 @@ def _relu_moments(c):
 @fill_doc
 def margin_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None,
                    eta=0.1, beta=10.0, gamma=None, fresh=False, alpha=None):
-    """Compute leading-order moments of the (normalised) logits after step 3.
+    r"""Compute leading-order moments of the (normalised) logits after step 3.
 
     Parameters
     ----------
@@ -380,16 +386,15 @@ def margin_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=
 
     Notes
     -----
-    ``V2 = (1/N) sum_n (u_{t_n} - u_bar)(eta h_n + gamma h_n')^T`` to leading
-    order in ``eta``, so ``l_k = sum_n K'_{kn} Gamma_n`` with
-    ``K'_{kn} = u_k . (u_{t_n} - u_bar)``.  With
-    ``h_n' = alpha x_{n,p} + (1 - alpha) (mean of the noise tokens)``:
-    ``Gamma_self = alpha^2 (1 + tau^2) + (1 - alpha)^2 / (L - 1)`` (signal),
-    ``Gamma_cross = alpha^2 tau^2`` (trigger value pollution: every trained
-    label gains it); the random overlaps ``u_k . u_{t_n}`` (variance ``1/d``)
-    add ``sum_n Gamma_n^2 / d`` to each logit's variance (cross-talk).  With
-    the MLP the Gram is the arc-cosine kernel plus its ``O(1/m)``
-    fluctuation.
+    :math:`V_2 = \frac{1}{N} \sum_n (u_{t_n} - \bar u)(\eta h_n + \gamma h_n')^T` to
+    leading order in :math:`\eta`, so :math:`l_k = \sum_n K'_{kn} \Gamma_n` with
+    :math:`K'_{kn} = u_k \cdot (u_{t_n} - \bar u)`.  With
+    :math:`h_n' = \alpha x_{n,p} + (1 - \alpha)\,(\text{mean of the noise tokens})`:
+    :math:`\Gamma_\text{self} = \alpha^2 (1 + \tau^2) + (1 - \alpha)^2 / (L - 1)` (signal),
+    :math:`\Gamma_\text{cross} = \alpha^2 \tau^2` (trigger value pollution: every trained
+    label gains it); the random overlaps :math:`u_k \cdot u_{t_n}` (variance :math:`1/d`)
+    add :math:`\sum_n \Gamma_n^2 / d` to each logit's variance (cross-talk).  With
+    the MLP the Gram is the arc-cosine kernel plus its :math:`O(1/m)` fluctuation.
 
     References
     ----------
@@ -479,7 +484,7 @@ def _p_beat(mu_c, sd_c, groups):
 @fill_doc
 def success_probs(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, eta=0.1,
                   beta=10.0, gamma=None):
-    """Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
+    r"""Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
 
     Parameters
     ----------
@@ -505,18 +510,20 @@ def success_probs(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
 
     Notes
     -----
-    One sequence: the informative score ``N(mu_inf, var_inf)`` must beat
-    ``L - 1`` independent ``N(mu_0, var_0)`` noise scores,
-    ``p = E_g prod Phi(...)``.  All ``N``: ``E_G[p(G)^N]`` where ``G`` is the
-    seed-level factors ``||z||^2 / tau^2`` and ``sum_n kappa_n / E[...]``
-    (relative std ``sqrt(2/d)`` each; 8 x 8 Gauss-Hermite nodes); the
-    sequences are otherwise treated as independent.  Recall of one training
-    sample: retrieval and a correct logit above the ``N - 1`` trained and
-    ``V - N`` untrained competitors (:func:`margin_moments`); all ``N``:
-    ``E_G[(p_ret(G) p_margin)^N]``.  Fresh
-    accuracy: ``P(retrieval on a fresh sequence) * P(margin > 0 | fresh)``
-    (a fresh sequence whose attention misses the informative token is
-    counted as an error).
+    One sequence: the informative score
+    :math:`\mathcal{N}(\mu_\text{inf}, \sigma_\text{inf}^2)` must beat :math:`L - 1`
+    independent :math:`\mathcal{N}(\mu_0, \sigma_0^2)` noise scores,
+    :math:`p = \mathbb{E}_g \Phi\left((\mu_\text{inf} + \sigma_\text{inf} g - \mu_0) / \sigma_0\right)^{L-1}`.
+    All :math:`N`: :math:`\mathbb{E}_G[p(G)^N]` where :math:`G` is the seed-level factors
+    :math:`\|z\|^2 / \tau^2` and :math:`\sum_n \kappa_n / \mathbb{E}[\ldots]` (relative
+    std :math:`\sqrt{2/d}` each; 8 x 8 Gauss-Hermite nodes); the sequences are otherwise
+    treated as independent.  Recall of one training sample: retrieval and a correct
+    logit above the :math:`N - 1` trained and :math:`V - N` untrained competitors
+    (:func:`margin_moments`); all :math:`N`:
+    :math:`\mathbb{E}_G[(p_\text{ret}(G)\, p_\text{margin})^N]`.  Fresh accuracy:
+    :math:`P(\text{retrieval on a fresh sequence})\, P(\text{margin} > 0 \mid \text{fresh})`
+    (a fresh sequence whose attention misses the informative token is counted as an
+    error).
 
     References
     ----------

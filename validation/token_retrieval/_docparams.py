@@ -1,11 +1,13 @@
 """Shared parameter descriptions of the token-retrieval package (one table, filled into docstrings).
 
 The theory functions take the same model options (``N, d, L``, ``V``, ``tau``,
-``kind``, ``noise``, ``m``, the step sizes); their descriptions are written once
-in :data:`PARAMS` and a docstring names them on a placeholder line
+``kind``, ``noise``, ``m``, the step sizes), the boundary scans, the design
+replicates and the preset scans share theirs; each description is written once
+in :data:`PARAMS` and a docstring names it on a placeholder line
 (``%(NdL)s %(V)s %(tau)s``) that :func:`fill_doc` replaces, as
 :func:`hcizz.docstrings.fill_doc` does for the parameters every package shares
-(docs/architecture.md#shared-parameter-docs).
+(docs/architecture.md#shared-parameter-docs).  Private to this package: an entry
+that links a function (``:func:`run_grid```) is named only in that function's module.
 """
 from __future__ import annotations
 
@@ -41,7 +43,6 @@ PARAMS = {
     "design_returns": ("run_result : DesignRun\n    The replicate.\n"
                        "trials : list of dict\n    The results of its trials."),
     "comparisons_returns": "list of DesignComparison\n    One per boundary.",
-    "rng_tr": "rng : None, int, SeedSequence or Generator\n    Randomness of the draws.",
     "seed_root": "seed : int, optional\n    Root seed.",
     "progress_cb": "progress : callable, optional\n    Progress callback, as in :func:`run_grid`.",
 }

@@ -160,7 +160,7 @@ class ProductTerm(Result):
 
 @dataclass(frozen=True)
 class PowerLaw(Result):
-    """Least-squares power law ``along = exp(log_prefactor) * prod_v v^{alpha_v}`` (:func:`fit_power_law`).
+    r"""Least-squares power law :math:`\text{along} = e^{c_0} \prod_v v^{\alpha_v}` (:func:`fit_power_law`).
 
     Parameters
     ----------
@@ -370,7 +370,7 @@ def aggregate(records, key, by=("N", "d", "L")):
 
 
 def boundary_points(frac, *, along="N", by=("N", "d", "L"), direction="up", level=0.5):
-    """Locate where the success fraction crosses ``level`` along one variable.
+    r"""Locate where the success fraction crosses ``level`` along one variable.
 
     Parameters
     ----------
@@ -400,9 +400,10 @@ def boundary_points(frac, *, along="N", by=("N", "d", "L"), direction="up", leve
 
     Notes
     -----
-    Between grid points ``x_t < x_{t+1}`` with fractions
-    ``f_t < level <= f_{t+1}``: ``log x_c = log x_t + w (log x_{t+1} -
-    log x_t)``, ``w = (level - f_t) / (f_{t+1} - f_t)``.
+    Between grid points :math:`x_t < x_{t+1}` with fractions
+    :math:`f_t < \text{level} \le f_{t+1}`:
+    :math:`\log x_c = \log x_t + w (\log x_{t+1} - \log x_t)`,
+    :math:`w = (\text{level} - f_t) / (f_{t+1} - f_t)`.
 
     References
     ----------
@@ -461,7 +462,7 @@ def _design(points, covars):
 
 
 def fit_power_law(points, *, along="N", covars=("d", "L")):
-    """Fit ``along = C * prod_v v^{alpha_v}`` to points by least squares in the logs: the one power-law fit.
+    r"""Fit :math:`\text{along} = C \prod_v v^{\alpha_v}` to points by least squares in the logs: the one power-law fit.
 
     Parameters
     ----------
@@ -494,9 +495,10 @@ def fit_power_law(points, *, along="N", covars=("d", "L")):
 
     Notes
     -----
-    ``log along = c_0 + sum_v alpha_v log v + noise``, solved by
+    :math:`\log \text{along} = c_0 + \sum_v \alpha_v \log v + \text{noise}`, solved by
     :func:`numpy.linalg.lstsq`; standard errors
-    ``sqrt(diag(s^2 (X^T X)^{-1}))`` with ``s^2 = RSS / max(1, n - p - 1)``.
+    :math:`\sqrt{\operatorname{diag}(s^2 (X^T X)^{-1})}` with
+    :math:`s^2 = \mathrm{RSS} / \max(1, n - p - 1)`.
 
     References
     ----------
@@ -524,7 +526,7 @@ def fit_power_law(points, *, along="N", covars=("d", "L")):
 
 def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", n_boot=200,
                  rng=None, level=0.5):
-    """Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
+    r"""Fit the power law :math:`\text{along}_c = C \prod_v v^{\alpha_v}` to the success boundary.
 
     Boundary points from :func:`boundary_points`; least squares of
     ``log along_c`` on ``log covars``; uncertainties (a) from the least-squares
@@ -574,9 +576,9 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
 
     Notes
     -----
-    ``log along_c = c_0 + sum_v alpha_v log v + noise``; least-squares
-    standard errors ``sqrt(diag(s^2 (X^T X)^{-1}))`` with
-    ``s^2 = RSS / (n - p - 1)`` and Student-t 95% intervals.  The product form
+    :math:`\log \text{along}_c = c_0 + \sum_v \alpha_v \log v + \text{noise}`;
+    least-squares standard errors :math:`\sqrt{\operatorname{diag}(s^2 (X^T X)^{-1})}` with
+    :math:`s^2 = \mathrm{RSS} / (n - p - 1)` and Student-t 95% intervals.  The product form
     is *assumed* by this fit; ``interaction`` and
     :func:`multiplicative_test` test it.
 
@@ -659,12 +661,12 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
 
 
 def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
-    """Fit a logistic regression of per-run success on the logs of ``variables``.
+    r"""Fit a logistic regression of per-run success on the logs of ``variables``.
 
-    ``P(success) = sigmoid(b_0 + sum_v b_v log v)``; the boundary
-    ``P = 1/2`` is ``N_c = exp(-b_0/b_N) prod_{v != N} v^{-b_v/b_N}``.
-    Exponents ``-b_v / b_N`` with delta-method standard errors from the
-    Fisher information (a ridge ``ridge * ||b||^2 / 2`` on the slopes keeps
+    :math:`P(\text{success}) = \sigma(b_0 + \sum_v b_v \log v)`; the boundary
+    :math:`P = 1/2` is :math:`N_c = e^{-b_0/b_N} \prod_{v \ne N} v^{-b_v/b_N}`.
+    Exponents :math:`-b_v / b_N` with delta-method standard errors from the
+    Fisher information (a ridge :math:`\text{ridge}\, \|b\|^2 / 2` on the slopes keeps
     the fit finite under complete separation).  The fit is
     :func:`validation.logistic.fit_logistic` (IRLS).
 
@@ -718,7 +720,7 @@ def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
 
 
 def multiplicative_test(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
-    """Test by likelihood ratio whether the boundary depends on one product ``prod v^{c_v}``.
+    r"""Test by likelihood ratio whether the boundary depends on one product :math:`\prod_v v^{c_v}`.
 
     The null is the logistic model linear in the ``log v``; the alternative
     adds all pairwise products ``log v log w``.
@@ -749,8 +751,8 @@ def multiplicative_test(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
 
     Notes
     -----
-    ``lr = 2 (l_alt - l_null)`` is compared with a chi-square of
-    ``df = k (k - 1) / 2`` degrees of freedom (``k`` variables; Wilks).  The
+    :math:`\mathrm{lr} = 2 (l_\text{alt} - l_\text{null})` is compared with a chi-square of
+    :math:`k (k - 1) / 2` degrees of freedom (``df``; :math:`k` variables; Wilks).  The
     log-likelihoods are evaluated at the ridge-penalised estimates, so the
     chi-square reference is approximate when ``ridge > 0``.
 

@@ -98,7 +98,7 @@ def _zpdf(d, tau):
 
 
 def oracle_retrieval(N, d, L, *, tau=1.0):
-    """Compute the probability that the Bayes-optimal rule, knowing ``z``, retrieves ``N`` fresh sequences.
+    r"""Compute the probability that the Bayes-optimal rule, knowing ``z``, retrieves ``N`` fresh sequences.
 
     Gaussian noise tokens (``noise="gaussian"``): no learner, whatever its training data,
     retrieves all ``N`` fresh sequences with a higher probability.
@@ -126,11 +126,13 @@ def oracle_retrieval(N, d, L, *, tau=1.0):
 
     Notes
     -----
-    Given ``z``, the slots of a fresh sequence are independent ``N(0, I/d)`` except the
-    informative one, ``N(z, I/d)`` (its token embedding is a fresh Gaussian for the learner);
-    the posterior of the informative position is proportional to ``exp(d x_i . z)``, so the
-    maximum a posteriori rule is ``argmax_i x_i . z``.  Its scores are ``||z||^2 + g_0`` and
-    ``g_j`` with ``g ~ N(0, ||z||^2 / d)``, and the ``N`` sequences are independent given ``z``.
+    Given :math:`z`, the slots of a fresh sequence are independent :math:`\mathcal{N}(0, I/d)`
+    except the informative one, :math:`\mathcal{N}(z, I/d)` (its token embedding is a fresh
+    Gaussian for the learner); the posterior of the informative position is proportional to
+    :math:`\exp(d\, x_i \cdot z)`, so the maximum a posteriori rule is
+    :math:`\operatorname{argmax}_i x_i \cdot z`.  Its scores are :math:`\|z\|^2 + g_0` and
+    :math:`g_j` with :math:`g \sim \mathcal{N}(0, \|z\|^2 / d)`, and the :math:`N` sequences are
+    independent given :math:`z`.
 
     References
     ----------
@@ -167,10 +169,10 @@ def _noisy_key_success(sig2, d, L, tau, K):
 
 
 def mean_pool_retrieval(N, d, L, *, tau=1.0, fresh=None):
-    """Compute the best fresh-sequence retrieval of any learner that sees only mean-pooled sequences.
+    r"""Compute the best fresh-sequence retrieval of any learner that sees only mean-pooled sequences.
 
-    The learner sees ``h_n = (1/L) sum_i x_{n,i}`` of ``N`` training sequences (what uniform
-    attention passes on; Gaussian noise tokens) and outputs a key ``w``.
+    The learner sees :math:`h_n = \frac{1}{L} \sum_i x_{n,i}` of :math:`N` training sequences
+    (what uniform attention passes on; Gaussian noise tokens) and outputs a key :math:`w`.
 
     Parameters
     ----------
@@ -197,12 +199,14 @@ def mean_pool_retrieval(N, d, L, *, tau=1.0, fresh=None):
 
     Notes
     -----
-    ``L h_n = z + e_{y_n} + sum_{noise} x ~ N(z, (L/d) I)`` i.i.d. (labels are independent of
-    the vectors), so the sample mean ``m = z + eps``, ``eps ~ N(0, L/(d N) I)``, is sufficient.
-    With unit key ``u`` the informative score exceeds a noise score by ``z . u`` over noise of
-    standard deviation ``1/sqrt(d)``, so the success probability is
-    ``E[F_L(sqrt(d) z.u)^K]``; given ``m``, ``z . u`` is Gaussian with mean increasing in
-    ``m . u`` (``z`` has a rotation-invariant prior), so ``u = m / ||m||`` is optimal and
+    :math:`L h_n = z + e_{y_n} + \sum_\text{noise} x \sim \mathcal{N}(z, (L/d) I)` i.i.d.
+    (labels are independent of the vectors), so the sample mean :math:`m = z + \epsilon`,
+    :math:`\epsilon \sim \mathcal{N}(0, L/(d N)\, I)`, is sufficient.  With unit key :math:`u`
+    the informative score exceeds a noise score by :math:`z \cdot u` over noise of standard
+    deviation :math:`1/\sqrt{d}`, so the success probability is
+    :math:`\mathbb{E}[F_L(\sqrt{d}\, z \cdot u)^K]`; given :math:`m`, :math:`z \cdot u` is
+    Gaussian with mean increasing in :math:`m \cdot u` (:math:`z` has a rotation-invariant
+    prior), so :math:`u = m / \|m\|` is optimal and
 
     .. math::
 
@@ -210,8 +214,9 @@ def mean_pool_retrieval(N, d, L, *, tau=1.0, fresh=None):
         {\\sqrt{(\\|z\\| + \\epsilon_\\parallel)^2 + \\sigma^2\\chi^2_{d-1}}},\\qquad
         \\sigma^2 = \\frac{L}{dN}.
 
-    The expectation over ``||z||``, ``eps_par`` and the chi-square is a product quadrature.
-    At large ``d``: ``sqrt(d) z.m^ ~ sqrt(d) tau^2 / sqrt(tau^2 + L/N)``.
+    The expectation over :math:`\|z\|`, :math:`\epsilon_\parallel` and the chi-square is a
+    product quadrature.  At large :math:`d`:
+    :math:`\sqrt{d}\, z \cdot \hat m \approx \sqrt{d}\, \tau^2 / \sqrt{\tau^2 + L/N}`.
 
     References
     ----------

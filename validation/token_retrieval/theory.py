@@ -768,10 +768,10 @@ def _comb(N, d, L, vr, tau):
 
 
 def counting_capacity(d, k, N, V):
-    """Bound the log-number of label assignments of ``N`` fixed inputs a linear readout realises.
+    r"""Bound the log-number of label assignments of ``N`` fixed inputs a linear readout realises.
 
-    The readout is ``argmax_k u_k^T Wv f`` with ``Wv`` in ``R^{d x k}``; the
-    result is an upper bound.
+    The readout is :math:`\operatorname{argmax}_k u_k^T W_v f` with
+    :math:`W_v \in \mathbb{R}^{d \times k}`; the result is an upper bound.
 
     Parameters
     ----------
@@ -783,10 +783,11 @@ def counting_capacity(d, k, N, V):
     Returns
     -------
     float
-        ``log S`` with ``S = 2 sum_{i < D} C(M - 1, i)``, ``M = N (V - 1)``
-        pairwise margin functions, ``D = d k`` (Cover's function counting for
-        sign patterns of ``M`` linear functions of ``D`` parameters through the
-        origin); every realised assignment is a distinct sign pattern.
+        :math:`\log S` with :math:`S = 2 \sum_{i < D} \binom{M - 1}{i}`,
+        :math:`M = N (V - 1)` pairwise margin functions, :math:`D = d k` (Cover's
+        function counting for sign patterns of :math:`M` linear functions of :math:`D`
+        parameters through the origin); every realised assignment is a distinct sign
+        pattern.
 
     See Also
     --------
@@ -818,10 +819,10 @@ def counting_capacity(d, k, N, V):
 
 
 def counting_bound(N, d, L, V, *, m=None):
-    """Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+    r"""Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
 
-    The predictor may use any ``w`` in ``R^d`` (attention = argmax of
-    ``x_i·w``) and any readout ``Wv``; the bound is information-theoretic.
+    The predictor may use any :math:`w \in \mathbb{R}^d` (attention = argmax of
+    :math:`x_i \cdot w`) and any readout :math:`W_v`; the bound is information-theoretic.
 
     Parameters
     ----------
@@ -833,7 +834,7 @@ def counting_bound(N, d, L, V, *, m=None):
     Returns
     -------
     float
-        ``min(1, S_attn S_read (V - N)! / V!)``.
+        :math:`\min(1, S_\text{attn} S_\text{read} (V - N)! / V!)`.
 
     See Also
     --------
@@ -846,19 +847,19 @@ def counting_bound(N, d, L, V, *, m=None):
     Notes
     -----
     The ``N`` targets ``perm[y_n]`` are distinct and uniformly random given
-    the inputs: one of ``V! / (V - N)!`` equally likely assignments.  The
-    attention pattern (which position each of the ``N`` sequences selects) is
-    a sign pattern of the ``N L (L - 1) / 2`` linear functions
-    ``(x_i - x_j) . w`` of ``d`` parameters, so at most
-    ``S_attn = 2 sum_{i<d} C(M' - 1, i)`` patterns occur; for each, the
+    the inputs: one of :math:`V! / (V - N)!` equally likely assignments.  The
+    attention pattern (which position each of the :math:`N` sequences selects) is
+    a sign pattern of the :math:`M' = N L (L - 1) / 2` linear functions
+    :math:`(x_i - x_j) \cdot w` of :math:`d` parameters, so at most
+    :math:`S_\text{attn} = 2 \sum_{i<d} \binom{M' - 1}{i}` patterns occur; for each, the
     attention outputs are fixed and the readout realises at most
-    ``S_read`` assignments (:func:`counting_capacity`).  A predictor
-    therefore recalls all ``N`` with probability at most
-    ``S_attn S_read (V - N)! / V!``.  It drops below 1/2 roughly when
-    ``N log V > d k log(e N V / (d k)) + d log(e N L^2 / (2 d))``: ``N`` is
-    limited by ``d k / log V``, and ``L`` enters only through a logarithm.
-    (Softmax attention with ``||W|| <= beta`` is the limit of hard attention
-    only as ``beta -> infinity``; the bound is stated for hard attention.)
+    :math:`S_\text{read}` assignments (:func:`counting_capacity`).  A predictor
+    therefore recalls all :math:`N` with probability at most
+    :math:`S_\text{attn} S_\text{read} (V - N)! / V!`.  It drops below 1/2 roughly when
+    :math:`N \log V > d k \log(e N V / (d k)) + d \log(e N L^2 / (2 d))`: :math:`N` is
+    limited by :math:`d k / \log V`, and :math:`L` enters only through a logarithm.
+    (Softmax attention with :math:`\|W\| \le \beta` is the limit of hard attention
+    only as :math:`\beta \to \infty`; the bound is stated for hard attention.)
 
     References
     ----------

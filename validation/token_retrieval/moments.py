@@ -187,9 +187,9 @@ def measure_moments(N, d, L, *, seeds=8, seed=0, V=None, kind="random", m=None, 
 
     See Also
     --------
+    validation.token_retrieval.token_theory.token_moments : Predict the per-task moments of ``measure_moments``.
     validation.token_retrieval.moments.moment_check
         Check every moment of the theory against the simulation at the given configurations.
-    validation.token_retrieval.token_theory.token_moments : Predict the per-task moments of ``measure_moments``.
 
     References
     ----------

@@ -23,6 +23,15 @@ __all__ = ["aggregate", "boundary_points", "fit_power_law", "fit_boundary", "log
            "LogisticBoundary", "ProductFormTest"]
 
 
+def _with_boot(out, r):
+    """``out`` with the bootstrap ``stderr_boot`` and ``"ci95_boot"`` (``[low, high]``, the
+    ``report.json`` key) of the record ``r`` added where it has them."""
+    if r.stderr_boot is not None:
+        out["stderr_boot"] = r.stderr_boot
+        out["ci95_boot"] = [r.boot_ci_low, r.boot_ci_high]
+    return out
+
+
 @dataclass(frozen=True)
 class Exponent(Result):
     """One fitted exponent of a boundary law, with its standard errors and 95 % intervals.
@@ -39,6 +48,13 @@ class Exponent(Result):
         Bootstrap standard error (when at least 20 resamples had a fit).
     boot_ci_low, boot_ci_high : float, optional
         The 2.5 and 97.5 percentiles of the bootstrap.
+
+    See Also
+    --------
+    validation.token_retrieval.boundary.PowerLaw
+        Least-squares power law ``along = exp(log_prefactor) * prod_v v^{alpha_v}`` (``fit_power_law``).
+    validation.token_retrieval.boundary.BoundaryFit
+        Power-law fit of a simulated success boundary (``fit_boundary``).
 
     Notes
     -----
@@ -94,10 +110,7 @@ class Exponent(Result):
         out = {"value": self.value, "stderr": self.stderr}
         if self.ci_low is not None:
             out["ci95_ls"] = [self.ci_low, self.ci_high]
-        if self.stderr_boot is not None:
-            out["stderr_boot"] = self.stderr_boot
-            out["ci95_boot"] = [self.boot_ci_low, self.boot_ci_high]
-        return out
+        return _with_boot(out, self)
 
 
 @dataclass(frozen=True)
@@ -114,6 +127,13 @@ class ProductTerm(Result):
         Bootstrap standard error.
     boot_ci_low, boot_ci_high : float, optional
         Bootstrap 2.5 and 97.5 percentiles (``to_dict()``: ``"ci95_boot"``).
+
+    See Also
+    --------
+    validation.token_retrieval.boundary.multiplicative_test
+        Test by likelihood ratio whether the boundary depends on one product ``prod v^{c_v}``.
+    validation.token_retrieval.boundary.fit_boundary
+        Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
 
     References
     ----------
@@ -135,16 +155,12 @@ class ProductTerm(Result):
         dict
             ``value``, ``stderr``, ``p_value`` and, where set, ``stderr_boot``, ``ci95_boot``.
         """
-        out = {"value": self.value, "stderr": self.stderr, "p_value": self.p_value}
-        if self.stderr_boot is not None:
-            out["stderr_boot"] = self.stderr_boot
-            out["ci95_boot"] = [self.boot_ci_low, self.boot_ci_high]
-        return out
+        return _with_boot({"value": self.value, "stderr": self.stderr, "p_value": self.p_value}, self)
 
 
 @dataclass(frozen=True)
 class PowerLaw(Result):
-    """Least-squares power law ``along = exp(log_prefactor) * prod_v v^{alpha_v}`` (:func:`fit_power_law`).
+    r"""Least-squares power law :math:`\text{along} = e^{c_0} \prod_v v^{\alpha_v}` (:func:`fit_power_law`).
 
     Parameters
     ----------
@@ -156,6 +172,13 @@ class PowerLaw(Result):
         Points fitted.
     dof : int
         Residual degrees of freedom (at least 1).
+
+    See Also
+    --------
+    validation.token_retrieval.boundary.fit_power_law
+        Fit ``along = C * prod_v v^{alpha_v}`` to points by least squares in the logs: the one power-law fit.
+    validation.token_retrieval.boundary.Exponent
+        One fitted exponent of a boundary law, with its standard errors and 95 % intervals.
 
     References
     ----------
@@ -205,6 +228,13 @@ class BoundaryFit(Result):
     n_boot_ok : int, optional
         Bootstrap resamples with a fit.
 
+    See Also
+    --------
+    validation.token_retrieval.boundary.fit_boundary
+        Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
+    validation.token_retrieval.boundary.LogisticBoundary
+        Logistic regression of per-run success on the logs of the variables (``logistic_fit``).
+
     References
     ----------
     docs/token_retrieval.md#the-boundary-law
@@ -239,6 +269,13 @@ class LogisticBoundary(Result):
     key : str
         The success flag.
 
+    See Also
+    --------
+    validation.token_retrieval.boundary.logistic_fit
+        Fit a logistic regression of per-run success on the logs of ``variables``.
+    validation.token_retrieval.boundary.BoundaryFit
+        Power-law fit of a simulated success boundary (``fit_boundary``).
+
     References
     ----------
     docs/token_retrieval.md#the-boundary-law
@@ -268,6 +305,13 @@ class ProductFormTest(Result):
         The two log-likelihoods.
     key : str
         The success flag.
+
+    See Also
+    --------
+    validation.token_retrieval.boundary.multiplicative_test
+        Test by likelihood ratio whether the boundary depends on one product ``prod v^{c_v}``.
+    validation.token_retrieval.boundary.ProductTerm
+        The coefficient ``g`` of ``log v1 log v2`` added to a two-covariate boundary fit.
 
     References
     ----------
@@ -299,6 +343,12 @@ def aggregate(records, key, by=("N", "d", "L")):
     dict
         ``{config tuple: (fraction, count)}``, sorted by configuration.
 
+    See Also
+    --------
+    validation.token_retrieval.boundary.boundary_points
+        Locate where the success fraction crosses ``level`` along one variable.
+    validation.token_retrieval.experiments.run_grid : Run ``run_config`` over the product grid ``Ns x ds x Ls``.
+
     References
     ----------
     docs/token_retrieval.md#measured
@@ -320,7 +370,7 @@ def aggregate(records, key, by=("N", "d", "L")):
 
 
 def boundary_points(frac, *, along="N", by=("N", "d", "L"), direction="up", level=0.5):
-    """Locate where the success fraction crosses ``level`` along one variable.
+    r"""Locate where the success fraction crosses ``level`` along one variable.
 
     Parameters
     ----------
@@ -342,11 +392,18 @@ def boundary_points(frac, *, along="N", by=("N", "d", "L"), direction="up", leve
         One per slice with a crossing: the other variables and ``along``
         (geometric interpolation between the bracketing grid points).
 
+    See Also
+    --------
+    validation.token_retrieval.boundary.aggregate : Average the success flag ``key`` per configuration.
+    validation.token_retrieval.boundary.fit_boundary
+        Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
+
     Notes
     -----
-    Between grid points ``x_t < x_{t+1}`` with fractions
-    ``f_t < level <= f_{t+1}``: ``log x_c = log x_t + w (log x_{t+1} -
-    log x_t)``, ``w = (level - f_t) / (f_{t+1} - f_t)``.
+    Between grid points :math:`x_t < x_{t+1}` with fractions
+    :math:`f_t < \text{level} \le f_{t+1}`:
+    :math:`\log x_c = \log x_t + w (\log x_{t+1} - \log x_t)`,
+    :math:`w = (\text{level} - f_t) / (f_{t+1} - f_t)`.
 
     References
     ----------
@@ -405,7 +462,7 @@ def _design(points, covars):
 
 
 def fit_power_law(points, *, along="N", covars=("d", "L")):
-    """Fit ``along = C * prod_v v^{alpha_v}`` to points by least squares in the logs: the one power-law fit.
+    r"""Fit :math:`\text{along} = C \prod_v v^{\alpha_v}` to points by least squares in the logs: the one power-law fit.
 
     Parameters
     ----------
@@ -429,11 +486,19 @@ def fit_power_law(points, *, along="N", covars=("d", "L")):
     ValueError
         With fewer than ``len(covars) + 1`` points.
 
+    See Also
+    --------
+    validation.token_retrieval.boundary.fit_boundary
+        Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
+    validation.token_retrieval.boundary.PowerLaw
+        Least-squares power law ``along = exp(log_prefactor) * prod_v v^{alpha_v}`` (``fit_power_law``).
+
     Notes
     -----
-    ``log along = c_0 + sum_v alpha_v log v + noise``, solved by
+    :math:`\log \text{along} = c_0 + \sum_v \alpha_v \log v + \text{noise}`, solved by
     :func:`numpy.linalg.lstsq`; standard errors
-    ``sqrt(diag(s^2 (X^T X)^{-1}))`` with ``s^2 = RSS / max(1, n - p - 1)``.
+    :math:`\sqrt{\operatorname{diag}(s^2 (X^T X)^{-1})}` with
+    :math:`s^2 = \mathrm{RSS} / \max(1, n - p - 1)`.
 
     References
     ----------
@@ -461,7 +526,7 @@ def fit_power_law(points, *, along="N", covars=("d", "L")):
 
 def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", n_boot=200,
                  rng=None, level=0.5):
-    """Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
+    r"""Fit the power law :math:`\text{along}_c = C \prod_v v^{\alpha_v}` to the success boundary.
 
     Boundary points from :func:`boundary_points`; least squares of
     ``log along_c`` on ``log covars``; uncertainties (a) from the least-squares
@@ -500,11 +565,20 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
         product form: ``g = 0`` iff the exponents do not drift), with its
         least-squares error, t-test ``p_value`` and bootstrap error.
 
+    See Also
+    --------
+    validation.token_retrieval.boundary.boundary_points
+        Locate where the success fraction crosses ``level`` along one variable.
+    validation.token_retrieval.boundary.fit_power_law
+        Fit ``along = C * prod_v v^{alpha_v}`` to points by least squares in the logs: the one power-law fit.
+    validation.token_retrieval.boundary.logistic_fit
+        Fit a logistic regression of per-run success on the logs of ``variables``.
+
     Notes
     -----
-    ``log along_c = c_0 + sum_v alpha_v log v + noise``; least-squares
-    standard errors ``sqrt(diag(s^2 (X^T X)^{-1}))`` with
-    ``s^2 = RSS / (n - p - 1)`` and Student-t 95% intervals.  The product form
+    :math:`\log \text{along}_c = c_0 + \sum_v \alpha_v \log v + \text{noise}`;
+    least-squares standard errors :math:`\sqrt{\operatorname{diag}(s^2 (X^T X)^{-1})}` with
+    :math:`s^2 = \mathrm{RSS} / (n - p - 1)` and Student-t 95% intervals.  The product form
     is *assumed* by this fit; ``interaction`` and
     :func:`multiplicative_test` test it.
 
@@ -587,12 +661,12 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
 
 
 def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
-    """Fit a logistic regression of per-run success on the logs of ``variables``.
+    r"""Fit a logistic regression of per-run success on the logs of ``variables``.
 
-    ``P(success) = sigmoid(b_0 + sum_v b_v log v)``; the boundary
-    ``P = 1/2`` is ``N_c = exp(-b_0/b_N) prod_{v != N} v^{-b_v/b_N}``.
-    Exponents ``-b_v / b_N`` with delta-method standard errors from the
-    Fisher information (a ridge ``ridge * ||b||^2 / 2`` on the slopes keeps
+    :math:`P(\text{success}) = \sigma(b_0 + \sum_v b_v \log v)`; the boundary
+    :math:`P = 1/2` is :math:`N_c = e^{-b_0/b_N} \prod_{v \ne N} v^{-b_v/b_N}`.
+    Exponents :math:`-b_v / b_N` with delta-method standard errors from the
+    Fisher information (a ridge :math:`\text{ridge}\, \|b\|^2 / 2` on the slopes keeps
     the fit finite under complete separation).  The fit is
     :func:`validation.logistic.fit_logistic` (IRLS).
 
@@ -612,6 +686,13 @@ def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
     LogisticBoundary
         ``coef``, ``stderr``, ``exponents`` ``{v: Exponent}`` (value and
         delta-method stderr), ``loglik``, ``n``.
+
+    See Also
+    --------
+    validation.token_retrieval.boundary.multiplicative_test
+        Test by likelihood ratio whether the boundary depends on one product ``prod v^{c_v}``.
+    validation.logistic.fit_logistic
+        Fit a logistic regression by Newton's method (IRLS), optionally ridge-penalised.
 
     References
     ----------
@@ -639,7 +720,7 @@ def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
 
 
 def multiplicative_test(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
-    """Test by likelihood ratio whether the boundary depends on one product ``prod v^{c_v}``.
+    r"""Test by likelihood ratio whether the boundary depends on one product :math:`\prod_v v^{c_v}`.
 
     The null is the logistic model linear in the ``log v``; the alternative
     adds all pairwise products ``log v log w``.
@@ -661,10 +742,17 @@ def multiplicative_test(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
         ``lr`` (twice the log-likelihood gain), ``df``, ``p_value``
         (chi-square), ``loglik_null``, ``loglik_alt``.
 
+    See Also
+    --------
+    validation.token_retrieval.boundary.logistic_fit
+        Fit a logistic regression of per-run success on the logs of ``variables``.
+    validation.token_retrieval.boundary.ProductFormTest
+        Likelihood-ratio test of the product form of the boundary (``multiplicative_test``).
+
     Notes
     -----
-    ``lr = 2 (l_alt - l_null)`` is compared with a chi-square of
-    ``df = k (k - 1) / 2`` degrees of freedom (``k`` variables; Wilks).  The
+    :math:`\mathrm{lr} = 2 (l_\text{alt} - l_\text{null})` is compared with a chi-square of
+    :math:`k (k - 1) / 2` degrees of freedom (``df``; :math:`k` variables; Wilks).  The
     log-likelihoods are evaluated at the ridge-penalised estimates, so the
     chi-square reference is approximate when ``ridge > 0``.
 

@@ -35,6 +35,12 @@ def register(sub):
     sub : argparse._SubParsersAction
         The subparsers object of ``python -m validation``.
 
+    See Also
+    --------
+    validation.token_retrieval.experiments.grid_records : Run ``run_grid`` on the main grid of a preset (``PRESETS``).
+    validation.token_retrieval.experiments.mlp_scan
+        Locate the recall boundary ``N_max`` with a fixed random MLP of width ``m``.
+
     References
     ----------
     docs/token_retrieval.md#experiments

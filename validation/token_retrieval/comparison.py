@@ -56,6 +56,12 @@ def simulated_points(records):
         (the floor keeps a 0/n or n/n fraction from claiming zero error); fractions: the
         between-seed standard deviation over ``sqrt(n)``.
 
+    See Also
+    --------
+    validation.token_retrieval.comparison.theory_vs_sim
+        Compare the token-level and the closed-form theory with simulated runs, point by point.
+    validation.token_retrieval.experiments.run_grid : Run ``run_config`` over the product grid ``Ns x ds x Ls``.
+
     References
     ----------
     docs/token_retrieval.md#token-level-theory-against-simulation
@@ -109,6 +115,13 @@ def theory_grid(points, *, reps=100, rng=0, progress=None, **kw):
     dict
         ``(N, d, L)`` -> :class:`~validation.token_retrieval.token_theory.TokenTheory`.
 
+    See Also
+    --------
+    validation.token_retrieval.comparison.save_theory_grid
+        Write ``theory_grid`` output as JSON (read back by ``load_theory_grid``).
+    validation.token_retrieval.token_theory.token_theory
+        Predict the early phase's success probabilities from the token-level theory.
+
     References
     ----------
     docs/token_retrieval.md#token-level-theory-against-simulation
@@ -147,6 +160,13 @@ def save_theory_grid(grid, path, **about):
     -------
     pathlib.Path
         The path written.
+
+    See Also
+    --------
+    validation.token_retrieval.comparison.load_theory_grid
+        Load token-level predictions written by ``save_theory_grid``.
+    validation.token_retrieval.comparison.theory_grid
+        Evaluate the token-level theory at each ``(N, d, L)`` of ``points``.
 
     References
     ----------
@@ -187,6 +207,13 @@ def load_theory_grid(path):
     ------
     LookupError
         If the file does not exist.
+
+    See Also
+    --------
+    validation.token_retrieval.comparison.save_theory_grid
+        Write ``theory_grid`` output as JSON (read back by ``load_theory_grid``).
+    validation.token_retrieval.comparison.theory_vs_sim
+        Compare the token-level and the closed-form theory with simulated runs, point by point.
 
     References
     ----------
@@ -244,6 +271,13 @@ class TheoryVsSim(Result):
     worst : list of dict
         The points with the largest error of P(retrieval) or P(recall).
 
+    See Also
+    --------
+    validation.token_retrieval.comparison.theory_vs_sim
+        Compare the token-level and the closed-form theory with simulated runs, point by point.
+    validation.token_retrieval.comparison.target_check
+        Check a ``theory_vs_sim`` comparison against the targets ``TARGETS``.
+
     References
     ----------
     docs/token_retrieval.md#token-level-theory-against-simulation
@@ -253,8 +287,6 @@ class TheoryVsSim(Result):
     errors: dict
     noise_floor: dict
     worst: list
-
-    _estimate = None
 
 
 def theory_vs_sim(records, *, theory=None, reps=100, rng=0, floor_draws=2000, progress=None):
@@ -279,6 +311,15 @@ def theory_vs_sim(records, *, theory=None, reps=100, rng=0, floor_draws=2000, pr
     -------
     TheoryVsSim
         Points, error table, noise floor and worst points.
+
+    See Also
+    --------
+    validation.token_retrieval.comparison.theory_grid
+        Evaluate the token-level theory at each ``(N, d, L)`` of ``points``.
+    validation.token_retrieval.comparison.target_check
+        Check a ``theory_vs_sim`` comparison against the targets ``TARGETS``.
+    validation.token_retrieval.predictions.theory_vs_simulation
+        Compare the theory with the simulated success fractions at every grid point.
 
     Notes
     -----
@@ -377,6 +418,13 @@ def responsible_term(N, d, L, *, vocab_ratio=4.0):
         trigger coefficient); ``"token_variance"`` otherwise (the leading-order per-token variance
         terms :math:`T_1`, :math:`T_K` and the self term of eqs. tokret-tl4 and tokret-tl5).
 
+    See Also
+    --------
+    validation.token_retrieval.comparison.target_check
+        Check a ``theory_vs_sim`` comparison against the targets ``TARGETS``.
+    validation.token_retrieval.token_theory.token_theory
+        Predict the early phase's success probabilities from the token-level theory.
+
     Notes
     -----
     The regimes come from the diagnostics of the docs (per-token residual variances against the
@@ -425,6 +473,12 @@ class TargetCheck(Result):
     moments : dict or None
         ``{"within": k, "n": n}`` moments within ``z`` combined standard errors, when given.
 
+    See Also
+    --------
+    validation.token_retrieval.comparison.target_check
+        Check a ``theory_vs_sim`` comparison against the targets ``TARGETS``.
+    validation.token_retrieval.comparison.TheoryVsSim : Theory against simulation over a grid (``theory_vs_sim``).
+
     References
     ----------
     docs/token_retrieval.md#token-level-theory-against-simulation
@@ -435,8 +489,6 @@ class TargetCheck(Result):
     misses: list
     terms: dict
     moments: dict | None
-
-    _estimate = None
 
     def summary(self):
         """Return one line per all-``N`` quantity and one for the misses.
@@ -477,6 +529,13 @@ def target_check(tv, *, targets=None, moments=None):
     -------
     TargetCheck
         Errors, verdicts, misses and the term named for each.
+
+    See Also
+    --------
+    validation.token_retrieval.comparison.theory_vs_sim
+        Compare the token-level and the closed-form theory with simulated runs, point by point.
+    validation.token_retrieval.comparison.responsible_term
+        Name the approximation of the token-level theory that dominates its error at ``(N, d, L)``.
 
     Notes
     -----
@@ -553,6 +612,13 @@ class LimitsOnGrid(Result):
     factor : float
         The factor used.
 
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.lower_bound_boundaries
+        Compute the boundaries in ``N`` of the statistical limits, for the phase diagrams.
+    validation.token_retrieval.comparison.limits_on_grid
+        Locate the retrieval boundaries of a comparison and put the statistical limits beside them.
+
     References
     ----------
     docs/token_retrieval.md#which-question-a-lower-bound-answers
@@ -562,8 +628,6 @@ class LimitsOnGrid(Result):
     sim_above_mean_pool: tuple
     token_within_factor: tuple
     factor: float
-
-    _estimate = None
 
 
 def limits_on_grid(tv, *, factor=1.5):
@@ -580,6 +644,13 @@ def limits_on_grid(tv, *, factor=1.5):
     -------
     LimitsOnGrid
         One row per ``(d, L)`` and the two counts.
+
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.lower_bound_boundaries
+        Compute the boundaries in ``N`` of the statistical limits, for the phase diagrams.
+    validation.token_retrieval.theory.retrieval_boundary
+        Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
 
     Notes
     -----
@@ -635,6 +706,12 @@ class SeedCheck(Result):
     max_abs_z_new : float
         Largest ``|z_new|``.
 
+    See Also
+    --------
+    validation.token_retrieval.comparison.seed_check
+        Compare the token-level theory with all-``N`` success re-measured on new seeds.
+    validation.token_retrieval.comparison.TheoryVsSim : Theory against simulation over a grid (``theory_vs_sim``).
+
     References
     ----------
     docs/token_retrieval.md#token-level-theory-against-simulation
@@ -644,8 +721,6 @@ class SeedCheck(Result):
     max_error_new: float
     max_error_all: float
     max_abs_z_new: float
-
-    _estimate = None
 
 
 def _binom_z(m, n, pred, pse):
@@ -670,6 +745,13 @@ def seed_check(points, first, new, theory):
     -------
     SeedCheck
         One row per point.
+
+    See Also
+    --------
+    validation.token_retrieval.comparison.theory_vs_sim
+        Compare the token-level and the closed-form theory with simulated runs, point by point.
+    validation.token_retrieval.token_theory.token_theory
+        Predict the early phase's success probabilities from the token-level theory.
 
     Notes
     -----
@@ -734,6 +816,12 @@ class TokenMomentCheck(Result):
     n_closed : int
         Moments with a ``z_closed`` score.
 
+    See Also
+    --------
+    validation.token_retrieval.moments.MomentCheck
+        One moment of the early phase: the theory's value against the simulated one (``moment_check``).
+    validation.token_retrieval.comparison.token_moment_check : Put the token-level theory beside measured moments.
+
     References
     ----------
     docs/token_retrieval.md#token-level-theory-against-simulation
@@ -744,8 +832,6 @@ class TokenMomentCheck(Result):
     within_closed: int
     n: int
     n_closed: int
-
-    _estimate = None
 
 
 def token_moment_check(checks, *, reps=64):
@@ -764,6 +850,12 @@ def token_moment_check(checks, *, reps=64):
     -------
     TokenMomentCheck
         One row per moment and the counts within 3 standard errors.
+
+    See Also
+    --------
+    validation.token_retrieval.moments.moment_check
+        Check every moment of the theory against the simulation at the given configurations.
+    validation.token_retrieval.token_theory.token_moments : Predict the per-task moments of ``measure_moments``.
 
     Notes
     -----
@@ -823,6 +915,13 @@ def scan_theory(points, *, reps=100, rng=0, progress=None):
     dict
         ``(kind, m, N, d, L)`` -> :class:`~validation.token_retrieval.token_theory.TokenTheory`.
 
+    See Also
+    --------
+    validation.token_retrieval.comparison.scan_comparison
+        Compare the runs of the embedding contrast and of the MLP-width scan with both theories.
+    validation.token_retrieval.comparison.theory_grid
+        Evaluate the token-level theory at each ``(N, d, L)`` of ``points``.
+
     References
     ----------
     docs/token_retrieval.md#random-vs-orthogonal-embeddings-and-the-mlp-width-against-the-token-level-theory
@@ -866,6 +965,13 @@ class ScanComparison(Result):
         P(recall) = 1/2 from above along ``N``) simulated (``N_sim``), token-level (``N_token``) and
         closed form (``N_closed``); None without a crossing.
 
+    See Also
+    --------
+    validation.token_retrieval.comparison.scan_comparison
+        Compare the runs of the embedding contrast and of the MLP-width scan with both theories.
+    validation.token_retrieval.experiments.OrthogonalContrast
+        Random against orthogonal embeddings at equal ``d`` (``contrast``).
+
     References
     ----------
     docs/token_retrieval.md#random-vs-orthogonal-embeddings-and-the-mlp-width-against-the-token-level-theory
@@ -874,8 +980,6 @@ class ScanComparison(Result):
     points: list
     errors: dict
     mlp_boundaries: list
-
-    _estimate = None
 
 
 def scan_comparison(orthogonal, mlp, theory):
@@ -893,6 +997,15 @@ def scan_comparison(orthogonal, mlp, theory):
     -------
     ScanComparison
         Points, errors per group and the MLP recall boundaries.
+
+    See Also
+    --------
+    validation.token_retrieval.comparison.scan_theory
+        Evaluate the token-level theory at scan configurations with their embedding kind and MLP width.
+    validation.token_retrieval.experiments.orthogonal_contrast
+        Contrast random with orthogonal (one-hot) embeddings at equal ``d`` and ``V = 4 N``.
+    validation.token_retrieval.experiments.mlp_scan
+        Locate the recall boundary ``N_max`` with a fixed random MLP of width ``m``.
 
     References
     ----------

@@ -45,6 +45,8 @@ from hcizz.results import Result
 from validation.engine.trials import trial
 from validation.logistic import fit_threshold
 
+from ._docparams import fill_doc
+
 __all__ = ["ROOT", "trial_params", "boundary_trial", "fit_log_boundary", "theory_centre", "DesignRun",
            "DesignComparison", "DesignComparisons", "grid_design", "adaptive_design", "design_runs", "pooled_comparison",
            "check_design", "compare_designs", "read_comparisons"]
@@ -71,6 +73,12 @@ def trial_params(N, d, L, seed, *, root=ROOT):
         ``{"N", "d", "L", "seed", "root"}`` as plain ints: the input of
         :func:`boundary_trial` and, through
         :func:`validation.engine.trial_key`, the key of its record in a store.
+
+    See Also
+    --------
+    validation.token_retrieval.design.boundary_trial
+        Run the early phase once at ``(N, d, L)`` with randomness keyed by ``(N, d, L, seed)``.
+    validation.engine.trial_key : Return the stable key of one trial: SHA-256 hex digest of its canonical JSON.
 
     References
     ----------
@@ -104,6 +112,12 @@ def boundary_trial(params):
         (its mean attention-score gap, a fingerprint of the draw) and
         ``cpu_seconds`` (timing, not a result); kept small because the
         comparison's store is committed.
+
+    See Also
+    --------
+    validation.token_retrieval.design.trial_params : Return the engine parameter record of one boundary trial.
+    validation.token_retrieval.runs.run_config
+        Run the early phase once on a fresh task and return its success statistics.
 
     Notes
     -----
@@ -145,6 +159,13 @@ def fit_log_boundary(log_n, success, **kw):
     validation.logistic.ThresholdFit
         The fit (threshold and interval in ``log N``).
 
+    See Also
+    --------
+    validation.logistic.fit_threshold
+        Fit a logistic threshold to pass/fail trials, with a profile-likelihood interval.
+    validation.token_retrieval.design.adaptive_design
+        Replicate ``r`` of the adaptive design (``adaptive_threshold`` in ``log N``).
+
     Notes
     -----
     The smallest width, 0.01, is the sharpest transition that integer ``N``
@@ -176,6 +197,13 @@ def theory_centre(d, L):
     float
         :func:`validation.token_retrieval.theory.retrieval_boundary`, or 16.
 
+    See Also
+    --------
+    validation.token_retrieval.theory.retrieval_boundary
+        Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
+    validation.token_retrieval.design.adaptive_design
+        Replicate ``r`` of the adaptive design (``adaptive_threshold`` in ``log N``).
+
     References
     ----------
     docs/token_retrieval.md#adaptive-design-of-the-boundary
@@ -190,7 +218,44 @@ def _exp(x):
 
 
 @dataclass(frozen=True)
-class DesignRun(Result):
+class _ThresholdRecord(Result):
+    """Base of the design records: a threshold ``N_c`` with its 95 % interval
+    ``ci_low``, ``ci_high``, written as ``"ci": [ci_low, ci_high]`` by ``to_dict()``."""
+
+    _estimate = "threshold"
+    level = 0.95
+    _ci_pair = True
+
+    @classmethod
+    def from_dict(cls, d):
+        """Rebuild a record from :meth:`to_dict` output (plain JSON values).
+
+        Parameters
+        ----------
+        d : dict
+            As written by :meth:`to_dict` and :func:`hcizz.jsonout.to_json_value`.
+
+        Returns
+        -------
+        DesignRun or DesignComparison
+            The record, of the class this is called on.
+
+        Raises
+        ------
+        KeyError, TypeError
+            ``d`` is not such a record.
+        """
+        kw = {f.name: d[f.name] for f in fields(cls) if f.name not in ("ci_low", "ci_high")}
+        return cls(ci_low=d["ci"][0], ci_high=d["ci"][1], **cls._nested(kw))
+
+    @staticmethod
+    def _nested(kw):
+        """The fields of a record as rebuilt from JSON (nested records restored)."""
+        return kw
+
+
+@dataclass(frozen=True)
+class DesignRun(_ThresholdRecord):
     """One replicate of one design (:func:`grid_design`, :func:`adaptive_design`).
 
     Parameters
@@ -207,6 +272,13 @@ class DesignRun(Result):
         Summed trial CPU seconds.
     seeds : list of int
         ``[first, last]`` seed used.
+
+    See Also
+    --------
+    validation.token_retrieval.design.grid_design
+        Replicate ``r`` of the fixed grid: one more seed at every ``N`` until the target is met.
+    validation.token_retrieval.design.adaptive_design
+        Replicate ``r`` of the adaptive design (``adaptive_threshold`` in ``log N``).
 
     Notes
     -----
@@ -226,40 +298,9 @@ class DesignRun(Result):
     cpu_seconds: float
     seeds: list
 
-    _estimate = "threshold"
-    level = 0.95
-
-    def to_dict(self):
-        """Return the fields, the interval as ``"ci": [ci_low, ci_high]``.
-
-        Returns
-        -------
-        dict
-            Plain values.
-        """
-        return {"trials": self.trials, "threshold": self.threshold, "ci": [self.ci_low, self.ci_high],
-                "reached": self.reached, "cpu_seconds": self.cpu_seconds, "seeds": self.seeds}
-
-    @classmethod
-    def from_dict(cls, d):
-        """Rebuild a run from :meth:`to_dict` output.
-
-        Parameters
-        ----------
-        d : dict
-            As written by :meth:`to_dict`.
-
-        Returns
-        -------
-        DesignRun
-            The run.
-        """
-        return cls(trials=d["trials"], threshold=d["threshold"], ci_low=d["ci"][0], ci_high=d["ci"][1],
-                   reached=d["reached"], cpu_seconds=d["cpu_seconds"], seeds=d["seeds"])
-
 
 @dataclass(frozen=True)
-class DesignComparison(Result):
+class DesignComparison(_ThresholdRecord):
     """One boundary of :func:`compare_designs`: trials of the fixed grid and of the adaptive design.
 
     Parameters
@@ -296,6 +337,12 @@ class DesignComparison(Result):
     runs : dict
         ``{"grid": [DesignRun, ...], "adaptive": [...]}``, one per replicate.
 
+    See Also
+    --------
+    validation.token_retrieval.design.pooled_comparison
+        Summarise both designs at one boundary: the pooled fit, trials, coverage, CPU time.
+    validation.token_retrieval.design.DesignRun : One replicate of one design (``grid_design``, ``adaptive_design``).
+
     Notes
     -----
     ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]`` (the key
@@ -329,50 +376,11 @@ class DesignComparison(Result):
     covers_adaptive: int
     runs: dict
 
-    _estimate = "threshold"
-    level = 0.95
-
-    def to_dict(self):
-        """Return the fields, the interval as ``"ci": [ci_low, ci_high]`` after ``threshold``.
-
-        Returns
-        -------
-        dict
-            Field values (``runs`` holds :class:`DesignRun` records).
-        """
-        out = {}
-        for f in fields(self):
-            if f.name == "ci_high":
-                continue
-            if f.name == "ci_low":
-                out["ci"] = [self.ci_low, self.ci_high]
-            else:
-                out[f.name] = getattr(self, f.name)
-        return out
-
-    @classmethod
-    def from_dict(cls, d):
-        """Rebuild a comparison from :meth:`to_dict` output (plain JSON values).
-
-        Parameters
-        ----------
-        d : dict
-            As written by :meth:`to_dict` and :func:`hcizz.jsonout.to_json_value`.
-
-        Returns
-        -------
-        DesignComparison
-            The comparison.
-
-        Raises
-        ------
-        KeyError, TypeError
-            ``d`` is not such a record.
-        """
-        kw = {f.name: d[f.name] for f in fields(cls) if f.name not in ("ci_low", "ci_high", "runs")}
-        runs = {k: [x if isinstance(x, DesignRun) else DesignRun.from_dict(x) for x in v]
-                for k, v in d["runs"].items()}
-        return cls(ci_low=d["ci"][0], ci_high=d["ci"][1], runs=runs, **kw)
+    @staticmethod
+    def _nested(kw):
+        """The fields with ``runs`` rebuilt as :class:`DesignRun` records."""
+        return {**kw, "runs": {k: [x if isinstance(x, DesignRun) else DesignRun.from_dict(x) for x in v]
+                               for k, v in kw["runs"].items()}}
 
 
 @dataclass(frozen=True)
@@ -383,6 +391,13 @@ class DesignComparisons(Result):
     ----------
     boundaries : list of DesignComparison
         One per boundary.
+
+    See Also
+    --------
+    validation.token_retrieval.design.compare_designs
+        Run the fixed grid and the adaptive design on every boundary and replicate, and compare them.
+    validation.token_retrieval.design.read_comparisons
+        Read a JSON file of design comparisons (a committed summary, or the ``--json`` output of a study).
 
     References
     ----------
@@ -409,19 +424,21 @@ class DesignComparisons(Result):
             f"{r.covers_adaptive}" for r in self.boundaries)
 
 
+def _design_run(fit, trials, reached, res, seeds):
+    """The :class:`DesignRun` of a replicate from its last fit in ``log N`` (``threshold``,
+    ``ci_low``, ``ci_high``), its trial results ``res`` and its first and last seed."""
+    return DesignRun(trials=trials, threshold=math.exp(fit.threshold) if math.isfinite(fit.threshold) else math.nan,
+                     ci_low=_exp(fit.ci_low), ci_high=math.exp(fit.ci_high) if math.isfinite(fit.ci_high) else math.inf,
+                     reached=reached, cpu_seconds=float(sum(x.get("cpu_seconds", 0.0) for x in res)), seeds=seeds)
+
+
+@fill_doc
 def grid_design(d, L, r, target, run, *, grid_ns, s_max):
     """Replicate ``r`` of the fixed grid: one more seed at every ``N`` until the target is met.
 
     Parameters
     ----------
-    d, L : int
-        The boundary.
-    r : int
-        Replicate (seeds ``1000 r, 1000 r + 1, ...``).
-    target : float
-        Target 95 % half-width of ``log N_c``.
-    run : callable
-        ``run(params) -> results`` (dicts with ``N``, ``seed``, ``retrieval``).
+    %(boundary_dL)s %(replicate)s %(target)s %(run)s
     grid_ns : sequence of int
         The grid's ``N``.
     s_max : int
@@ -429,10 +446,13 @@ def grid_design(d, L, r, target, run, *, grid_ns, s_max):
 
     Returns
     -------
-    run_result : DesignRun
-        The replicate.
-    trials : list of dict
-        The results of its trials.
+    %(design_returns)s
+
+    See Also
+    --------
+    validation.token_retrieval.design.adaptive_design
+        Replicate ``r`` of the adaptive design (``adaptive_threshold`` in ``log N``).
+    validation.token_retrieval.design.design_runs : Run every replicate of both designs at one boundary.
 
     References
     ----------
@@ -445,26 +465,17 @@ def grid_design(d, L, r, target, run, *, grid_ns, s_max):
         f = fit_log_boundary([math.log(x["N"]) for x in res], [x["retrieval"] for x in res])
         if (f.ci_high - f.ci_low) / 2 <= target:
             break
-    return DesignRun(trials=len(res), threshold=math.exp(f.threshold) if math.isfinite(f.threshold) else math.nan,
-                     ci_low=_exp(f.ci_low), ci_high=math.exp(f.ci_high) if math.isfinite(f.ci_high) else math.inf,
-                     reached=bool((f.ci_high - f.ci_low) / 2 <= target),
-                     cpu_seconds=float(sum(x.get("cpu_seconds", 0.0) for x in res)),
-                     seeds=[1000 * r, 1000 * r + S - 1]), res
+    return _design_run(f, len(res), bool((f.ci_high - f.ci_low) / 2 <= target), res,
+                       [1000 * r, 1000 * r + S - 1]), res
 
 
+@fill_doc
 def adaptive_design(d, L, r, target, run, *, centre, max_trials, start, batch):
     """Replicate ``r`` of the adaptive design (:func:`validation.adaptive.adaptive_threshold` in ``log N``).
 
     Parameters
     ----------
-    d, L : int
-        The boundary.
-    r : int
-        Replicate (seeds ``1000 r, 1000 r + 1, ...``).
-    target : float
-        Target 95 % half-width of ``log N_c``.
-    run : callable
-        ``run(params) -> results``.
+    %(boundary_dL)s %(replicate)s %(target)s %(run)s
     centre : float
         Centre of the first round (in ``N``).
     max_trials : int
@@ -476,10 +487,13 @@ def adaptive_design(d, L, r, target, run, *, centre, max_trials, start, batch):
 
     Returns
     -------
-    run_result : DesignRun
-        The replicate.
-    trials : list of dict
-        The results of its trials.
+    %(design_returns)s
+
+    See Also
+    --------
+    validation.token_retrieval.design.grid_design
+        Replicate ``r`` of the fixed grid: one more seed at every ``N`` until the target is met.
+    validation.adaptive.adaptive_threshold : Measure a threshold by a sequential design around the current fit.
 
     References
     ----------
@@ -498,25 +512,19 @@ def adaptive_design(d, L, r, target, run, *, centre, max_trials, start, batch):
     ad = adaptive_threshold(trials, fit_log_boundary, [math.log(centre) + o for o in start],
                             target_halfwidth=target, max_trials=max_trials, batch=batch, seed0=1000 * r,
                             snap=snap, lower=math.log(2), increasing=True)
-    return DesignRun(trials=ad.trials, threshold=math.exp(ad.threshold) if math.isfinite(ad.threshold) else math.nan,
-                     ci_low=_exp(ad.ci_low), ci_high=math.exp(ad.ci_high) if math.isfinite(ad.ci_high) else math.inf,
-                     reached=ad.stop == "target", cpu_seconds=float(sum(x.get("cpu_seconds", 0.0) for x in res)),
-                     seeds=[1000 * r, 1000 * r + ad.trials - 1]), res
+    return _design_run(ad, ad.trials, ad.stop == "target", res, [1000 * r, 1000 * r + ad.trials - 1]), res
 
 
+@fill_doc
 def design_runs(d, L, replicates, target, run, *, centre, grid_ns, s_max, start, batch):
     """Run every replicate of both designs at one boundary.
 
     Parameters
     ----------
-    d, L : int
-        The boundary.
+    %(boundary_dL)s
     replicates : int
         Replicates per design.
-    target : float
-        Target 95 % half-width of ``log N_c``.
-    run : callable
-        ``run(params) -> results``.
+    %(target)s %(run)s
     centre : float
         Centre of the adaptive design's first round.
     grid_ns : sequence of int
@@ -534,6 +542,13 @@ def design_runs(d, L, replicates, target, run, *, centre, grid_ns, s_max, start,
         ``{"grid": [DesignRun], "adaptive": [DesignRun]}``.
     pool : dict
         ``{(N, seed): retrieval}`` of every distinct trial.
+
+    See Also
+    --------
+    validation.token_retrieval.design.pooled_comparison
+        Summarise both designs at one boundary: the pooled fit, trials, coverage, CPU time.
+    validation.token_retrieval.design.compare_designs
+        Run the fixed grid and the adaptive design on every boundary and replicate, and compare them.
 
     References
     ----------
@@ -575,6 +590,12 @@ def pooled_comparison(d, L, runs, pool, *, target, centre):
     -------
     DesignComparison
         The comparison.
+
+    See Also
+    --------
+    validation.token_retrieval.design.design_runs : Run every replicate of both designs at one boundary.
+    validation.token_retrieval.design.DesignComparison
+        One boundary of ``compare_designs``: trials of the fixed grid and of the adaptive design.
 
     Notes
     -----
@@ -628,6 +649,12 @@ def check_design(replicates, target, grid_ns, s_max):
     ValueError
         Naming the argument, its value and the range.
 
+    See Also
+    --------
+    validation.token_retrieval.design.compare_designs
+        Run the fixed grid and the adaptive design on every boundary and replicate, and compare them.
+    validation.token_retrieval.design.design_runs : Run every replicate of both designs at one boundary.
+
     References
     ----------
     docs/token_retrieval.md#adaptive-design-of-the-boundary
@@ -642,6 +669,7 @@ def check_design(replicates, target, grid_ns, s_max):
     return replicates, target, grid_ns, s_max
 
 
+@fill_doc
 def compare_designs(boundaries, replicates, target, *, run, grid_ns, s_max, start=(-0.6, -0.2, 0.2, 0.6),
                     batch=4, centre=theory_centre):
     """Run the fixed grid and the adaptive design on every boundary and replicate, and compare them.
@@ -673,13 +701,19 @@ def compare_designs(boundaries, replicates, target, *, run, grid_ns, s_max, star
 
     Returns
     -------
-    list of DesignComparison
-        One per boundary.
+    %(comparisons_returns)s
 
     Raises
     ------
     ValueError
         ``replicates``, ``target``, ``grid_ns``, ``s_max`` or a boundary out of range.
+
+    See Also
+    --------
+    validation.token_retrieval.design.check_design : Check the design's arguments (before any trial) and return them.
+    validation.token_retrieval.design.design_runs : Run every replicate of both designs at one boundary.
+    validation.token_retrieval.design.read_comparisons
+        Read a JSON file of design comparisons (a committed summary, or the ``--json`` output of a study).
 
     Notes
     -----
@@ -704,6 +738,7 @@ def compare_designs(boundaries, replicates, target, *, run, grid_ns, s_max, star
     return out
 
 
+@fill_doc
 def read_comparisons(path):
     """Read a JSON file of design comparisons (a committed summary, or the ``--json`` output of a study).
 
@@ -717,8 +752,7 @@ def read_comparisons(path):
 
     Returns
     -------
-    list of DesignComparison
-        One per boundary.
+    %(comparisons_returns)s
 
     Raises
     ------
@@ -726,6 +760,13 @@ def read_comparisons(path):
         The file does not exist.
     ValueError
         The file is not such a document.
+
+    See Also
+    --------
+    validation.token_retrieval.design.compare_designs
+        Run the fixed grid and the adaptive design on every boundary and replicate, and compare them.
+    validation.token_retrieval.design.DesignComparisons
+        The comparison of both designs at several boundaries (the outcome of the study).
 
     References
     ----------

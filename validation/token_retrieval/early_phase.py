@@ -47,6 +47,12 @@ class EarlyPhase(Result):
     eta : float
         Step size of step 1.
 
+    See Also
+    --------
+    validation.token_retrieval.early_phase.early_phase : Run the three early-phase steps on the training ``batch``.
+    validation.token_retrieval.early_phase.evaluate
+        Compute recall statistics of the predictor ``(W, Wv)`` on ``batch``.
+
     References
     ----------
     docs/token_retrieval.md#early-phase-and-full-training
@@ -87,6 +93,13 @@ class Evaluation(Result):
         Attention weight on the informative position.
     logits : ndarray, shape (N, V)
         The logits.
+
+    See Also
+    --------
+    validation.token_retrieval.early_phase.evaluate
+        Compute recall statistics of the predictor ``(W, Wv)`` on ``batch``.
+    validation.token_retrieval.early_phase.EarlyPhase
+        Result of ``early_phase`` (``V1``, ``W1``, ``V2`` and ``gamma``).
 
     References
     ----------
@@ -129,6 +142,15 @@ def early_phase(emb, batch, *, eta=0.1, gamma=None, beta=None, A=None):
     -------
     EarlyPhase
         ``V1``, ``W1``, ``V2``, ``gamma`` and ``eta``.
+
+    See Also
+    --------
+    validation.token_retrieval.early_phase.evaluate
+        Compute recall statistics of the predictor ``(W, Wv)`` on ``batch``.
+    validation.token_retrieval.early_phase.train_gd
+        Train from zero with full-batch Adam or GD, for comparison with the early phase.
+    validation.token_retrieval.theory.success_probs
+        Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
 
     Notes
     -----
@@ -204,6 +226,12 @@ def evaluate(W, Wv, emb, batch, A=None):
         ``attn_inf`` (N,) attention weight on the informative position,
         ``logits`` (N, V).
 
+    See Also
+    --------
+    validation.token_retrieval.early_phase.early_phase : Run the three early-phase steps on the training ``batch``.
+    validation.token_retrieval.model.margins
+        Compute the per-sample margin ``logit_target - max_{k != target} logit_k``.
+
     References
     ----------
     docs/token_retrieval.md#retrieval-probability
@@ -248,6 +276,12 @@ def train_gd(emb, batch, *, steps=300, lr=0.05, optimizer="adam", A=None, warmup
     history : list of (int, float, float)
         ``(step, loss, training accuracy)`` records; the last one is after
         the final step.
+
+    See Also
+    --------
+    validation.token_retrieval.early_phase.early_phase : Run the three early-phase steps on the training ``batch``.
+    validation.token_retrieval.runs.compare_gd
+        Compare the early phase with full training (Adam from zero) on the same task.
 
     References
     ----------

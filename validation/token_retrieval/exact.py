@@ -30,7 +30,7 @@ __all__ = ["key_vector", "token_counts", "OrthogonalKey", "orthogonal_key"]
 
 
 def key_vector(emb, batch):
-    """Compute the key vector ``w~`` of the early phase at leading order in ``eta``.
+    r"""Compute the key vector :math:`\tilde w` of the early phase at leading order in :math:`\eta`.
 
     Parameters
     ----------
@@ -42,18 +42,26 @@ def key_vector(emb, batch):
     Returns
     -------
     w : ndarray, shape (d,)
-        ``w~ = sum_n P_n v_n`` (no MLP).
+        :math:`\tilde w = \sum_n P_n v_n` (no MLP).
     beta : ndarray, shape (N, L)
-        Slot coefficients ``beta_{n,i} = (x_{n,i} - h_n) . v_n``, so that
-        ``w~ = sum_{n,i} beta_{n,i} x_{n,i}``.
+        Slot coefficients :math:`\beta_{n,i} = (x_{n,i} - h_n) \cdot v_n`, so that
+        :math:`\tilde w = \sum_{n,i} \beta_{n,i} x_{n,i}`.
+
+    See Also
+    --------
+    validation.token_retrieval.exact.orthogonal_key
+        Compute the key vector's coefficients in the orthogonal limit from the token counts.
+    validation.token_retrieval.theory.score_moments
+        Compute leading-order moments of the attention scores ``x·w~`` after step 2.
 
     Notes
     -----
-    Step 1 is exact: ``V1 = (eta / N) sum_n (u_{t_n} - u_bar) h_n^T``.  At step 2 the logits are
-    ``O(eta)``; dropping them, the gradient reaching the attention output of sequence ``n`` is
-    ``-(eta / N^2) v_n`` and the softmax Jacobian at uniform attention gives
-    ``W1 = (gamma eta / (L N^2)) w~ q^T``.  The early phase's ``W1 q`` is parallel to ``w~``
-    up to relative ``O(eta)`` (tested in ``tests/test_tr_token_theory.py``).
+    Step 1 is exact: :math:`V_1 = \frac{\eta}{N} \sum_n (u_{t_n} - \bar u) h_n^T`.  At step 2
+    the logits are :math:`O(\eta)`; dropping them, the gradient reaching the attention output
+    of sequence :math:`n` is :math:`-(\eta / N^2) v_n` and the softmax Jacobian at uniform
+    attention gives :math:`W_1 = \frac{\gamma \eta}{L N^2} \tilde w q^T`.  The early phase's
+    :math:`W_1 q` is parallel to :math:`\tilde w` up to relative :math:`O(\eta)` (tested in
+    ``tests/test_tr_token_theory.py``).
 
     References
     ----------
@@ -89,6 +97,13 @@ def token_counts(tokens):
     -------
     ndarray of int, shape (N, L)
         ``r[n, i]`` = number of positions ``j`` of row ``n`` with ``tokens[n, j] == tokens[n, i]``.
+
+    See Also
+    --------
+    validation.token_retrieval.exact.orthogonal_key
+        Compute the key vector's coefficients in the orthogonal limit from the token counts.
+    validation.token_retrieval.exact.key_vector
+        Compute the key vector ``w~`` of the early phase at leading order in ``eta``.
 
     References
     ----------
@@ -128,6 +143,13 @@ class OrthogonalKey:
     multiplicity : ndarray of int, shape (N, L)
         Multiplicity of each slot's token in its sequence.
 
+    See Also
+    --------
+    validation.token_retrieval.exact.orthogonal_key
+        Compute the key vector's coefficients in the orthogonal limit from the token counts.
+    validation.token_retrieval.token_theory.draw_scores
+        Draw one task's attention scores from the token-level theory.
+
     References
     ----------
     docs/token_retrieval.md#token-level-theory
@@ -161,6 +183,12 @@ def orthogonal_key(tokens, pos, V, *, tau=1.0):
     -------
     OrthogonalKey
         Token coefficients, trigger coefficient, informative and noise scores.
+
+    See Also
+    --------
+    validation.token_retrieval.exact.token_counts : Return the multiplicity of each slot's token in its own sequence.
+    validation.token_retrieval.exact.key_vector
+        Compute the key vector ``w~`` of the early phase at leading order in ``eta``.
 
     Notes
     -----

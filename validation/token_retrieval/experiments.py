@@ -23,6 +23,7 @@ from hcizz.results import Result
 from validation.engine.trials import trial
 
 from . import theory as th
+from ._docparams import fill_doc
 from .boundary import aggregate, boundary_points, fit_boundary, logistic_fit, multiplicative_test
 from .runs import check_memory_config, check_run_options, compare_gd, run_config
 from .task import check_sizes
@@ -111,6 +112,12 @@ def grid_trial(params):
         The :func:`run_config` result with ``seed`` added, or
         ``{"skipped": message}`` for a configuration that cannot exist.
 
+    See Also
+    --------
+    validation.token_retrieval.experiments.grid_params
+        Return the trial parameter records of the product grid ``Ns x ds x Ls``.
+    validation.engine.run_sweep : Run ``fn`` on every parameter record of ``params``; resumable, parallel.
+
     References
     ----------
     docs/sweeps.md#writing-a-trial
@@ -186,6 +193,12 @@ def grid_params(Ns, ds, Ls, *, seeds=3, seed=0, **kw):
         A size, seed or option out of range, or a largest run that does not
         fit in memory (nothing is run).
 
+    See Also
+    --------
+    validation.token_retrieval.experiments.grid_trial
+        Run one configuration of a grid (``grid_params``) as a trial of ``run_sweep``.
+    validation.token_retrieval.experiments.run_grid : Run ``run_config`` over the product grid ``Ns x ds x Ls``.
+
     References
     ----------
     docs/token_retrieval.md#limitations
@@ -244,6 +257,12 @@ def run_grid(Ns, ds, Ls, *, seeds=3, seed=0, progress=None, executor=None, store
         The :func:`run_config` results, with ``seed`` (the seed index)
         added.  Configurations with ``N > V`` or an orthogonal
         ``d < V + 2`` are skipped.
+
+    See Also
+    --------
+    validation.token_retrieval.runs.run_config
+        Run the early phase once on a fresh task and return its success statistics.
+    validation.token_retrieval.experiments.grid_records : Run ``run_grid`` on the main grid of a preset (``PRESETS``).
 
     References
     ----------
@@ -315,6 +334,11 @@ def grid_records(preset, *, seed=0, Ns=None, ds=None, Ls=None, seeds=None, progr
     grid : dict
         The grid used (``Ns``, ``ds``, ``Ls``, ``seeds``).
 
+    See Also
+    --------
+    validation.token_retrieval.experiments.run_grid : Run ``run_config`` over the product grid ``Ns x ds x Ls``.
+    validation.token_retrieval.experiments.plan : Return the grids of a preset as ``(part, label, params)`` triples.
+
     References
     ----------
     docs/token_retrieval.md#experiments
@@ -361,6 +385,12 @@ def plan(preset, *, seed=0, parts=PARTS):
         ``(None,) + ms`` and ``("beta", beta, params)`` for each step size,
         for the parts asked for; ``params`` are :func:`grid_params` records.
 
+    See Also
+    --------
+    validation.token_retrieval.experiments.group : Group the results of a flattened ``plan`` by part and label.
+    validation.token_retrieval.experiments.grid_trial
+        Run one configuration of a grid (``grid_params``) as a trial of ``run_sweep``.
+
     References
     ----------
     docs/token_retrieval.md#experiments
@@ -406,6 +436,12 @@ def group(parts, results):
     dict
         ``{"grid": runs, "orthogonal": {kind: runs}, "mlp": {m: runs}, "beta": {beta: runs}}``
         (configurations that cannot exist left out; parts not planned empty).
+
+    See Also
+    --------
+    validation.token_retrieval.experiments.plan : Return the grids of a preset as ``(part, label, params)`` triples.
+    validation.token_retrieval.experiments.fits
+        Compute the boundary fits and the product-form test of a grid's records.
 
     References
     ----------
@@ -456,6 +492,15 @@ def fits(records, *, seed=0):
         ``retrieval_multiplicative``
         (:class:`~validation.token_retrieval.boundary.ProductFormTest`).
 
+    See Also
+    --------
+    validation.token_retrieval.boundary.fit_boundary
+        Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
+    validation.token_retrieval.boundary.logistic_fit
+        Fit a logistic regression of per-run success on the logs of ``variables``.
+    validation.token_retrieval.boundary.multiplicative_test
+        Test by likelihood ratio whether the boundary depends on one product ``prod v^{c_v}``.
+
     References
     ----------
     docs/token_retrieval.md#the-boundary-law
@@ -483,6 +528,13 @@ def gd_comparison(preset, *, seed=0):
     list of GDComparison
         :func:`~validation.token_retrieval.runs.compare_gd` per configuration.
 
+    See Also
+    --------
+    validation.token_retrieval.runs.compare_gd
+        Compare the early phase with full training (Adam from zero) on the same task.
+    validation.token_retrieval.early_phase.train_gd
+        Train from zero with full-batch Adam or GD, for comparison with the early phase.
+
     References
     ----------
     docs/token_retrieval.md#early-phase-and-full-training
@@ -508,6 +560,13 @@ class OrthogonalContrast(Result):
         ``recall_acc``), ``N``, ``L``, ``value`` (simulated fraction), ``n``
         (runs) and, for ``recall``, ``retrieval`` and ``test_acc``,
         ``predicted`` (:func:`validation.token_retrieval.theory.success_probs`, ``V = 4 N``).
+
+    See Also
+    --------
+    validation.token_retrieval.experiments.contrast
+        Tabulate the success fractions per embedding kind beside the theory's prediction.
+    validation.token_retrieval.experiments.orthogonal_contrast
+        Contrast random with orthogonal (one-hot) embeddings at equal ``d`` and ``V = 4 N``.
 
     References
     ----------
@@ -544,6 +603,13 @@ def contrast(records, *, d, Ns, Ls, seeds):
     OrthogonalContrast
         The rows of both kinds.
 
+    See Also
+    --------
+    validation.token_retrieval.experiments.orthogonal_contrast
+        Contrast random with orthogonal (one-hot) embeddings at equal ``d`` and ``V = 4 N``.
+    validation.token_retrieval.experiments.OrthogonalContrast
+        Random against orthogonal embeddings at equal ``d`` (``contrast``).
+
     References
     ----------
     docs/token_retrieval.md#the-orthonormal-case
@@ -559,6 +625,7 @@ def contrast(records, *, d, Ns, Ls, seeds):
     return OrthogonalContrast(d=d, Ns=list(Ns), Ls=list(Ls), seeds=seeds, rows=rows)
 
 
+@fill_doc
 def orthogonal_contrast(preset, *, seed=0, progress=None):
     """Contrast random with orthogonal (one-hot) embeddings at equal ``d`` and ``V = 4 N``.
 
@@ -566,15 +633,19 @@ def orthogonal_contrast(preset, *, seed=0, progress=None):
     ----------
     preset : {"quick", "full"}
         Sizes of :data:`PRESETS` (``orthogonal``).
-    seed : int, optional
-        Root seed.
-    progress : callable, optional
-        Progress callback, as in :func:`run_grid`.
+    %(seed_root)s %(progress_cb)s
 
     Returns
     -------
     OrthogonalContrast
         :func:`contrast` of the runs.
+
+    See Also
+    --------
+    validation.token_retrieval.experiments.contrast
+        Tabulate the success fractions per embedding kind beside the theory's prediction.
+    validation.token_retrieval.comparison.scan_comparison
+        Compare the runs of the embedding contrast and of the MLP-width scan with both theories.
 
     References
     ----------
@@ -603,6 +674,13 @@ class MLPScan(Result):
         ``N_max ~ d^a m^b`` over the runs with an MLP.
     recall : dict
         ``{"(N, d, m)": fraction}``.
+
+    See Also
+    --------
+    validation.token_retrieval.experiments.mlp_boundaries
+        Locate the recall boundary per ``(d, m)`` and fit ``N_max ~ d^a m^b``.
+    validation.token_retrieval.experiments.mlp_theory
+        Compute the theory's recall boundary with and without the MLP over ``ds x ({0} + ms)``.
 
     References
     ----------
@@ -640,6 +718,13 @@ def mlp_boundaries(records, *, L, Ns, ds, ms, seeds, seed=0):
     MLPScan
         The boundary points, the fit and the recall fractions.
 
+    See Also
+    --------
+    validation.token_retrieval.experiments.mlp_scan
+        Locate the recall boundary ``N_max`` with a fixed random MLP of width ``m``.
+    validation.token_retrieval.experiments.mlp_theory
+        Compute the theory's recall boundary with and without the MLP over ``ds x ({0} + ms)``.
+
     References
     ----------
     docs/token_retrieval.md#step-3-logits-trigger-pollution-and-cross-talk
@@ -672,6 +757,13 @@ def mlp_theory(ds, ms, L):
         ``{"d,m": N_max or None}`` (``m = 0``: no MLP;
         :func:`validation.token_retrieval.theory.recall_boundary`).
 
+    See Also
+    --------
+    validation.token_retrieval.theory.recall_boundary
+        Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
+    validation.token_retrieval.experiments.mlp_boundaries
+        Locate the recall boundary per ``(d, m)`` and fit ``N_max ~ d^a m^b``.
+
     References
     ----------
     docs/token_retrieval.md#step-3-logits-trigger-pollution-and-cross-talk
@@ -680,6 +772,7 @@ def mlp_theory(ds, ms, L):
             for d in ds for m in [None] + list(ms)}
 
 
+@fill_doc
 def mlp_scan(preset, *, seed=0, progress=None):
     """Locate the recall boundary ``N_max`` with a fixed random MLP of width ``m``.
 
@@ -687,15 +780,19 @@ def mlp_scan(preset, *, seed=0, progress=None):
     ----------
     preset : {"quick", "full"}
         Sizes of :data:`PRESETS` (``mlp``).
-    seed : int, optional
-        Root seed.
-    progress : callable, optional
-        Progress callback.
+    %(seed_root)s %(progress_cb)s
 
     Returns
     -------
     MLPScan
         :func:`mlp_boundaries` of the runs.
+
+    See Also
+    --------
+    validation.token_retrieval.experiments.mlp_boundaries
+        Locate the recall boundary per ``(d, m)`` and fit ``N_max ~ d^a m^b``.
+    validation.token_retrieval.experiments.MLPScan
+        The recall boundary ``N_max`` with a fixed random MLP of width ``m`` (``mlp_boundaries``).
 
     References
     ----------
@@ -722,6 +819,13 @@ class BetaScan(Result):
         Per ``beta``, success key and ``L``: ``N_c`` (simulated boundary, None
         without a crossing), ``attn_inf`` (mean informative attention) and
         ``N_c_pred`` (the theory's boundary at that ``beta``).
+
+    See Also
+    --------
+    validation.token_retrieval.experiments.beta_rows
+        Locate the boundaries and the mean informative attention per step size, beside the theory's boundary.
+    validation.token_retrieval.experiments.beta_scan
+        Measure the sensitivity of the boundaries to the step size ``beta = ||W1||_F``.
 
     References
     ----------
@@ -754,6 +858,13 @@ def beta_rows(records, *, d, Ns, Ls, seeds):
     BetaScan
         One row per ``beta``, success key and ``L``.
 
+    See Also
+    --------
+    validation.token_retrieval.experiments.beta_scan
+        Measure the sensitivity of the boundaries to the step size ``beta = ||W1||_F``.
+    validation.token_retrieval.theory.retrieval_boundary
+        Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
+
     References
     ----------
     docs/token_retrieval.md#early-phase-and-full-training
@@ -771,6 +882,7 @@ def beta_rows(records, *, d, Ns, Ls, seeds):
     return BetaScan(d=d, Ns=list(Ns), Ls=list(Ls), seeds=seeds, rows=rows)
 
 
+@fill_doc
 def beta_scan(preset, *, seed=0, progress=None):
     """Measure the sensitivity of the boundaries to the step size ``beta = ||W1||_F``.
 
@@ -778,15 +890,19 @@ def beta_scan(preset, *, seed=0, progress=None):
     ----------
     preset : {"quick", "full"}
         Sizes of :data:`PRESETS` (``beta``).
-    seed : int, optional
-        Root seed.
-    progress : callable, optional
-        Progress callback.
+    %(seed_root)s %(progress_cb)s
 
     Returns
     -------
     BetaScan
         :func:`beta_rows` of the runs.
+
+    See Also
+    --------
+    validation.token_retrieval.experiments.beta_rows
+        Locate the boundaries and the mean informative attention per step size, beside the theory's boundary.
+    validation.token_retrieval.experiments.BetaScan
+        Sensitivity of the boundaries to the step size ``beta = ||W1||_F`` (``beta_rows``).
 
     References
     ----------
@@ -816,6 +932,13 @@ class SNRComparison(Result):
         Mean and standard deviation of ``log(N_snr / N_measured)``.
     n_matched_snr : int
         Boundary points with an SNR crossing.
+
+    See Also
+    --------
+    validation.token_retrieval.experiments.snr_comparison
+        Compare SNR predictions with measured success, per configuration and at the boundary.
+    validation.token_retrieval.success.gaussian_success_prob
+        Compute ``Phi(mean / std) ** n``, the Gaussian-model probability that all margins are positive.
 
     References
     ----------
@@ -848,6 +971,13 @@ def snr_comparison(records):
     -------
     list of SNRComparison
         One per success key (``recall``, ``retrieval``).
+
+    See Also
+    --------
+    validation.token_retrieval.success.extreme_success_prob
+        Compute the Gaussian extreme-value model of "all ``n`` samples succeed".
+    validation.token_retrieval.experiments.SNRComparison
+        The bulk SNR models against the measured success of one key (``snr_comparison``).
 
     References
     ----------

@@ -55,7 +55,7 @@ def _chi2_nodes(k, n=32):
 
 
 def best_of(a, L):
-    """Compute ``F_L(a) = P(a + g_0 > max_{j<L} g_j)`` for i.i.d. standard normal ``g``.
+    r"""Compute :math:`F_L(a) = P(a + g_0 > \max_{0 < j < L} g_j)` for i.i.d. standard normal :math:`g_j`.
 
     Parameters
     ----------
@@ -67,7 +67,14 @@ def best_of(a, L):
     Returns
     -------
     ndarray
-        ``int phi(g) Phi(g + a)^(L-1) dg`` (Gauss-Hermite, 64 nodes).
+        :math:`\int \phi(g) \Phi(g + a)^{L-1} \, dg` (Gauss-Hermite, 64 nodes).
+
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.oracle_retrieval
+        Compute the probability that the Bayes-optimal rule, knowing ``z``, retrieves ``N`` fresh sequences.
+    validation.token_retrieval.lower_bound.mean_pool_retrieval
+        Compute the best fresh-sequence retrieval of any learner that sees only mean-pooled sequences.
 
     References
     ----------
@@ -91,7 +98,7 @@ def _zpdf(d, tau):
 
 
 def oracle_retrieval(N, d, L, *, tau=1.0):
-    """Compute the probability that the Bayes-optimal rule, knowing ``z``, retrieves ``N`` fresh sequences.
+    r"""Compute the probability that the Bayes-optimal rule, knowing ``z``, retrieves ``N`` fresh sequences.
 
     Gaussian noise tokens (``noise="gaussian"``): no learner, whatever its training data,
     retrieves all ``N`` fresh sequences with a higher probability.
@@ -110,13 +117,22 @@ def oracle_retrieval(N, d, L, *, tau=1.0):
     ndarray
         ``E_z[F_L(sqrt(d) ||z||)^N]`` (:func:`best_of`).
 
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.best_of
+        Compute ``F_L(a) = P(a + g_0 > max_{j<L} g_j)`` for i.i.d. standard normal ``g``.
+    validation.token_retrieval.lower_bound.mean_pool_retrieval
+        Compute the best fresh-sequence retrieval of any learner that sees only mean-pooled sequences.
+
     Notes
     -----
-    Given ``z``, the slots of a fresh sequence are independent ``N(0, I/d)`` except the
-    informative one, ``N(z, I/d)`` (its token embedding is a fresh Gaussian for the learner);
-    the posterior of the informative position is proportional to ``exp(d x_i . z)``, so the
-    maximum a posteriori rule is ``argmax_i x_i . z``.  Its scores are ``||z||^2 + g_0`` and
-    ``g_j`` with ``g ~ N(0, ||z||^2 / d)``, and the ``N`` sequences are independent given ``z``.
+    Given :math:`z`, the slots of a fresh sequence are independent :math:`\mathcal{N}(0, I/d)`
+    except the informative one, :math:`\mathcal{N}(z, I/d)` (its token embedding is a fresh
+    Gaussian for the learner); the posterior of the informative position is proportional to
+    :math:`\exp(d\, x_i \cdot z)`, so the maximum a posteriori rule is
+    :math:`\operatorname{argmax}_i x_i \cdot z`.  Its scores are :math:`\|z\|^2 + g_0` and
+    :math:`g_j` with :math:`g \sim \mathcal{N}(0, \|z\|^2 / d)`, and the :math:`N` sequences are
+    independent given :math:`z`.
 
     References
     ----------
@@ -153,10 +169,10 @@ def _noisy_key_success(sig2, d, L, tau, K):
 
 
 def mean_pool_retrieval(N, d, L, *, tau=1.0, fresh=None):
-    """Compute the best fresh-sequence retrieval of any learner that sees only mean-pooled sequences.
+    r"""Compute the best fresh-sequence retrieval of any learner that sees only mean-pooled sequences.
 
-    The learner sees ``h_n = (1/L) sum_i x_{n,i}`` of ``N`` training sequences (what uniform
-    attention passes on; Gaussian noise tokens) and outputs a key ``w``.
+    The learner sees :math:`h_n = \frac{1}{L} \sum_i x_{n,i}` of :math:`N` training sequences
+    (what uniform attention passes on; Gaussian noise tokens) and outputs a key :math:`w`.
 
     Parameters
     ----------
@@ -174,14 +190,23 @@ def mean_pool_retrieval(N, d, L, *, tau=1.0, fresh=None):
     float
         ``max_learner P(all fresh sequences retrieved)``.
 
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.oracle_retrieval
+        Compute the probability that the Bayes-optimal rule, knowing ``z``, retrieves ``N`` fresh sequences.
+    validation.token_retrieval.lower_bound.norm_learner_bound
+        Bound the failure probability of a one-pass learner of the trigger from ``N`` sequences.
+
     Notes
     -----
-    ``L h_n = z + e_{y_n} + sum_{noise} x ~ N(z, (L/d) I)`` i.i.d. (labels are independent of
-    the vectors), so the sample mean ``m = z + eps``, ``eps ~ N(0, L/(d N) I)``, is sufficient.
-    With unit key ``u`` the informative score exceeds a noise score by ``z . u`` over noise of
-    standard deviation ``1/sqrt(d)``, so the success probability is
-    ``E[F_L(sqrt(d) z.u)^K]``; given ``m``, ``z . u`` is Gaussian with mean increasing in
-    ``m . u`` (``z`` has a rotation-invariant prior), so ``u = m / ||m||`` is optimal and
+    :math:`L h_n = z + e_{y_n} + \sum_\text{noise} x \sim \mathcal{N}(z, (L/d) I)` i.i.d.
+    (labels are independent of the vectors), so the sample mean :math:`m = z + \epsilon`,
+    :math:`\epsilon \sim \mathcal{N}(0, L/(d N)\, I)`, is sufficient.  With unit key :math:`u`
+    the informative score exceeds a noise score by :math:`z \cdot u` over noise of standard
+    deviation :math:`1/\sqrt{d}`, so the success probability is
+    :math:`\mathbb{E}[F_L(\sqrt{d}\, z \cdot u)^K]`; given :math:`m`, :math:`z \cdot u` is
+    Gaussian with mean increasing in :math:`m \cdot u` (:math:`z` has a rotation-invariant
+    prior), so :math:`u = m / \|m\|` is optimal and
 
     .. math::
 
@@ -189,8 +214,9 @@ def mean_pool_retrieval(N, d, L, *, tau=1.0, fresh=None):
         {\\sqrt{(\\|z\\| + \\epsilon_\\parallel)^2 + \\sigma^2\\chi^2_{d-1}}},\\qquad
         \\sigma^2 = \\frac{L}{dN}.
 
-    The expectation over ``||z||``, ``eps_par`` and the chi-square is a product quadrature.
-    At large ``d``: ``sqrt(d) z.m^ ~ sqrt(d) tau^2 / sqrt(tau^2 + L/N)``.
+    The expectation over :math:`\|z\|`, :math:`\epsilon_\parallel` and the chi-square is a
+    product quadrature.  At large :math:`d`:
+    :math:`\sqrt{d}\, z \cdot \hat m \approx \sqrt{d}\, \tau^2 / \sqrt{\tau^2 + L/N}`.
 
     References
     ----------
@@ -230,6 +256,13 @@ def norm_learner_bound(N, d, L, *, tau=1.0, fresh=1):
     -------
     float
         An upper bound (union bound, in [0, 1]) on the failure probability.
+
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.mean_pool_retrieval
+        Compute the best fresh-sequence retrieval of any learner that sees only mean-pooled sequences.
+    validation.token_retrieval.lower_bound.fano_samples
+        Lower-bound the number of sequences any learner needs to estimate the trigger direction.
 
     Notes
     -----
@@ -285,6 +318,13 @@ def storage_construction_bound(N, d, L, V, *, tau=1.0):
     -------
     float
         Upper bound on P(the predictor does not recall all ``N`` training facts).
+
+    See Also
+    --------
+    validation.token_retrieval.theory.counting_bound
+        Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+    validation.token_retrieval.lower_bound.lower_bound
+        Evaluate the statistical limits of retrieval and storage at one ``(N, d, L)``.
 
     Notes
     -----
@@ -344,6 +384,13 @@ def fano_samples(d, L, *, tau=1.0, cos=0.9, error=0.5):
     -------
     float
         ``N_min``: with fewer sequences every estimator fails with probability > ``error``.
+
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.norm_learner_bound
+        Bound the failure probability of a one-pass learner of the trigger from ``N`` sequences.
+    validation.token_retrieval.lower_bound.lower_bound
+        Evaluate the statistical limits of retrieval and storage at one ``(N, d, L)``.
 
     Notes
     -----
@@ -408,6 +455,13 @@ class LowerBound(Result):
     fano_N : float
         Fano lower bound on the training sequences needed to estimate ``z`` to cosine 0.9.
 
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.lower_bound
+        Evaluate the statistical limits of retrieval and storage at one ``(N, d, L)``.
+    validation.token_retrieval.lower_bound.lower_bound_boundaries
+        Compute the boundaries in ``N`` of the statistical limits, for the phase diagrams.
+
     References
     ----------
     docs/token_retrieval.md#which-question-a-lower-bound-answers
@@ -460,6 +514,13 @@ def lower_bound(N, d, L, *, V=None, tau=1.0):
     LowerBound
         Counting bound, storage construction, oracle, mean-pooled optimum, norm learner, Fano.
 
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.lower_bound_boundaries
+        Compute the boundaries in ``N`` of the statistical limits, for the phase diagrams.
+    validation.token_retrieval.theory.counting_bound
+        Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+
     References
     ----------
     arXiv:2603.15923; docs/token_retrieval.md#which-question-a-lower-bound-answers
@@ -484,12 +545,9 @@ def lower_bound(N, d, L, *, V=None, tau=1.0):
                       fano_N=fano_samples(d, L, tau=tau))
 
 
-def _first(f, lo, hi, up=True):
-    """Smallest integer ``N`` in [lo, hi] with ``f(N)`` True (bisection on a monotone predicate)."""
-    if not f(hi):
-        return None
-    if f(lo):
-        return float(lo)
+def _bisect(f, lo, hi):
+    """Smallest integer in (lo, hi] with ``f`` True, given ``f(lo)`` False and ``f(hi)`` True
+    (``f`` monotone)."""
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if f(mid):
@@ -497,6 +555,15 @@ def _first(f, lo, hi, up=True):
         else:
             lo = mid
     return float(hi)
+
+
+def _first(f, lo, hi, up=True):
+    """Smallest integer ``N`` in [lo, hi] with ``f(N)`` True (bisection on a monotone predicate)."""
+    if not f(hi):
+        return None
+    if f(lo):
+        return float(lo)
+    return _bisect(f, lo, hi)
 
 
 def _first_up(f, hi):
@@ -507,13 +574,7 @@ def _first_up(f, hi):
         lo, n = n, 2 * n
     if n > hi:
         return None
-    while n - lo > 1:
-        mid = (lo + n) // 2
-        if f(mid):
-            n = mid
-        else:
-            lo = mid
-    return float(n)
+    return _bisect(f, lo, n)
 
 
 def lower_bound_boundaries(d, L, *, vocab_ratio=4.0, tau=1.0, level=0.5, n_max=2 ** 16):
@@ -542,6 +603,14 @@ def lower_bound_boundaries(d, L, *, vocab_ratio=4.0, tau=1.0, level=0.5, n_max=2
         probability ``>= level``, Gaussian noise tokens), ``N_mean_pool`` (the lower end of
         the interval of ``N`` in which the best mean-pooled learner retrieves all ``N`` fresh
         sequences with probability ``>= level``; None if empty).
+
+    See Also
+    --------
+    validation.token_retrieval.lower_bound.lower_bound
+        Evaluate the statistical limits of retrieval and storage at one ``(N, d, L)``.
+    validation.token_retrieval.theory.counting_boundary
+        Find the smallest ``N`` (with ``V = vocab_ratio N``) at which ``counting_bound`` drops below
+        ``level``.
 
     References
     ----------

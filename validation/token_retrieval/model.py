@@ -30,9 +30,9 @@ __all__ = ["make_mlp", "forward", "loss_and_grads", "margins"]
 
 
 def make_mlp(m, d, *, rng=None, dtype=np.float64):
-    """Draw the fixed random MLP layer ``A`` (m x d) of ``f(h) = sqrt(2/m) relu(A h)``.
+    r"""Draw the fixed random MLP layer ``A`` (m x d) of :math:`f(h) = \sqrt{2/m}\, \mathrm{relu}(A h)`.
 
-    The entries of ``A`` are i.i.d. ``N(0, 1)``.
+    The entries of ``A`` are i.i.d. :math:`\mathcal{N}(0, 1)`.
 
     Parameters
     ----------
@@ -50,9 +50,16 @@ def make_mlp(m, d, *, rng=None, dtype=np.float64):
     A : ndarray, shape (m, d)
         The MLP layer.
 
+    See Also
+    --------
+    validation.token_retrieval.model.forward : Run the forward pass on a batch.
+    validation.token_retrieval.early_phase.early_phase : Run the three early-phase steps on the training ``batch``.
+    validation.token_retrieval.experiments.mlp_scan
+        Locate the recall boundary ``N_max`` with a fixed random MLP of width ``m``.
+
     Notes
     -----
-    With this scaling ``E ||f(h)||^2 = ||h||^2`` for any ``h`` (ReLU second
+    With this scaling :math:`\mathbb{E} \|f(h)\|^2 = \|h\|^2` for any :math:`h` (ReLU second
     moment is 1/2), so the MLP neither amplifies nor shrinks the signal.
 
     References
@@ -91,7 +98,7 @@ def _check_shapes(W, Wv, emb, X, A):
 
 
 def forward(W, Wv, emb, X, A=None):
-    """Run the forward pass on a batch.
+    r"""Run the forward pass on a batch.
 
     Parameters
     ----------
@@ -117,12 +124,19 @@ def forward(W, Wv, emb, X, A=None):
     ValueError
         Shapes of ``W``, ``Wv``, ``X`` or ``A`` that do not fit ``emb.d``.
 
+    See Also
+    --------
+    validation.token_retrieval.model.loss_and_grads
+        Compute the mean cross-entropy, its analytic gradients and recall flags.
+    validation.token_retrieval.model.margins
+        Compute the per-sample margin ``logit_target - max_{k != target} logit_k``.
+
     Notes
     -----
-    ``s_{n,i} = x_{n,i}^T W q``, ``a_n = softmax(s_n)``,
-    ``h_n = sum_i a_{n,i} x_{n,i}``, ``f_n = h_n`` or
-    ``sqrt(2/m) relu(A h_n)``, ``logits_n = U Wv f_n``; every step is one
-    matmul over the whole batch.
+    :math:`s_{n,i} = x_{n,i}^T W q`, :math:`a_n = \mathrm{softmax}(s_n)`,
+    :math:`h_n = \sum_i a_{n,i} x_{n,i}`, :math:`f_n = h_n` or
+    :math:`\sqrt{2/m}\, \mathrm{relu}(A h_n)`, :math:`\text{logits}_n = U W_v f_n`; every
+    step is one matmul over the whole batch.
 
     References
     ----------
@@ -152,7 +166,7 @@ def forward(W, Wv, emb, X, A=None):
 
 
 def loss_and_grads(W, Wv, emb, batch, A=None, *, grad=True):
-    """Compute the mean cross-entropy, its analytic gradients and recall flags.
+    r"""Compute the mean cross-entropy, its analytic gradients and recall flags.
 
     Parameters
     ----------
@@ -174,17 +188,24 @@ def loss_and_grads(W, Wv, emb, batch, A=None, *, grad=True):
     loss : float
         Mean cross-entropy.
     gW : ndarray (d, d) or None
-        ``d loss / d W = (sum_{n,i} ds_{n,i} x_{n,i}) q^T``.
+        :math:`\partial \text{loss} / \partial W = (\sum_{n,i} ds_{n,i}\, x_{n,i}) q^T`.
     gWv : ndarray (d, k) or None
-        ``d loss / d Wv = (G U)^T f`` with ``G = d loss / d logits``.
+        :math:`\partial \text{loss} / \partial W_v = (G U)^T f` with
+        :math:`G = \partial \text{loss} / \partial \text{logits}`.
     correct : ndarray of bool (N,)
         Target logit strictly largest.
 
+    See Also
+    --------
+    validation.token_retrieval.model.forward : Run the forward pass on a batch.
+    validation.token_retrieval.early_phase.train_gd
+        Train from zero with full-batch Adam or GD, for comparison with the early phase.
+
     Notes
     -----
-    Back-propagation (all batched matmuls): ``df = G U Wv``; ``dh = df`` or
-    ``A^T (df * sqrt(2/m) 1[A h > 0])``; ``da_{n,i} = x_{n,i}^T dh_n``;
-    ``ds = a * (da - <a, da>)`` (softmax Jacobian).  Checked against central
+    Back-propagation (all batched matmuls): :math:`df = G U W_v`; :math:`dh = df` or
+    :math:`A^T (df \odot \sqrt{2/m}\, 1[A h > 0])`; :math:`da_{n,i} = x_{n,i}^T dh_n`;
+    :math:`ds = a \odot (da - \langle a, da \rangle)` (softmax Jacobian).  Checked against central
     finite differences in ``tests/test_tr_model.py``.
 
     References
@@ -225,7 +246,7 @@ def loss_and_grads(W, Wv, emb, batch, A=None, *, grad=True):
 
 
 def margins(logits, targets):
-    """Compute the per-sample margin ``logit_target - max_{k != target} logit_k``.
+    r"""Compute the per-sample margin :math:`\text{logit}_\text{target} - \max_{k \ne \text{target}} \text{logit}_k`.
 
     The margin is positive iff the sample is recalled.
 
@@ -240,6 +261,12 @@ def margins(logits, targets):
     -------
     ndarray, shape (N,)
         The margins.
+
+    See Also
+    --------
+    validation.token_retrieval.model.forward : Run the forward pass on a batch.
+    validation.token_retrieval.success.gaussian_success_prob
+        Compute ``Phi(mean / std) ** n``, the Gaussian-model probability that all margins are positive.
 
     References
     ----------

@@ -31,6 +31,13 @@ class MomentSample(Result):
     values : list of float
         The finite per-task values.
 
+    See Also
+    --------
+    validation.token_retrieval.moments.measure_moments
+        Measure the simulated counterparts of the theory's moments, with standard errors.
+    validation.token_retrieval.moments.MomentCheck
+        One moment of the early phase: the theory's value against the simulated one (``moment_check``).
+
     References
     ----------
     docs/token_retrieval.md#theory-of-the-early-phase
@@ -64,6 +71,13 @@ class MomentCheck(Result):
         below the float64 round-off of the quantity's scale (``1e-12 max(1, |predicted|)``).
     rel_err : float or None
         ``(predicted - simulated) / |simulated|`` (None when the simulated value is 0).
+
+    See Also
+    --------
+    validation.token_retrieval.moments.moment_check
+        Check every moment of the theory against the simulation at the given configurations.
+    validation.token_retrieval.theory.score_moments
+        Compute leading-order moments of the attention scores ``x·w~`` after step 2.
 
     References
     ----------
@@ -171,6 +185,12 @@ def measure_moments(N, d, L, *, seeds=8, seed=0, V=None, kind="random", m=None, 
         Scores in units of ``w~`` (``W1 = gamma eta / (L N^2) w~ q^T``),
         logits in units of ``gamma / N``.
 
+    See Also
+    --------
+    validation.token_retrieval.token_theory.token_moments : Predict the per-task moments of ``measure_moments``.
+    validation.token_retrieval.moments.moment_check
+        Check every moment of the theory against the simulation at the given configurations.
+
     References
     ----------
     docs/token_retrieval.md#theory-of-the-early-phase;
@@ -223,6 +243,13 @@ def moment_check(configs, *, seeds, seed=0):
     -------
     list of MomentCheck
         One row per configuration and key of :data:`MOMENT_KEYS`, in that order.
+
+    See Also
+    --------
+    validation.token_retrieval.moments.measure_moments
+        Measure the simulated counterparts of the theory's moments, with standard errors.
+    validation.token_retrieval.theory.predict
+        Return ``success_probs`` together with the moments it uses (one JSON-friendly dict).
 
     Notes
     -----

@@ -33,6 +33,13 @@ def success_grid(key, Ns, ds, Ls):
     ndarray, shape (len(Ls), len(ds), len(Ns))
         The probabilities.
 
+    See Also
+    --------
+    validation.token_retrieval.theory.success_probs
+        Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
+    validation.token_retrieval.predictions.theory_vs_simulation
+        Compare the theory with the simulated success fractions at every grid point.
+
     References
     ----------
     docs/token_retrieval.md#retrieval-probability
@@ -74,6 +81,12 @@ class TheoryVsSimulation(Result):
         ``{(N, d, L): x}``, the predicted signal-to-noise combination
         (:func:`validation.token_retrieval.theory.boundary_combination`).
 
+    See Also
+    --------
+    validation.token_retrieval.predictions.theory_vs_simulation
+        Compare the theory with the simulated success fractions at every grid point.
+    validation.token_retrieval.comparison.TheoryVsSim : Theory against simulation over a grid (``theory_vs_sim``).
+
     References
     ----------
     docs/token_retrieval.md#retrieval-probability
@@ -100,6 +113,13 @@ def theory_vs_simulation(records):
     -------
     TheoryVsSimulation
         Points, summary errors and the predicted combination per point.
+
+    See Also
+    --------
+    validation.token_retrieval.predictions.success_grid
+        Evaluate the theory's success probability ``key`` on a product grid (``V = 4 N``).
+    validation.token_retrieval.comparison.theory_vs_sim
+        Compare the token-level and the closed-form theory with simulated runs, point by point.
 
     Notes
     -----
@@ -178,6 +198,14 @@ class PredictedBoundaries(Result):
         (:func:`~validation.token_retrieval.theory.boundary_combination`) at
         each retrieval crossing, ``N`` rounded to an integer.
 
+    See Also
+    --------
+    validation.token_retrieval.predictions.predicted_boundaries
+        Locate the theory's retrieval and recall boundaries and the counting bound, and summarise them by
+        power laws.
+    validation.token_retrieval.boundary.fit_power_law
+        Fit ``along = C * prod_v v^{alpha_v}`` to points by least squares in the logs: the one power-law fit.
+
     References
     ----------
     docs/token_retrieval.md#the-boundary-law
@@ -208,6 +236,17 @@ def predicted_boundaries(ds, Ls):
     PredictedBoundaries
         The crossings and their least-squares power laws
         (:func:`~validation.token_retrieval.boundary.fit_power_law`).
+
+    See Also
+    --------
+    validation.token_retrieval.theory.counting_boundary
+        Find the smallest ``N`` (with ``V = vocab_ratio N``) at which ``counting_bound`` drops below
+        ``level``.
+    validation.token_retrieval.theory.recall_boundary
+        Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
+    validation.token_retrieval.predictions.PredictedBoundaries
+        The theory's boundaries and the counting bound over ``ds x Ls``, with power-law summaries
+        (``predicted_boundaries``).
 
     References
     ----------

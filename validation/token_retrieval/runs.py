@@ -74,6 +74,12 @@ def check_run_options(*, V=None, vocab_ratio=4.0, kind="random", m=None, eta=0.1
     ValueError
         Naming the option, its value and the valid range.
 
+    See Also
+    --------
+    validation.token_retrieval.runs.run_config
+        Run the early phase once on a fresh task and return its success statistics.
+    validation.token_retrieval.task.check_sizes : Validate the task sizes and return them as ints.
+
     References
     ----------
     docs/token_retrieval.md#early-phase-and-full-training
@@ -118,6 +124,13 @@ class GDComparison(Result):
     early, gd : dict
         ``train_acc``, ``test_acc``, ``attn_inf`` of the early phase and of
         full training (``gd`` also ``final_loss``).
+
+    See Also
+    --------
+    validation.token_retrieval.runs.compare_gd
+        Compare the early phase with full training (Adam from zero) on the same task.
+    validation.token_retrieval.experiments.gd_comparison
+        Compare the early phase with full training at the configurations of a preset (``gd``).
 
     References
     ----------
@@ -247,6 +260,13 @@ def run_config(N, d, L, *, seed=0, V=None, vocab_ratio=4.0, kind="random", m=Non
         Sizes out of range (``L < 2``, ``d < 1``, ``N < 1``, ``V < 2``,
         ``V < N``, ``m < 1``), ``vocab_ratio < 1``, a bad seed or step size.
 
+    See Also
+    --------
+    validation.token_retrieval.early_phase.early_phase : Run the three early-phase steps on the training ``batch``.
+    validation.token_retrieval.runs.check_run_options
+        Check the options of ``run_config`` (all but the sizes and the seed) and return them.
+    validation.token_retrieval.experiments.run_grid : Run ``run_config`` over the product grid ``Ns x ds x Ls``.
+
     References
     ----------
     arXiv:2603.15923; docs/token_retrieval.md#early-phase-and-full-training
@@ -312,6 +332,12 @@ def compare_gd(N, d, L, *, seed=0, steps=300, lr=0.05, **kw):
     GDComparison
         ``N, d, L, V`` and ``early`` / ``gd``: ``train_acc``, ``test_acc``,
         ``attn_inf`` (and ``final_loss`` for ``gd``).
+
+    See Also
+    --------
+    validation.token_retrieval.early_phase.train_gd
+        Train from zero with full-batch Adam or GD, for comparison with the early phase.
+    validation.token_retrieval.runs.GDComparison : The early phase against full training on one task (``compare_gd``).
 
     References
     ----------

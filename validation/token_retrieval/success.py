@@ -12,17 +12,17 @@ __all__ = ["gaussian_success_prob", "extreme_success_prob"]
 
 
 def gaussian_success_prob(mean, std, n):
-    """Compute ``Phi(mean / std) ** n``, the Gaussian-model probability that all margins are positive.
+    r"""Compute :math:`\Phi(\mathrm{mean} / \mathrm{std})^n`, the Gaussian-model probability that all margins are positive.
 
-    The ``n`` margins are taken independent ``N(mean, std^2)`` (the Gaussian
-    SNR model).
+    The ``n`` margins are taken independent
+    :math:`\mathcal{N}(\mathrm{mean}, \mathrm{std}^2)` (the Gaussian SNR model).
 
     Parameters
     ----------
     mean : float
         Mean margin.
     std : float
-        Standard deviation of the margin (>= 0; 0 gives ``1[mean > 0]``).
+        Standard deviation of the margin (>= 0; 0 gives :math:`1[\mathrm{mean} > 0]`).
     n : int
         Number of samples (>= 0).
 
@@ -30,6 +30,13 @@ def gaussian_success_prob(mean, std, n):
     -------
     float
         The probability.
+
+    See Also
+    --------
+    validation.token_retrieval.success.extreme_success_prob
+        Compute the Gaussian extreme-value model of "all ``n`` samples succeed".
+    validation.token_retrieval.model.margins
+        Compute the per-sample margin ``logit_target - max_{k != target} logit_k``.
 
     References
     ----------
@@ -49,15 +56,20 @@ def gaussian_success_prob(mean, std, n):
 
 
 def extreme_success_prob(mu_c, sd_c, groups, n, *, nodes=80):
-    """Compute the Gaussian extreme-value model of "all ``n`` samples succeed".
+    r"""Compute the Gaussian extreme-value model of "all ``n`` samples succeed".
 
-    A sample's correct score is ``N(mu_c, sd_c^2)``; its competitors form
-    groups ``(mu, sd, count)`` of independent ``N(mu, sd^2)`` scores.  The
-    sample succeeds if the correct score beats all competitors::
+    A sample's correct score is :math:`\mathcal{N}(\mu_c, \sigma_c^2)` (``mu_c``,
+    ``sd_c``); its competitors form groups ``(mu, sd, count)`` of independent
+    :math:`\mathcal{N}(\mu, \sigma^2)` scores.  The sample succeeds if the
+    correct score beats all competitors:
 
-        p = E_g prod_groups Phi((mu_c + sd_c g - mu) / sd) ** count,  g ~ N(0, 1)
+    .. math::
 
-    (Gauss-Hermite quadrature with ``nodes`` nodes) and ``P(all) = p ** n``
+        p = \mathbb{E}_g \prod_{\text{groups}}
+            \Phi\left(\frac{\mu_c + \sigma_c g - \mu}{\sigma}\right)^{\text{count}},
+        \qquad g \sim \mathcal{N}(0, 1)
+
+    (Gauss-Hermite quadrature with ``nodes`` nodes) and :math:`P(\text{all}) = p^n`
     (samples independent).
 
     Parameters
@@ -74,7 +86,14 @@ def extreme_success_prob(mu_c, sd_c, groups, n, *, nodes=80):
     Returns
     -------
     float
-        ``P(all) = p ** n``.
+        :math:`P(\text{all}) = p^n`.
+
+    See Also
+    --------
+    validation.token_retrieval.success.gaussian_success_prob
+        Compute ``Phi(mean / std) ** n``, the Gaussian-model probability that all margins are positive.
+    validation.token_retrieval.experiments.snr_comparison
+        Compare SNR predictions with measured success, per configuration and at the boundary.
 
     Notes
     -----

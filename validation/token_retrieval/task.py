@@ -56,6 +56,12 @@ def check_sizes(*, V=None, d=None, L=None, N=None, m=None):
     ValueError
         Naming the argument, its value and the valid range.
 
+    See Also
+    --------
+    validation.token_retrieval.task.make_embeddings : Draw the fixed vectors of the task.
+    validation.token_retrieval.runs.run_config
+        Run the early phase once on a fresh task and return its success statistics.
+
     References
     ----------
     docs/token_retrieval.md#task
@@ -102,6 +108,11 @@ class Embeddings:
     kind : str
         ``"random"`` or ``"orthogonal"``.
 
+    See Also
+    --------
+    validation.token_retrieval.task.make_embeddings : Draw the fixed vectors of the task.
+    validation.token_retrieval.task.Batch : Hold ``N`` sequences of length ``L``, drawn by ``sample_sequences``.
+
     References
     ----------
     arXiv:2603.15923; docs/token_retrieval.md#task
@@ -141,6 +152,11 @@ class Batch:
         Informative token ``y_n``.
     targets : ndarray of int, shape (N,)
         ``perm[y_n]``.
+
+    See Also
+    --------
+    validation.token_retrieval.task.sample_sequences : Draw ``N`` sequences of length ``L``.
+    validation.token_retrieval.task.Embeddings : Fixed (untrained) vectors of the task, drawn by ``make_embeddings``.
 
     References
     ----------
@@ -187,6 +203,11 @@ def make_embeddings(V, d, *, kind="random", trig_scale=1.0, rng=None, dtype=np.f
     -------
     Embeddings
         ``E``, ``U``, ``z_trig``, ``q`` and the label permutation.
+
+    See Also
+    --------
+    validation.token_retrieval.task.sample_sequences : Draw ``N`` sequences of length ``L``.
+    validation.token_retrieval.task.Embeddings : Fixed (untrained) vectors of the task, drawn by ``make_embeddings``.
 
     References
     ----------
@@ -251,6 +272,11 @@ def sample_sequences(emb, N, L, *, rng=None, distinct=True, noise="vocab", infor
     -------
     Batch
         Embedded sequences, token ids, informative positions and targets.
+
+    See Also
+    --------
+    validation.token_retrieval.task.make_embeddings : Draw the fixed vectors of the task.
+    validation.token_retrieval.early_phase.early_phase : Run the three early-phase steps on the training ``batch``.
 
     Notes
     -----

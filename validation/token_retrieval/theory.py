@@ -37,6 +37,8 @@ from scipy import special
 
 from hcizz.checks import check_int, check_real
 
+from ._docparams import fill_doc
+
 __all__ = ["score_moments", "weight_norm2", "attention_weight", "margin_moments",
            "success_probs", "predict", "retrieval_boundary", "recall_boundary",
            "counting_bound", "counting_boundary", "counting_capacity", "boundary_combination"]
@@ -80,20 +82,14 @@ def _kappas(N, V, m):
     return k_nn + _CM * k_off, k_nn + k_off / math.pi
 
 
+@fill_doc
 def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, fresh=False,
                   _zeta=1.0, _skap=1.0):
-    """Compute leading-order moments of the attention scores ``x·w~`` after step 2.
+    r"""Compute leading-order moments of the attention scores :math:`x \cdot \tilde w` after step 2.
 
     Parameters
     ----------
-    N, d, L : int
-        Training sequences (>= 1), dimension (>= 1), length (>= 2).
-    V : int, optional
-        Vocabulary (>= N); default ``4 N``.
-    tau : float
-        Trigger scale (``trig_scale``, > 0).
-    kind : {"random", "orthogonal"}
-        Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.
+    %(NdL)s %(V)s %(tau)s %(kind)s
     noise : {"vocab", "gaussian"}
         Noise tokens from the vocabulary (collisions) or fresh Gaussian vectors.
     m : int, optional
@@ -117,14 +113,23 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
         ``self``, ``cross``, ``trigger_crosstalk``, ``collisions``) to the
         means and variances.
 
+    See Also
+    --------
+    validation.token_retrieval.theory.weight_norm2 : Compute the leading-order ``E ||w~||^2``.
+    validation.token_retrieval.theory.attention_weight
+        Predict the mean attention weight on the informative position after step 2.
+    validation.token_retrieval.moments.measure_moments
+        Measure the simulated counterparts of the theory's moments, with standard errors.
+
     Notes
     -----
-    ``A = N kz lam (tau^2/L + 1/d) - N ks 2 E[R] tau^2 / L^2`` with
-    ``lam = 1 - 1/L``, ``E[R] = (L-1)(L-2) / (2 (V-1))`` the expected number
-    of colliding noise pairs in a sequence, ``kz``, ``ks`` the mean label-kernel
-    weights (``1 - N/V`` and ``1 - 1/V`` without MLP).  The informative score is
-    ``tau^2 A`` plus its own spike ``kz tau^2 lam / L`` and collision terms;
-    the variances add the trigger cross-talk ``A^2 tau^2 / d``, collisions,
+    :math:`A = N \kappa_z \lambda (\tau^2/L + 1/d) - 2 N \kappa_s \mathbb{E}[R]\, \tau^2 / L^2`
+    with :math:`\lambda = 1 - 1/L`, :math:`\mathbb{E}[R] = (L-1)(L-2) / (2 (V-1))` the
+    expected number of colliding noise pairs in a sequence, :math:`\kappa_z`,
+    :math:`\kappa_s` the mean label-kernel weights (:math:`1 - N/V` and :math:`1 - 1/V`
+    without MLP).  The informative score is :math:`\tau^2 A` plus its own spike
+    :math:`\kappa_z \tau^2 \lambda / L` and collision terms; the variances add the
+    trigger cross-talk :math:`A^2 \tau^2 / d`, collisions,
     own-sequence Gram fluctuations, cross-talk with the other sequences,
     coherent Gram sums and the label-kernel cross-talk (each term, its
     origin and its size in the docs page).
@@ -211,38 +216,40 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
             "noise": noise, "m": m, "fresh": bool(fresh)}
 
 
+@fill_doc
 def weight_norm2(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None):
-    """Compute the leading-order ``E ||w~||^2``.
+    r"""Compute the leading-order :math:`\mathbb{E} \|\tilde w\|^2`.
 
     It sets the attention sharpness under the ``beta`` convention
-    (``scores = beta ||q|| x·w~ / ||w~||``).
+    (scores :math:`\beta \|q\|\, x \cdot \tilde w / \|\tilde w\|`).
 
     Parameters
     ----------
-    N, d, L : int
-        Training sequences (>= 1), dimension (>= 1), length (>= 2).
-    V : int, optional
-        Vocabulary (>= N); default ``4 N``.
-    tau : float
-        Trigger scale (``trig_scale``, > 0).
-    kind : {"random", "orthogonal"}
-        Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.
-    noise : {"vocab", "gaussian"}
-        Noise tokens from the vocabulary or fresh Gaussian vectors.
-    m : int, optional
-        Width of the fixed random MLP (None: no MLP).
+    %(NdL)s %(V)s %(tau)s %(kind)s %(noise)s %(m)s
 
     Returns
     -------
     float
-        ``E ||w~||^2``.
+        :math:`\mathbb{E} \|\tilde w\|^2`.
+
+    See Also
+    --------
+    validation.token_retrieval.theory.score_moments
+        Compute leading-order moments of the attention scores ``x·w~`` after step 2.
+    validation.token_retrieval.theory.attention_weight
+        Predict the mean attention weight on the informative position after step 2.
 
     Notes
     -----
-    ``||w~||^2 = tau^2 A^2 + N spike^2 + N ks^2 sr2 / L + 4 N ks^2 E[R] / L^2
-    + (collision-coherent token coefficients)``: trigger direction, the ``N``
-    informative directions, the Gram-row fluctuation vectors and the
-    collision vectors, treated as orthogonal (their overlaps are one order
+    .. math::
+
+        \|\tilde w\|^2 = \tau^2 A^2 + N s^2 + N \kappa_s^2 r^2 / L
+            + 4 N \kappa_s^2 \mathbb{E}[R] / L^2 + (\text{collision-coherent token coefficients})
+
+    with the spike :math:`s = \kappa_z \tau^2 \lambda / L` and the Gram-row fluctuation
+    :math:`r^2 = (L + 1 + \tau^2) / d` of one slot (:func:`score_moments`): trigger
+    direction, the :math:`N` informative directions, the Gram-row fluctuation vectors
+    and the collision vectors, treated as orthogonal (their overlaps are one order
     higher).
 
     References
@@ -275,46 +282,42 @@ def _scale(N, L, mo, wn2, eta, beta, gamma):
     return beta / math.sqrt(wn2)
 
 
+@fill_doc
 def attention_weight(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None,
                      eta=0.1, beta=10.0, gamma=None, fresh=False):
-    """Predict the mean attention weight on the informative position after step 2.
+    r"""Predict the mean attention weight on the informative position after step 2.
 
     Parameters
     ----------
-    N, d, L : int
-        Training sequences (>= 1), dimension (>= 1), length (>= 2).
-    V : int, optional
-        Vocabulary (>= N); default ``4 N``.
-    tau : float
-        Trigger scale (``trig_scale``, > 0).
-    kind : {"random", "orthogonal"}
-        Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.
-    noise : {"vocab", "gaussian"}
-        Noise tokens from the vocabulary or fresh Gaussian vectors.
-    m : int, optional
-        Width of the fixed random MLP (None: no MLP).
-    eta : float
-        First step size (> 0).
-    beta : float
-        ``||W1||_F`` under the ``beta`` convention (default 10).
-    gamma : float, optional
-        Literal step size of steps 2 and 3 (overrides ``beta``).
-    fresh : bool
-        Moments on fresh sequences instead of the training sequences.
+    %(NdL)s %(V)s %(tau)s %(kind)s %(noise)s %(m)s %(eta)s %(beta)s %(gamma)s %(fresh)s
 
     Returns
     -------
     float
         The mean attention weight ``alpha``.
 
+    See Also
+    --------
+    validation.token_retrieval.theory.score_moments
+        Compute leading-order moments of the attention scores ``x·w~`` after step 2.
+    validation.token_retrieval.theory.margin_moments
+        Compute leading-order moments of the (normalised) logits after step 3.
+
     Notes
     -----
-    Scores are ``t x . w~`` with ``t = beta / ||w~||`` (``beta`` convention,
-    ``||q|| ~ 1``) or ``t = gamma eta / (L N^2)``.  With the informative
-    score ``mu_inf + sd_inf g`` and independent Gaussian noise scores,
-    ``E sum_j exp(t s_j) = (L - 1) exp(t mu_0 + t^2 var_0 / 2)`` (log-normal
-    mean) and ``alpha = E_g [1 / (1 + (L-1) exp(t (mu_0 - mu_inf - sd_inf g) + t^2 var_0/2))]``
-    (Gauss-Hermite in ``g``).
+    Scores are :math:`t\, x \cdot \tilde w` with :math:`t = \beta / \|\tilde w\|`
+    (``beta`` convention, :math:`\|q\| \approx 1`) or :math:`t = \gamma \eta / (L N^2)`.
+    With the informative score :math:`\mu_\text{inf} + \sigma_\text{inf} g` and
+    independent Gaussian noise scores,
+    :math:`\mathbb{E} \sum_j e^{t s_j} = (L - 1) \exp(t \mu_0 + t^2 \sigma_0^2 / 2)`
+    (log-normal mean) and
+
+    .. math::
+
+        \alpha = \mathbb{E}_g \left[\frac{1}{1 + (L - 1)
+            \exp\left(t (\mu_0 - \mu_\text{inf} - \sigma_\text{inf} g) + t^2 \sigma_0^2 / 2\right)}\right]
+
+    (Gauss-Hermite in :math:`g`).
 
     References
     ----------
@@ -353,32 +356,14 @@ def _relu_moments(c):
     return k, 4.0 * e22 - k * k
 
 
+@fill_doc
 def margin_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None,
                    eta=0.1, beta=10.0, gamma=None, fresh=False, alpha=None):
-    """Compute leading-order moments of the (normalised) logits after step 3.
+    r"""Compute leading-order moments of the (normalised) logits after step 3.
 
     Parameters
     ----------
-    N, d, L : int
-        Training sequences (>= 1), dimension (>= 1), length (>= 2).
-    V : int, optional
-        Vocabulary (>= N); default ``4 N``.
-    tau : float
-        Trigger scale (``trig_scale``, > 0).
-    kind : {"random", "orthogonal"}
-        Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.
-    noise : {"vocab", "gaussian"}
-        Noise tokens from the vocabulary or fresh Gaussian vectors.
-    m : int, optional
-        Width of the fixed random MLP (None: no MLP).
-    eta : float
-        First step size (> 0).
-    beta : float
-        ``||W1||_F`` under the ``beta`` convention (default 10).
-    gamma : float, optional
-        Literal step size of steps 2 and 3 (overrides ``beta``).
-    fresh : bool
-        Moments on fresh sequences instead of the training sequences.
+    %(NdL)s %(V)s %(tau)s %(kind)s %(noise)s %(m)s %(eta)s %(beta)s %(gamma)s %(fresh)s
     alpha : float, optional
         Attention weight on the informative position (default: the
         prediction of :func:`attention_weight`).
@@ -392,18 +377,24 @@ def margin_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=
         measured from the common ``-(1/V) sum_n Gamma_n`` and in units of
         ``gamma / N``; ``alpha``, ``alpha_f`` (fresh) and ``parts``.
 
+    See Also
+    --------
+    validation.token_retrieval.theory.attention_weight
+        Predict the mean attention weight on the informative position after step 2.
+    validation.token_retrieval.theory.success_probs
+        Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
+
     Notes
     -----
-    ``V2 = (1/N) sum_n (u_{t_n} - u_bar)(eta h_n + gamma h_n')^T`` to leading
-    order in ``eta``, so ``l_k = sum_n K'_{kn} Gamma_n`` with
-    ``K'_{kn} = u_k . (u_{t_n} - u_bar)``.  With
-    ``h_n' = alpha x_{n,p} + (1 - alpha) (mean of the noise tokens)``:
-    ``Gamma_self = alpha^2 (1 + tau^2) + (1 - alpha)^2 / (L - 1)`` (signal),
-    ``Gamma_cross = alpha^2 tau^2`` (trigger value pollution: every trained
-    label gains it); the random overlaps ``u_k . u_{t_n}`` (variance ``1/d``)
-    add ``sum_n Gamma_n^2 / d`` to each logit's variance (cross-talk).  With
-    the MLP the Gram is the arc-cosine kernel plus its ``O(1/m)``
-    fluctuation.
+    :math:`V_2 = \frac{1}{N} \sum_n (u_{t_n} - \bar u)(\eta h_n + \gamma h_n')^T` to
+    leading order in :math:`\eta`, so :math:`l_k = \sum_n K'_{kn} \Gamma_n` with
+    :math:`K'_{kn} = u_k \cdot (u_{t_n} - \bar u)`.  With
+    :math:`h_n' = \alpha x_{n,p} + (1 - \alpha)\,(\text{mean of the noise tokens})`:
+    :math:`\Gamma_\text{self} = \alpha^2 (1 + \tau^2) + (1 - \alpha)^2 / (L - 1)` (signal),
+    :math:`\Gamma_\text{cross} = \alpha^2 \tau^2` (trigger value pollution: every trained
+    label gains it); the random overlaps :math:`u_k \cdot u_{t_n}` (variance :math:`1/d`)
+    add :math:`\sum_n \Gamma_n^2 / d` to each logit's variance (cross-talk).  With
+    the MLP the Gram is the arc-cosine kernel plus its :math:`O(1/m)` fluctuation.
 
     References
     ----------
@@ -490,30 +481,14 @@ def _p_beat(mu_c, sd_c, groups):
     return np.sum(_GH_W * np.exp(lp), axis=-1)
 
 
+@fill_doc
 def success_probs(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, eta=0.1,
                   beta=10.0, gamma=None):
-    """Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
+    r"""Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
 
     Parameters
     ----------
-    N, d, L : int
-        Training sequences (>= 1), dimension (>= 1), length (>= 2).
-    V : int, optional
-        Vocabulary (>= N); default ``4 N``.
-    tau : float
-        Trigger scale (``trig_scale``, > 0).
-    kind : {"random", "orthogonal"}
-        Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.
-    noise : {"vocab", "gaussian"}
-        Noise tokens from the vocabulary or fresh Gaussian vectors.
-    m : int, optional
-        Width of the fixed random MLP (None: no MLP).
-    eta : float
-        First step size (> 0).
-    beta : float
-        ``||W1||_F`` under the ``beta`` convention (default 10).
-    gamma : float, optional
-        Literal step size of steps 2 and 3 (overrides ``beta``).
+    %(NdL)s %(V)s %(tau)s %(kind)s %(noise)s %(m)s %(eta)s %(beta)s %(gamma)s
 
     Returns
     -------
@@ -524,20 +499,31 @@ def success_probs(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
         (fresh-sequence accuracy), ``p_retrieval_fresh_seq``, ``p_margin_seq``
         (positive margin of one training sample given retrieval), ``alpha``.
 
+    See Also
+    --------
+    validation.token_retrieval.theory.predict
+        Return ``success_probs`` together with the moments it uses (one JSON-friendly dict).
+    validation.token_retrieval.token_theory.token_theory
+        Predict the early phase's success probabilities from the token-level theory.
+    validation.token_retrieval.runs.run_config
+        Run the early phase once on a fresh task and return its success statistics.
+
     Notes
     -----
-    One sequence: the informative score ``N(mu_inf, var_inf)`` must beat
-    ``L - 1`` independent ``N(mu_0, var_0)`` noise scores,
-    ``p = E_g prod Phi(...)``.  All ``N``: ``E_G[p(G)^N]`` where ``G`` is the
-    seed-level factors ``||z||^2 / tau^2`` and ``sum_n kappa_n / E[...]``
-    (relative std ``sqrt(2/d)`` each; 8 x 8 Gauss-Hermite nodes); the
-    sequences are otherwise treated as independent.  Recall of one training
-    sample: retrieval and a correct logit above the ``N - 1`` trained and
-    ``V - N`` untrained competitors (:func:`margin_moments`); all ``N``:
-    ``E_G[(p_ret(G) p_margin)^N]``.  Fresh
-    accuracy: ``P(retrieval on a fresh sequence) * P(margin > 0 | fresh)``
-    (a fresh sequence whose attention misses the informative token is
-    counted as an error).
+    One sequence: the informative score
+    :math:`\mathcal{N}(\mu_\text{inf}, \sigma_\text{inf}^2)` must beat :math:`L - 1`
+    independent :math:`\mathcal{N}(\mu_0, \sigma_0^2)` noise scores,
+    :math:`p = \mathbb{E}_g \Phi\left((\mu_\text{inf} + \sigma_\text{inf} g - \mu_0) / \sigma_0\right)^{L-1}`.
+    All :math:`N`: :math:`\mathbb{E}_G[p(G)^N]` where :math:`G` is the seed-level factors
+    :math:`\|z\|^2 / \tau^2` and :math:`\sum_n \kappa_n / \mathbb{E}[\ldots]` (relative
+    std :math:`\sqrt{2/d}` each; 8 x 8 Gauss-Hermite nodes); the sequences are otherwise
+    treated as independent.  Recall of one training sample: retrieval and a correct
+    logit above the :math:`N - 1` trained and :math:`V - N` untrained competitors
+    (:func:`margin_moments`); all :math:`N`:
+    :math:`\mathbb{E}_G[(p_\text{ret}(G)\, p_\text{margin})^N]`.  Fresh accuracy:
+    :math:`P(\text{retrieval on a fresh sequence})\, P(\text{margin} > 0 \mid \text{fresh})`
+    (a fresh sequence whose attention misses the informative token is counted as an
+    error).
 
     References
     ----------
@@ -613,6 +599,13 @@ def predict(N, d, L, **kw):
         ``probs``, ``scores`` (training), ``scores_fresh``, ``margins``,
         ``weight_norm2``.
 
+    See Also
+    --------
+    validation.token_retrieval.theory.success_probs
+        Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
+    validation.token_retrieval.moments.moment_check
+        Check every moment of the theory against the simulation at the given configurations.
+
     References
     ----------
     docs/token_retrieval.md#theory-of-the-early-phase
@@ -646,26 +639,33 @@ def _crossing(f, Ns, level=0.5, direction="up"):
     return None
 
 
+def _boundary(key, direction, d, L, Ns, vocab_ratio, level, kw):
+    """Crossing of ``level`` by ``success_probs(N, d, L, V=round(vocab_ratio N))[key]``
+    along ``Ns`` (default ``2^(1..11)`` in steps of ``2^0.5``)."""
+    Ns = Ns if Ns is not None else np.unique(np.round(2 ** np.arange(1, 11.01, 0.5)).astype(int))
+    f = lambda N: success_probs(int(N), d, L, V=max(2, int(round(vocab_ratio * N))), **kw)[key]
+    return _crossing(f, Ns, level, direction)
+
+
+@fill_doc
 def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     """Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
 
     Parameters
     ----------
-    d, L : int
-        Dimension and sequence length.
-    Ns : sequence of int, optional
-        ``N`` values scanned (default ``2^(1..11)`` on a fine geometric grid).
-    vocab_ratio : float
-        ``V = round(vocab_ratio N)``.
-    level : float
-        Crossing level.
-    **kw
-        Options of :func:`success_probs` (not ``V``).
+    %(dL)s %(Ns)s %(vocab_ratio)s %(crossing_level)s %(success_kw)s
 
     Returns
     -------
     float or None
         Crossing (geometric interpolation), None if none in ``Ns``.
+
+    See Also
+    --------
+    validation.token_retrieval.theory.recall_boundary
+        Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
+    validation.token_retrieval.theory.success_probs
+        Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
 
     References
     ----------
@@ -676,31 +676,29 @@ def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     >>> 4 < retrieval_boundary(128, 16) < 64
     True
     """
-    Ns = Ns if Ns is not None else np.unique(np.round(2 ** np.arange(1, 11.01, 0.5)).astype(int))
-    f = lambda N: success_probs(int(N), d, L, V=max(2, int(round(vocab_ratio * N))), **kw)["p_retrieval"]
-    return _crossing(f, Ns, level, "up")
+    return _boundary("p_retrieval", "up", d, L, Ns, vocab_ratio, level, kw)
 
 
+@fill_doc
 def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     """Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
 
     Parameters
     ----------
-    d, L : int
-        Dimension and sequence length.
-    Ns : sequence of int, optional
-        ``N`` values scanned (default ``2^(1..11)`` on a fine geometric grid).
-    vocab_ratio : float
-        ``V = round(vocab_ratio N)``.
-    level : float
-        Crossing level.
-    **kw
-        Options of :func:`success_probs` (not ``V``).
+    %(dL)s %(Ns)s %(vocab_ratio)s %(crossing_level)s %(success_kw)s
 
     Returns
     -------
     float or None
         Last downward crossing (geometric interpolation), None if none in ``Ns``.
+
+    See Also
+    --------
+    validation.token_retrieval.theory.retrieval_boundary
+        Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
+    validation.token_retrieval.theory.counting_boundary
+        Find the smallest ``N`` (with ``V = vocab_ratio N``) at which ``counting_bound`` drops below
+        ``level``.
 
     References
     ----------
@@ -711,9 +709,7 @@ def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     >>> 4 < recall_boundary(256, 4) < 128
     True
     """
-    Ns = Ns if Ns is not None else np.unique(np.round(2 ** np.arange(1, 11.01, 0.5)).astype(int))
-    f = lambda N: success_probs(int(N), d, L, V=max(2, int(round(vocab_ratio * N))), **kw)["p_recall"]
-    return _crossing(f, Ns, level, "down")
+    return _boundary("p_recall", "down", d, L, Ns, vocab_ratio, level, kw)
 
 
 def boundary_combination(N, d, L, *, vocab_ratio=4.0, tau=1.0):
@@ -736,6 +732,13 @@ def boundary_combination(N, d, L, *, vocab_ratio=4.0, tau=1.0):
     -------
     ndarray
         ``snr2 / (2 log(L-1))`` (> 1: retrieval of one sequence succeeds).
+
+    See Also
+    --------
+    validation.token_retrieval.theory.score_moments
+        Compute leading-order moments of the attention scores ``x·w~`` after step 2.
+    validation.token_retrieval.theory.retrieval_boundary
+        Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
 
     Notes
     -----
@@ -765,10 +768,10 @@ def _comb(N, d, L, vr, tau):
 
 
 def counting_capacity(d, k, N, V):
-    """Bound the log-number of label assignments of ``N`` fixed inputs a linear readout realises.
+    r"""Bound the log-number of label assignments of ``N`` fixed inputs a linear readout realises.
 
-    The readout is ``argmax_k u_k^T Wv f`` with ``Wv`` in ``R^{d x k}``; the
-    result is an upper bound.
+    The readout is :math:`\operatorname{argmax}_k u_k^T W_v f` with
+    :math:`W_v \in \mathbb{R}^{d \times k}`; the result is an upper bound.
 
     Parameters
     ----------
@@ -780,10 +783,18 @@ def counting_capacity(d, k, N, V):
     Returns
     -------
     float
-        ``log S`` with ``S = 2 sum_{i < D} C(M - 1, i)``, ``M = N (V - 1)``
-        pairwise margin functions, ``D = d k`` (Cover's function counting for
-        sign patterns of ``M`` linear functions of ``D`` parameters through the
-        origin); every realised assignment is a distinct sign pattern.
+        :math:`\log S` with :math:`S = 2 \sum_{i < D} \binom{M - 1}{i}`,
+        :math:`M = N (V - 1)` pairwise margin functions, :math:`D = d k` (Cover's
+        function counting for sign patterns of :math:`M` linear functions of :math:`D`
+        parameters through the origin); every realised assignment is a distinct sign
+        pattern.
+
+    See Also
+    --------
+    validation.token_retrieval.theory.counting_bound
+        Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+    validation.token_retrieval.lower_bound.storage_construction_bound
+        Bound the failure probability of an explicit predictor of our form storing ``N`` given facts.
 
     References
     ----------
@@ -808,10 +819,10 @@ def counting_capacity(d, k, N, V):
 
 
 def counting_bound(N, d, L, V, *, m=None):
-    """Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+    r"""Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
 
-    The predictor may use any ``w`` in ``R^d`` (attention = argmax of
-    ``x_i·w``) and any readout ``Wv``; the bound is information-theoretic.
+    The predictor may use any :math:`w \in \mathbb{R}^d` (attention = argmax of
+    :math:`x_i \cdot w`) and any readout :math:`W_v`; the bound is information-theoretic.
 
     Parameters
     ----------
@@ -823,24 +834,32 @@ def counting_bound(N, d, L, V, *, m=None):
     Returns
     -------
     float
-        ``min(1, S_attn S_read (V - N)! / V!)``.
+        :math:`\min(1, S_\text{attn} S_\text{read} (V - N)! / V!)`.
+
+    See Also
+    --------
+    validation.token_retrieval.theory.counting_capacity
+        Bound the log-number of label assignments of ``N`` fixed inputs a linear readout realises.
+    validation.token_retrieval.theory.counting_boundary
+        Find the smallest ``N`` (with ``V = vocab_ratio N``) at which ``counting_bound`` drops below
+        ``level``.
 
     Notes
     -----
     The ``N`` targets ``perm[y_n]`` are distinct and uniformly random given
-    the inputs: one of ``V! / (V - N)!`` equally likely assignments.  The
-    attention pattern (which position each of the ``N`` sequences selects) is
-    a sign pattern of the ``N L (L - 1) / 2`` linear functions
-    ``(x_i - x_j) . w`` of ``d`` parameters, so at most
-    ``S_attn = 2 sum_{i<d} C(M' - 1, i)`` patterns occur; for each, the
+    the inputs: one of :math:`V! / (V - N)!` equally likely assignments.  The
+    attention pattern (which position each of the :math:`N` sequences selects) is
+    a sign pattern of the :math:`M' = N L (L - 1) / 2` linear functions
+    :math:`(x_i - x_j) \cdot w` of :math:`d` parameters, so at most
+    :math:`S_\text{attn} = 2 \sum_{i<d} \binom{M' - 1}{i}` patterns occur; for each, the
     attention outputs are fixed and the readout realises at most
-    ``S_read`` assignments (:func:`counting_capacity`).  A predictor
-    therefore recalls all ``N`` with probability at most
-    ``S_attn S_read (V - N)! / V!``.  It drops below 1/2 roughly when
-    ``N log V > d k log(e N V / (d k)) + d log(e N L^2 / (2 d))``: ``N`` is
-    limited by ``d k / log V``, and ``L`` enters only through a logarithm.
-    (Softmax attention with ``||W|| <= beta`` is the limit of hard attention
-    only as ``beta -> infinity``; the bound is stated for hard attention.)
+    :math:`S_\text{read}` assignments (:func:`counting_capacity`).  A predictor
+    therefore recalls all :math:`N` with probability at most
+    :math:`S_\text{attn} S_\text{read} (V - N)! / V!`.  It drops below 1/2 roughly when
+    :math:`N \log V > d k \log(e N V / (d k)) + d \log(e N L^2 / (2 d))`: :math:`N` is
+    limited by :math:`d k / \log V`, and :math:`L` enters only through a logarithm.
+    (Softmax attention with :math:`\|W\| \le \beta` is the limit of hard attention
+    only as :math:`\beta \to \infty`; the bound is stated for hard attention.)
 
     References
     ----------
@@ -892,6 +911,13 @@ def counting_boundary(d, L, *, vocab_ratio=4.0, m=None, level=0.5):
     ------
     ValueError
         If the bound stays above ``level`` up to ``N = 2^40``.
+
+    See Also
+    --------
+    validation.token_retrieval.theory.counting_bound
+        Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+    validation.token_retrieval.theory.recall_boundary
+        Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
 
     References
     ----------

@@ -37,16 +37,16 @@ from scipy import special
 from hcizz.checks import check_int, check_real, check_rng
 from hcizz.results import Result
 
+from ._docparams import fill_doc
 from .exact import orthogonal_key
 from .moments import MOMENT_KEYS
-from .theory import _check, _relu_moments
+from .theory import _check, _kappas, _relu_moments
 
 __all__ = ["TokenTheory", "token_theory", "draw_scores", "recall_probability",
            "token_moments"]
 
 _GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(32)
 _GH_W = _GH_W / _GH_W.sum()
-_MLP_CM = 0.5 + 1.0 / math.pi
 
 
 def _structure(N, L, V, rng, noise, informative=None):
@@ -103,18 +103,14 @@ def _gram_terms(ok, N, L, V, d, kz):
             "sC2": sC2}
 
 
+@fill_doc
 def draw_scores(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, rng=None,
                 structure=None):
     """Draw one task's attention scores from the token-level theory.
 
     Parameters
     ----------
-    N, d, L : int
-        Training sequences (>= 1), dimension (>= 1), length (>= 2).
-    V : int, optional
-        Vocabulary (>= N); default ``4 N``.
-    tau : float
-        Trigger scale (> 0).
+    %(NdL)s %(V)s %(tau)s
     kind : {"random", "orthogonal"}
         Embeddings; ``"orthogonal"`` leaves the exact counts only (no draw besides them).
     noise : {"vocab", "gaussian"}
@@ -133,6 +129,13 @@ def draw_scores(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=Non
         ``inf_scores`` (N,), ``noise_scores`` (N, L - 1), ``retrieved`` (N,) bool,
         ``w2`` (``||w~||^2``), ``tokens``, ``pos``, ``informative``, ``sd`` (per-token
         standard deviation), ``orth`` (the :class:`~validation.token_retrieval.exact.OrthogonalKey`).
+
+    See Also
+    --------
+    validation.token_retrieval.token_theory.token_theory
+        Predict the early phase's success probabilities from the token-level theory.
+    validation.token_retrieval.exact.orthogonal_key
+        Compute the key vector's coefficients in the orthogonal limit from the token counts.
 
     Notes
     -----
@@ -153,14 +156,6 @@ def draw_scores(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=Non
     N, d, L, V, tau, m = _check(N, d, L, V, tau, kind, noise, m)
     rng = check_rng(rng)
     return _draw(N, d, L, V, tau, kind, noise, m, rng, structure)
-
-
-def _kappas(N, V, m):
-    k_nn = 1.0 - 1.0 / V
-    k_off = -(N - 1.0) / V
-    if m is None:
-        return k_nn + k_off, k_nn
-    return k_nn + _MLP_CM * k_off, k_nn + k_off / math.pi
 
 
 def _draw(N, d, L, V, tau, kind, noise, m, rng, structure=None):
@@ -263,6 +258,13 @@ def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_
     -------
     ndarray, shape (n,)
         Probability of a positive margin for each row.
+
+    See Also
+    --------
+    validation.token_retrieval.token_theory.token_theory
+        Predict the early phase's success probabilities from the token-level theory.
+    validation.token_retrieval.theory.margin_moments
+        Compute leading-order moments of the (normalised) logits after step 3.
 
     Notes
     -----
@@ -425,6 +427,12 @@ class TokenTheory(Result):
     alpha, A, w2 : float
         Mean attention on the informative position, trigger coefficient and ``||w~||^2``.
 
+    See Also
+    --------
+    validation.token_retrieval.token_theory.token_theory
+        Predict the early phase's success probabilities from the token-level theory.
+    validation.token_retrieval.comparison.TheoryVsSim : Theory against simulation over a grid (``theory_vs_sim``).
+
     References
     ----------
     docs/token_retrieval.md#token-level-theory
@@ -479,6 +487,7 @@ def _mean_se(x):
     return float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size)) if x.size > 1 else 0.0
 
 
+@fill_doc
 def token_theory(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, eta=0.1,
                  beta=10.0, gamma=None, reps=200, rng=0, recall=True,
                  reps_recall_budget=8192):
@@ -486,24 +495,7 @@ def token_theory(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
 
     Parameters
     ----------
-    N, d, L : int
-        Training sequences (>= 1), dimension (>= 1), length (>= 2).
-    V : int, optional
-        Vocabulary (>= N); default ``4 N``.
-    tau : float
-        Trigger scale (> 0).
-    kind : {"random", "orthogonal"}
-        Embeddings.
-    noise : {"vocab", "gaussian"}
-        Noise tokens.
-    m : int, optional
-        Fixed random MLP width.
-    eta : float
-        First step size (> 0).
-    beta : float
-        ``||W1||_F`` (``beta`` convention).
-    gamma : float, optional
-        Literal step size of steps 2 and 3 (overrides ``beta``).
+    %(NdL)s %(V)s %(tau)s %(kind)s %(noise)s %(m)s %(eta)s %(beta)s %(gamma)s
     reps : int
         Monte Carlo draws (>= 2); the standard errors are over these draws.
     rng : None, int, SeedSequence or Generator
@@ -519,6 +511,15 @@ def token_theory(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
     -------
     TokenTheory
         Probabilities with their Monte Carlo standard errors.
+
+    See Also
+    --------
+    validation.token_retrieval.token_theory.draw_scores
+        Draw one task's attention scores from the token-level theory.
+    validation.token_retrieval.token_theory.recall_probability
+        Probability that each sample's correct logit beats its trained and untrained competitors.
+    validation.token_retrieval.theory.success_probs
+        Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
 
     Notes
     -----
@@ -626,28 +627,14 @@ def _unseen_scores(dr, n, rng, kind, d):
 #: Quantities of :func:`token_moments` (those of :func:`validation.token_retrieval.moments.measure_moments`).
 
 
+@fill_doc
 def token_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, eta=0.1,
                   beta=10.0, gamma=None, reps=64, rng=0):
     """Predict the per-task moments of :func:`~validation.token_retrieval.moments.measure_moments`.
 
     Parameters
     ----------
-    N, d, L : int
-        Training sequences, dimension, length.
-    V : int, optional
-        Vocabulary (default ``4 N``).
-    tau : float
-        Trigger scale.
-    kind : {"random", "orthogonal"}
-        Embeddings.
-    noise : {"vocab", "gaussian"}
-        Noise tokens.
-    m : int, optional
-        MLP width.
-    eta, beta : float
-        Step sizes (``beta`` convention).
-    gamma : float, optional
-        Literal step size.
+    %(NdL)s %(V)s %(tau)s %(kind)s %(noise)s %(m)s %(eta)s %(beta)s %(gamma)s
     reps : int
         Draws (>= 2).
     rng : None, int, SeedSequence or Generator
@@ -659,6 +646,13 @@ def token_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
         ``{key: {"mean", "stderr"}}`` for the keys of :data:`~validation.token_retrieval.moments.MOMENT_KEYS`: the mean over draws
         of the same per-task statistic as the simulation (scores in units of ``w~``, logits in
         units of ``gamma / N`` measured from the mean untrained logit) and its Monte Carlo error.
+
+    See Also
+    --------
+    validation.token_retrieval.moments.measure_moments
+        Measure the simulated counterparts of the theory's moments, with standard errors.
+    validation.token_retrieval.token_theory.draw_scores
+        Draw one task's attention scores from the token-level theory.
 
     Notes
     -----

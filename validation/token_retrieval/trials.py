@@ -39,6 +39,12 @@ def train_trial(params):
     dict
         ``loss``, ``train_acc``, ``w_norm``, ``seed``, ``import_seconds``.
 
+    See Also
+    --------
+    validation.token_retrieval.early_phase.train_gd
+        Train from zero with full-batch Adam or GD, for comparison with the early phase.
+    validation.engine.run_sweep : Run ``fn`` on every parameter record of ``params``; resumable, parallel.
+
     References
     ----------
     docs/sweeps.md#writing-a-trial; docs/token_retrieval.md#early-phase-and-full-training

@@ -1,0 +1,51 @@
+"""Shared parameter descriptions of the token-retrieval package (one table, filled into docstrings).
+
+The theory functions take the same model options (``N, d, L``, ``V``, ``tau``,
+``kind``, ``noise``, ``m``, the step sizes), the boundary scans, the design
+replicates and the preset scans share theirs; each description is written once
+in :data:`PARAMS` and a docstring names it on a placeholder line
+(``%(NdL)s %(V)s %(tau)s``) that :func:`fill_doc` replaces, as
+:func:`hcizz.docstrings.fill_doc` does for the parameters every package shares
+(docs/architecture.md#shared-parameter-docs).  Private to this package: an entry
+that links a function (``:func:`run_grid```) is named only in that function's module.
+"""
+from __future__ import annotations
+
+import functools
+
+from hcizz import docstrings
+
+__all__ = ["PARAMS", "fill_doc"]
+
+#: Descriptions of the model options: name -> numpydoc entry.
+PARAMS = {
+    "NdL": "N, d, L : int\n    Training sequences (>= 1), dimension (>= 1), length (>= 2).",
+    "V": "V : int, optional\n    Vocabulary (>= N); default ``4 N``.",
+    "tau": "tau : float\n    Trigger scale (``trig_scale``, > 0).",
+    "kind": ('kind : {"random", "orthogonal"}\n'
+             '    Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.'),
+    "noise": 'noise : {"vocab", "gaussian"}\n    Noise tokens from the vocabulary or fresh Gaussian vectors.',
+    "m": "m : int, optional\n    Width of the fixed random MLP (None: no MLP).",
+    "eta": "eta : float\n    First step size (> 0).",
+    "beta": "beta : float\n    ``||W1||_F`` under the ``beta`` convention (default 10).",
+    "gamma": "gamma : float, optional\n    Literal step size of steps 2 and 3 (overrides ``beta``).",
+    "fresh": "fresh : bool\n    Moments on fresh sequences instead of the training sequences.",
+    "dL": "d, L : int\n    Dimension and sequence length.",
+    "Ns": ("Ns : sequence of int, optional\n"
+           "    ``N`` values scanned (default ``2^(1..11)`` on a fine geometric grid)."),
+    "vocab_ratio": "vocab_ratio : float\n    ``V = round(vocab_ratio N)``.",
+    "crossing_level": "level : float\n    Crossing level.",
+    "success_kw": "**kw\n    Options of :func:`success_probs` (not ``V``).",
+    "boundary_dL": "d, L : int\n    The boundary.",
+    "replicate": "r : int\n    Replicate (seeds ``1000 r, 1000 r + 1, ...``).",
+    "target": "target : float\n    Target 95 % half-width of ``log N_c``.",
+    "run": "run : callable\n    ``run(params) -> results`` (dicts with ``N``, ``seed``, ``retrieval``).",
+    "design_returns": ("run_result : DesignRun\n    The replicate.\n"
+                       "trials : list of dict\n    The results of its trials."),
+    "comparisons_returns": "list of DesignComparison\n    One per boundary.",
+    "seed_root": "seed : int, optional\n    Root seed.",
+    "progress_cb": "progress : callable, optional\n    Progress callback, as in :func:`run_grid`.",
+}
+
+#: :func:`hcizz.docstrings.fill_doc` with :data:`PARAMS` besides the shared table.
+fill_doc = functools.partial(docstrings.fill_doc, **PARAMS)

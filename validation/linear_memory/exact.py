@@ -805,6 +805,108 @@ class _Factor:
         return idx
 
 
+class _ActiveSet:
+    """The active constraints of a Lawson-Hanson solver with constraint generation.
+
+    Slot ``j`` holds a constraint ``a_j = D[j] e_{mu[j]}^T`` (``idx[j]``: which
+    competitor(s) ``D[j]`` was formed from: one candidate for a pair, ``K`` for a
+    listwise vertex) and its weight ``lam[j]``; ``fac`` factors
+    ``Q = K_F + 1 1^T`` over the slots (holes where a constraint was dropped).
+    The pair solver of this module and the listwise solver of
+    :mod:`validation.linear_memory.exact_listwise` share it.
+    """
+
+    def __init__(self, fac, E, idx_shape=()):
+        cap = fac.cap
+        self.fac, self.E = fac, E
+        self.mu = np.zeros(cap, np.intp)
+        self.idx = np.zeros((cap, *idx_shape), np.intp)
+        self.D = np.zeros((cap, E.shape[1]))
+        self.lam = np.zeros(0)
+
+    def kern(self, mu1, D1, mu2, D2):
+        """Entries of ``Q``: ``<a_i, a_j> + 1`` for the slots ``(mu1, D1)`` x ``(mu2, D2)``."""
+        E = self.E
+        return (D1 @ D2.T) * (E[mu1] @ E[mu2].T) + 1.0
+
+    def qmul(self, v, act):
+        """``Q v`` over the active slots, identity at holes, without the kernel matrix:
+        the margins of ``sum_j v_j a_j`` on the slots, plus ``sum v``."""
+        m, E = self.fac.n, self.E
+        v = np.where(act, v, 0.0)
+        Gv = np.zeros(E.shape)
+        np.add.at(Gv, self.mu[:m], v[:, None] * self.D[:m])
+        Hv = E @ (Gv.T @ E).T
+        out = np.einsum("kj,kj->k", self.D[:m], Hv[self.mu[:m]]) + v.sum()
+        out[~act] = 0.0
+        return out
+
+    def add(self, rows, cols, Dn, act):
+        """Append the constraints ``(rows, cols, Dn)`` that are numerically independent
+        of the active ones (holes stay decoupled); returns the kept indices into the batch."""
+        fac = self.fac
+        n = fac.n
+        if n:
+            Kon = self.kern(self.mu[:n], self.D[:n], rows, Dn)
+            Kon[~act] = 0.0
+        else:
+            Kon = np.zeros((0, len(rows)))
+        kept = fac.append(Kon, self.kern(rows, Dn, rows, Dn), 1e-11)
+        if kept:
+            k = len(kept)
+            self.mu[n:n + k], self.idx[n:n + k], self.D[n:n + k] = rows[kept], cols[kept], Dn[kept]
+            self.lam = np.concatenate([self.lam, np.zeros(k)])
+        return kept
+
+    def solve(self, act, precise):
+        """The Lawson-Hanson inner loop: solve ``Q z = 1`` on the active slots and step
+        back towards the last feasible weights until ``z > 0`` on all of them, dropping
+        the slots whose weight reaches zero.  ``act`` (the active mask) is updated in
+        place; ``precise`` adds one step of iterative refinement with the residual formed
+        from the data.  Returns the dropped slots in the order they were dropped."""
+        fac, lam = self.fac, self.lam
+        dropped = []
+        while True:
+            rhs = act.astype(np.float64)
+            z = fac.solve(rhs)
+            if precise:
+                z += fac.solve(rhs - self.qmul(z, act))
+            z[~act] = 0.0
+            neg = act & (z <= 0)
+            if not neg.any():
+                lam = z
+                break
+            alpha = float(np.min(lam[neg] / (lam[neg] - z[neg])))
+            lam = lam + alpha * (z - lam)
+            drop = np.nonzero(neg & (lam <= 1e-14 * max(float(lam.max()), 1e-300)))[0]
+            if drop.size == 0:
+                cand = np.nonzero(neg)[0]
+                drop = cand[[int(np.argmin(lam[cand]))]]
+            for j in drop.tolist():
+                fac.delete(j)
+                lam[j] = 0.0
+                act[j] = False
+                dropped.append(j)
+            if not act.any():
+                break
+        self.lam = lam
+        return dropped
+
+    def compact(self):
+        """Remove the holes from the factor and the slots."""
+        keep = self.fac.compact()
+        m = keep.size
+        self.mu[:m], self.idx[:m], self.D[:m] = self.mu[keep], self.idx[keep], self.D[keep]
+        self.lam = self.lam[keep]
+
+    def memory(self):
+        """The primal iterate ``(x, s)``: ``x = sum_j lam_j a_j``, ``s = sum_j lam_j - 1``."""
+        n, E = self.fac.n, self.E
+        G = np.zeros(E.shape)
+        np.add.at(G, self.mu[:n], self.lam[:, None] * self.D[:n])
+        return G.T @ E, float(self.lam.sum()) - 1.0
+
+
 def _zero_pair_result(facts, src, verify, tol):
     """Infeasibility certificate of a pair with ``a_k = 0`` (margin 0 for every ``W``)."""
     pairs = np.array([src.zero_pair], dtype=np.intp)
@@ -1155,10 +1257,7 @@ def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None, 
     hole_limit = max(32, (d * d + 1) // 10)
     cap = d * d + 1 + hole_limit
     fac = _Factor(cap)
-    Fmu = np.zeros(cap, np.intp)
-    Frho = np.zeros(cap, np.intp)
-    D = np.zeros((cap, d))
-    lam = np.zeros(0)
+    A = _ActiveSet(fac, E)                              # A.idx: the competitor rho of a pair
     inF = np.zeros((p, p), bool)
     n_rem = 0
     depth = 0
@@ -1168,22 +1267,6 @@ def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None, 
     s = -1.0
     res = None
     it = 0
-
-    def kern(mu1, D1, mu2, D2):
-        return (D1 @ D2.T) * (E[mu1] @ E[mu2].T) + 1.0
-
-    def qmul(v, act):
-        # (K_F + 1 1^T) v over the active slots, identity at holes, without the kernel matrix:
-        # the margins of sum_k v_k a_k on the pairs F, plus sum v
-        m = fac.n
-        v = np.where(act, v, 0.0)
-        Gv = np.zeros((p, d))
-        np.add.at(Gv, Fmu[:m], v[:, None] * D[:m])
-        Hv = E @ (Gv.T @ E).T
-        out = np.einsum("kj,kj->k", D[:m], Hv[Fmu[:m]]) + v.sum()
-        out[~act] = 0.0
-        return out
-
     for it in range(1, max_iter + 1):
         M = sc.margins(x, max(0.0, -s))
         n = fac.n
@@ -1199,12 +1282,12 @@ def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None, 
             else:
                 precise = True
         if n_act:
-            norms = np.linalg.norm(D[:n], axis=1) * np.linalg.norm(E[Fmu[:n]], axis=1)
-            eps = float(np.linalg.norm(x)) / float(lam[act] @ norms[act])
+            norms = np.linalg.norm(A.D[:n], axis=1) * np.linalg.norm(E[A.mu[:n]], axis=1)
+            eps = float(np.linalg.norm(x)) / float(A.lam[act] @ norms[act])
             if eps <= tol:
-                sel = np.nonzero(act & (lam > 0))[0]
-                cand = ExactResult(False, eps, pairs=np.stack([Fmu[sel], Frho[sel]], 1),
-                                   lam=src.raw_weights(Fmu[sel], lam[sel]), optimal=True, gamma=0.0)
+                sel = np.nonzero(act & (A.lam > 0))[0]
+                cand = ExactResult(False, eps, pairs=np.stack([A.mu[sel], A.idx[sel]], 1),
+                                   lam=src.raw_weights(A.mu[sel], A.lam[sel]), optimal=True, gamma=0.0)
                 if _verified(cand, facts, verify, tol) and cand.margin <= tol:
                     res = cand
                     break
@@ -1223,9 +1306,7 @@ def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None, 
                 res.optimal = True
             break                                       # optimal (certificates checked above)
         if n + min(batch, p) > cap:                     # make room: drop the holes
-            idx = fac.compact()
-            Fmu[:idx.size], Frho[:idx.size], D[:idx.size] = Fmu[idx], Frho[idx], D[idx]
-            lam = lam[idx]
+            A.compact()
             n = fac.n
             act = np.ones(n, bool)
         nb = 1 if single else min(batch, bad.size, cap - n, d * d + 1 - n_act)
@@ -1243,62 +1324,25 @@ def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None, 
         else:
             rows = bad[np.argsort(rowmin[bad])[:nb]]
             cols = np.argmin(y[rows], axis=1)
-        Dn = sc.deltas(rows, cols)
-        if n:
-            Kon = kern(Fmu[:n], D[:n], rows, Dn)
-            Kon[~act] = 0.0                             # holes stay decoupled
-        else:
-            Kon = np.zeros((0, len(rows)))
-        kept = fac.append(Kon, kern(rows, Dn, rows, Dn), 1e-11)
+        kept = A.add(rows, cols, sc.deltas(rows, cols), act)
         if not kept:
             if single:
                 break                                   # numerically dependent: stop
             single = True
             continue
-        k = len(kept)
-        Fmu[n:n + k], Frho[n:n + k] = rows[kept], cols[kept]
-        D[n:n + k] = Dn[kept]
         inF[rows[kept], cols[kept]] = True
-        lam = np.concatenate([lam, np.zeros(k)])
         act = ~fac.hole[:fac.n]
         # --- Lawson-Hanson inner loop ---------------------------------------------------
-        while True:
-            rhs = act.astype(np.float64)
-            z = fac.solve(rhs)
-            if precise:
-                # one step of iterative refinement with the residual formed from the data
-                z += fac.solve(rhs - qmul(z, act))
-            z[~act] = 0.0
-            neg = act & (z <= 0)
-            if not neg.any():
-                lam = z
-                break
-            alpha = float(np.min(lam[neg] / (lam[neg] - z[neg])))
-            lam = lam + alpha * (z - lam)
-            drop = np.nonzero(neg & (lam <= 1e-14 * max(float(lam.max()), 1e-300)))[0]
-            if drop.size == 0:
-                cand = np.nonzero(neg)[0]
-                drop = cand[[int(np.argmin(lam[cand]))]]
-            for j in drop.tolist():
-                depth += fac.n - 1 - j
-                fac.delete(j)
-                inF[Fmu[j], Frho[j]] = False
-                lam[j] = 0.0
-                act[j] = False
-                n_rem += 1
-            if not act.any():
-                break
+        dropped = A.solve(act, precise)
+        for j in dropped:
+            depth += fac.n - 1 - j
+            inF[A.mu[j], A.idx[j]] = False
+        n_rem += len(dropped)
         # no pair of the batch survived: add one pair at a time (LH guarantees progress)
         single = not np.any(inF[rows[kept], cols[kept]])
         if int(fac.hole[:fac.n].sum()) > hole_limit:
-            idx = fac.compact()
-            Fmu[:idx.size], Frho[:idx.size], D[:idx.size] = Fmu[idx], Frho[idx], D[idx]
-            lam = lam[idx]
-        n = fac.n
-        G = np.zeros((p, d))
-        np.add.at(G, Fmu[:n], lam[:, None] * D[:n])
-        x = G.T @ E
-        s = float(lam.sum()) - 1.0
+            A.compact()
+        x, s = A.memory()
     n = int((~fac.hole[:fac.n]).sum())
     gamma = float(np.linalg.norm(x)) / (1.0 + s) if n else 0.0
     if res is None:

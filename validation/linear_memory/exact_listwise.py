@@ -60,7 +60,7 @@ from hcizz.checks import check_int, check_real
 from hcizz.results import Result
 from validation.engine.trials import trial
 
-from .exact import DEFAULT_TOL, _Factor
+from .exact import DEFAULT_TOL, _ActiveSet, _Factor
 
 __all__ = ["ListwiseResult", "listwise_feasibility", "listwise_margins", "verify_listwise_feasible",
            "verify_listwise_infeasible", "score_unit", "listwise_exact_trial", "CRITERIA",
@@ -489,17 +489,10 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
         V = U[idx] if kind == "op" else U[mu[:, None], idx]
         return C[mu] - np.einsum("k,mkd->md", wts, V)
 
-    def kern(mu1, D1, mu2, D2):
-        return (D1 @ D2.T) * (E[mu1] @ E[mu2].T) + 1.0
-
     hole_limit = max(32, (d * d + 1) // 10)
     cap = d * d + 1 + hole_limit
     fac = _ListFactor(cap)
-    K = len(wts)
-    Fmu = np.zeros(cap, np.intp)
-    Fidx = np.zeros((cap, K), np.intp)
-    D = np.zeros((cap, d))
-    lam = np.zeros(0)
+    A = _ActiveSet(fac, E, (len(wts),))                 # A.idx: the K tail candidates of a vertex
     keys = set()
     x = np.zeros((d, d))
     s = -1.0
@@ -508,16 +501,6 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
     n_rem = 0
     single = precise = False
     it = 0
-
-    def qmul(v, act):
-        m = fac.n
-        v = np.where(act, v, 0.0)
-        Gv = np.zeros((p, d))
-        np.add.at(Gv, Fmu[:m], v[:, None] * D[:m])
-        Hv = E @ (Gv.T @ E).T
-        out = np.einsum("kj,kj->k", D[:m], Hv[Fmu[:m]]) + v.sum()
-        out[~act] = 0.0
-        return out
 
     def decide(cand, feasible):
         if verify:
@@ -551,9 +534,9 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
                 else:
                     precise = True
             if res is None and (hi_b <= tol if margin == 0 else hi_b < margin):
-                sel = np.nonzero(act & (lam > 0))[0]
-                cand = ListwiseResult(False, hi_b, cert={"mu": Fmu[sel].copy(), "idx": Fidx[sel].copy(),
-                                                         "lam": lam[sel] / (se * su)})
+                sel = np.nonzero(act & (A.lam > 0))[0]
+                cand = ListwiseResult(False, hi_b, cert={"mu": A.mu[sel].copy(), "idx": A.idx[sel].copy(),
+                                                         "lam": A.lam[sel] / (se * su)})
                 if decide(cand, False):
                     res = cand
                     if not optimal:
@@ -575,9 +558,7 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
                 res = ListwiseResult(None, math.nan, optimal=True)
             break
         if n + min(batch, p) > cap:
-            idx = fac.compact()
-            Fmu[:idx.size], Fidx[:idx.size], D[:idx.size] = Fmu[idx], Fidx[idx], D[idx]
-            lam = lam[idx]
+            A.compact()
             n = fac.n
             act = np.ones(n, bool)
         nb = 1 if single else min(batch if n_act else p, bad.size, cap - n, d * d + 1 - n_act)
@@ -585,58 +566,22 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
             break
         rows = bad[np.argsort(y[bad], kind="stable")[:nb]]
         cols = vidx[rows]
-        Dn = deltas(rows, cols)
-        if n:
-            Kon = kern(Fmu[:n], D[:n], rows, Dn)
-            Kon[~act] = 0.0
-        else:
-            Kon = np.zeros((0, len(rows)))
-        kept = fac.append(Kon, kern(rows, Dn, rows, Dn), 1e-11)
+        kept = A.add(rows, cols, deltas(rows, cols), act)
         if not kept:
             if single:
                 break
             single = True
             continue
-        nk = len(kept)
-        Fmu[n:n + nk], Fidx[n:n + nk], D[n:n + nk] = rows[kept], cols[kept], Dn[kept]
         for j in kept:
             keys.add((int(rows[j]), *cols[j].tolist()))
-        lam = np.concatenate([lam, np.zeros(nk)])
         act = ~fac.hole[:fac.n]
-        while True:                                       # Lawson-Hanson inner loop
-            rhs = act.astype(np.float64)
-            z = fac.solve(rhs)
-            if precise:
-                z += fac.solve(rhs - qmul(z, act))
-            z[~act] = 0.0
-            neg = act & (z <= 0)
-            if not neg.any():
-                lam = z
-                break
-            alpha = float(np.min(lam[neg] / (lam[neg] - z[neg])))
-            lam = lam + alpha * (z - lam)
-            drop = np.nonzero(neg & (lam <= 1e-14 * max(float(lam.max()), 1e-300)))[0]
-            if drop.size == 0:
-                cnd = np.nonzero(neg)[0]
-                drop = cnd[[int(np.argmin(lam[cnd]))]]
-            for j in drop.tolist():
-                fac.delete(j)
-                keys.discard((int(Fmu[j]), *Fidx[j].tolist()))
-                lam[j] = 0.0
-                act[j] = False
-                n_rem += 1
-            if not act.any():
-                break
+        for j in A.solve(act, precise):                   # Lawson-Hanson inner loop
+            keys.discard((int(A.mu[j]), *A.idx[j].tolist()))
+            n_rem += 1
         single = not any((int(rows[j]), *cols[j].tolist()) in keys for j in kept)
         if int(fac.hole[:fac.n].sum()) > hole_limit:
-            idx = fac.compact()
-            Fmu[:idx.size], Fidx[:idx.size], D[:idx.size] = Fmu[idx], Fidx[idx], D[idx]
-            lam = lam[idx]
-        n = fac.n
-        G = np.zeros((p, d))
-        np.add.at(G, Fmu[:n], lam[:, None] * D[:n])
-        x = G.T @ E
-        s = float(lam.sum()) - 1.0
+            A.compact()
+        x, s = A.memory()
     if res is None:
         res = ListwiseResult(None, math.nan)
     res.k = k

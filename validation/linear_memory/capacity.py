@@ -23,6 +23,7 @@ from .train import train
 from .registry import MEMORY_MODELS, get_model
 from hcizz.results import Result, optional
 from validation.engine.trials import trial
+from ._docparams import fill_doc
 
 __all__ = ["capacity_trial", "trial_params", "load_grid", "extension_loads", "grid_center", "measure_capacity",
            "CapacityMeasurement", "adaptive_settings", "budget_thresholds", "BudgetThreshold",
@@ -157,13 +158,13 @@ def load_grid(center, *, n=7, rel=0.25, d=None):
     return [float(load_of(p, d)) for p in ps]
 
 
+@fill_doc
 def trial_params(model, d, loads, seeds, *, kappa=None, preset="default", **extra):
     """List the parameter records (one per load and seed) for :func:`capacity_trial`.
 
     Parameters
     ----------
-    model : str
-        A registered memory model.
+    %(model)s
     d : int
         Dimension.
     loads : sequence of float
@@ -311,13 +312,13 @@ class CapacityMeasurement(Result):
     seed_list: list = optional()
 
 
+@fill_doc
 def grid_center(model, d, kappa=None, theory=None):
     """Return where to centre the default load grid (a placement heuristic, not a prediction).
 
     Parameters
     ----------
-    model : str
-        A registered memory model.
+    %(model)s
     d : int
         Dimension.
     kappa : float, optional
@@ -584,13 +585,13 @@ def _ok_results(recs):
     return [r["result"] for r in recs]
 
 
+@fill_doc
 def adaptive_settings(model, d, kappa, theory, alphas):
     """Return the first loads, walk step, load snapping and floor of the adaptive design.
 
     Parameters
     ----------
-    model : str
-        A registered memory model.
+    %(model)s
     d : int
         Dimension.
     kappa : float or None
@@ -666,19 +667,8 @@ class ThresholdRecord(Result):
     """
 
     _estimate = "threshold"
+    _ci_pair = True
     level = 0.95
-
-    def to_dict(self):
-        """Return the fields, the interval as ``"ci": [ci_low, ci_high]``.
-
-        Returns
-        -------
-        dict
-            Plain values.
-        """
-        out = super().to_dict()
-        out["ci"] = [out.pop("ci_low"), out.pop("ci_high")]
-        return out
 
 
 @dataclass(frozen=True)

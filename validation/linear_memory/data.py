@@ -17,6 +17,7 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from replica.load import load_of
+from ._docparams import fill_doc
 
 __all__ = ["Facts", "OPFacts", "DPFacts", "FACT_TYPES", "fact_type", "make_facts", "make_op", "make_dp", "dp_nbytes", "DEFAULT_MAX_BYTES", "trial_rngs"]
 
@@ -39,7 +40,29 @@ def _split_args(args, kwargs):
     return vals.get("kind"), vals["E"], vals["U"]
 
 
-class Facts:
+class _FactShape:
+    """``p``, ``d`` and the load of a fact set, read from its inputs ``E`` (p, d)
+    (shared by :class:`Facts` and ``validation.linear_memory.exact.LazyDPFacts``)."""
+
+    __slots__ = ()
+
+    @property
+    def p(self):
+        """Number of facts."""
+        return self.E.shape[0]
+
+    @property
+    def d(self):
+        """Dimension."""
+        return self.E.shape[1]
+
+    @property
+    def load(self):
+        """``alpha = p ln p / d^2``."""
+        return load_of(self.p, self.d)
+
+
+class Facts(_FactShape):
     """A fact set: inputs ``E`` (p, d) and their candidates ``U``; one subclass per problem.
 
     :class:`OPFacts` (original problem, one shared candidate set) and
@@ -103,24 +126,9 @@ class Facts:
         return f"{type(self).__name__}(p={self.p}, d={self.d}, dtype={self.E.dtype})"
 
     @property
-    def p(self):
-        """Number of facts."""
-        return self.E.shape[0]
-
-    @property
-    def d(self):
-        """Dimension."""
-        return self.E.shape[1]
-
-    @property
     def targets(self):
         """Index of the correct candidate of each input: ``arange(p)``."""
         return np.arange(self.p)
-
-    @property
-    def load(self):
-        """``alpha = p ln p / d^2``."""
-        return load_of(self.p, self.d)
 
     def astype(self, dtype):
         """Return the same facts with arrays cast to ``dtype`` (no copy if already).
@@ -167,18 +175,14 @@ class Facts:
         """
         raise NotImplementedError
 
+    @fill_doc
     @classmethod
     def candidate_nbytes(cls, p, d, dtype=np.float32):
         """Return the bytes of the candidate tensor ``U`` of a fact set of this problem.
 
         Parameters
         ----------
-        p : int
-            Number of facts.
-        d : int
-            Dimension.
-        dtype : dtype
-            Element type.
+        %(nbytes_args)s
 
         Returns
         -------
@@ -187,20 +191,17 @@ class Facts:
         """
         raise NotImplementedError
 
+    @fill_doc
     @classmethod
     def draw(cls, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
         """Draw a fact set of this problem, all entries i.i.d. ``N(0, 1)``.
 
         Parameters
         ----------
-        p : int
-            Number of facts (>= 2).
-        d : int
-            Dimension (>= 1).
+        %(p)s %(d)s
         rng : None, int or Generator
             Randomness.
-        dtype : dtype
-            Float32 or float64.
+        %(dtype)s
         max_bytes : int
             Memory cap of the candidate tensor (DP only).
 
@@ -352,17 +353,13 @@ def fact_type(kind):
         raise ValueError(f"kind must be 'op' or 'dp', got {kind!r}") from None
 
 
+@fill_doc
 def dp_nbytes(p, d, dtype=np.float32):
     """Compute the bytes of the DP candidate tensor, ``p^2 d * itemsize``.
 
     Parameters
     ----------
-    p : int
-        Number of facts.
-    d : int
-        Dimension.
-    dtype : dtype
-        Element type.
+    %(nbytes_args)s
 
     Returns
     -------
@@ -381,19 +378,16 @@ def dp_nbytes(p, d, dtype=np.float32):
     return int(p) * int(p) * int(d) * np.dtype(dtype).itemsize
 
 
+@fill_doc
 def make_op(p, d, *, rng=None, dtype=np.float64):
     """Draw an OP fact set: ``E`` and shared candidates ``U``, both (p, d), i.i.d. N(0,1).
 
     Parameters
     ----------
-    p : int
-        Number of facts (>= 2).
-    d : int
-        Dimension (>= 1).
+    %(p)s %(d)s
     rng : None, int or Generator
         Randomness (``np.random.default_rng``).
-    dtype : dtype
-        Float32 or float64.
+    %(dtype)s
 
     Returns
     -------
@@ -413,19 +407,16 @@ def make_op(p, d, *, rng=None, dtype=np.float64):
     return OPFacts.draw(p, d, rng=rng, dtype=dtype)
 
 
+@fill_doc
 def make_dp(p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
     """Draw a DP fact set: ``E`` (p, d) and per-input candidates ``U`` (p, p, d).
 
     Parameters
     ----------
-    p : int
-        Number of facts (>= 2).
-    d : int
-        Dimension (>= 1).
+    %(p)s %(d)s
     rng : None, int or Generator
         Randomness (``np.random.default_rng``).
-    dtype : dtype
-        Float32 or float64.
+    %(dtype)s
     max_bytes : int
         Refuse (``ValueError`` naming p and d) if ``p^2 d * itemsize`` exceeds
         it; checked before anything is allocated.
@@ -453,6 +444,7 @@ def make_dp(p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
     return DPFacts.draw(p, d, rng=rng, dtype=dtype, max_bytes=max_bytes)
 
 
+@fill_doc
 def make_facts(kind, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
     """Draw an OP or DP fact set (:func:`make_op` or :func:`make_dp`).
 
@@ -460,14 +452,10 @@ def make_facts(kind, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_
     ----------
     kind : {"op", "dp"}
         The problem.
-    p : int
-        Number of facts (>= 2).
-    d : int
-        Dimension (>= 1).
+    %(p)s %(d)s
     rng : None, int or Generator
         Randomness.
-    dtype : dtype
-        Float32 or float64.
+    %(dtype)s
     max_bytes : int
         Memory cap of the DP candidate tensor (DP only).
 

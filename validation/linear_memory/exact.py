@@ -58,6 +58,7 @@ from scipy.linalg.lapack import dtrtrs as _dtrtrs
 from hcizz.checks import check_int, check_real, check_rng
 from hcizz.results import Result
 from validation.engine.trials import trial
+from .data import _FactShape
 
 __all__ = ["ExactResult", "LazyDPFacts", "exact_feasibility", "verify_feasible", "verify_infeasible",
            "pair_deltas", "exact_trial", "exact_params", "certificate_summary"]
@@ -76,7 +77,46 @@ _EPS = float(np.finfo(np.float64).eps)
 
 
 @dataclass
-class ExactResult(Result):
+class _Decision(Result):
+    """The fields and the summary shared by the results of the exact deciders
+    (:class:`ExactResult`, ``exact_listwise.ListwiseResult``; described there).
+
+    A subclass adds its own fields and names in :meth:`_summary_extra` the summary
+    entries that follow ``certificate``.
+    """
+
+    feasible: bool | None
+    margin: float
+    W: np.ndarray | None = None
+    optimal: bool = False
+    active: int = 0
+    iterations: int = 0
+    removals: int = 0
+    seconds: float = 0.0
+    verified: bool | None = None
+    info: dict = field(default_factory=dict)
+
+    def _summary_extra(self):
+        return {}
+
+    def summary(self):
+        """Return the certificate summary.
+
+        Returns
+        -------
+        dict
+            JSON values: the decision, the certified margin or bound, the
+            subclass's entries (:meth:`_summary_extra`), the solver counts.
+        """
+        return {"feasible": self.feasible, "margin": float(self.margin),
+                "certificate": ("W" if self.feasible else "lambda" if self.feasible is False else None),
+                **self._summary_extra(), "optimal": bool(self.optimal), "active": int(self.active),
+                "iterations": int(self.iterations), "removals": int(self.removals),
+                "seconds": float(self.seconds), "verified": self.verified}
+
+
+@dataclass
+class ExactResult(_Decision):
     """Outcome of :func:`exact_feasibility`.
 
     Attributes
@@ -120,30 +160,15 @@ class ExactResult(Result):
         report under ``"verification"``).
     """
 
-    feasible: bool | None
-    margin: float
-    W: np.ndarray | None = None
     pairs: np.ndarray | None = None
     lam: np.ndarray | None = None
-    optimal: bool = False
     gamma: float = math.nan
-    active: int = 0
-    iterations: int = 0
-    removals: int = 0
-    seconds: float = 0.0
-    verified: bool | None = None
-    info: dict = field(default_factory=dict)
 
-    def summary(self):
-        """Certificate summary as a dict of JSON values."""
-        return {"feasible": self.feasible, "margin": float(self.margin),
-                "certificate": ("W" if self.feasible else "lambda" if self.feasible is False else None),
-                "optimal": bool(self.optimal), "gamma": float(self.gamma), "active": int(self.active),
-                "iterations": int(self.iterations), "removals": int(self.removals),
-                "seconds": float(self.seconds), "verified": self.verified}
+    def _summary_extra(self):
+        return {"gamma": float(self.gamma)}
 
 
-class LazyDPFacts:
+class LazyDPFacts(_FactShape):
     """A DP fact set whose ``p^2 d`` candidates are regenerated in row blocks.
 
     The numbers are those of :func:`validation.linear_memory.data.make_dp`
@@ -214,21 +239,6 @@ class LazyDPFacts:
         self._states = [rng.bit_generator.state]
         self._cache = {}
         self.drawn_rows = 0
-
-    @property
-    def p(self):
-        """Number of facts."""
-        return self.E.shape[0]
-
-    @property
-    def d(self):
-        """Dimension."""
-        return self.E.shape[1]
-
-    @property
-    def load(self):
-        """``alpha = p ln p / d^2``."""
-        return self.p * math.log(self.p) / self.d**2
 
     def block(self, b):
         """Candidates ``U[lo:hi]`` of block ``b`` (shape ``(hi - lo, p, d)``), redrawn."""
@@ -317,6 +327,14 @@ def _pow2_scale(mx, lim=100):
     return k if abs(k) > lim else 0
 
 
+def _check_finite(name, X):
+    """Raise ``ValueError`` naming the first non-finite entry of the array ``X`` called ``name``."""
+    bad = ~np.isfinite(X)
+    if bad.any():
+        i = tuple(int(v) for v in np.argwhere(bad)[0])
+        raise ValueError(f"{name} must be finite, got {X[i]} at index {i} ({int(bad.sum())} non-finite entries)")
+
+
 class _Source:
     """Checked, normalised fact data for the solvers.
 
@@ -342,11 +360,7 @@ class _Source:
         if not np.issubdtype(E.dtype, np.floating) and not np.issubdtype(E.dtype, np.integer):
             raise ValueError(f"facts.E must be a real array, got dtype {E.dtype}")
         E = E.astype(np.float64)
-        bad = ~np.isfinite(E)
-        if bad.any():
-            i = tuple(int(v) for v in np.argwhere(bad)[0])
-            raise ValueError(f"facts.E must be finite, got {E[i]} at index {i} "
-                             f"({int(bad.sum())} non-finite entries)")
+        _check_finite("facts.E", E)
         self.kind, self.p, self.d = kind, p, d
         self.zero_pair = None
         mx = np.max(np.abs(E), axis=1)
@@ -364,11 +378,7 @@ class _Source:
             if U.shape != (p, d):
                 raise ValueError(f"facts.U must have shape (p, d) = {(p, d)} for OP facts, got {U.shape}")
             U = U.astype(np.float64)
-            bad = ~np.isfinite(U)
-            if bad.any():
-                i = tuple(int(v) for v in np.argwhere(bad)[0])
-                raise ValueError(f"facts.U must be finite, got {U[i]} at index {i} "
-                                 f"({int(bad.sum())} non-finite entries)")
+            _check_finite("facts.U", U)
             if self.zero_pair is None:
                 order = np.lexsort(U.T[::-1])
                 same = np.nonzero(np.all(U[order[1:]] == U[order[:-1]], axis=1))[0]

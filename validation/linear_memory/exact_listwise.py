@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import qr_insert
@@ -60,7 +60,8 @@ from hcizz.checks import check_int, check_real
 from hcizz.results import Result
 from validation.engine.trials import trial
 
-from .exact import DEFAULT_TOL, _ActiveSet, _Factor
+from .exact import DEFAULT_TOL, _ActiveSet, _Decision, _Factor
+from ._docparams import fill_doc
 
 __all__ = ["ListwiseResult", "listwise_feasibility", "listwise_margins", "verify_listwise_feasible",
            "verify_listwise_infeasible", "score_unit", "listwise_exact_trial", "CRITERIA",
@@ -72,7 +73,7 @@ CRITERIA = ("top1", "tam")
 
 
 @dataclass
-class ListwiseResult(Result):
+class ListwiseResult(_Decision):
     """Outcome of :func:`listwise_feasibility`.
 
     Parameters
@@ -86,17 +87,8 @@ class ListwiseResult(Result):
     margin : float
         Feasible: the certified margin ``min_mu g_mu(W) / s(W)`` of ``W``;
         infeasible: the certified upper bound on the margin of every ``W``.
-    gamma_low, gamma_high : float
-        Certified bracket of the best margin ``gamma*`` at the last iterate
-        (``gamma_low`` may be negative or nan before the first iterate).
-    k : float
-        Tail size (1 for top-1).
     W : ndarray (d, d) or None
         Feasibility certificate (for the facts as given).
-    cert : dict or None
-        Infeasibility certificate: ``mu`` (m,), ``idx`` (m, ceil(k))
-        competitor indices of each vertex, largest first (the last one at the
-        fractional weight), ``lam`` (m,) weights.
     optimal : bool
         The minimum-norm problem was solved to optimality (``gamma_low`` and
         ``gamma_high`` then agree to rounding).
@@ -108,42 +100,28 @@ class ListwiseResult(Result):
         The returned certificate passed its verifier (None: undecided).
     info : dict
         Verifier report under ``"verification"``.
+    gamma_low, gamma_high : float
+        Certified bracket of the best margin ``gamma*`` at the last iterate
+        (``gamma_low`` may be negative or nan before the first iterate).
+    k : float
+        Tail size (1 for top-1).
+    cert : dict or None
+        Infeasibility certificate: ``mu`` (m,), ``idx`` (m, ceil(k))
+        competitor indices of each vertex, largest first (the last one at the
+        fractional weight), ``lam`` (m,) weights.
 
     References
     ----------
     docs/listwise.md#exact-decisions
     """
 
-    feasible: bool | None
-    margin: float
     gamma_low: float = math.nan
     gamma_high: float = math.nan
     k: float = 1.0
-    W: np.ndarray | None = None
     cert: dict | None = None
-    optimal: bool = False
-    active: int = 0
-    iterations: int = 0
-    removals: int = 0
-    seconds: float = 0.0
-    verified: bool | None = None
-    info: dict = field(default_factory=dict)
 
-    def summary(self):
-        """Return the certificate summary.
-
-        Returns
-        -------
-        dict
-            JSON values: decision, certified margin or bound, bracket, solver counts.
-        """
-        return {"feasible": self.feasible, "margin": float(self.margin),
-                "certificate": ("W" if self.feasible else "lambda" if self.feasible is False else None),
-                "gamma_low": float(self.gamma_low), "gamma_high": float(self.gamma_high),
-                "k": float(self.k), "optimal": bool(self.optimal), "active": int(self.active),
-                "iterations": int(self.iterations), "removals": int(self.removals),
-                "seconds": float(self.seconds), "verified": self.verified}
-
+    def _summary_extra(self):
+        return {"gamma_low": float(self.gamma_low), "gamma_high": float(self.gamma_high), "k": float(self.k)}
 
 class _ListFactor(_Factor):
     """The Cholesky factor of :mod:`validation.linear_memory.exact`, with deletions by one
@@ -186,13 +164,13 @@ def _arrays(facts):
     return kind, E, U, C
 
 
+@fill_doc
 def score_unit(facts):
     """Return ``sigma_e sigma_u``: the competitor-score scale per unit ``|W|_F``.
 
     Parameters
     ----------
-    facts : Facts
-        OP or DP fact set.
+    %(facts)s
 
     Returns
     -------
@@ -259,13 +237,13 @@ def _weights(k):
     return w
 
 
+@fill_doc
 def listwise_margins(facts, W, *, criterion="tam", tau=None):
     """Return the margins ``g_mu(W) = z_{mu mu} - T_k(z_mu)`` of every fact, in score units.
 
     Parameters
     ----------
-    facts : Facts
-        OP or DP fact set.
+    %(facts)s
     W : array_like (d, d)
         Memory.
     criterion : {"top1", "tam"}
@@ -302,13 +280,13 @@ def listwise_margins(facts, W, *, criterion="tam", tau=None):
     return g / (score_unit(facts) * nw) if nw > 0 else g * math.nan
 
 
+@fill_doc
 def verify_listwise_feasible(facts, W, *, criterion="tam", tau=None, margin=0.0):
     """Check a feasibility certificate directly on the facts as given.
 
     Parameters
     ----------
-    facts : Facts
-        OP or DP fact set.
+    %(facts)s
     W : array_like (d, d)
         Candidate memory.
     criterion : {"top1", "tam"}
@@ -336,13 +314,13 @@ def verify_listwise_feasible(facts, W, *, criterion="tam", tau=None, margin=0.0)
     return {"ok": bool(ok), "margin": m}
 
 
+@fill_doc
 def verify_listwise_infeasible(facts, cert, *, criterion="tam", tau=None, margin=0.0, tol=DEFAULT_TOL):
     """Check an infeasibility certificate: an upper bound on the margin of every ``W``.
 
     Parameters
     ----------
-    facts : Facts
-        OP or DP fact set.
+    %(facts)s
     cert : dict
         ``mu`` (m,), ``idx`` (m, ceil(k)) distinct competitor indices
         (``!= mu``) of each vertex, ``lam`` (m,) weights ``>= 0``, not all 0.
@@ -592,6 +570,20 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
     return res
 
 
+def _trial_facts(params):
+    """``(d, p, facts)`` of a trial record (``model``, ``d``, ``n``, ``seed``): checked, then
+    drawn in float32 from the fact generator of :func:`validation.linear_memory.data.trial_rngs`."""
+    from .data import make_facts, trial_rngs
+
+    model = params["model"]
+    if model not in ("op", "dp"):
+        raise ValueError(f"model must be 'op' or 'dp', got {model!r}")
+    d = check_int("d", params["d"], low=1)
+    p = check_int("n", params["n"], low=2)
+    rf, _ = trial_rngs(params["seed"], d, p)
+    return d, p, make_facts(model, p, d, rng=rf, dtype=np.float32)
+
+
 @trial("linear_memory.listwise_exact")
 def listwise_exact_trial(params):
     """One exact listwise / margin decision (module level, for the sweep engine).
@@ -619,16 +611,8 @@ def listwise_exact_trial(params):
     ----------
     docs/listwise.md#exact-decisions
     """
-    from .data import make_facts, trial_rngs
-
-    model = params["model"]
-    if model not in ("op", "dp"):
-        raise ValueError(f"model must be 'op' or 'dp', got {model!r}")
-    d = check_int("d", params["d"], low=1)
-    p = check_int("n", params["n"], low=2)
-    rf, _ = trial_rngs(params["seed"], d, p)
     c0 = time.process_time()
-    facts = make_facts(model, p, d, rng=rf, dtype=np.float32)
+    d, p, facts = _trial_facts(params)
     inputs = params.get("inputs", "gaussian")
     if inputs == "sphere":
         from .data import Facts
@@ -637,7 +621,7 @@ def listwise_exact_trial(params):
             X = np.asarray(X, np.float64)
             return X * (math.sqrt(d) / np.linalg.norm(X, axis=-1, keepdims=True))
 
-        facts = Facts(model, unit(facts.E), unit(facts.U))
+        facts = Facts(facts.kind, unit(facts.E), unit(facts.U))
     elif inputs != "gaussian":
         raise ValueError(f"inputs must be 'gaussian' or 'sphere', got {inputs!r}")
     r = listwise_feasibility(facts, criterion=params["criterion"], tau=params.get("tau"),
@@ -966,16 +950,9 @@ def hebbian_listwise_trial(params):
     ----------
     docs/listwise.md#the-hebbian-memory; docs/theory_full_rank.md#hebbian-rule
     """
-    from .data import make_facts, trial_rngs
     from .models import hebbian_W
 
-    model = params["model"]
-    if model not in ("op", "dp"):
-        raise ValueError(f"model must be 'op' or 'dp', got {model!r}")
-    d = check_int("d", params["d"], low=1)
-    p = check_int("n", params["n"], low=2)
-    rf, _ = trial_rngs(params["seed"], d, p)
-    facts = make_facts(model, p, d, rng=rf, dtype=np.float32)
+    _, p, facts = _trial_facts(params)
     W = np.asarray(hebbian_W(facts), np.float64)
     kind, E, U, C = _arrays(facts)
     Z = _scores(kind, E, U, C, W)

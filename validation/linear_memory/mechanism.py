@@ -24,6 +24,7 @@ from scipy import stats
 
 from hcizz.results import Result
 from .models import scores
+from ._docparams import fill_doc
 
 __all__ = ["normalized_scores", "score_summary", "singular_values", "spectrum_vs_quarter_circle",
            "init_spectrum_vs_mp_product", "hcizz_law", "ScoreSummary", "SpectrumComparison",
@@ -61,15 +62,13 @@ def hcizz_law(name, *args):
     return f(*args) if args else f
 
 
+@fill_doc
 def normalized_scores(W, facts):
     """Divide correct and competitor scores by the competitor standard deviation.
 
     Parameters
     ----------
-    W : ndarray, shape (d, d)
-        The memory.
-    facts : Facts
-        OP or DP fact set (:mod:`validation.linear_memory.data`).
+    %(W)s %(facts)s
 
     Returns
     -------
@@ -249,13 +248,13 @@ class SpectrumComparison(Result):
     law: str
 
 
+@fill_doc
 def spectrum_vs_quarter_circle(W, kappa=1.0, *, rank=None):
     """Compare the nonzero singular values of ``W`` with the (truncated) quarter circle.
 
     Parameters
     ----------
-    W : ndarray, shape (d, d)
-        The memory.
+    %(W)s
     kappa : float
         Rank fraction; 1 compares all singular values with the quarter circle,
         ``kappa < 1`` the top ``rank`` with ``hcizz.truncated_quarter_circle(kappa)``.

@@ -24,20 +24,19 @@ import numpy as np
 from hcizz.checks import check_int, check_real, check_rng
 from replica.hebbian import hebbian_matrix
 from validation.losses import xent_overwrite
+from ._docparams import fill_doc
 
 __all__ = ["scores", "xent_and_grad", "xent_overwrite", "hebbian_W", "lowrank_m", "init_lowrank",
            "lowrank_W", "lowrank_grads", "correct_candidates"]
 
 
+@fill_doc
 def scores(W, facts):
     """Compute the score matrix ``Z[mu, rho] = u_rho^T W e_mu`` (shape (p, p)).
 
     Parameters
     ----------
-    W : ndarray, shape (d, d)
-        The memory.
-    facts : Facts
-        OP or DP fact set (:mod:`validation.linear_memory.data`).
+    %(W)s %(facts)s
 
     Returns
     -------
@@ -60,13 +59,13 @@ def scores(W, facts):
     return facts.score_rows(facts.E @ W.T)              # rows W e_mu against the candidates
 
 
+@fill_doc
 def correct_candidates(facts):
     """Return the correct candidate of each input, as rows (p, d).
 
     Parameters
     ----------
-    facts : Facts
-        OP or DP fact set.
+    %(facts)s
 
     Returns
     -------
@@ -80,15 +79,13 @@ def correct_candidates(facts):
     return facts.correct()
 
 
+@fill_doc
 def xent_and_grad(W, facts, *, scale=1.0):
     """Compute the cross-entropy of ``scale * Z`` and its gradient with respect to ``W``.
 
     Parameters
     ----------
-    W : ndarray, shape (d, d)
-        The memory.
-    facts : Facts
-        OP or DP fact set.
+    %(W)s %(facts)s
     scale : float
         Inverse temperature of the logits.
 
@@ -198,6 +195,7 @@ def lowrank_m(d, kappa):
     return max(1, int(round(kappa * d)))
 
 
+@fill_doc
 def init_lowrank(d, kappa, *, rng=None, dtype=np.float32):
     """Draw ``Q, R`` of shape (d, m) with i.i.d. N(0, 1) entries (m = kappa d).
 
@@ -209,8 +207,7 @@ def init_lowrank(d, kappa, *, rng=None, dtype=np.float32):
         Rank ratio in (0, 1] (:func:`lowrank_m`).
     rng : None, int or Generator
         Randomness (``Q`` drawn first).
-    dtype : dtype
-        Float32 or float64.
+    %(dtype)s
 
     Returns
     -------
@@ -232,15 +229,13 @@ def init_lowrank(d, kappa, *, rng=None, dtype=np.float32):
     return rng.standard_normal((d, m), dtype=t), rng.standard_normal((d, m), dtype=t)
 
 
+@fill_doc
 def lowrank_W(Q, R):
     """Build the low-rank memory ``W = Q R^T / sqrt(d m)``.
 
     Parameters
     ----------
-    Q : ndarray, shape (d, m)
-        Left factor.
-    R : ndarray, shape (d, m)
-        Right factor.
+    %(Q)s %(R)s
 
     Returns
     -------
@@ -255,15 +250,13 @@ def lowrank_W(Q, R):
     return (Q @ R.T) * (1.0 / math.sqrt(d * m))
 
 
+@fill_doc
 def lowrank_grads(Q, R, dW):
     """Apply the chain rule for ``W = Q R^T / sqrt(d m)``.
 
     Parameters
     ----------
-    Q : ndarray, shape (d, m)
-        Left factor.
-    R : ndarray, shape (d, m)
-        Right factor.
+    %(Q)s %(R)s
     dW : ndarray, shape (d, d)
         Gradient of the loss with respect to ``W``.
 

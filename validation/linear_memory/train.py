@@ -28,6 +28,7 @@ from .models import xent_and_grad, scores
 from .registry import get_parametrization
 from validation.losses import recalled
 from hcizz.results import Result
+from ._docparams import fill_doc
 
 __all__ = ["TrainConfig", "PRESETS", "get_config", "TrainResult", "train", "ContinuedTraining",
            "train_past_recall"]
@@ -251,13 +252,13 @@ class ContinuedTraining(Result):
     trace: list
 
 
+@fill_doc
 def normalised_margin(W, facts):
     """Return the smallest margin ``min_mu (z_{mu mu} - max_{rho != mu} z_{mu rho})`` over ``||W||_F``.
 
     Parameters
     ----------
-    W : ndarray, shape (d, d)
-        The memory.
+    %(W)s
     facts : Facts
         The fact set (cast to ``W``'s dtype by the caller if wanted).
 

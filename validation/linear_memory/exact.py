@@ -784,8 +784,12 @@ class _Factor:
         R[j, j:n] = 0.0
         R[j, j] = 1.0
         self.hole[j] = True
-        T = R[j + 1:n, j + 1:n]
-        m = n - 1 - j
+        if v.any():
+            self._update(R[j + 1:n, j + 1:n], v)
+
+    def _update(self, T, v):
+        """Replace the upper triangular ``T`` in place by the factor of ``T^T T + v v^T``."""
+        m = T.shape[0]
         for k in np.nonzero(v)[0]:              # v stays zero at holes
             a, bb = T[k, k], v[k]
             if bb == 0.0:

@@ -128,17 +128,8 @@ class _ListFactor(_Factor):
     LAPACK row insertion into the QR factor of the trailing block (``T^T T + v v^T`` is
     the ``R`` of ``[v^T; T]``) instead of a Python loop of Givens rotations."""
 
-    def delete(self, j):
-        n, R = self.n, self.buf
-        v = R[j, j + 1:n].copy()
-        R[:j, j] = 0.0
-        R[j, j:n] = 0.0
-        R[j, j] = 1.0
-        self.hole[j] = True
-        m = n - 1 - j
-        if m == 0 or not v.any():
-            return
-        T = R[j + 1:n, j + 1:n]
+    def _update(self, T, v):
+        m = T.shape[0]
         _, R1 = qr_insert(np.eye(m), np.ascontiguousarray(T), v, 0, which="row", check_finite=False)
         R1 = R1[:m]
         sg = np.where(np.diag(R1) < 0, -1.0, 1.0)

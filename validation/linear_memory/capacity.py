@@ -64,6 +64,11 @@ def capacity_trial(params):
         CPU time: the cost on an unloaded core).  A plain dict: it is an
         engine store record.
 
+    See Also
+    --------
+    validation.linear_memory.capacity.trial_params : One parameter record per load and seed.
+    validation.linear_memory.capacity.measure_capacity : Sweep of these trials and a logistic fit.
+
     Notes
     -----
     The model's declaration (:func:`validation.linear_memory.registry.get_model`)
@@ -139,6 +144,11 @@ def load_grid(center, *, n=7, rel=0.25, d=None):
     list of float
         The loads.
 
+    See Also
+    --------
+    validation.linear_memory.capacity.grid_center : Centre of the default grid for a model.
+    validation.linear_memory.capacity.extension_loads : More loads where the crossing lies outside the grid.
+
     References
     ----------
     docs/linear_memory.md#protocol
@@ -183,6 +193,11 @@ def trial_params(model, d, loads, seeds, *, kappa=None, preset="default", **extr
     list of dict
         Trial parameters (their keys are the trial's identity in a store).
 
+    See Also
+    --------
+    validation.linear_memory.capacity.capacity_trial : Consumer of these parameter records.
+    validation.linear_memory.capacity.load_grid : Loads spread evenly around a centre.
+
     References
     ----------
     docs/linear_memory.md#protocol
@@ -219,6 +234,10 @@ def extension_loads(loads, results, d, *, min_step=0.0):
         New loads, sorted, none already in ``loads``: two above the grid while the
         success rate at its largest load is >= 1/2, two below while the rate at its
         smallest load is < 1/2 (spaced by the grid's mean step).
+
+    See Also
+    --------
+    validation.linear_memory.capacity.load_grid : The evenly spaced first grid being extended.
 
     References
     ----------
@@ -283,6 +302,10 @@ class CapacityMeasurement(Result):
     seed_list : list, optional
         Adaptive design only: the seed of each trial.
 
+    See Also
+    --------
+    validation.linear_memory.capacity.measure_capacity : The sweep and threshold fit that build this record.
+
     References
     ----------
     docs/linear_memory.md#empirical-capacity-threshold; docs/sweeps.md#adaptive-threshold-design
@@ -331,6 +354,10 @@ def grid_center(model, d, kappa=None, theory=None):
     float
         :meth:`MemoryModel.center <validation.linear_memory.registry.MemoryModel.center>`
         of the model's declaration.
+
+    See Also
+    --------
+    validation.linear_memory.capacity.load_grid : Evenly spaced loads around this centre.
 
     Notes
     -----
@@ -439,6 +466,12 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     ValueError
         Any argument out of range (one check each, before any trial runs;
         the message names the argument, its value and the valid range).
+
+    See Also
+    --------
+    validation.linear_memory.capacity.capacity_trial : Train and score one memory at one load.
+    validation.linear_memory.registry.prediction : The replica prediction reported beside the fit.
+    validation.linear_memory.exact.exact_feasibility : Existence of a memory, decided exactly (``method="exact"``).
 
     References
     ----------
@@ -608,6 +641,10 @@ def adaptive_settings(model, d, kappa, theory, alphas):
         ``lower`` (0.05 centre) and ``snap`` (load -> load of the integer ``p``),
         the settings :func:`validation.adaptive.adaptive_threshold` takes.
 
+    See Also
+    --------
+    validation.adaptive.adaptive_threshold : Sequential design of loads driven by these settings.
+
     References
     ----------
     docs/sweeps.md#adaptive-threshold-design
@@ -661,6 +698,11 @@ class ThresholdRecord(Result):
     among them); ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``,
     the key ``report.json`` has always used.
 
+    See Also
+    --------
+    validation.linear_memory.capacity.BudgetThreshold : A threshold refitted at one step budget.
+    hcizz.results.Result : Protocol of every result record.
+
     References
     ----------
     docs/architecture.md#one-result-protocol
@@ -685,6 +727,10 @@ class BudgetThreshold(ThresholdRecord):
         Its 95% profile-likelihood interval.
     successes : int
         Successes at budget ``B``.
+
+    See Also
+    --------
+    validation.linear_memory.capacity.budget_thresholds : Refits one such record per step budget.
 
     Notes
     -----
@@ -719,6 +765,10 @@ def budget_thresholds(records, budgets):
     -------
     list of BudgetThreshold
         One per budget, in the order given.
+
+    See Also
+    --------
+    validation.linear_memory.capacity.BudgetThreshold : Refitted threshold at a single step budget.
 
     Notes
     -----

@@ -78,6 +78,11 @@ class Facts(_FactShape):
     U : ndarray, shape (p, d) for OP, (p, p, d) for DP
         Candidates: ``U[rho]`` (OP) or ``U[mu, rho]`` (DP).
 
+    See Also
+    --------
+    validation.linear_memory.data.make_facts : Draw a Gaussian fact set of either problem.
+    validation.linear_memory.data.fact_type : The subclass that a problem name selects.
+
     Notes
     -----
     ``Facts(kind, E, U)`` builds the subclass named by ``kind`` (``"op"`` or
@@ -233,6 +238,11 @@ class OPFacts(Facts):
     U : ndarray, shape (p, d)
         Candidates ``u_rho``; the correct one of input ``mu`` is ``u_mu``.
 
+    See Also
+    --------
+    validation.linear_memory.data.make_op : Draw an OP fact set with i.i.d. N(0, 1) entries.
+    validation.linear_memory.data.DPFacts : The decoupled problem, each input with its own candidates.
+
     References
     ----------
     arXiv:2605.10795; docs/theory_full_rank.md#the-model
@@ -272,6 +282,11 @@ class DPFacts(Facts):
         Inputs ``e_mu`` as rows.
     U : ndarray, shape (p, p, d)
         ``U[mu, rho]``: candidate ``rho`` of input ``mu``; the correct one is ``U[mu, mu]``.
+
+    See Also
+    --------
+    validation.linear_memory.data.make_dp : Draw a DP fact set with i.i.d. N(0, 1) entries.
+    validation.linear_memory.exact.LazyDPFacts : The same numbers, redrawn block by block instead of held.
 
     References
     ----------
@@ -338,6 +353,11 @@ def fact_type(kind):
     ValueError
         For another name.
 
+    See Also
+    --------
+    validation.linear_memory.data.Facts : Base class of the two fact-set types.
+    validation.linear_memory.data.make_facts : Draw a fact set of the named problem.
+
     References
     ----------
     docs/theory_full_rank.md#the-model
@@ -366,6 +386,10 @@ def dp_nbytes(p, d, dtype=np.float32):
     int
         Size of ``U`` of :func:`make_dp` in bytes.
 
+    See Also
+    --------
+    validation.linear_memory.data.Facts.candidate_nbytes : The byte count of either problem, as a class method.
+
     References
     ----------
     docs/linear_memory.md#protocol
@@ -393,6 +417,11 @@ def make_op(p, d, *, rng=None, dtype=np.float64):
     -------
     Facts
         ``kind="op"``; ``E`` is drawn before ``U`` from ``rng``.
+
+    See Also
+    --------
+    validation.linear_memory.data.make_dp : Per-input candidates instead of one shared set.
+    validation.linear_memory.data.make_facts : Draw either problem, chosen by name.
 
     References
     ----------
@@ -425,6 +454,12 @@ def make_dp(p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
     -------
     Facts
         ``kind="dp"``.
+
+    See Also
+    --------
+    validation.linear_memory.data.make_op : One candidate set shared by every input.
+    validation.linear_memory.data.dp_nbytes : Bytes of the ``p^2 d`` tensor it allocates.
+    validation.linear_memory.exact.LazyDPFacts : The same draw without holding ``U``.
 
     Notes
     -----
@@ -464,6 +499,12 @@ def make_facts(kind, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_
     Facts
         The fact set.
 
+    See Also
+    --------
+    validation.linear_memory.data.make_op : The OP draw it dispatches to.
+    validation.linear_memory.data.make_dp : The DP draw it dispatches to.
+    validation.linear_memory.data.trial_rngs : The facts and initialisation generators of one trial.
+
     References
     ----------
     arXiv:2605.10795; docs/theory_full_rank.md#the-model
@@ -492,6 +533,10 @@ def trial_rngs(seed, d, p):
     -------
     rng_facts, rng_init : Generator
         Children of ``SeedSequence(seed, spawn_key=(d, p))``.
+
+    See Also
+    --------
+    validation.linear_memory.data.make_facts : Draw the facts of a trial from the first generator.
 
     Notes
     -----

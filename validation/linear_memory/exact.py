@@ -158,6 +158,10 @@ class ExactResult(_Decision):
     info : dict
         Solver details (``method``, screening statistics, the verifier's
         report under ``"verification"``).
+
+    See Also
+    --------
+    validation.linear_memory.exact.exact_feasibility : Solver whose decision and certificate this records.
     """
 
     pairs: np.ndarray | None = None
@@ -202,6 +206,10 @@ class LazyDPFacts(_FactShape):
         Inputs.
     bounds : list of (int, int)
         Row ranges of the blocks.
+
+    See Also
+    --------
+    validation.linear_memory.data.make_dp : Identical draw, with every candidate held in memory.
 
     Notes
     -----
@@ -300,6 +308,10 @@ def pair_deltas(facts, mu, rho, dtype=np.float64):
     Returns
     -------
     ndarray
+
+    See Also
+    --------
+    validation.linear_memory.exact.verify_infeasible : Bound on every memory's margin from weighted rows.
     """
     mu = np.asarray(mu, dtype=np.intp)
     rho = np.asarray(rho, dtype=np.intp)
@@ -981,6 +993,12 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
         entries (the message names the part of ``facts``), and bad
         ``tol``, ``batch``, ``max_iter`` or ``method``.
 
+    See Also
+    --------
+    validation.linear_memory.exact.verify_feasible : Independent check of a memory that recalls every fact.
+    validation.linear_memory.exact.verify_infeasible : Independent check of a Gordan certificate.
+    validation.linear_memory.exact_listwise.listwise_feasibility : Same decision for top-1 at a margin and for TAM.
+
     Notes
     -----
     **Normalisation and zero pairs.**  Inputs are scaled to unit norm and all
@@ -1400,6 +1418,11 @@ def verify_feasible(facts, W, *, chunk=256):
         0 for a pair with ``a_k = 0``), ``min_gap`` (smallest raw score gap)
         and ``bound`` (its rounding bound).
 
+    See Also
+    --------
+    validation.linear_memory.exact.verify_infeasible : Counterpart for certificates of infeasibility.
+    validation.linear_memory.exact.exact_feasibility : Solver whose memories this verifies.
+
     Notes
     -----
     Independent of the solver: scores are recomputed from the fact set with
@@ -1495,6 +1518,11 @@ def verify_infeasible(facts, pairs, lam, *, tol=DEFAULT_TOL):
         ``support``, ``zero_pairs`` (pairs of positive weight with
         ``a_k = 0``; any such pair makes ``eps = 0``).
 
+    See Also
+    --------
+    validation.linear_memory.exact.verify_feasible : Counterpart for certificates of feasibility.
+    validation.linear_memory.exact.pair_deltas : Difference rows of the certified pairs.
+
     Notes
     -----
     For every ``W != 0``: ``sum_k lambda_k |a_k| |W| cos_k = <sum_k lambda_k
@@ -1562,6 +1590,11 @@ def exact_trial(params):
         ``removals``, ``certificate`` ("W"/"lambda"), ``verified`` (the
         certificate passed :func:`verify_feasible` / :func:`verify_infeasible`),
         ``method``, ``seconds``, ``cpu_seconds``.
+
+    See Also
+    --------
+    validation.linear_memory.exact.exact_params : One parameter record per load and seed.
+    validation.linear_memory.exact.certificate_summary : Counts of decided and verified instances over many trials.
     """
     from .data import trial_rngs
     from replica.load import p_from_load, load_of
@@ -1587,7 +1620,12 @@ def exact_trial(params):
 
 
 def exact_params(model, d, loads, seeds):
-    """Parameter records (one per load and seed) for :func:`exact_trial`."""
+    """Parameter records (one per load and seed) for :func:`exact_trial`.
+
+    See Also
+    --------
+    validation.linear_memory.exact.exact_trial : Decides one instance per record.
+    """
     return [{"model": model, "d": int(d), "alpha": float(a), "seed": int(s)}
             for a in loads for s in seeds]
 
@@ -1615,6 +1653,10 @@ def certificate_summary(results, *, tol=DEFAULT_TOL):
         ``verified_count``, ``unverified_count`` (records without a verdict),
         ``failed_count``, ``seconds_per_instance`` (mean wall),
         ``cpu_seconds_per_instance``.
+
+    See Also
+    --------
+    validation.linear_memory.exact.exact_trial : Produces the per-instance records being summarised.
 
     Examples
     --------

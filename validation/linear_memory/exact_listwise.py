@@ -110,6 +110,10 @@ class ListwiseResult(_Decision):
         competitor indices of each vertex, largest first (the last one at the
         fractional weight), ``lam`` (m,) weights.
 
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.listwise_feasibility : Solver whose decision, bracket and certificate this records.
+
     References
     ----------
     docs/listwise.md#exact-decisions
@@ -168,6 +172,10 @@ def score_unit(facts):
     float
         Root mean square entry of the inputs times that of all candidates
         (1 in expectation for standard normal data).
+
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.listwise_margins : Margins of every fact, in this unit.
 
     References
     ----------
@@ -248,6 +256,11 @@ def listwise_margins(facts, W, *, criterion="tam", tau=None):
         ``g_mu(W) / s(W)`` (:func:`score_unit`); a fact meets the criterion at
         margin ``gamma`` when its entry is ``>= gamma``.
 
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.score_unit : Competitor-score scale in which margins are measured.
+    validation.linear_memory.exact_listwise.verify_listwise_feasible : Certificate check built on these margins.
+
     References
     ----------
     docs/listwise.md#the-tam-criterion
@@ -294,6 +307,11 @@ def verify_listwise_feasible(facts, W, *, criterion="tam", tau=None, margin=0.0)
         float64) and ``ok`` (``margin >= gamma``, strictly ``> 0`` at
         ``gamma = 0``).
 
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.listwise_margins : Per-fact margins that are checked.
+    validation.linear_memory.exact_listwise.verify_listwise_infeasible : Counterpart for certificates of infeasibility.
+
     References
     ----------
     docs/listwise.md#exact-decisions
@@ -332,6 +350,10 @@ def verify_listwise_infeasible(facts, cert, *, criterion="tam", tau=None, margin
         facts (``w`` the tail weights ``1/k, ..., 1/k, (k - ceil(k) + 1)/k``),
         and ``ok`` (valid certificate and ``bound < gamma``, or ``<= tol`` at
         ``gamma = 0``).
+
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.verify_listwise_feasible : Counterpart for certificates of feasibility.
 
     Notes
     -----
@@ -411,6 +433,12 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
     ValueError
         Bad ``facts``, ``criterion``, ``tau``, ``margin``, ``tol``, ``batch``
         or ``max_iter``.
+
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.verify_listwise_feasible : Independent check of a memory meeting the criterion.
+    validation.linear_memory.exact_listwise.verify_listwise_infeasible : Independent check of a bound on every memory's margin.
+    validation.linear_memory.exact.exact_feasibility : Top-1 recall at margin 0, with screened pair margins.
 
     Notes
     -----
@@ -598,6 +626,11 @@ def listwise_exact_trial(params):
         undecided) and the :meth:`ListwiseResult.summary` fields, with
         ``cpu_seconds``.
 
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.listwise_params : One record per number of facts and seed.
+    validation.linear_memory.exact_listwise.listwise_feasibility : Exact decision made by each trial.
+
     References
     ----------
     docs/listwise.md#exact-decisions
@@ -639,6 +672,10 @@ def listwise_load(criterion, n, d):
     -------
     float or ndarray
         The load.
+
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.listwise_prediction : Replica prediction, on this load scale.
 
     References
     ----------
@@ -683,6 +720,11 @@ def listwise_prediction(criterion, d, *, tau=None, margin=0.0, samples=20_000, r
         of ``alpha_c`` at the fixed point), ``p`` (facts there), ``limit``
         (large-``p`` value: ``1/Gamma(kappa_tau + gamma)`` for TAM, 1/2 for
         top-1), ``name``.
+
+    See Also
+    --------
+    replica.tam_capacity : Capacity under the tail-average margin.
+    replica.alpha_c_finite : Finite-``p`` capacity under top-1 recall.
 
     References
     ----------
@@ -752,6 +794,10 @@ def listwise_params(model, d, ns, seeds, *, criterion, tau=None, margin=0.0, inp
     list of dict
         The records.
 
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.listwise_exact_trial : Decides one instance per record.
+
     References
     ----------
     docs/listwise.md#exact-decisions
@@ -788,6 +834,10 @@ class ListwiseCapacity(Result):
         Instances, undecided ones, decided ones whose certificate did not verify.
     cpu_seconds : float
         Summed CPU time of the decisions.
+
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.measure_listwise_capacity : Sweep and fit that build this record.
 
     References
     ----------
@@ -867,6 +917,11 @@ def measure_listwise_capacity(model, d, *, criterion="tam", tau=None, margin=0.0
     ValueError
         Any argument out of range (checked before any decision).
 
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.listwise_exact_trial : A single exact decision of the sweep.
+    validation.linear_memory.exact_listwise.listwise_prediction : Replica prediction reported beside the threshold.
+
     References
     ----------
     docs/listwise.md#exact-decisions
@@ -936,6 +991,11 @@ def hebbian_listwise_trial(params):
         ``p``; ``top1`` and ``tam_<tau>`` for every tau of
         :data:`HEBBIAN_TAUS`: ``[all facts pass, fraction of facts passing]``
         at margin 0 (strict), for ``W_H = sum_mu c_mu e_mu^T``.
+
+    See Also
+    --------
+    validation.linear_memory.models.hebbian_W : Closed-form memory whose recall is scored.
+    validation.linear_memory.exact_listwise.listwise_exact_trial : Exact decision on the same facts.
 
     References
     ----------

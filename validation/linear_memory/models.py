@@ -44,6 +44,11 @@ def scores(W, facts):
         Row ``mu`` holds the scores of the candidates of input ``mu``; the
         correct one is the diagonal entry.
 
+    See Also
+    --------
+    validation.linear_memory.models.correct_candidates : The correct candidate of every input, whose scores are the diagonal.
+    validation.linear_memory.mechanism.normalized_scores : Scores divided by the spread of the competitors.
+
     References
     ----------
     arXiv:2605.10795; docs/theory_full_rank.md#facts-scores-and-recall
@@ -72,6 +77,10 @@ def correct_candidates(facts):
     ndarray, shape (p, d)
         ``U`` itself (OP) or the diagonal ``U[mu, mu]`` (DP).
 
+    See Also
+    --------
+    validation.linear_memory.models.scores : All scores; the correct ones sit on the diagonal.
+
     References
     ----------
     docs/theory_full_rank.md#the-model
@@ -97,6 +106,11 @@ def xent_and_grad(W, facts, *, scale=1.0):
         Gradient, same dtype as the product of ``W`` and the facts.
     correct : ndarray of bool, shape (p,)
         Strict-argmax recall of each fact.
+
+    See Also
+    --------
+    validation.linear_memory.models.scores : The logits before the inverse temperature.
+    validation.linear_memory.train.train : Full-batch Adam on this cross-entropy.
 
     Notes
     -----
@@ -148,6 +162,11 @@ def hebbian_W(facts):
     ndarray, shape (d, d)
         ``replica.hebbian_matrix(facts.E, correct_candidates(facts))``.
 
+    See Also
+    --------
+    validation.linear_memory.models.scores : Score any memory, this one included.
+    validation.linear_memory.exact_listwise.hebbian_listwise_trial : Top-1 and TAM recall of the Hebbian memory.
+
     References
     ----------
     arXiv:2605.10795; docs/theory_full_rank.md#hebbian-rule
@@ -180,6 +199,10 @@ def lowrank_m(d, kappa):
     -------
     int
         ``m``; the actual rank ratio is ``m / d``.
+
+    See Also
+    --------
+    validation.linear_memory.models.init_lowrank : Gaussian factors with ``m`` columns.
 
     References
     ----------
@@ -214,6 +237,11 @@ def init_lowrank(d, kappa, *, rng=None, dtype=np.float32):
     Q, R : ndarray, shape (d, m)
         The two factors.
 
+    See Also
+    --------
+    validation.linear_memory.models.lowrank_m : How ``m`` follows from ``kappa`` and ``d``.
+    validation.linear_memory.models.lowrank_W : Build the memory ``Q R^T / sqrt(d m)`` from them.
+
     Notes
     -----
     At this initialisation the nonzero squared singular values of
@@ -242,6 +270,11 @@ def lowrank_W(Q, R):
     ndarray, shape (d, d)
         ``W`` of rank at most ``m``.
 
+    See Also
+    --------
+    validation.linear_memory.models.lowrank_grads : Its gradient with respect to ``Q`` and ``R``.
+    validation.linear_memory.models.init_lowrank : Gaussian ``Q`` and ``R`` at initialisation.
+
     References
     ----------
     docs/rank_constrained.md#the-model
@@ -264,6 +297,10 @@ def lowrank_grads(Q, R, dW):
     -------
     dQ, dR : ndarray, shape (d, m)
         ``dQ = dW R / sqrt(d m)``, ``dR = dW^T Q / sqrt(d m)``.
+
+    See Also
+    --------
+    validation.linear_memory.models.lowrank_W : The product whose chain rule this is.
 
     References
     ----------

@@ -20,6 +20,11 @@ PARAMS = {
     "dtype": "dtype : dtype\n    Float32 or float64.",
     # the arguments of a byte count of the candidate tensor (several entries)
     "nbytes_args": "p : int\n    Number of facts.\nd : int\n    Dimension.\ndtype : dtype\n    Element type.",
+    "fact_model": 'model : str\n    ``"op"`` or ``"dp"``.',
+    # a listwise case: criterion, tail fraction and margin (several entries)
+    "case": ('criterion : str\n    ``"top1"`` or ``"tam"``.\n'
+             "tau : float or None\n    Tail fraction.\n"
+             "margin : float\n    Margin."),
     "Q": "Q : ndarray, shape (d, m)\n    Left factor.",
     "R": "R : ndarray, shape (d, m)\n    Right factor.",
 }

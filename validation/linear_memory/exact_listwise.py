@@ -808,22 +808,17 @@ def listwise_params(model, d, ns, seeds, *, criterion, tau=None, margin=0.0, inp
             for n in ns for s in seeds]
 
 
+@fill_doc
 @dataclass(frozen=True, kw_only=True)
 class ListwiseCapacity(Result):
     """Result of :func:`measure_listwise_capacity`: an exact threshold next to its prediction.
 
     Parameters
     ----------
-    model : str
-        ``"op"`` or ``"dp"``.
+    %(fact_model)s
     d : int
         Dimension.
-    criterion : str
-        ``"top1"`` or ``"tam"``.
-    tau : float or None
-        Tail fraction.
-    margin : float
-        Margin.
+    %(case)s
     threshold, ci_low, ci_high, width : float
         Logistic fit of the decisions against the load (:func:`listwise_load`).
     counts : list

@@ -23,6 +23,7 @@ from .train import train
 from .registry import MEMORY_MODELS, get_model
 from hcizz.results import Result, optional
 from validation.engine.trials import trial
+from ._docparams import fill_doc
 
 __all__ = ["capacity_trial", "trial_params", "load_grid", "extension_loads", "grid_center", "measure_capacity",
            "CapacityMeasurement", "adaptive_settings", "budget_thresholds", "BudgetThreshold",
@@ -62,6 +63,11 @@ def capacity_trial(params):
         budget), ``loss``, ``seconds`` (wall) and ``cpu_seconds`` (process
         CPU time: the cost on an unloaded core).  A plain dict: it is an
         engine store record.
+
+    See Also
+    --------
+    validation.linear_memory.capacity.trial_params : One parameter record per load and seed.
+    validation.linear_memory.capacity.measure_capacity : Sweep of these trials and a logistic fit.
 
     Notes
     -----
@@ -138,6 +144,11 @@ def load_grid(center, *, n=7, rel=0.25, d=None):
     list of float
         The loads.
 
+    See Also
+    --------
+    validation.linear_memory.capacity.grid_center : Centre of the default grid for a model.
+    validation.linear_memory.capacity.extension_loads : More loads where the crossing lies outside the grid.
+
     References
     ----------
     docs/linear_memory.md#protocol
@@ -157,13 +168,13 @@ def load_grid(center, *, n=7, rel=0.25, d=None):
     return [float(load_of(p, d)) for p in ps]
 
 
+@fill_doc
 def trial_params(model, d, loads, seeds, *, kappa=None, preset="default", **extra):
     """List the parameter records (one per load and seed) for :func:`capacity_trial`.
 
     Parameters
     ----------
-    model : str
-        A registered memory model.
+    %(model)s
     d : int
         Dimension.
     loads : sequence of float
@@ -181,6 +192,11 @@ def trial_params(model, d, loads, seeds, *, kappa=None, preset="default", **extr
     -------
     list of dict
         Trial parameters (their keys are the trial's identity in a store).
+
+    See Also
+    --------
+    validation.linear_memory.capacity.capacity_trial : Consumer of these parameter records.
+    validation.linear_memory.capacity.load_grid : Loads spread evenly around a centre.
 
     References
     ----------
@@ -218,6 +234,10 @@ def extension_loads(loads, results, d, *, min_step=0.0):
         New loads, sorted, none already in ``loads``: two above the grid while the
         success rate at its largest load is >= 1/2, two below while the rate at its
         smallest load is < 1/2 (spaced by the grid's mean step).
+
+    See Also
+    --------
+    validation.linear_memory.capacity.load_grid : The evenly spaced first grid being extended.
 
     References
     ----------
@@ -282,6 +302,10 @@ class CapacityMeasurement(Result):
     seed_list : list, optional
         Adaptive design only: the seed of each trial.
 
+    See Also
+    --------
+    validation.linear_memory.capacity.measure_capacity : The sweep and threshold fit that build this record.
+
     References
     ----------
     docs/linear_memory.md#empirical-capacity-threshold; docs/sweeps.md#adaptive-threshold-design
@@ -311,13 +335,13 @@ class CapacityMeasurement(Result):
     seed_list: list = optional()
 
 
+@fill_doc
 def grid_center(model, d, kappa=None, theory=None):
     """Return where to centre the default load grid (a placement heuristic, not a prediction).
 
     Parameters
     ----------
-    model : str
-        A registered memory model.
+    %(model)s
     d : int
         Dimension.
     kappa : float, optional
@@ -330,6 +354,10 @@ def grid_center(model, d, kappa=None, theory=None):
     float
         :meth:`MemoryModel.center <validation.linear_memory.registry.MemoryModel.center>`
         of the model's declaration.
+
+    See Also
+    --------
+    validation.linear_memory.capacity.load_grid : Evenly spaced loads around this centre.
 
     Notes
     -----
@@ -438,6 +466,12 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     ValueError
         Any argument out of range (one check each, before any trial runs;
         the message names the argument, its value and the valid range).
+
+    See Also
+    --------
+    validation.linear_memory.capacity.capacity_trial : Train and score one memory at one load.
+    validation.linear_memory.registry.prediction : The replica prediction reported beside the fit.
+    validation.linear_memory.exact.exact_feasibility : Existence of a memory, decided exactly (``method="exact"``).
 
     References
     ----------
@@ -584,13 +618,13 @@ def _ok_results(recs):
     return [r["result"] for r in recs]
 
 
+@fill_doc
 def adaptive_settings(model, d, kappa, theory, alphas):
     """Return the first loads, walk step, load snapping and floor of the adaptive design.
 
     Parameters
     ----------
-    model : str
-        A registered memory model.
+    %(model)s
     d : int
         Dimension.
     kappa : float or None
@@ -606,6 +640,10 @@ def adaptive_settings(model, d, kappa, theory, alphas):
         ``center``, ``start`` (sorted first loads), ``step`` (0.1 centre),
         ``lower`` (0.05 centre) and ``snap`` (load -> load of the integer ``p``),
         the settings :func:`validation.adaptive.adaptive_threshold` takes.
+
+    See Also
+    --------
+    validation.adaptive.adaptive_threshold : Sequential design of loads driven by these settings.
 
     References
     ----------
@@ -660,25 +698,19 @@ class ThresholdRecord(Result):
     among them); ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``,
     the key ``report.json`` has always used.
 
+    See Also
+    --------
+    validation.linear_memory.capacity.BudgetThreshold : A threshold refitted at one step budget.
+    hcizz.results.Result : Protocol of every result record.
+
     References
     ----------
     docs/architecture.md#one-result-protocol
     """
 
     _estimate = "threshold"
+    _ci_pair = True
     level = 0.95
-
-    def to_dict(self):
-        """Return the fields, the interval as ``"ci": [ci_low, ci_high]``.
-
-        Returns
-        -------
-        dict
-            Plain values.
-        """
-        out = super().to_dict()
-        out["ci"] = [out.pop("ci_low"), out.pop("ci_high")]
-        return out
 
 
 @dataclass(frozen=True)
@@ -695,6 +727,10 @@ class BudgetThreshold(ThresholdRecord):
         Its 95% profile-likelihood interval.
     successes : int
         Successes at budget ``B``.
+
+    See Also
+    --------
+    validation.linear_memory.capacity.budget_thresholds : Refits one such record per step budget.
 
     Notes
     -----
@@ -729,6 +765,10 @@ def budget_thresholds(records, budgets):
     -------
     list of BudgetThreshold
         One per budget, in the order given.
+
+    See Also
+    --------
+    validation.linear_memory.capacity.BudgetThreshold : Refitted threshold at a single step budget.
 
     Notes
     -----

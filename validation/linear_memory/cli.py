@@ -42,6 +42,10 @@ def register(sub):
     argparse.ArgumentParser
         The ``capacity`` parser (its ``func`` default is :func:`run`).
 
+    See Also
+    --------
+    validation.linear_memory.cli.run : Executes the subcommand once its arguments are parsed.
+
     References
     ----------
     docs/linear_memory.md#cli
@@ -98,6 +102,11 @@ def run(args):
     -------
     int
         Exit status: 0, or 1 when a trial failed (one line on stderr).
+
+    See Also
+    --------
+    validation.linear_memory.cli.register : Builds the argument parser of ``capacity``.
+    validation.linear_memory.capacity.measure_capacity : Sweep and fit that this command prints.
 
     References
     ----------

@@ -17,6 +17,7 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from replica.load import load_of
+from ._docparams import fill_doc
 
 __all__ = ["Facts", "OPFacts", "DPFacts", "FACT_TYPES", "fact_type", "make_facts", "make_op", "make_dp", "dp_nbytes", "DEFAULT_MAX_BYTES", "trial_rngs"]
 
@@ -39,7 +40,29 @@ def _split_args(args, kwargs):
     return vals.get("kind"), vals["E"], vals["U"]
 
 
-class Facts:
+class _FactShape:
+    """``p``, ``d`` and the load of a fact set, read from its inputs ``E`` (p, d)
+    (shared by :class:`Facts` and ``validation.linear_memory.exact.LazyDPFacts``)."""
+
+    __slots__ = ()
+
+    @property
+    def p(self):
+        """Number of facts."""
+        return self.E.shape[0]
+
+    @property
+    def d(self):
+        """Dimension."""
+        return self.E.shape[1]
+
+    @property
+    def load(self):
+        """``alpha = p ln p / d^2``."""
+        return load_of(self.p, self.d)
+
+
+class Facts(_FactShape):
     """A fact set: inputs ``E`` (p, d) and their candidates ``U``; one subclass per problem.
 
     :class:`OPFacts` (original problem, one shared candidate set) and
@@ -54,6 +77,11 @@ class Facts:
         Inputs ``e_mu`` as rows.
     U : ndarray, shape (p, d) for OP, (p, p, d) for DP
         Candidates: ``U[rho]`` (OP) or ``U[mu, rho]`` (DP).
+
+    See Also
+    --------
+    validation.linear_memory.data.make_facts : Draw a Gaussian fact set of either problem.
+    validation.linear_memory.data.fact_type : The subclass that a problem name selects.
 
     Notes
     -----
@@ -103,24 +131,9 @@ class Facts:
         return f"{type(self).__name__}(p={self.p}, d={self.d}, dtype={self.E.dtype})"
 
     @property
-    def p(self):
-        """Number of facts."""
-        return self.E.shape[0]
-
-    @property
-    def d(self):
-        """Dimension."""
-        return self.E.shape[1]
-
-    @property
     def targets(self):
         """Index of the correct candidate of each input: ``arange(p)``."""
         return np.arange(self.p)
-
-    @property
-    def load(self):
-        """``alpha = p ln p / d^2``."""
-        return load_of(self.p, self.d)
 
     def astype(self, dtype):
         """Return the same facts with arrays cast to ``dtype`` (no copy if already).
@@ -167,18 +180,14 @@ class Facts:
         """
         raise NotImplementedError
 
+    @fill_doc
     @classmethod
     def candidate_nbytes(cls, p, d, dtype=np.float32):
         """Return the bytes of the candidate tensor ``U`` of a fact set of this problem.
 
         Parameters
         ----------
-        p : int
-            Number of facts.
-        d : int
-            Dimension.
-        dtype : dtype
-            Element type.
+        %(nbytes_args)s
 
         Returns
         -------
@@ -187,20 +196,17 @@ class Facts:
         """
         raise NotImplementedError
 
+    @fill_doc
     @classmethod
     def draw(cls, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
         """Draw a fact set of this problem, all entries i.i.d. ``N(0, 1)``.
 
         Parameters
         ----------
-        p : int
-            Number of facts (>= 2).
-        d : int
-            Dimension (>= 1).
+        %(p)s %(d)s
         rng : None, int or Generator
             Randomness.
-        dtype : dtype
-            Float32 or float64.
+        %(dtype)s
         max_bytes : int
             Memory cap of the candidate tensor (DP only).
 
@@ -231,6 +237,11 @@ class OPFacts(Facts):
         Inputs ``e_mu`` as rows.
     U : ndarray, shape (p, d)
         Candidates ``u_rho``; the correct one of input ``mu`` is ``u_mu``.
+
+    See Also
+    --------
+    validation.linear_memory.data.make_op : Draw an OP fact set with i.i.d. N(0, 1) entries.
+    validation.linear_memory.data.DPFacts : The decoupled problem, each input with its own candidates.
 
     References
     ----------
@@ -271,6 +282,11 @@ class DPFacts(Facts):
         Inputs ``e_mu`` as rows.
     U : ndarray, shape (p, p, d)
         ``U[mu, rho]``: candidate ``rho`` of input ``mu``; the correct one is ``U[mu, mu]``.
+
+    See Also
+    --------
+    validation.linear_memory.data.make_dp : Draw a DP fact set with i.i.d. N(0, 1) entries.
+    validation.linear_memory.exact.LazyDPFacts : The same numbers, redrawn block by block instead of held.
 
     References
     ----------
@@ -337,6 +353,11 @@ def fact_type(kind):
     ValueError
         For another name.
 
+    See Also
+    --------
+    validation.linear_memory.data.Facts : Base class of the two fact-set types.
+    validation.linear_memory.data.make_facts : Draw a fact set of the named problem.
+
     References
     ----------
     docs/theory_full_rank.md#the-model
@@ -352,22 +373,22 @@ def fact_type(kind):
         raise ValueError(f"kind must be 'op' or 'dp', got {kind!r}") from None
 
 
+@fill_doc
 def dp_nbytes(p, d, dtype=np.float32):
     """Compute the bytes of the DP candidate tensor, ``p^2 d * itemsize``.
 
     Parameters
     ----------
-    p : int
-        Number of facts.
-    d : int
-        Dimension.
-    dtype : dtype
-        Element type.
+    %(nbytes_args)s
 
     Returns
     -------
     int
         Size of ``U`` of :func:`make_dp` in bytes.
+
+    See Also
+    --------
+    validation.linear_memory.data.Facts.candidate_nbytes : The byte count of either problem, as a class method.
 
     References
     ----------
@@ -381,24 +402,26 @@ def dp_nbytes(p, d, dtype=np.float32):
     return int(p) * int(p) * int(d) * np.dtype(dtype).itemsize
 
 
+@fill_doc
 def make_op(p, d, *, rng=None, dtype=np.float64):
     """Draw an OP fact set: ``E`` and shared candidates ``U``, both (p, d), i.i.d. N(0,1).
 
     Parameters
     ----------
-    p : int
-        Number of facts (>= 2).
-    d : int
-        Dimension (>= 1).
+    %(p)s %(d)s
     rng : None, int or Generator
         Randomness (``np.random.default_rng``).
-    dtype : dtype
-        Float32 or float64.
+    %(dtype)s
 
     Returns
     -------
     Facts
         ``kind="op"``; ``E`` is drawn before ``U`` from ``rng``.
+
+    See Also
+    --------
+    validation.linear_memory.data.make_dp : Per-input candidates instead of one shared set.
+    validation.linear_memory.data.make_facts : Draw either problem, chosen by name.
 
     References
     ----------
@@ -413,19 +436,16 @@ def make_op(p, d, *, rng=None, dtype=np.float64):
     return OPFacts.draw(p, d, rng=rng, dtype=dtype)
 
 
+@fill_doc
 def make_dp(p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
     """Draw a DP fact set: ``E`` (p, d) and per-input candidates ``U`` (p, p, d).
 
     Parameters
     ----------
-    p : int
-        Number of facts (>= 2).
-    d : int
-        Dimension (>= 1).
+    %(p)s %(d)s
     rng : None, int or Generator
         Randomness (``np.random.default_rng``).
-    dtype : dtype
-        Float32 or float64.
+    %(dtype)s
     max_bytes : int
         Refuse (``ValueError`` naming p and d) if ``p^2 d * itemsize`` exceeds
         it; checked before anything is allocated.
@@ -434,6 +454,12 @@ def make_dp(p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
     -------
     Facts
         ``kind="dp"``.
+
+    See Also
+    --------
+    validation.linear_memory.data.make_op : One candidate set shared by every input.
+    validation.linear_memory.data.dp_nbytes : Bytes of the ``p^2 d`` tensor it allocates.
+    validation.linear_memory.exact.LazyDPFacts : The same draw without holding ``U``.
 
     Notes
     -----
@@ -453,6 +479,7 @@ def make_dp(p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
     return DPFacts.draw(p, d, rng=rng, dtype=dtype, max_bytes=max_bytes)
 
 
+@fill_doc
 def make_facts(kind, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
     """Draw an OP or DP fact set (:func:`make_op` or :func:`make_dp`).
 
@@ -460,14 +487,10 @@ def make_facts(kind, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_
     ----------
     kind : {"op", "dp"}
         The problem.
-    p : int
-        Number of facts (>= 2).
-    d : int
-        Dimension (>= 1).
+    %(p)s %(d)s
     rng : None, int or Generator
         Randomness.
-    dtype : dtype
-        Float32 or float64.
+    %(dtype)s
     max_bytes : int
         Memory cap of the DP candidate tensor (DP only).
 
@@ -475,6 +498,12 @@ def make_facts(kind, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_
     -------
     Facts
         The fact set.
+
+    See Also
+    --------
+    validation.linear_memory.data.make_op : The OP draw it dispatches to.
+    validation.linear_memory.data.make_dp : The DP draw it dispatches to.
+    validation.linear_memory.data.trial_rngs : The facts and initialisation generators of one trial.
 
     References
     ----------
@@ -504,6 +533,10 @@ def trial_rngs(seed, d, p):
     -------
     rng_facts, rng_init : Generator
         Children of ``SeedSequence(seed, spawn_key=(d, p))``.
+
+    See Also
+    --------
+    validation.linear_memory.data.make_facts : Draw the facts of a trial from the first generator.
 
     Notes
     -----

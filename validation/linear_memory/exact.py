@@ -58,6 +58,7 @@ from scipy.linalg.lapack import dtrtrs as _dtrtrs
 from hcizz.checks import check_int, check_real, check_rng
 from hcizz.results import Result
 from validation.engine.trials import trial
+from .data import _FactShape
 
 __all__ = ["ExactResult", "LazyDPFacts", "exact_feasibility", "verify_feasible", "verify_infeasible",
            "pair_deltas", "exact_trial", "exact_params", "certificate_summary"]
@@ -76,7 +77,46 @@ _EPS = float(np.finfo(np.float64).eps)
 
 
 @dataclass
-class ExactResult(Result):
+class _Decision(Result):
+    """The fields and the summary shared by the results of the exact deciders
+    (:class:`ExactResult`, ``exact_listwise.ListwiseResult``; described there).
+
+    A subclass adds its own fields and names in :meth:`_summary_extra` the summary
+    entries that follow ``certificate``.
+    """
+
+    feasible: bool | None
+    margin: float
+    W: np.ndarray | None = None
+    optimal: bool = False
+    active: int = 0
+    iterations: int = 0
+    removals: int = 0
+    seconds: float = 0.0
+    verified: bool | None = None
+    info: dict = field(default_factory=dict)
+
+    def _summary_extra(self):
+        return {}
+
+    def summary(self):
+        """Return the certificate summary.
+
+        Returns
+        -------
+        dict
+            JSON values: the decision, the certified margin or bound, the
+            subclass's entries (:meth:`_summary_extra`), the solver counts.
+        """
+        return {"feasible": self.feasible, "margin": float(self.margin),
+                "certificate": ("W" if self.feasible else "lambda" if self.feasible is False else None),
+                **self._summary_extra(), "optimal": bool(self.optimal), "active": int(self.active),
+                "iterations": int(self.iterations), "removals": int(self.removals),
+                "seconds": float(self.seconds), "verified": self.verified}
+
+
+@dataclass
+class ExactResult(_Decision):
     """Outcome of :func:`exact_feasibility`.
 
     Attributes
@@ -120,32 +160,21 @@ class ExactResult(Result):
     info : dict
         Solver details (``method``, screening statistics, the verifier's
         report under ``"verification"``).
+
+    See Also
+    --------
+    validation.linear_memory.exact.exact_feasibility : Solver whose decision and certificate this records.
     """
 
-    feasible: bool | None
-    margin: float
-    W: np.ndarray | None = None
     pairs: np.ndarray | None = None
     lam: np.ndarray | None = None
-    optimal: bool = False
     gamma: float = math.nan
-    active: int = 0
-    iterations: int = 0
-    removals: int = 0
-    seconds: float = 0.0
-    verified: bool | None = None
-    info: dict = field(default_factory=dict)
 
-    def summary(self):
-        """Certificate summary as a dict of JSON values."""
-        return {"feasible": self.feasible, "margin": float(self.margin),
-                "certificate": ("W" if self.feasible else "lambda" if self.feasible is False else None),
-                "optimal": bool(self.optimal), "gamma": float(self.gamma), "active": int(self.active),
-                "iterations": int(self.iterations), "removals": int(self.removals),
-                "seconds": float(self.seconds), "verified": self.verified}
+    def _summary_extra(self):
+        return {"gamma": float(self.gamma)}
 
 
-class LazyDPFacts:
+class LazyDPFacts(_FactShape):
     """A DP fact set whose ``p^2 d`` candidates are regenerated in row blocks.
 
     The numbers are those of :func:`validation.linear_memory.data.make_dp`
@@ -179,6 +208,10 @@ class LazyDPFacts:
         Inputs.
     bounds : list of (int, int)
         Row ranges of the blocks.
+
+    See Also
+    --------
+    validation.linear_memory.data.make_dp : Identical draw, with every candidate held in memory.
 
     Notes
     -----
@@ -216,21 +249,6 @@ class LazyDPFacts:
         self._states = [rng.bit_generator.state]
         self._cache = {}
         self.drawn_rows = 0
-
-    @property
-    def p(self):
-        """Number of facts."""
-        return self.E.shape[0]
-
-    @property
-    def d(self):
-        """Dimension."""
-        return self.E.shape[1]
-
-    @property
-    def load(self):
-        """``alpha = p ln p / d^2``."""
-        return self.p * math.log(self.p) / self.d**2
 
     def block(self, b):
         """Candidates ``U[lo:hi]`` of block ``b`` (shape ``(hi - lo, p, d)``), redrawn."""
@@ -292,6 +310,10 @@ def pair_deltas(facts, mu, rho, dtype=np.float64):
     Returns
     -------
     ndarray
+
+    See Also
+    --------
+    validation.linear_memory.exact.verify_infeasible : Bound on every memory's margin from weighted rows.
     """
     mu = np.asarray(mu, dtype=np.intp)
     rho = np.asarray(rho, dtype=np.intp)
@@ -319,6 +341,14 @@ def _pow2_scale(mx, lim=100):
     return k if abs(k) > lim else 0
 
 
+def _check_finite(name, X):
+    """Raise ``ValueError`` naming the first non-finite entry of the array ``X`` called ``name``."""
+    bad = ~np.isfinite(X)
+    if bad.any():
+        i = tuple(int(v) for v in np.argwhere(bad)[0])
+        raise ValueError(f"{name} must be finite, got {X[i]} at index {i} ({int(bad.sum())} non-finite entries)")
+
+
 class _Source:
     """Checked, normalised fact data for the solvers.
 
@@ -344,11 +374,7 @@ class _Source:
         if not np.issubdtype(E.dtype, np.floating) and not np.issubdtype(E.dtype, np.integer):
             raise ValueError(f"facts.E must be a real array, got dtype {E.dtype}")
         E = E.astype(np.float64)
-        bad = ~np.isfinite(E)
-        if bad.any():
-            i = tuple(int(v) for v in np.argwhere(bad)[0])
-            raise ValueError(f"facts.E must be finite, got {E[i]} at index {i} "
-                             f"({int(bad.sum())} non-finite entries)")
+        _check_finite("facts.E", E)
         self.kind, self.p, self.d = kind, p, d
         self.zero_pair = None
         mx = np.max(np.abs(E), axis=1)
@@ -366,11 +392,7 @@ class _Source:
             if U.shape != (p, d):
                 raise ValueError(f"facts.U must have shape (p, d) = {(p, d)} for OP facts, got {U.shape}")
             U = U.astype(np.float64)
-            bad = ~np.isfinite(U)
-            if bad.any():
-                i = tuple(int(v) for v in np.argwhere(bad)[0])
-                raise ValueError(f"facts.U must be finite, got {U[i]} at index {i} "
-                                 f"({int(bad.sum())} non-finite entries)")
+            _check_finite("facts.U", U)
             if self.zero_pair is None:
                 order = np.lexsort(U.T[::-1])
                 same = np.nonzero(np.all(U[order[1:]] == U[order[:-1]], axis=1))[0]
@@ -776,8 +798,12 @@ class _Factor:
         R[j, j:n] = 0.0
         R[j, j] = 1.0
         self.hole[j] = True
-        T = R[j + 1:n, j + 1:n]
-        m = n - 1 - j
+        if v.any():
+            self._update(R[j + 1:n, j + 1:n], v)
+
+    def _update(self, T, v):
+        """Replace the upper triangular ``T`` in place by the factor of ``T^T T + v v^T``."""
+        m = T.shape[0]
         for k in np.nonzero(v)[0]:              # v stays zero at holes
             a, bb = T[k, k], v[k]
             if bb == 0.0:
@@ -805,6 +831,108 @@ class _Factor:
         self.hole[:n] = False
         self.n = m
         return idx
+
+
+class _ActiveSet:
+    """The active constraints of a Lawson-Hanson solver with constraint generation.
+
+    Slot ``j`` holds a constraint ``a_j = D[j] e_{mu[j]}^T`` (``idx[j]``: which
+    competitor(s) ``D[j]`` was formed from: one candidate for a pair, ``K`` for a
+    listwise vertex) and its weight ``lam[j]``; ``fac`` factors
+    ``Q = K_F + 1 1^T`` over the slots (holes where a constraint was dropped).
+    The pair solver of this module and the listwise solver of
+    :mod:`validation.linear_memory.exact_listwise` share it.
+    """
+
+    def __init__(self, fac, E, idx_shape=()):
+        cap = fac.cap
+        self.fac, self.E = fac, E
+        self.mu = np.zeros(cap, np.intp)
+        self.idx = np.zeros((cap, *idx_shape), np.intp)
+        self.D = np.zeros((cap, E.shape[1]))
+        self.lam = np.zeros(0)
+
+    def kern(self, mu1, D1, mu2, D2):
+        """Entries of ``Q``: ``<a_i, a_j> + 1`` for the slots ``(mu1, D1)`` x ``(mu2, D2)``."""
+        E = self.E
+        return (D1 @ D2.T) * (E[mu1] @ E[mu2].T) + 1.0
+
+    def qmul(self, v, act):
+        """``Q v`` over the active slots, identity at holes, without the kernel matrix:
+        the margins of ``sum_j v_j a_j`` on the slots, plus ``sum v``."""
+        m, E = self.fac.n, self.E
+        v = np.where(act, v, 0.0)
+        Gv = np.zeros(E.shape)
+        np.add.at(Gv, self.mu[:m], v[:, None] * self.D[:m])
+        Hv = E @ (Gv.T @ E).T
+        out = np.einsum("kj,kj->k", self.D[:m], Hv[self.mu[:m]]) + v.sum()
+        out[~act] = 0.0
+        return out
+
+    def add(self, rows, cols, Dn, act):
+        """Append the constraints ``(rows, cols, Dn)`` that are numerically independent
+        of the active ones (holes stay decoupled); returns the kept indices into the batch."""
+        fac = self.fac
+        n = fac.n
+        if n:
+            Kon = self.kern(self.mu[:n], self.D[:n], rows, Dn)
+            Kon[~act] = 0.0
+        else:
+            Kon = np.zeros((0, len(rows)))
+        kept = fac.append(Kon, self.kern(rows, Dn, rows, Dn), 1e-11)
+        if kept:
+            k = len(kept)
+            self.mu[n:n + k], self.idx[n:n + k], self.D[n:n + k] = rows[kept], cols[kept], Dn[kept]
+            self.lam = np.concatenate([self.lam, np.zeros(k)])
+        return kept
+
+    def solve(self, act, precise):
+        """The Lawson-Hanson inner loop: solve ``Q z = 1`` on the active slots and step
+        back towards the last feasible weights until ``z > 0`` on all of them, dropping
+        the slots whose weight reaches zero.  ``act`` (the active mask) is updated in
+        place; ``precise`` adds one step of iterative refinement with the residual formed
+        from the data.  Returns the dropped slots in the order they were dropped."""
+        fac, lam = self.fac, self.lam
+        dropped = []
+        while True:
+            rhs = act.astype(np.float64)
+            z = fac.solve(rhs)
+            if precise:
+                z += fac.solve(rhs - self.qmul(z, act))
+            z[~act] = 0.0
+            neg = act & (z <= 0)
+            if not neg.any():
+                lam = z
+                break
+            alpha = float(np.min(lam[neg] / (lam[neg] - z[neg])))
+            lam = lam + alpha * (z - lam)
+            drop = np.nonzero(neg & (lam <= 1e-14 * max(float(lam.max()), 1e-300)))[0]
+            if drop.size == 0:
+                cand = np.nonzero(neg)[0]
+                drop = cand[[int(np.argmin(lam[cand]))]]
+            for j in drop.tolist():
+                fac.delete(j)
+                lam[j] = 0.0
+                act[j] = False
+                dropped.append(j)
+            if not act.any():
+                break
+        self.lam = lam
+        return dropped
+
+    def compact(self):
+        """Remove the holes from the factor and the slots."""
+        keep = self.fac.compact()
+        m = keep.size
+        self.mu[:m], self.idx[:m], self.D[:m] = self.mu[keep], self.idx[keep], self.D[keep]
+        self.lam = self.lam[keep]
+
+    def memory(self):
+        """The primal iterate ``(x, s)``: ``x = sum_j lam_j a_j``, ``s = sum_j lam_j - 1``."""
+        n, E = self.fac.n, self.E
+        G = np.zeros(E.shape)
+        np.add.at(G, self.mu[:n], self.lam[:, None] * self.D[:n])
+        return G.T @ E, float(self.lam.sum()) - 1.0
 
 
 def _zero_pair_result(facts, src, verify, tol):
@@ -866,6 +994,12 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
         For ``p < 2``, ``d < 1``, arrays of the wrong shape or non-finite
         entries (the message names the part of ``facts``), and bad
         ``tol``, ``batch``, ``max_iter`` or ``method``.
+
+    See Also
+    --------
+    validation.linear_memory.exact.verify_feasible : Independent check of a memory that recalls every fact.
+    validation.linear_memory.exact.verify_infeasible : Independent check of a Gordan certificate.
+    validation.linear_memory.exact_listwise.listwise_feasibility : Same decision for top-1 at a margin and for TAM.
 
     Notes
     -----
@@ -1157,10 +1291,7 @@ def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None, 
     hole_limit = max(32, (d * d + 1) // 10)
     cap = d * d + 1 + hole_limit
     fac = _Factor(cap)
-    Fmu = np.zeros(cap, np.intp)
-    Frho = np.zeros(cap, np.intp)
-    D = np.zeros((cap, d))
-    lam = np.zeros(0)
+    A = _ActiveSet(fac, E)                              # A.idx: the competitor rho of a pair
     inF = np.zeros((p, p), bool)
     n_rem = 0
     depth = 0
@@ -1170,22 +1301,6 @@ def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None, 
     s = -1.0
     res = None
     it = 0
-
-    def kern(mu1, D1, mu2, D2):
-        return (D1 @ D2.T) * (E[mu1] @ E[mu2].T) + 1.0
-
-    def qmul(v, act):
-        # (K_F + 1 1^T) v over the active slots, identity at holes, without the kernel matrix:
-        # the margins of sum_k v_k a_k on the pairs F, plus sum v
-        m = fac.n
-        v = np.where(act, v, 0.0)
-        Gv = np.zeros((p, d))
-        np.add.at(Gv, Fmu[:m], v[:, None] * D[:m])
-        Hv = E @ (Gv.T @ E).T
-        out = np.einsum("kj,kj->k", D[:m], Hv[Fmu[:m]]) + v.sum()
-        out[~act] = 0.0
-        return out
-
     for it in range(1, max_iter + 1):
         M = sc.margins(x, max(0.0, -s))
         n = fac.n
@@ -1201,12 +1316,12 @@ def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None, 
             else:
                 precise = True
         if n_act:
-            norms = np.linalg.norm(D[:n], axis=1) * np.linalg.norm(E[Fmu[:n]], axis=1)
-            eps = float(np.linalg.norm(x)) / float(lam[act] @ norms[act])
+            norms = np.linalg.norm(A.D[:n], axis=1) * np.linalg.norm(E[A.mu[:n]], axis=1)
+            eps = float(np.linalg.norm(x)) / float(A.lam[act] @ norms[act])
             if eps <= tol:
-                sel = np.nonzero(act & (lam > 0))[0]
-                cand = ExactResult(False, eps, pairs=np.stack([Fmu[sel], Frho[sel]], 1),
-                                   lam=src.raw_weights(Fmu[sel], lam[sel]), optimal=True, gamma=0.0)
+                sel = np.nonzero(act & (A.lam > 0))[0]
+                cand = ExactResult(False, eps, pairs=np.stack([A.mu[sel], A.idx[sel]], 1),
+                                   lam=src.raw_weights(A.mu[sel], A.lam[sel]), optimal=True, gamma=0.0)
                 if _verified(cand, facts, verify, tol) and cand.margin <= tol:
                     res = cand
                     break
@@ -1225,9 +1340,7 @@ def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None, 
                 res.optimal = True
             break                                       # optimal (certificates checked above)
         if n + min(batch, p) > cap:                     # make room: drop the holes
-            idx = fac.compact()
-            Fmu[:idx.size], Frho[:idx.size], D[:idx.size] = Fmu[idx], Frho[idx], D[idx]
-            lam = lam[idx]
+            A.compact()
             n = fac.n
             act = np.ones(n, bool)
         nb = 1 if single else min(batch, bad.size, cap - n, d * d + 1 - n_act)
@@ -1245,62 +1358,25 @@ def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None, 
         else:
             rows = bad[np.argsort(rowmin[bad])[:nb]]
             cols = np.argmin(y[rows], axis=1)
-        Dn = sc.deltas(rows, cols)
-        if n:
-            Kon = kern(Fmu[:n], D[:n], rows, Dn)
-            Kon[~act] = 0.0                             # holes stay decoupled
-        else:
-            Kon = np.zeros((0, len(rows)))
-        kept = fac.append(Kon, kern(rows, Dn, rows, Dn), 1e-11)
+        kept = A.add(rows, cols, sc.deltas(rows, cols), act)
         if not kept:
             if single:
                 break                                   # numerically dependent: stop
             single = True
             continue
-        k = len(kept)
-        Fmu[n:n + k], Frho[n:n + k] = rows[kept], cols[kept]
-        D[n:n + k] = Dn[kept]
         inF[rows[kept], cols[kept]] = True
-        lam = np.concatenate([lam, np.zeros(k)])
         act = ~fac.hole[:fac.n]
         # --- Lawson-Hanson inner loop ---------------------------------------------------
-        while True:
-            rhs = act.astype(np.float64)
-            z = fac.solve(rhs)
-            if precise:
-                # one step of iterative refinement with the residual formed from the data
-                z += fac.solve(rhs - qmul(z, act))
-            z[~act] = 0.0
-            neg = act & (z <= 0)
-            if not neg.any():
-                lam = z
-                break
-            alpha = float(np.min(lam[neg] / (lam[neg] - z[neg])))
-            lam = lam + alpha * (z - lam)
-            drop = np.nonzero(neg & (lam <= 1e-14 * max(float(lam.max()), 1e-300)))[0]
-            if drop.size == 0:
-                cand = np.nonzero(neg)[0]
-                drop = cand[[int(np.argmin(lam[cand]))]]
-            for j in drop.tolist():
-                depth += fac.n - 1 - j
-                fac.delete(j)
-                inF[Fmu[j], Frho[j]] = False
-                lam[j] = 0.0
-                act[j] = False
-                n_rem += 1
-            if not act.any():
-                break
+        dropped = A.solve(act, precise)
+        for j in dropped:
+            depth += fac.n - 1 - j
+            inF[A.mu[j], A.idx[j]] = False
+        n_rem += len(dropped)
         # no pair of the batch survived: add one pair at a time (LH guarantees progress)
         single = not np.any(inF[rows[kept], cols[kept]])
         if int(fac.hole[:fac.n].sum()) > hole_limit:
-            idx = fac.compact()
-            Fmu[:idx.size], Frho[:idx.size], D[:idx.size] = Fmu[idx], Frho[idx], D[idx]
-            lam = lam[idx]
-        n = fac.n
-        G = np.zeros((p, d))
-        np.add.at(G, Fmu[:n], lam[:, None] * D[:n])
-        x = G.T @ E
-        s = float(lam.sum()) - 1.0
+            A.compact()
+        x, s = A.memory()
     n = int((~fac.hole[:fac.n]).sum())
     gamma = float(np.linalg.norm(x)) / (1.0 + s) if n else 0.0
     if optimal and res is not None and res.feasible and res.optimal and n:
@@ -1349,6 +1425,11 @@ def verify_feasible(facts, W, *, chunk=256):
         ``margin`` (smallest cosine margin ``<a_k, W> / (|a_k|_F |W|_F)``;
         0 for a pair with ``a_k = 0``), ``min_gap`` (smallest raw score gap)
         and ``bound`` (its rounding bound).
+
+    See Also
+    --------
+    validation.linear_memory.exact.verify_infeasible : Counterpart for certificates of infeasibility.
+    validation.linear_memory.exact.exact_feasibility : Solver whose memories this verifies.
 
     Notes
     -----
@@ -1445,6 +1526,11 @@ def verify_infeasible(facts, pairs, lam, *, tol=DEFAULT_TOL):
         ``support``, ``zero_pairs`` (pairs of positive weight with
         ``a_k = 0``; any such pair makes ``eps = 0``).
 
+    See Also
+    --------
+    validation.linear_memory.exact.verify_feasible : Counterpart for certificates of feasibility.
+    validation.linear_memory.exact.pair_deltas : Difference rows of the certified pairs.
+
     Notes
     -----
     For every ``W != 0``: ``sum_k lambda_k |a_k| |W| cos_k = <sum_k lambda_k
@@ -1512,6 +1598,11 @@ def exact_trial(params):
         ``removals``, ``certificate`` ("W"/"lambda"), ``verified`` (the
         certificate passed :func:`verify_feasible` / :func:`verify_infeasible`),
         ``method``, ``seconds``, ``cpu_seconds``.
+
+    See Also
+    --------
+    validation.linear_memory.exact.exact_params : One parameter record per load and seed.
+    validation.linear_memory.exact.certificate_summary : Counts of decided and verified instances over many trials.
     """
     from .data import trial_rngs
     from replica.load import p_from_load, load_of
@@ -1537,7 +1628,12 @@ def exact_trial(params):
 
 
 def exact_params(model, d, loads, seeds):
-    """Parameter records (one per load and seed) for :func:`exact_trial`."""
+    """Parameter records (one per load and seed) for :func:`exact_trial`.
+
+    See Also
+    --------
+    validation.linear_memory.exact.exact_trial : Decides one instance per record.
+    """
     return [{"model": model, "d": int(d), "alpha": float(a), "seed": int(s)}
             for a in loads for s in seeds]
 
@@ -1565,6 +1661,10 @@ def certificate_summary(results, *, tol=DEFAULT_TOL):
         ``verified_count``, ``unverified_count`` (records without a verdict),
         ``failed_count``, ``seconds_per_instance`` (mean wall),
         ``cpu_seconds_per_instance``.
+
+    See Also
+    --------
+    validation.linear_memory.exact.exact_trial : Produces the per-instance records being summarised.
 
     Examples
     --------

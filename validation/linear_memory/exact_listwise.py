@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import qr_insert
@@ -60,7 +60,8 @@ from hcizz.checks import check_int, check_real
 from hcizz.results import Result
 from validation.engine.trials import trial
 
-from .exact import DEFAULT_TOL, _Factor
+from .exact import DEFAULT_TOL, _ActiveSet, _Decision, _Factor
+from ._docparams import fill_doc
 
 __all__ = ["ListwiseResult", "listwise_feasibility", "listwise_margins", "verify_listwise_feasible",
            "verify_listwise_infeasible", "score_unit", "listwise_exact_trial", "CRITERIA",
@@ -72,7 +73,7 @@ CRITERIA = ("top1", "tam")
 
 
 @dataclass
-class ListwiseResult(Result):
+class ListwiseResult(_Decision):
     """Outcome of :func:`listwise_feasibility`.
 
     Parameters
@@ -86,17 +87,8 @@ class ListwiseResult(Result):
     margin : float
         Feasible: the certified margin ``min_mu g_mu(W) / s(W)`` of ``W``;
         infeasible: the certified upper bound on the margin of every ``W``.
-    gamma_low, gamma_high : float
-        Certified bracket of the best margin ``gamma*`` at the last iterate
-        (``gamma_low`` may be negative or nan before the first iterate).
-    k : float
-        Tail size (1 for top-1).
     W : ndarray (d, d) or None
         Feasibility certificate (for the facts as given).
-    cert : dict or None
-        Infeasibility certificate: ``mu`` (m,), ``idx`` (m, ceil(k))
-        competitor indices of each vertex, largest first (the last one at the
-        fractional weight), ``lam`` (m,) weights.
     optimal : bool
         The minimum-norm problem was solved to optimality (``gamma_low`` and
         ``gamma_high`` then agree to rounding).
@@ -108,59 +100,40 @@ class ListwiseResult(Result):
         The returned certificate passed its verifier (None: undecided).
     info : dict
         Verifier report under ``"verification"``.
+    gamma_low, gamma_high : float
+        Certified bracket of the best margin ``gamma*`` at the last iterate
+        (``gamma_low`` may be negative or nan before the first iterate).
+    k : float
+        Tail size (1 for top-1).
+    cert : dict or None
+        Infeasibility certificate: ``mu`` (m,), ``idx`` (m, ceil(k))
+        competitor indices of each vertex, largest first (the last one at the
+        fractional weight), ``lam`` (m,) weights.
+
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.listwise_feasibility : Solver whose decision, bracket and certificate this records.
 
     References
     ----------
     docs/listwise.md#exact-decisions
     """
 
-    feasible: bool | None
-    margin: float
     gamma_low: float = math.nan
     gamma_high: float = math.nan
     k: float = 1.0
-    W: np.ndarray | None = None
     cert: dict | None = None
-    optimal: bool = False
-    active: int = 0
-    iterations: int = 0
-    removals: int = 0
-    seconds: float = 0.0
-    verified: bool | None = None
-    info: dict = field(default_factory=dict)
 
-    def summary(self):
-        """Return the certificate summary.
-
-        Returns
-        -------
-        dict
-            JSON values: decision, certified margin or bound, bracket, solver counts.
-        """
-        return {"feasible": self.feasible, "margin": float(self.margin),
-                "certificate": ("W" if self.feasible else "lambda" if self.feasible is False else None),
-                "gamma_low": float(self.gamma_low), "gamma_high": float(self.gamma_high),
-                "k": float(self.k), "optimal": bool(self.optimal), "active": int(self.active),
-                "iterations": int(self.iterations), "removals": int(self.removals),
-                "seconds": float(self.seconds), "verified": self.verified}
-
+    def _summary_extra(self):
+        return {"gamma_low": float(self.gamma_low), "gamma_high": float(self.gamma_high), "k": float(self.k)}
 
 class _ListFactor(_Factor):
     """The Cholesky factor of :mod:`validation.linear_memory.exact`, with deletions by one
     LAPACK row insertion into the QR factor of the trailing block (``T^T T + v v^T`` is
     the ``R`` of ``[v^T; T]``) instead of a Python loop of Givens rotations."""
 
-    def delete(self, j):
-        n, R = self.n, self.buf
-        v = R[j, j + 1:n].copy()
-        R[:j, j] = 0.0
-        R[j, j:n] = 0.0
-        R[j, j] = 1.0
-        self.hole[j] = True
-        m = n - 1 - j
-        if m == 0 or not v.any():
-            return
-        T = R[j + 1:n, j + 1:n]
+    def _update(self, T, v):
+        m = T.shape[0]
         _, R1 = qr_insert(np.eye(m), np.ascontiguousarray(T), v, 0, which="row", check_finite=False)
         R1 = R1[:m]
         sg = np.where(np.diag(R1) < 0, -1.0, 1.0)
@@ -186,19 +159,23 @@ def _arrays(facts):
     return kind, E, U, C
 
 
+@fill_doc
 def score_unit(facts):
     """Return ``sigma_e sigma_u``: the competitor-score scale per unit ``|W|_F``.
 
     Parameters
     ----------
-    facts : Facts
-        OP or DP fact set.
+    %(facts)s
 
     Returns
     -------
     float
         Root mean square entry of the inputs times that of all candidates
         (1 in expectation for standard normal data).
+
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.listwise_margins : Margins of every fact, in this unit.
 
     References
     ----------
@@ -259,13 +236,13 @@ def _weights(k):
     return w
 
 
+@fill_doc
 def listwise_margins(facts, W, *, criterion="tam", tau=None):
     """Return the margins ``g_mu(W) = z_{mu mu} - T_k(z_mu)`` of every fact, in score units.
 
     Parameters
     ----------
-    facts : Facts
-        OP or DP fact set.
+    %(facts)s
     W : array_like (d, d)
         Memory.
     criterion : {"top1", "tam"}
@@ -278,6 +255,11 @@ def listwise_margins(facts, W, *, criterion="tam", tau=None):
     ndarray (p,)
         ``g_mu(W) / s(W)`` (:func:`score_unit`); a fact meets the criterion at
         margin ``gamma`` when its entry is ``>= gamma``.
+
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.score_unit : Competitor-score scale in which margins are measured.
+    validation.linear_memory.exact_listwise.verify_listwise_feasible : Certificate check built on these margins.
 
     References
     ----------
@@ -302,13 +284,13 @@ def listwise_margins(facts, W, *, criterion="tam", tau=None):
     return g / (score_unit(facts) * nw) if nw > 0 else g * math.nan
 
 
+@fill_doc
 def verify_listwise_feasible(facts, W, *, criterion="tam", tau=None, margin=0.0):
     """Check a feasibility certificate directly on the facts as given.
 
     Parameters
     ----------
-    facts : Facts
-        OP or DP fact set.
+    %(facts)s
     W : array_like (d, d)
         Candidate memory.
     criterion : {"top1", "tam"}
@@ -325,6 +307,11 @@ def verify_listwise_feasible(facts, W, *, criterion="tam", tau=None, margin=0.0)
         float64) and ``ok`` (``margin >= gamma``, strictly ``> 0`` at
         ``gamma = 0``).
 
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.listwise_margins : Per-fact margins that are checked.
+    validation.linear_memory.exact_listwise.verify_listwise_infeasible : Counterpart for certificates of infeasibility.
+
     References
     ----------
     docs/listwise.md#exact-decisions
@@ -336,13 +323,13 @@ def verify_listwise_feasible(facts, W, *, criterion="tam", tau=None, margin=0.0)
     return {"ok": bool(ok), "margin": m}
 
 
+@fill_doc
 def verify_listwise_infeasible(facts, cert, *, criterion="tam", tau=None, margin=0.0, tol=DEFAULT_TOL):
     """Check an infeasibility certificate: an upper bound on the margin of every ``W``.
 
     Parameters
     ----------
-    facts : Facts
-        OP or DP fact set.
+    %(facts)s
     cert : dict
         ``mu`` (m,), ``idx`` (m, ceil(k)) distinct competitor indices
         (``!= mu``) of each vertex, ``lam`` (m,) weights ``>= 0``, not all 0.
@@ -363,6 +350,10 @@ def verify_listwise_infeasible(facts, cert, *, criterion="tam", tau=None, margin
         facts (``w`` the tail weights ``1/k, ..., 1/k, (k - ceil(k) + 1)/k``),
         and ``ok`` (valid certificate and ``bound < gamma``, or ``<= tol`` at
         ``gamma = 0``).
+
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.verify_listwise_feasible : Counterpart for certificates of feasibility.
 
     Notes
     -----
@@ -443,6 +434,12 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
         Bad ``facts``, ``criterion``, ``tau``, ``margin``, ``tol``, ``batch``
         or ``max_iter``.
 
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.verify_listwise_feasible : Independent check of a memory meeting the criterion.
+    validation.linear_memory.exact_listwise.verify_listwise_infeasible : Independent check of a bound on every memory's margin.
+    validation.linear_memory.exact.exact_feasibility : Top-1 recall at margin 0, with screened pair margins.
+
     Notes
     -----
     The data are scaled by ``1/sigma_e`` and ``1/sigma_u`` inside (the
@@ -489,17 +486,10 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
         V = U[idx] if kind == "op" else U[mu[:, None], idx]
         return C[mu] - np.einsum("k,mkd->md", wts, V)
 
-    def kern(mu1, D1, mu2, D2):
-        return (D1 @ D2.T) * (E[mu1] @ E[mu2].T) + 1.0
-
     hole_limit = max(32, (d * d + 1) // 10)
     cap = d * d + 1 + hole_limit
     fac = _ListFactor(cap)
-    K = len(wts)
-    Fmu = np.zeros(cap, np.intp)
-    Fidx = np.zeros((cap, K), np.intp)
-    D = np.zeros((cap, d))
-    lam = np.zeros(0)
+    A = _ActiveSet(fac, E, (len(wts),))                 # A.idx: the K tail candidates of a vertex
     keys = set()
     x = np.zeros((d, d))
     s = -1.0
@@ -508,16 +498,6 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
     n_rem = 0
     single = precise = False
     it = 0
-
-    def qmul(v, act):
-        m = fac.n
-        v = np.where(act, v, 0.0)
-        Gv = np.zeros((p, d))
-        np.add.at(Gv, Fmu[:m], v[:, None] * D[:m])
-        Hv = E @ (Gv.T @ E).T
-        out = np.einsum("kj,kj->k", D[:m], Hv[Fmu[:m]]) + v.sum()
-        out[~act] = 0.0
-        return out
 
     def decide(cand, feasible):
         if verify:
@@ -551,9 +531,9 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
                 else:
                     precise = True
             if res is None and (hi_b <= tol if margin == 0 else hi_b < margin):
-                sel = np.nonzero(act & (lam > 0))[0]
-                cand = ListwiseResult(False, hi_b, cert={"mu": Fmu[sel].copy(), "idx": Fidx[sel].copy(),
-                                                         "lam": lam[sel] / (se * su)})
+                sel = np.nonzero(act & (A.lam > 0))[0]
+                cand = ListwiseResult(False, hi_b, cert={"mu": A.mu[sel].copy(), "idx": A.idx[sel].copy(),
+                                                         "lam": A.lam[sel] / (se * su)})
                 if decide(cand, False):
                     res = cand
                     if not optimal:
@@ -575,9 +555,7 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
                 res = ListwiseResult(None, math.nan, optimal=True)
             break
         if n + min(batch, p) > cap:
-            idx = fac.compact()
-            Fmu[:idx.size], Fidx[:idx.size], D[:idx.size] = Fmu[idx], Fidx[idx], D[idx]
-            lam = lam[idx]
+            A.compact()
             n = fac.n
             act = np.ones(n, bool)
         nb = 1 if single else min(batch if n_act else p, bad.size, cap - n, d * d + 1 - n_act)
@@ -585,58 +563,22 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
             break
         rows = bad[np.argsort(y[bad], kind="stable")[:nb]]
         cols = vidx[rows]
-        Dn = deltas(rows, cols)
-        if n:
-            Kon = kern(Fmu[:n], D[:n], rows, Dn)
-            Kon[~act] = 0.0
-        else:
-            Kon = np.zeros((0, len(rows)))
-        kept = fac.append(Kon, kern(rows, Dn, rows, Dn), 1e-11)
+        kept = A.add(rows, cols, deltas(rows, cols), act)
         if not kept:
             if single:
                 break
             single = True
             continue
-        nk = len(kept)
-        Fmu[n:n + nk], Fidx[n:n + nk], D[n:n + nk] = rows[kept], cols[kept], Dn[kept]
         for j in kept:
             keys.add((int(rows[j]), *cols[j].tolist()))
-        lam = np.concatenate([lam, np.zeros(nk)])
         act = ~fac.hole[:fac.n]
-        while True:                                       # Lawson-Hanson inner loop
-            rhs = act.astype(np.float64)
-            z = fac.solve(rhs)
-            if precise:
-                z += fac.solve(rhs - qmul(z, act))
-            z[~act] = 0.0
-            neg = act & (z <= 0)
-            if not neg.any():
-                lam = z
-                break
-            alpha = float(np.min(lam[neg] / (lam[neg] - z[neg])))
-            lam = lam + alpha * (z - lam)
-            drop = np.nonzero(neg & (lam <= 1e-14 * max(float(lam.max()), 1e-300)))[0]
-            if drop.size == 0:
-                cnd = np.nonzero(neg)[0]
-                drop = cnd[[int(np.argmin(lam[cnd]))]]
-            for j in drop.tolist():
-                fac.delete(j)
-                keys.discard((int(Fmu[j]), *Fidx[j].tolist()))
-                lam[j] = 0.0
-                act[j] = False
-                n_rem += 1
-            if not act.any():
-                break
+        for j in A.solve(act, precise):                   # Lawson-Hanson inner loop
+            keys.discard((int(A.mu[j]), *A.idx[j].tolist()))
+            n_rem += 1
         single = not any((int(rows[j]), *cols[j].tolist()) in keys for j in kept)
         if int(fac.hole[:fac.n].sum()) > hole_limit:
-            idx = fac.compact()
-            Fmu[:idx.size], Fidx[:idx.size], D[:idx.size] = Fmu[idx], Fidx[idx], D[idx]
-            lam = lam[idx]
-        n = fac.n
-        G = np.zeros((p, d))
-        np.add.at(G, Fmu[:n], lam[:, None] * D[:n])
-        x = G.T @ E
-        s = float(lam.sum()) - 1.0
+            A.compact()
+        x, s = A.memory()
     if res is None:
         res = ListwiseResult(None, math.nan)
     res.k = k
@@ -645,6 +587,20 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
     res.iterations, res.removals = it, n_rem
     res.seconds = time.perf_counter() - t0
     return res
+
+
+def _trial_facts(params):
+    """``(d, p, facts)`` of a trial record (``model``, ``d``, ``n``, ``seed``): checked, then
+    drawn in float32 from the fact generator of :func:`validation.linear_memory.data.trial_rngs`."""
+    from .data import make_facts, trial_rngs
+
+    model = params["model"]
+    if model not in ("op", "dp"):
+        raise ValueError(f"model must be 'op' or 'dp', got {model!r}")
+    d = check_int("d", params["d"], low=1)
+    p = check_int("n", params["n"], low=2)
+    rf, _ = trial_rngs(params["seed"], d, p)
+    return d, p, make_facts(model, p, d, rng=rf, dtype=np.float32)
 
 
 @trial("linear_memory.listwise_exact")
@@ -670,20 +626,17 @@ def listwise_exact_trial(params):
         undecided) and the :meth:`ListwiseResult.summary` fields, with
         ``cpu_seconds``.
 
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.listwise_params : One record per number of facts and seed.
+    validation.linear_memory.exact_listwise.listwise_feasibility : Exact decision made by each trial.
+
     References
     ----------
     docs/listwise.md#exact-decisions
     """
-    from .data import make_facts, trial_rngs
-
-    model = params["model"]
-    if model not in ("op", "dp"):
-        raise ValueError(f"model must be 'op' or 'dp', got {model!r}")
-    d = check_int("d", params["d"], low=1)
-    p = check_int("n", params["n"], low=2)
-    rf, _ = trial_rngs(params["seed"], d, p)
     c0 = time.process_time()
-    facts = make_facts(model, p, d, rng=rf, dtype=np.float32)
+    d, p, facts = _trial_facts(params)
     inputs = params.get("inputs", "gaussian")
     if inputs == "sphere":
         from .data import Facts
@@ -692,7 +645,7 @@ def listwise_exact_trial(params):
             X = np.asarray(X, np.float64)
             return X * (math.sqrt(d) / np.linalg.norm(X, axis=-1, keepdims=True))
 
-        facts = Facts(model, unit(facts.E), unit(facts.U))
+        facts = Facts(facts.kind, unit(facts.E), unit(facts.U))
     elif inputs != "gaussian":
         raise ValueError(f"inputs must be 'gaussian' or 'sphere', got {inputs!r}")
     r = listwise_feasibility(facts, criterion=params["criterion"], tau=params.get("tau"),
@@ -719,6 +672,10 @@ def listwise_load(criterion, n, d):
     -------
     float or ndarray
         The load.
+
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.listwise_prediction : Replica prediction, on this load scale.
 
     References
     ----------
@@ -763,6 +720,11 @@ def listwise_prediction(criterion, d, *, tau=None, margin=0.0, samples=20_000, r
         of ``alpha_c`` at the fixed point), ``p`` (facts there), ``limit``
         (large-``p`` value: ``1/Gamma(kappa_tau + gamma)`` for TAM, 1/2 for
         top-1), ``name``.
+
+    See Also
+    --------
+    replica.tam_capacity : Capacity under the tail-average margin.
+    replica.alpha_c_finite : Finite-``p`` capacity under top-1 recall.
 
     References
     ----------
@@ -832,6 +794,10 @@ def listwise_params(model, d, ns, seeds, *, criterion, tau=None, margin=0.0, inp
     list of dict
         The records.
 
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.listwise_exact_trial : Decides one instance per record.
+
     References
     ----------
     docs/listwise.md#exact-decisions
@@ -842,22 +808,17 @@ def listwise_params(model, d, ns, seeds, *, criterion, tau=None, margin=0.0, inp
             for n in ns for s in seeds]
 
 
+@fill_doc
 @dataclass(frozen=True, kw_only=True)
 class ListwiseCapacity(Result):
     """Result of :func:`measure_listwise_capacity`: an exact threshold next to its prediction.
 
     Parameters
     ----------
-    model : str
-        ``"op"`` or ``"dp"``.
+    %(fact_model)s
     d : int
         Dimension.
-    criterion : str
-        ``"top1"`` or ``"tam"``.
-    tau : float or None
-        Tail fraction.
-    margin : float
-        Margin.
+    %(case)s
     threshold, ci_low, ci_high, width : float
         Logistic fit of the decisions against the load (:func:`listwise_load`).
     counts : list
@@ -868,6 +829,10 @@ class ListwiseCapacity(Result):
         Instances, undecided ones, decided ones whose certificate did not verify.
     cpu_seconds : float
         Summed CPU time of the decisions.
+
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.measure_listwise_capacity : Sweep and fit that build this record.
 
     References
     ----------
@@ -947,6 +912,11 @@ def measure_listwise_capacity(model, d, *, criterion="tam", tau=None, margin=0.0
     ValueError
         Any argument out of range (checked before any decision).
 
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.listwise_exact_trial : A single exact decision of the sweep.
+    validation.linear_memory.exact_listwise.listwise_prediction : Replica prediction reported beside the threshold.
+
     References
     ----------
     docs/listwise.md#exact-decisions
@@ -1017,20 +987,18 @@ def hebbian_listwise_trial(params):
         :data:`HEBBIAN_TAUS`: ``[all facts pass, fraction of facts passing]``
         at margin 0 (strict), for ``W_H = sum_mu c_mu e_mu^T``.
 
+    See Also
+    --------
+    validation.linear_memory.models.hebbian_W : Closed-form memory whose recall is scored.
+    validation.linear_memory.exact_listwise.listwise_exact_trial : Exact decision on the same facts.
+
     References
     ----------
     docs/listwise.md#the-hebbian-memory; docs/theory_full_rank.md#hebbian-rule
     """
-    from .data import make_facts, trial_rngs
     from .models import hebbian_W
 
-    model = params["model"]
-    if model not in ("op", "dp"):
-        raise ValueError(f"model must be 'op' or 'dp', got {model!r}")
-    d = check_int("d", params["d"], low=1)
-    p = check_int("n", params["n"], low=2)
-    rf, _ = trial_rngs(params["seed"], d, p)
-    facts = make_facts(model, p, d, rng=rf, dtype=np.float32)
+    _, p, facts = _trial_facts(params)
     W = np.asarray(hebbian_W(facts), np.float64)
     kind, E, U, C = _arrays(facts)
     Z = _scores(kind, E, U, C, W)

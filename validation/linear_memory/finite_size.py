@@ -55,6 +55,10 @@ class ThresholdPoint(Result):
         ``threshold / theory - 1`` and its standard error (both errors by the
         delta method).
 
+    See Also
+    --------
+    validation.linear_memory.finite_size.threshold_points : Builds these points from exact thresholds.
+
     References
     ----------
     docs/linear_memory.md#finite-size-law-op-against-dp
@@ -88,6 +92,10 @@ class ModelComparison(Result):
         ``difference / stderr``.
     verdict : str
         ``"agrees"`` if the interval contains 0, else ``"differs by X (z sigma)"``.
+
+    See Also
+    --------
+    validation.linear_memory.finite_size.compare_models : Builds one such comparison per dimension.
 
     References
     ----------
@@ -131,6 +139,10 @@ class ExcessFit(Result):
     points : int
         Number of thresholds fitted.
 
+    See Also
+    --------
+    validation.linear_memory.finite_size.excess_fits : Weighted least squares that yields this fit.
+
     References
     ----------
     docs/linear_memory.md#finite-size-law-op-against-dp
@@ -167,6 +179,11 @@ def threshold_points(rows):
     -------
     list of ThresholdPoint
         Sorted by ``d``.
+
+    See Also
+    --------
+    validation.linear_memory.finite_size.compare_models : OP and DP thresholds, dimension by dimension.
+    validation.linear_memory.finite_size.excess_fits : Relative excess regressed on ``x(d)``.
 
     References
     ----------
@@ -208,6 +225,10 @@ def compare_models(op_rows, dp_rows):
     -------
     list of ModelComparison
         One per common ``d``, sorted.
+
+    See Also
+    --------
+    validation.linear_memory.finite_size.threshold_points : Gaussian estimates being compared.
 
     Notes
     -----
@@ -263,6 +284,10 @@ def excess_fits(rows, forms=tuple(FORMS)):
     ------
     ValueError
         If a form is unknown, or fewer than two thresholds are finite.
+
+    See Also
+    --------
+    validation.linear_memory.finite_size.threshold_points : Gaussian estimates being fitted.
 
     Notes
     -----

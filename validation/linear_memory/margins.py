@@ -47,6 +47,11 @@ def observables(correct, competitors, n_top=N_TOP):
         largest competitors, shape (p, n_top)); the same keys as
         :func:`predicted`, so the two are compared key by key.
 
+    See Also
+    --------
+    validation.linear_memory.margins.predicted : Prediction from the minimiser of ``V_p``, at capacity.
+    validation.linear_memory.margins.typical_predicted : Prediction for a typical memory below capacity.
+
     References
     ----------
     docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
@@ -75,6 +80,10 @@ def margin_trial(params):
         ``p``, ``load``, ``success``, ``steps``; on success also ``correct`` and
         ``margin`` (lists, 5 significant digits) and ``gap_profile`` (mean of
         correct minus the ``j``-th largest competitor, ``j = 1..10``).
+
+    See Also
+    --------
+    validation.linear_memory.margins.observables : Score observables recorded per trained memory.
 
     References
     ----------
@@ -120,6 +129,11 @@ def predicted(p, *, samples=4000, rng=0):
         :func:`observables`) and ``k_active`` (number of competitors tied with
         the correct score).
 
+    See Also
+    --------
+    validation.linear_memory.margins.typical_predicted : Same observables for a typical memory below capacity.
+    validation.linear_memory.margins.observables : Measured counterpart, compared key by key.
+
     Notes
     -----
     At the capacity the correct score of a fact is the mean of its
@@ -161,6 +175,10 @@ def typical_predicted(p, load, *, samples=1000, rng=0, saddle_samples=200):
         ``row_max``, ``margin``, ``gaps`` as :func:`observables`; ``None`` when
         the load is at or beyond the RS capacity (``q* = 1``: the limit is
         :func:`predicted`).
+
+    See Also
+    --------
+    validation.linear_memory.margins.predicted : Same observables at capacity, from the minimiser of ``V_p``.
 
     Notes
     -----

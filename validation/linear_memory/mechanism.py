@@ -24,6 +24,7 @@ from scipy import stats
 
 from hcizz.results import Result
 from .models import scores
+from ._docparams import fill_doc
 
 __all__ = ["normalized_scores", "score_summary", "singular_values", "spectrum_vs_quarter_circle",
            "init_spectrum_vs_mp_product", "hcizz_law", "ScoreSummary", "SpectrumComparison",
@@ -46,6 +47,10 @@ def hcizz_law(name, *args):
     object
         ``hcizz.<name>(*args)`` (a frozen law), or the callable itself without ``args``.
 
+    See Also
+    --------
+    validation.linear_memory.mechanism.spectrum_vs_quarter_circle : Comparison of a spectrum with such a law.
+
     References
     ----------
     docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
@@ -61,15 +66,13 @@ def hcizz_law(name, *args):
     return f(*args) if args else f
 
 
+@fill_doc
 def normalized_scores(W, facts):
     """Divide correct and competitor scores by the competitor standard deviation.
 
     Parameters
     ----------
-    W : ndarray, shape (d, d)
-        The memory.
-    facts : Facts
-        OP or DP fact set (:mod:`validation.linear_memory.data`).
+    %(W)s %(facts)s
 
     Returns
     -------
@@ -77,6 +80,11 @@ def normalized_scores(W, facts):
         ``z_{mu mu} / sigma_mu``.
     competitors : ndarray, shape (p, p - 1)
         ``z_{mu rho} / sigma_mu`` for ``rho != mu``.
+
+    See Also
+    --------
+    validation.linear_memory.mechanism.score_summary : Moments and tails of these normalised scores.
+    validation.linear_memory.models.scores : Raw scores before normalisation.
 
     Notes
     -----
@@ -126,6 +134,10 @@ class ScoreSummary(Result):
     recall : float
         Fraction of rows whose correct score beats all competitors.
 
+    See Also
+    --------
+    validation.linear_memory.mechanism.score_summary : Computes these statistics from normalised scores.
+
     References
     ----------
     docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
@@ -160,6 +172,10 @@ def score_summary(correct, competitors):
     ScoreSummary
         Means, variances, extremes, the level ``sqrt(2 ln p)`` and the recall
         (read as ``res.recall`` or ``res["recall"]``).
+
+    See Also
+    --------
+    validation.linear_memory.mechanism.normalized_scores : Normalised correct and competitor scores of one memory.
 
     Notes
     -----
@@ -203,6 +219,10 @@ def singular_values(W):
     ndarray, shape (d,)
         Singular values of ``W / sqrt(d)`` (float64), largest first.
 
+    See Also
+    --------
+    validation.linear_memory.mechanism.spectrum_vs_quarter_circle : KS distance of these values to the quarter circle.
+
     References
     ----------
     docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
@@ -237,6 +257,10 @@ class SpectrumComparison(Result):
     law : str
         ``"quarter_circle"`` or ``"truncated_quarter_circle(kappa)"``.
 
+    See Also
+    --------
+    validation.linear_memory.mechanism.spectrum_vs_quarter_circle : Computes this comparison from a memory.
+
     References
     ----------
     docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
@@ -249,13 +273,13 @@ class SpectrumComparison(Result):
     law: str
 
 
+@fill_doc
 def spectrum_vs_quarter_circle(W, kappa=1.0, *, rank=None):
     """Compare the nonzero singular values of ``W`` with the (truncated) quarter circle.
 
     Parameters
     ----------
-    W : ndarray, shape (d, d)
-        The memory.
+    %(W)s
     kappa : float
         Rank fraction; 1 compares all singular values with the quarter circle,
         ``kappa < 1`` the top ``rank`` with ``hcizz.truncated_quarter_circle(kappa)``.
@@ -268,6 +292,11 @@ def spectrum_vs_quarter_circle(W, kappa=1.0, *, rank=None):
         ``scale`` (the one fitted parameter: second-moment match
         ``c^2 mean(s^2) = E_law[s^2]``), ``ks`` (KS statistic of ``c s``
         against the law), ``n``, ``sv`` (scaled singular values), ``law``.
+
+    See Also
+    --------
+    validation.linear_memory.mechanism.singular_values : Sorted singular values of ``W / sqrt(d)``.
+    hcizz.quarter_circle : Limiting singular-value law at full rank.
 
     Notes
     -----
@@ -309,6 +338,10 @@ class InitSpectrum(Result):
     law_mean : float
         Mean of the law (``1 / kappa``).
 
+    See Also
+    --------
+    validation.linear_memory.mechanism.init_spectrum_vs_mp_product : Computes this comparison from one initial draw.
+
     References
     ----------
     docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
@@ -340,6 +373,11 @@ def init_spectrum_vs_mp_product(W0, kappa, *, rank=None):
     InitSpectrum
         ``ks``, ``n``, ``sq`` (the top ``round(kappa d)`` squared singular
         values of ``W0``), ``mean`` and ``law_mean``.
+
+    See Also
+    --------
+    validation.linear_memory.mechanism.sample_init_spectra : Many initial draws pooled against the law.
+    hcizz.mp_product : Law of the squared singular values of ``Q R^T``.
 
     Notes
     -----
@@ -391,6 +429,10 @@ class InitSpectrumSample(Result):
     seconds : float
         Wall time of the sampling.
 
+    See Also
+    --------
+    validation.linear_memory.mechanism.sample_init_spectra : Pools many initial draws into this record.
+
     References
     ----------
     docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
@@ -428,6 +470,10 @@ def sample_init_spectra(d, reps, *, rng=None):
     -------
     list of InitSpectrumSample
         One per ``kappa``.
+
+    See Also
+    --------
+    validation.linear_memory.mechanism.init_spectrum_vs_mp_product : Comparison for one initial draw only.
 
     Notes
     -----

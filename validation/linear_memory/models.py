@@ -24,26 +24,30 @@ import numpy as np
 from hcizz.checks import check_int, check_real, check_rng
 from replica.hebbian import hebbian_matrix
 from validation.losses import xent_overwrite
+from ._docparams import fill_doc
 
 __all__ = ["scores", "xent_and_grad", "xent_overwrite", "hebbian_W", "lowrank_m", "init_lowrank",
            "lowrank_W", "lowrank_grads", "correct_candidates"]
 
 
+@fill_doc
 def scores(W, facts):
     """Compute the score matrix ``Z[mu, rho] = u_rho^T W e_mu`` (shape (p, p)).
 
     Parameters
     ----------
-    W : ndarray, shape (d, d)
-        The memory.
-    facts : Facts
-        OP or DP fact set (:mod:`validation.linear_memory.data`).
+    %(W)s %(facts)s
 
     Returns
     -------
     ndarray, shape (p, p)
         Row ``mu`` holds the scores of the candidates of input ``mu``; the
         correct one is the diagonal entry.
+
+    See Also
+    --------
+    validation.linear_memory.models.correct_candidates : The correct candidate of every input, whose scores are the diagonal.
+    validation.linear_memory.mechanism.normalized_scores : Scores divided by the spread of the competitors.
 
     References
     ----------
@@ -60,18 +64,22 @@ def scores(W, facts):
     return facts.score_rows(facts.E @ W.T)              # rows W e_mu against the candidates
 
 
+@fill_doc
 def correct_candidates(facts):
     """Return the correct candidate of each input, as rows (p, d).
 
     Parameters
     ----------
-    facts : Facts
-        OP or DP fact set.
+    %(facts)s
 
     Returns
     -------
     ndarray, shape (p, d)
         ``U`` itself (OP) or the diagonal ``U[mu, mu]`` (DP).
+
+    See Also
+    --------
+    validation.linear_memory.models.scores : All scores; the correct ones sit on the diagonal.
 
     References
     ----------
@@ -80,15 +88,13 @@ def correct_candidates(facts):
     return facts.correct()
 
 
+@fill_doc
 def xent_and_grad(W, facts, *, scale=1.0):
     """Compute the cross-entropy of ``scale * Z`` and its gradient with respect to ``W``.
 
     Parameters
     ----------
-    W : ndarray, shape (d, d)
-        The memory.
-    facts : Facts
-        OP or DP fact set.
+    %(W)s %(facts)s
     scale : float
         Inverse temperature of the logits.
 
@@ -100,6 +106,11 @@ def xent_and_grad(W, facts, *, scale=1.0):
         Gradient, same dtype as the product of ``W`` and the facts.
     correct : ndarray of bool, shape (p,)
         Strict-argmax recall of each fact.
+
+    See Also
+    --------
+    validation.linear_memory.models.scores : The logits before the inverse temperature.
+    validation.linear_memory.train.train : Full-batch Adam on this cross-entropy.
 
     Notes
     -----
@@ -151,6 +162,11 @@ def hebbian_W(facts):
     ndarray, shape (d, d)
         ``replica.hebbian_matrix(facts.E, correct_candidates(facts))``.
 
+    See Also
+    --------
+    validation.linear_memory.models.scores : Score any memory, this one included.
+    validation.linear_memory.exact_listwise.hebbian_listwise_trial : Top-1 and TAM recall of the Hebbian memory.
+
     References
     ----------
     arXiv:2605.10795; docs/theory_full_rank.md#hebbian-rule
@@ -184,6 +200,10 @@ def lowrank_m(d, kappa):
     int
         ``m``; the actual rank ratio is ``m / d``.
 
+    See Also
+    --------
+    validation.linear_memory.models.init_lowrank : Gaussian factors with ``m`` columns.
+
     References
     ----------
     docs/rank_constrained.md#the-model
@@ -198,6 +218,7 @@ def lowrank_m(d, kappa):
     return max(1, int(round(kappa * d)))
 
 
+@fill_doc
 def init_lowrank(d, kappa, *, rng=None, dtype=np.float32):
     """Draw ``Q, R`` of shape (d, m) with i.i.d. N(0, 1) entries (m = kappa d).
 
@@ -209,13 +230,17 @@ def init_lowrank(d, kappa, *, rng=None, dtype=np.float32):
         Rank ratio in (0, 1] (:func:`lowrank_m`).
     rng : None, int or Generator
         Randomness (``Q`` drawn first).
-    dtype : dtype
-        Float32 or float64.
+    %(dtype)s
 
     Returns
     -------
     Q, R : ndarray, shape (d, m)
         The two factors.
+
+    See Also
+    --------
+    validation.linear_memory.models.lowrank_m : How ``m`` follows from ``kappa`` and ``d``.
+    validation.linear_memory.models.lowrank_W : Build the memory ``Q R^T / sqrt(d m)`` from them.
 
     Notes
     -----
@@ -232,20 +257,23 @@ def init_lowrank(d, kappa, *, rng=None, dtype=np.float32):
     return rng.standard_normal((d, m), dtype=t), rng.standard_normal((d, m), dtype=t)
 
 
+@fill_doc
 def lowrank_W(Q, R):
     """Build the low-rank memory ``W = Q R^T / sqrt(d m)``.
 
     Parameters
     ----------
-    Q : ndarray, shape (d, m)
-        Left factor.
-    R : ndarray, shape (d, m)
-        Right factor.
+    %(Q)s %(R)s
 
     Returns
     -------
     ndarray, shape (d, d)
         ``W`` of rank at most ``m``.
+
+    See Also
+    --------
+    validation.linear_memory.models.lowrank_grads : Its gradient with respect to ``Q`` and ``R``.
+    validation.linear_memory.models.init_lowrank : Gaussian ``Q`` and ``R`` at initialisation.
 
     References
     ----------
@@ -255,15 +283,13 @@ def lowrank_W(Q, R):
     return (Q @ R.T) * (1.0 / math.sqrt(d * m))
 
 
+@fill_doc
 def lowrank_grads(Q, R, dW):
     """Apply the chain rule for ``W = Q R^T / sqrt(d m)``.
 
     Parameters
     ----------
-    Q : ndarray, shape (d, m)
-        Left factor.
-    R : ndarray, shape (d, m)
-        Right factor.
+    %(Q)s %(R)s
     dW : ndarray, shape (d, d)
         Gradient of the loss with respect to ``W``.
 
@@ -271,6 +297,10 @@ def lowrank_grads(Q, R, dW):
     -------
     dQ, dR : ndarray, shape (d, m)
         ``dQ = dW R / sqrt(d m)``, ``dR = dW^T Q / sqrt(d m)``.
+
+    See Also
+    --------
+    validation.linear_memory.models.lowrank_W : The product whose chain rule this is.
 
     References
     ----------

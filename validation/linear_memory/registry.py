@@ -58,6 +58,11 @@ class Parametrization:
     description : str
         One line for the documentation.
 
+    See Also
+    --------
+    validation.linear_memory.registry.get_parametrization : Fetch a registered parametrisation by name.
+    validation.linear_memory.registry.MemoryModel : A model declaration, which names its parametrisation.
+
     Notes
     -----
     Training minimises the cross-entropy of the scores ``u_rho^T W e_mu``
@@ -121,6 +126,11 @@ class MemoryModel:
     grid_center : callable or None
         ``grid_center(d, kappa, theory) -> float``, where the automatic grid
         is centred (a placement heuristic); ``None``: ``theory["value"]``.
+
+    See Also
+    --------
+    validation.linear_memory.registry.register_model : Make a declared model available by name.
+    validation.linear_memory.registry.get_model : Fetch a registered declaration by name.
 
     Notes
     -----
@@ -190,6 +200,11 @@ def register_model(model):
     MemoryModel
         ``model`` (so the call can be used as an expression).
 
+    See Also
+    --------
+    validation.linear_memory.registry.unregister_model : Undo a registration (toy models of tests).
+    validation.linear_memory.registry.model_names : Names of all registered models.
+
     References
     ----------
     docs/architecture.md#where-to-add
@@ -222,6 +237,10 @@ def unregister_model(name):
     MemoryModel
         The removed declaration.
 
+    See Also
+    --------
+    validation.linear_memory.registry.register_model : Register a declared model under its name.
+
     References
     ----------
     docs/architecture.md#where-to-add
@@ -242,6 +261,11 @@ def get_model(name):
     -------
     MemoryModel
         The declaration.
+
+    See Also
+    --------
+    validation.linear_memory.registry.model_names : Every name this lookup accepts.
+    validation.linear_memory.registry.prediction : Evaluate the theory of the declaration.
 
     References
     ----------
@@ -269,6 +293,10 @@ def model_names():
         In registration order (``("op", "dp", "lowrank", "hebbian")`` plus any
         added model).
 
+    See Also
+    --------
+    validation.linear_memory.registry.get_model : Look a declaration up by one of these names.
+
     References
     ----------
     docs/linear_memory.md#model
@@ -289,6 +317,10 @@ def get_parametrization(name):
     -------
     Parametrization
         The parametrisation.
+
+    See Also
+    --------
+    validation.linear_memory.registry.Parametrization : How the parameters of a memory build ``W``.
 
     References
     ----------
@@ -420,6 +452,11 @@ def prediction(model, d, kappa=None):
         Hebbian ``plain_model`` (the independent-Gaussian model's threshold,
         :func:`replica.hebbian_threshold`).  The keys depend on the model,
         so this is a plain ``dict``.
+
+    See Also
+    --------
+    validation.linear_memory.registry.get_model : The declaration whose theory is evaluated.
+    validation.linear_memory.capacity.measure_capacity : The empirical threshold the prediction accompanies.
 
     Notes
     -----

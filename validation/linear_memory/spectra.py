@@ -52,6 +52,10 @@ def law_of(k_eff):
         ``hcizz.quarter_circle`` for ``k_eff >= 1``, else
         ``hcizz.truncated_quarter_circle(k_eff)``.
 
+    See Also
+    --------
+    validation.linear_memory.spectra.pooled_ks : KS distance of scaled singular values to this law.
+
     References
     ----------
     docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
@@ -90,6 +94,10 @@ def spectrum_trial(params):
         ``p``, ``load``, ``success``, ``steps``, ``sv`` (descending, 6
         significant digits), ``margin`` (smallest correct-minus-largest-competitor
         score over facts divided by ``||W||_F``, the normalised margin at stop).
+
+    See Also
+    --------
+    validation.linear_memory.spectra.scaled_values : Rescale the returned values to a law's second moment.
 
     References
     ----------
@@ -147,6 +155,10 @@ def scaled_values(sv, law):
     ndarray
         ``c sv`` with ``c^2 mean(sv^2) = E_law[s^2]``.
 
+    See Also
+    --------
+    validation.linear_memory.spectra.pooled_ks : Pooled KS distance of values scaled this way.
+
     References
     ----------
     docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
@@ -181,6 +193,11 @@ def pooled_ks(instances, k_eff):
     n : int
         Number of pooled values.
 
+    See Also
+    --------
+    validation.linear_memory.spectra.gaussian_calibration : What this distance is for i.i.d. Gaussian matrices.
+    validation.linear_memory.spectra.ks_edge_statistic : Faster pooled distance and edge from prepared instances.
+
     References
     ----------
     docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
@@ -207,6 +224,10 @@ class GaussianCalibration(Result):
         Mean and standard deviation of the mean lower edge.
     reps : int
         Number of repetitions.
+
+    See Also
+    --------
+    validation.linear_memory.spectra.gaussian_calibration : Monte Carlo on Gaussian matrices that fills this record.
 
     References
     ----------
@@ -250,6 +271,11 @@ def gaussian_calibration(d, m, instances, *, reps=40, rng=0):
         pooling alone produce for a matrix that does follow the law.  Calls
         with an integer seed are cached for the life of the process (the
         result is a pure function of the arguments).
+
+    See Also
+    --------
+    validation.linear_memory.spectra.GaussianCalibration : Mean and spread of the calibrated statistics.
+    validation.linear_memory.spectra.pooled_ks : KS statistic under calibration.
 
     References
     ----------
@@ -298,6 +324,10 @@ class LineFit(Result):
         Degrees of freedom ``len(x) - 2``.
     x, y, y_sd : tuple of float
         The fitted points and their standard errors.
+
+    See Also
+    --------
+    validation.linear_memory.spectra.extrapolate : Weighted fit with bootstrap errors that yields this record.
 
     Notes
     -----
@@ -373,6 +403,10 @@ def bootstrap_instances(groups, statistic, *, boot=200, rng=0):
         The statistic of each group's instances resampled with replacement
         (same count), groups independent.
 
+    See Also
+    --------
+    validation.linear_memory.spectra.extrapolate : Straight-line fit whose errors come from such replicates.
+
     Notes
     -----
     The nonparametric bootstrap over instances (memories trained on
@@ -434,6 +468,11 @@ def extrapolate(x, y, replicates, *, offset_se=None):
     LineFit
         Intercept (the value at ``x = 0``, i.e. ``d = inf``), slope, their
         standard errors, a 95% interval of the intercept and the fit's chi^2.
+
+    See Also
+    --------
+    validation.linear_memory.spectra.bootstrap_instances : Replicates that give the fit its errors.
+    validation.linear_memory.spectra.LineFit : Intercept, slope and intervals of the fit.
 
     Notes
     -----
@@ -499,6 +538,10 @@ def ks_edge_instance(sv, k_eff):
     tuple
         The law's CDF at the scaled values (ndarray) and the smallest scaled value.
 
+    See Also
+    --------
+    validation.linear_memory.spectra.ks_edge_statistic : Pooled distance and edge of prepared instances.
+
     References
     ----------
     docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
@@ -526,6 +569,11 @@ def ks_edge_statistic(instances):
         KS distance of the pooled values.
     edge : float
         Mean of the instances' smallest scaled values.
+
+    See Also
+    --------
+    validation.linear_memory.spectra.ks_edge_instance : Prepare one instance for this statistic.
+    validation.linear_memory.spectra.pooled_ks : Same distance, computed from raw singular values.
 
     References
     ----------

@@ -150,6 +150,11 @@ def lowrank_threshold(kappa):
     float
         ``alpha_c(kappa)`` (1/2 at ``kappa = 1``).
 
+    See Also
+    --------
+    replica.alpha_c : Rank-constrained replica-symmetric capacity.
+    validation.linear_memory.theory.lowrank_finite_threshold : Self-consistent threshold at finite ``d``.
+
     References
     ----------
     arXiv:2605.10795; docs/rank_constrained.md#rank-constrained-capacity
@@ -181,6 +186,11 @@ def lowrank_finite_prediction(d, kappa):
         ``m / d``, ``p`` (facts at the fixed point), ``kappa_eff`` (``m / d``)
         and ``alpha_c_kappa`` (:func:`lowrank_threshold` at ``m / d``, the
         large-``p`` value), all floats but ``p``.
+
+    See Also
+    --------
+    validation.linear_memory.theory.lowrank_finite_threshold : Self-consistent threshold at finite ``d``.
+    validation.linear_memory.models.lowrank_m : Rank actually used at this ``d``.
 
     References
     ----------

@@ -28,6 +28,7 @@ from .models import xent_and_grad, scores
 from .registry import get_parametrization
 from validation.losses import recalled
 from hcizz.results import Result
+from ._docparams import fill_doc
 
 __all__ = ["TrainConfig", "PRESETS", "get_config", "TrainResult", "train", "ContinuedTraining",
            "train_past_recall"]
@@ -56,6 +57,11 @@ class TrainConfig:
     init_std : float
         Full-rank ``W`` starts with i.i.d. ``N(0, init_std^2 / d)`` entries
         (0: zeros).  Low-rank ``Q, R`` always start i.i.d. ``N(0, 1)``.
+
+    See Also
+    --------
+    validation.linear_memory.train.get_config : A preset's configuration with fields replaced.
+    validation.linear_memory.train.train : Full-batch Adam run under these settings.
 
     References
     ----------
@@ -93,6 +99,11 @@ def get_config(preset="default", **overrides):
     -------
     TrainConfig
         The checked configuration (``ValueError`` naming a field out of range).
+
+    See Also
+    --------
+    validation.linear_memory.train.TrainConfig : Fields and valid ranges of a configuration.
+    validation.linear_memory.train.train : The Adam loop that takes the configuration.
 
     References
     ----------
@@ -140,6 +151,10 @@ class TrainResult(Result):
     W0 : ndarray (d, d) or None
         The memory at initialisation (trained models).
 
+    See Also
+    --------
+    validation.linear_memory.train.train : Full-batch Adam on the cross-entropy, which produces this record.
+
     References
     ----------
     docs/linear_memory.md#protocol
@@ -181,6 +196,11 @@ def train(facts, *, parametrization="full", kappa=1.0, preset="default", rng=Non
     TrainResult
         Success (all facts recalled), accuracy, steps taken, last loss, the
         memory and its initial value.
+
+    See Also
+    --------
+    validation.linear_memory.train.get_config : Resolve a named preset and its overrides.
+    validation.linear_memory.train.train_past_recall : Keep training for a number of steps after full recall.
 
     Notes
     -----
@@ -240,6 +260,10 @@ class ContinuedTraining(Result):
         margin is the smallest correct-minus-largest-competitor score over
         facts divided by ``||W||_F``.
 
+    See Also
+    --------
+    validation.linear_memory.train.train_past_recall : Training beyond the first full recall, which produces this record.
+
     References
     ----------
     docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
@@ -251,13 +275,13 @@ class ContinuedTraining(Result):
     trace: list
 
 
+@fill_doc
 def normalised_margin(W, facts):
     """Return the smallest margin ``min_mu (z_{mu mu} - max_{rho != mu} z_{mu rho})`` over ``||W||_F``.
 
     Parameters
     ----------
-    W : ndarray, shape (d, d)
-        The memory.
+    %(W)s
     facts : Facts
         The fact set (cast to ``W``'s dtype by the caller if wanted).
 
@@ -310,6 +334,10 @@ def train_past_recall(facts, *, parametrization="full", kappa=1.0, extra, preset
     ContinuedTraining
         The memories at first recall and ``extra`` steps later, the first
         recall step and the normalised margin along the continuation.
+
+    See Also
+    --------
+    validation.linear_memory.train.train : The same loop, stopped at the first full recall.
 
     Notes
     -----

@@ -1,0 +1,33 @@
+"""Parameter descriptions shared by the docstrings of :mod:`validation.linear_memory`.
+
+The descriptions common to the whole project (``d``, ``p``, ``rng``, ...) live in
+:data:`hcizz.docstrings.PARAMETERS`; this table holds those of the linear
+memories, each written once.  A docstring names entries on a placeholder line
+(``%(W)s %(facts)s``) and its function is decorated with :data:`fill_doc`, which
+fills both tables in (``docs/architecture.md#shared-parameter-docs``).
+"""
+from __future__ import annotations
+
+import functools
+
+from hcizz.docstrings import fill_doc as _fill_doc
+
+#: The package's own descriptions: key -> numpydoc entry ("name : type", then the text).
+PARAMS = {
+    "W": "W : ndarray, shape (d, d)\n    The memory.",
+    "facts": "facts : Facts\n    OP or DP fact set (:mod:`validation.linear_memory.data`).",
+    "model": "model : str\n    A registered memory model.",
+    "dtype": "dtype : dtype\n    Float32 or float64.",
+    # the arguments of a byte count of the candidate tensor (several entries)
+    "nbytes_args": "p : int\n    Number of facts.\nd : int\n    Dimension.\ndtype : dtype\n    Element type.",
+    "fact_model": 'model : str\n    ``"op"`` or ``"dp"``.',
+    # a listwise case: criterion, tail fraction and margin (several entries)
+    "case": ('criterion : str\n    ``"top1"`` or ``"tam"``.\n'
+             "tau : float or None\n    Tail fraction.\n"
+             "margin : float\n    Margin."),
+    "Q": "Q : ndarray, shape (d, m)\n    Left factor.",
+    "R": "R : ndarray, shape (d, m)\n    Right factor.",
+}
+
+#: :func:`hcizz.docstrings.fill_doc` with :data:`PARAMS` added.
+fill_doc = functools.partial(_fill_doc, **PARAMS)

@@ -6,12 +6,13 @@
 * :func:`legend_outside` puts an axes' legend to the right of its data.
 * :func:`wilson_interval` gives the interval to draw for a probability estimated from ``k``
   successes of ``n`` (never outside [0, 1], unlike the Wald interval).
-* :func:`figure_problems` lists the axes of a figure without both axis labels or without data.
+* :func:`figure_problems` lists the axes of a figure without both axis labels or without data,
+  and every legend drawn over an axes (:func:`legend_problems`).
 """
 from __future__ import annotations
 
 __all__ = ["RC", "MIN_FONT", "apply", "legend_outside", "wilson_interval", "figure_problems",
-           "THEORY_ZORDER", "enforce_min_font"]
+           "THEORY_ZORDER", "enforce_min_font", "legend_problems"]
 
 #: The smallest font size (points) any text of a report figure gets.
 MIN_FONT = 9.0
@@ -189,6 +190,80 @@ def _label(ax, which):
     return bool(sup is not None and sup.get_text())
 
 
+def _legends(fig):
+    """``(name, legend)`` for every visible legend of a figure: axes legends, then figure legends."""
+    out = []
+    for i, ax in enumerate(fig.axes):
+        leg = ax.get_legend()
+        if leg is not None and leg.get_visible():
+            out.append((f"legend of axes {i}", leg))
+    out.extend((f"figure legend {j}", leg) for j, leg in enumerate(fig.legends) if leg.get_visible())
+    return out
+
+
+def _overlap(a, b, slack=0.5):
+    """Whether two display boxes share more than ``slack`` pixels in both directions."""
+    w = min(a.x1, b.x1) - max(a.x0, b.x0)
+    h = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return w > slack and h > slack
+
+
+def legend_problems(fig):
+    """The legends of a figure drawn over the data area or the axis labels of an axes.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure (it is laid out here, without rendering, so that the boxes are final).
+
+    Returns
+    -------
+    list of str
+        One line per legend and axes it covers (``"legend of axes 0 covers the data of axes 0"``,
+        ``"figure legend 0 covers the labels of axes 1"``). The data area of an axes is its
+        window extent (the frame); its labels are the tick labels and axis labels of both axes.
+        Axes drawn without axis (``set_axis_off``) hold nothing a legend could cover.
+
+    References
+    ----------
+    docs/quickstart.md#4-the-report
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.plot([0, 1], [0, 1], label="y = x")
+    >>> _ = ax.legend(loc="upper left")
+    >>> legend_problems(fig)
+    ['legend of axes 0 covers the data of axes 0']
+    >>> _ = legend_outside(ax)
+    >>> legend_problems(fig)
+    []
+    >>> plt.close(fig)
+    """
+    legends = _legends(fig)
+    if not legends:
+        return []
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    out = []
+    for name, leg in legends:
+        box = leg.get_window_extent(renderer)
+        for i, ax in enumerate(fig.axes):
+            if not ax.get_visible() or not ax.axison:
+                continue
+            if _overlap(box, ax.get_window_extent(renderer)):
+                out.append(f"{name} covers the data of axes {i}")
+                continue
+            labels = [b for b in (ax.xaxis.get_tightbbox(renderer), ax.yaxis.get_tightbbox(renderer))
+                      if b is not None]
+            if any(_overlap(box, b) for b in labels):
+                out.append(f"{name} covers the labels of axes {i}")
+    return out
+
+
 def figure_problems(fig):
     """The axes of a figure that lack data or an axis label.
 
@@ -200,7 +275,8 @@ def figure_problems(fig):
     Returns
     -------
     list of str
-        One line per problem (``"axes 2 (title): no data"``, ``"... no y label"``);
+        One line per problem (``"axes 2 (title): no data"``, ``"... no y label"``,
+        then the lines of :func:`legend_problems`);
         colour bars are checked for their label only; an axis label counts when
         the axes shares that axis with a labelled one (a grid labelled on its
         outer edge) or the figure has a ``supxlabel`` / ``supylabel``.
@@ -234,5 +310,5 @@ def figure_problems(fig):
         for w in ("x", "y"):
             if not _label(ax, w):
                 out.append(f"{name}: no {w} label")
-    return out
+    return out + legend_problems(fig)
 

@@ -86,8 +86,10 @@ def _heat(ax, frac, xs, ys, xkey, ykey, fixed, title):
             v = frac.get((k["N"], k["d"], k["L"]))
             if v is not None:
                 M[i, j] = v[0]
-    im = ax.pcolormesh(_edges(xs), _edges(ys), np.ma.masked_invalid(M), vmin=0, vmax=1,
-                       cmap="viridis", shading="flat")
+    ex, ey = _edges(xs), _edges(ys)
+    im = ax.pcolormesh(ex, ey, np.ma.masked_invalid(M), vmin=0, vmax=1, cmap="viridis", shading="flat")
+    ax.set_xlim(ex[0], ex[-1])         # fixed: the lines drawn over the map do not move them
+    ax.set_ylim(ey[0], ey[-1])
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xticks(xs, [str(x) for x in xs])
@@ -95,6 +97,18 @@ def _heat(ax, frac, xs, ys, xkey, ykey, fixed, title):
     ax.minorticks_off()
     ax.set_title(title)
     return im
+
+
+def _phase_key(fig, axes, im, fit_label, colorbar_label):
+    """The legend (white theory contour, red dashed fit where one is drawn) and the colour bar of a
+    grid of phase maps."""
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color="w", lw=1.6, label="theory $P = 1/2$")]
+    if fit_label:
+        handles.append(Line2D([], [], color="r", ls="--", lw=1.2, label=fit_label))
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, facecolor="0.6")
+    fig.colorbar(im, ax=axes, shrink=0.7, label=colorbar_label)
 
 
 def _mlp_beta_md(mlp, mlp_pred, bscan):
@@ -226,7 +240,6 @@ def build(ctx):
     arXiv:2603.15923; docs/token_retrieval.md#theory-of-the-early-phase
     """
     import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
     from matplotlib.ticker import NullFormatter
 
     t0 = time.perf_counter()
@@ -293,18 +306,12 @@ def build(ctx):
                 if nit:
                     ax.annotate(f"counting bound:\nN > {min(nit):.0f} fails", (0.03, 0.97),
                                 xycoords="axes fraction", va="top", color="w")
-            ax.set_xlim(_edges(Ns)[0], _edges(Ns)[-1])
-            ax.set_ylim(_edges(ds)[0], _edges(ds)[-1])
             if j == 0:
                 ax.set_ylabel(r"$d$ (embedding dim.)")
             if row == 1:
                 ax.set_xlabel(r"$N$ (training sequences)")
-    handles = [Line2D([], [], color="w", lw=1.6, label="theory $P = 1/2$")]
-    if drawn_fit:
-        handles.append(Line2D([], [], color="r", ls="--", lw=1.2, label="fitted power law (sim.)"))
     drawn_fit_Nd = drawn_fit
-    fig.legend(handles=handles, loc="outside lower center", ncol=2, facecolor="0.6")
-    fig.colorbar(im, ax=axes, shrink=0.7, label="simulated success fraction")
+    _phase_key(fig, axes, im, "fitted power law (sim.)" if drawn_fit else None, "simulated success fraction")
     figs.append(ctx.savefig(fig, "tr_phase_Nd.png"))
 
     Nsel = [n for n in (4, 16, 64, 256) if n in Ns] if quick else [n for n in (8, 32, 128, 512) if n in Ns]
@@ -326,17 +333,11 @@ def build(ctx):
                 dd = np.geomspace(min(ds), max(ds), 20)
                 ax.plot(dd, (N / (np.exp(F["retrieval_boundary"].log_prefactor) * dd ** a)) ** (1 / b),
                         "r--", lw=1.2)
-            ax.set_xlim(_edges(ds)[0], _edges(ds)[-1])
-            ax.set_ylim(_edges(Ls)[0], _edges(Ls)[-1])
             if j == 0:
                 ax.set_ylabel(r"$L$ (sequence length)")
             if row == 1:
                 ax.set_xlabel(r"$d$ (embedding dim.)")
-    handles = [Line2D([], [], color="w", lw=1.6, label="theory $P = 1/2$")]
-    if drawn_fit:
-        handles.append(Line2D([], [], color="r", ls="--", lw=1.2, label="fitted retrieval boundary (sim.)"))
-    fig.legend(handles=handles, loc="outside lower center", ncol=2, facecolor="0.6")
-    fig.colorbar(im, ax=axes, shrink=0.7, label="simulated fraction")
+    _phase_key(fig, axes, im, "fitted retrieval boundary (sim.)" if drawn_fit else None, "simulated fraction")
     figs.append(ctx.savefig(fig, "tr_phase_dL.png"))
 
     # theory vs simulation scatter
@@ -805,8 +806,6 @@ def _token_level(ctx):
                 ax.plot(*zip(*xy), **st)
             else:
                 ax.plot([], [], **st)
-        ax.set_xlim(_edges(ds)[0], _edges(ds)[-1])
-        ax.set_ylim(lo, hi)
         ax.set_xlabel(r"$d$ (embedding dim.)")
     axes[0, 0].set_ylabel(r"$N$ (training sequences)")
     fig.colorbar(im, ax=axes, shrink=0.8, label=f"simulated P(retrieval of all N), {FG.points[0]['seeds']} seeds")

@@ -6,12 +6,33 @@ result.
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["SectionResult", "Context", "md_table", "docs_href"]
+from hcizz import docstrings
+
+__all__ = ["SectionResult", "Context", "md_table", "docs_href", "PARAMETERS", "fill_doc"]
+
+#: Shared docstring entries of the sections (filled by :func:`fill_doc`): the ``build(ctx)``
+#: every section module exports, and the arguments of the part renderers
+#: ``render(ctx, md, data, figs)``.
+PARAMETERS = {
+    "section_build": (
+        "Parameters\n----------\nctx : validation.report.Context\n"
+        "    The report context: quick or full mode, seed, output folder, figure\n"
+        "    saving and progress.\n\nReturns\n-------\nSectionResult\n"
+        "    The section's Markdown, its ``report.json`` entry (``data``; the keys\n"
+        "    named on its docs page are a contract) and its figures."),
+    "render_parameters": ("Parameters\n----------\nctx : validation.sections.base.Context\n"
+                          "    The report context.\nmd : list of str\n    Markdown blocks, appended to."),
+    "render_figs": "figs : list of str\n    Figure names, appended to.",
+}
+
+#: :func:`hcizz.docstrings.fill_doc` with the sections' entries (:data:`PARAMETERS`) besides the shared ones.
+fill_doc = functools.partial(docstrings.fill_doc, **PARAMETERS)
 
 
 @dataclass

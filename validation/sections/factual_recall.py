@@ -14,7 +14,8 @@ import numpy as np
 from validation.factual_recall import experiments as ex
 from validation.factual_recall.theory import PAPER_FACTS_PER_PARAM
 from validation.sections import factual_recall_capacity, factual_recall_paper, factual_recall_theory
-from validation.sections.base import SectionResult, md_table
+from validation.sections.base import SectionResult, fill_doc, md_table
+from validation.sections.figstyle import legend_below, legend_outside
 from validation.studies.factual_recall_capacity import FPP_PLAN
 
 KEY = "factual_recall"
@@ -22,20 +23,11 @@ TITLE = "Factual recall in one-layer transformers"
 DOCS = "docs/factual_recall.md"  # model and derivations; linked under the section heading
 
 
+@fill_doc
 def build(ctx):
     """Build the report section ``factual_recall``: factual recall in one-layer transformers and associative memories.
 
-    Parameters
-    ----------
-    ctx : validation.report.Context
-        The report context: quick or full mode, seed, output folder, figure
-        saving and progress.
-
-    Returns
-    -------
-    SectionResult
-        The section's Markdown, its ``report.json`` entry (``data``; the keys
-        named on its docs page are a contract) and its figures.
+    %(section_build)s
 
     References
     ----------
@@ -77,17 +69,18 @@ def build(ctx):
               f"sizes {mem['threshold']:.0%} of `N < {round(1 / (1 - mem['threshold']))}` facts "
               f"means no error at all, so the smallest sizes are the noisiest, and a fixed step "
               f"budget makes large sizes lower bounds.\n")
-    fig, ax = plt.subplots(1, 2, figsize=(9, 3.5))
+    fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
     x = np.array([r["params"] for r in mem["linear"]])
     ax[0].plot(x, [r["NlnN"] for r in mem["linear"]], "o", label="measured")
-    ax[0].plot(x, lf["value"] * x, "-", label=f"c d^2, c={lf['value']:.2f}")
-    ax[0].set(xlabel="d^2", ylabel="N ln N", title="linear memory")
-    ax[0].legend()
+    ax[0].plot(x, lf["value"] * x, "-", label=rf"$c\,d^2$, $c={lf['value']:.2f}$")
+    ax[0].set(xlabel=r"$d^2$ (parameters)", ylabel=r"$N\ln N$", title="linear memory")
+    legend_outside(ax[0])
     x = np.array([r["d"] * r["m"] for r in mem["mlp"]])
     ax[1].plot(x, [r["N"] for r in mem["mlp"]], "o", label="measured")
-    ax[1].plot(x, mf["value"] * x, "-", label=f"c m d, c={mf['value']:.2f}")
-    ax[1].set(xlabel="m d", ylabel="N", title=f"MLP memory ({mem['mlp_classes']} classes)")
-    ax[1].legend()
+    ax[1].plot(x, mf["value"] * x, "-", label=rf"$c\,md$, $c={mf['value']:.2f}$")
+    ax[1].set(xlabel=r"$md$", ylabel=r"facts stored $N$", title=f"MLP memory ({mem['mlp_classes']} classes)")
+    legend_outside(ax[1])
+    fig.tight_layout()
     figs.append(ctx.savefig(fig, "fr_memory_capacity.png"))
     md.append(f"\n![associative-memory capacity]({figs[-1]})\n")
 
@@ -131,16 +124,17 @@ def build(ctx):
               f"`T = {FPP_PLAN['T']}` with budget-checked training (report key "
               f"`facts_per_param`; this part's fit moves to "
               f"`facts_per_param.fixed_budget_part2`).\n")
-    fig, ax = plt.subplots(figsize=(4.5, 3.5))
+    fig, ax = plt.subplots(figsize=(5.5, 4.2), layout="constrained")
     x = np.array([r["params"] for r in tr["rows"]])
-    ax.scatter(x, [r["facts"] for r in tr["rows"]], c=[r["d"] for r in tr["rows"]])
+    sc = ax.scatter(x, [r["facts"] for r in tr["rows"]], c=[r["d"] for r in tr["rows"]], label="measured")
     xs = np.linspace(0, x.max() * 1.05, 10)
     ax.plot(xs, fpp["value"] * xs, "-", label=f"fit {fpp['value']:.3f} facts/param")
     ax.plot(xs, PAPER_FACTS_PER_PARAM * xs, ":",
             label=f"paper {PAPER_FACTS_PER_PARAM:g} facts/param")
-    ax.set(xlabel="parameters 4 H d_h d + 2 m d", ylabel="facts stored (>= 99%)",
+    ax.set(xlabel=r"parameters $4Hd_hd + 2md$", ylabel="facts stored (≥ 99% recalled)",
            ylim=(0, max(r["facts"] for r in tr["rows"]) * 1.5 + 1))
-    ax.legend(fontsize=8)
+    fig.colorbar(sc, ax=ax, label=r"width $d$")
+    legend_below(fig, ax, ncol=1)
     figs.append(ctx.savefig(fig, "fr_transformer_capacity.png"))
     md.append(f"\n![facts stored vs parameters]({figs[-1]})\n")
 
@@ -211,20 +205,20 @@ def build(ctx):
                         ("subject learnt at step", st["subject_learnt"], "-"),
                         ("order", st["order"], "relation-first"),
                         ("final total loss", f"{st['final']:.4f}", "-> 0")]))
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = plt.subplots(figsize=(6, 3.8), layout="constrained")
     step = np.asarray(sq["step"])
     for k in ("total", "relation", "subject"):
         ax.plot(step, sq[k], label=k)
     ax.axhline(sq["ln_DR"], ls=":", c="k", lw=0.8)
     ax.axhline(sq["ln_D"], ls="--", c="k", lw=0.8)
-    ax.text(step[-1], sq["ln_DR"], " ln DR", va="center", fontsize=8)
-    ax.text(step[-1], sq["ln_D"], " ln D", va="center", fontsize=8)
+    ax.text(step[-1], sq["ln_DR"], r" $\ln DR$", va="center")
+    ax.text(step[-1], sq["ln_D"], r" $\ln D$", va="center")
     for b in (st["relation_learnt"], st["subject_learnt"]):
         if b is not None:
             ax.axvline(b, c="gray", lw=0.8)
     ax.set_xscale("symlog", linthresh=10)
-    ax.set(xlabel="GD step (linear below 10, log above)", ylabel="loss", xlim=(0, step[-1]))
-    ax.legend(fontsize=8)
+    ax.set(xlabel="GD step (linear below 10, log above)", ylabel="loss (nats)", xlim=(0, step[-1]))
+    legend_below(fig, ax, ncol=3)
     figs.append(ctx.savefig(fig, "fr_sequential.png"))
     md.append(f"\n![sequential learning]({figs[-1]})\n")
 

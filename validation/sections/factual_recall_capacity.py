@@ -17,7 +17,8 @@ from validation.factual_recall.fits import LAW_CUT
 from validation.factual_recall.search import MAX_HEADS
 from validation.factual_recall.theory import PAPER_FACTS_PER_PARAM
 from validation.factual_recall.trials import COSINE_FINAL, COSINE_WARMUP
-from validation.sections.base import md_table
+from validation.sections.base import fill_doc, md_table
+from validation.sections.figstyle import legend_outside
 from validation.sections.factual_recall_theory import fmt_ci, run_study
 from validation.studies import get_study
 from validation.studies.factual_recall_capacity import (FPP_PLAN, TRADEOFF_PLAN, best_of_optimizers,
@@ -38,21 +39,16 @@ def _grid_ratio(ratio):
     return f"2^(1/{k})" if math.isclose(2 ** (1 / k), ratio, rel_tol=1e-12) else f"{ratio:.4f}"
 
 
+@fill_doc
 def render(ctx, md, data, figs):
     """Append parts 9 (facts per parameter at ``T = 32``) and 10 (trade-off map).
 
-    Parameters
-    ----------
-    ctx : validation.sections.base.Context
-        The report context.
-    md : list of str
-        Markdown blocks, appended to.
+    %(render_parameters)s
     data : dict
         The section's ``report.json`` entry, extended (``facts_per_param`` is
         replaced; the fixed-budget fit of part 2 moves to
         ``facts_per_param.fixed_budget_part2``).
-    figs : list of str
-        Figure names, appended to.
+    %(render_figs)s
 
     References
     ----------
@@ -182,7 +178,8 @@ def _schedule_check(ctx, md, data):
 
 
 def _cosine_largest(ctx, md, data, recs):
-    run, _ = run_study_with(ctx, "factual_recall.facts_per_param_cosine", protocol="largest")
+    run, _ = run_study(ctx, "factual_recall.facts_per_param_cosine", always_replay=True,
+                       protocol="largest")
     crec, cpend = run.results.records, run.results.pending
     if not crec:
         return
@@ -213,41 +210,14 @@ def _cosine_largest(ctx, md, data, recs):
                  f"{_PAPER:g}." if math.isfinite(fpb.value) else "") + "\n")
 
 
-def run_study_with(ctx, name, **options):
-    """Replay a study with options (both modes; see :func:`factual_recall_theory.run_study`).
-
-    Parameters
-    ----------
-    ctx : validation.sections.base.Context
-        The report context.
-    name : str
-        The study.
-    **options
-        The study's options.
-
-    Returns
-    -------
-    run : validation.studies.base.StudyRun
-        The replay.
-    source : str
-        ``"stored"``.
-
-    References
-    ----------
-    docs/factual_recall.md#facts-per-parameter-budget-checked
-    """
-    run = get_study(name).run(compute=False, progress=False, missing="skip", **options)
-    return run, "stored"
-
-
 def _optimizer_part(ctx, md, data, figs, fpp_run):
     """Best-of-optimisers capacities (``facts_per_param.best_optimizer``), the search
     criterion against the 50 % point (``facts_per_param.search_criterion``) and the scan
     figure.  Returns the optimiser summary (None when only the constant rate is stored)."""
     import matplotlib.pyplot as plt
 
-    cos, _ = run_study_with(ctx, "factual_recall.facts_per_param_cosine")
-    scan, _ = run_study_with(ctx, "factual_recall.fpp_optimizer_scan")
+    cos, _ = run_study(ctx, "factual_recall.facts_per_param_cosine", always_replay=True)
+    scan, _ = run_study(ctx, "factual_recall.fpp_optimizer_scan", always_replay=True)
     found = {"factual_recall.facts_per_param": lambda st: fpp_run.results,
              "factual_recall.facts_per_param_cosine": lambda st: cos.results,
              "factual_recall.fpp_optimizer_scan": lambda st: scan.results[(st["lr"], st["batch"])]}
@@ -408,7 +378,7 @@ def _optimizer_part(ctx, md, data, figs, fpp_run):
                   title=f"d = {r.d}, {r.attn_ratio:g}/{r.mlp_ratio:g}, {r.steps} steps")
             a.set_xticks([0.003, 0.01, 0.03], ["0.003", "0.01", "0.03"])
             a.minorticks_off()
-            a.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+            legend_outside(a, below=True)
         fig.tight_layout()
         figs.append(ctx.savefig(fig, "fr_optimizer_scan_t32.png"))
         md.append(f"\n![optimiser scan at T = 32]({figs[-1]})\n")
@@ -422,7 +392,7 @@ def _setting_name(q):
 def _fpp_figure(ctx, md, data, figs, fp, bo):
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
     cols = {16: "C0", 32: "C1", 64: "C2"}
     for r in fp.configs:
         if not math.isfinite(r.facts):
@@ -431,8 +401,7 @@ def _fpp_figure(ctx, md, data, figs, fp, bo):
         ax[0].errorbar(r.params, r.facts, yerr=[[r.facts - r.ci_low], [hi_ - r.facts]],
                        fmt="o", color=cols.get(r.d, "k"), capsize=3)
         ax[0].annotate(f"{r.attn_ratio:g}/{r.mlp_ratio:g}", (r.params, r.facts),
-                       textcoords="offset points", xytext=(5, 5) if r.d == 64 else (5, -11),
-                       fontsize=7)
+                       textcoords="offset points", xytext=(5, 5) if r.d == 64 else (5, -11))
     cl = data["facts_per_param"].get("cosine_largest")
     if bo is not None:
         first = True
@@ -459,10 +428,10 @@ def _fpp_figure(ctx, md, data, figs, fp, bo):
     if math.isfinite(fp.fit.value):
         ax[0].plot(xs, fp.fit.value * xs, "-", color="k", label=f"fit {fp.fit.value:.3f} facts/param")
     ax[0].plot(xs, _PAPER * xs, ":", color="gray", label=f"paper guide {_PAPER:g} facts/param")
-    ax[0].set(xscale="log", yscale="log", xlabel="parameters 4 H d_h d + 2 m d",
+    ax[0].set(xscale="log", yscale="log", xlabel=r"parameters $4Hd_hd + 2md$",
               ylabel="facts stored at 99% (capacity)",
-              title=f"T = {fp.T} (labels: H d_h/d / m/d)")
-    ax[0].legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+              title=rf"$T = {fp.T}$ (labels: $Hd_h/d$ / $m/d$)")
+    legend_outside(ax[0], below=True, ncol=2)
     marks = "osD^v<>"
     ticks = set()
     for i, r in enumerate(fp.configs):
@@ -473,11 +442,11 @@ def _fpp_figure(ctx, md, data, figs, fp, bo):
                        "-", marker=marks[i % len(marks)], color=cols.get(r.d, "k"),
                        alpha=0.8, label=f"d={r.d} {r.attn_ratio:g}/{r.mlp_ratio:g}")
     ax[1].set_xscale("log")
-    ax[1].set_xticks(sorted(ticks), [f"{t:g}" for t in sorted(ticks)], fontsize=7, rotation=45)
+    ax[1].set_xticks(sorted(ticks), [f"{t:g}" for t in sorted(ticks)], rotation=45)
     ax[1].minorticks_off()
     ax[1].set(xlabel=f"step budget (batch {fp.batch})",
               ylabel="capacity / parameters", title="budget study (same runs)")
-    ax[1].legend(fontsize=6, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.28))
+    legend_outside(ax[1], below=True, ncol=3)
     fig.tight_layout()
     figs.append(ctx.savefig(fig, "fr_facts_per_param_t32.png"))
     md.append(f"\n![facts per parameter at T = 32]({figs[-1]})\n")
@@ -565,10 +534,10 @@ def _tradeoff(ctx, md, data, figs, how):
         if ts.routing_H is not None:
             ax.axhline(g.H.index(ts.routing_H) - 0.5, color="r", lw=1.2, ls=":",
                        label="below: routing-starved rows (not fitted)")
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)
-    ax.set(xlabel="MLP parameters 2 m d", ylabel="attention parameters 4 H d_h d",
+    ax.set(xlabel=r"MLP parameters $2md$", ylabel=r"attention parameters $4Hd_hd$",
            title=f"mean accuracy, {g.facts} facts (numbers: success fraction)")
     fig.colorbar(im, ax=ax, label="accuracy")
+    legend_outside(ax, below=True, ncol=2)
     fig.tight_layout()
     figs.append(ctx.savefig(fig, "fr_tradeoff_t32.png"))
     md.append(f"\n![trade-off map at T = 32]({figs[-1]})\n")

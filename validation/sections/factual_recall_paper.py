@@ -9,7 +9,7 @@ numbers it cites.
 """
 from __future__ import annotations
 
-from validation.sections.base import md_table
+from validation.sections.base import fill_doc, md_table
 from validation.sections.factual_recall_theory import run_study
 from validation.studies import get_study
 from validation.studies.factual_recall_paper import PAPER_CODE_FILE, PAPER_PROTOCOL
@@ -30,15 +30,11 @@ def _sizes(outcomes):
     return ", ".join(_one(o) for o in outcomes) or "-"
 
 
+@fill_doc
 def render(ctx, md, data, figs):
     """Append part 11 (the paper's model and protocol next to the paper's code).
 
-    Parameters
-    ----------
-    ctx : validation.sections.base.Context
-        The report context.
-    md : list of str
-        Markdown blocks, appended to.
+    %(render_parameters)s
     data : dict
         The section's ``report.json`` entry; ``paper_model`` and
         ``paper_code_comparison`` are added.

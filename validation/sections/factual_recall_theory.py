@@ -19,7 +19,8 @@ import numpy as np
 
 from validation.factual_recall.theory import COVER_PER_WEIGHT, escape_rates
 from validation.factual_recall.trials import RECALL_LEVEL
-from validation.sections.base import md_table
+from validation.sections.base import fill_doc, md_table
+from validation.sections.figstyle import THEORY_ZORDER, legend_outside
 from validation.studies import get_study
 from validation.studies.factual_recall_capacity import FPP_PLAN
 from validation.studies.factual_recall_memory import (ESCAPE_PLAN, LINEAR_PLAN, MLP_PLAN,
@@ -60,7 +61,7 @@ def fmt_ci(lo, hi, f="{:.3f}"):
     return f"[{a}, {b}]"
 
 
-def run_study(ctx, name, *, always_replay=False):
+def run_study(ctx, name, *, always_replay=False, **options):
     """Replay (quick mode) or compute (full mode) one study for the report.
 
     Parameters
@@ -71,6 +72,8 @@ def run_study(ctx, name, *, always_replay=False):
         The study.
     always_replay : bool, optional
         Replay in both modes (studies too long for a report run).
+    **options
+        The study's options (see :meth:`validation.studies.base.Study.run`).
 
     Returns
     -------
@@ -87,7 +90,7 @@ def run_study(ctx, name, *, always_replay=False):
     compute = not (ctx.quick or always_replay)
     run = study.run(compute=compute, store=ctx.out / f"{name}.jsonl" if compute else None,
                     executor=ctx.executor, workers=max(1, min(2, os.cpu_count() or 1)),
-                    progress=False, missing="skip")
+                    progress=False, missing="skip", **options)
     return run, (str(run.store) if compute else "stored")
 
 
@@ -118,6 +121,7 @@ def _at(sub, every):
     return f"at d = {_list(sub)} (of {_list(every)})"
 
 
+@fill_doc
 def render(ctx, md, data, figs):
     """Append parts 5-8 to the section's Markdown, ``report.json`` entry and figures.
 
@@ -125,16 +129,10 @@ def render(ctx, md, data, figs):
     6 the MLP memory against the counting bounds, 7 escape times, 8 the
     transformer budget study.
 
-    Parameters
-    ----------
-    ctx : validation.sections.base.Context
-        The report context.
-    md : list of str
-        Markdown blocks, appended to.
+    %(render_parameters)s
     data : dict
         The section's ``report.json`` entry, extended.
-    figs : list of str
-        Figure names, appended to.
+    %(render_figs)s
 
     References
     ----------
@@ -216,9 +214,10 @@ def _linear(ctx, md, data, figs):
         md.append(md_table(["d", "inputs", "outputs", "alpha_all", "95% CI", "theory", "ratio"], gr))
     quoted = data["linear_memory_vs_theory"].setdefault("quoted", {})
     md.append("\n" + _linear_reading(s, quoted) + "\n")
-    fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, ax = plt.subplots(1, 2, figsize=(11, 4.2))
     dd = np.array([g.d for g in main])
-    ax[0].plot(s.curve_d, s.curve_alpha, "k-", label="theory: alpha_c_finite, self-consistent")
+    ax[0].plot(s.curve_d, s.curve_alpha, "k-", zorder=THEORY_ZORDER,
+               label=r"theory: finite-$p$ replica $\alpha_c$, self-consistent")
     for crit, mk, lab in (("all", "o", "sphere memory, all recalled"),
                           ("99", "s", "sphere memory, 99%")):
         y = np.array([g.final(crit).threshold for g in main])
@@ -236,9 +235,9 @@ def _linear(ctx, md, data, figs):
                            label=("Gaussian in/out (OP data), all recalled"
                                   if g.d == gauss[0].d else None))
     ax[0].set_xscale("log", base=2)
-    ax[0].set(xlabel="d", ylabel="capacity load N ln N / d^2",
-              title="linear memory vs finite-p replica theory")
-    ax[0].legend(fontsize=7)
+    ax[0].set(xlabel=r"dimension $d$", ylabel=r"capacity load $N\ln N/d^2$",
+              title=r"linear memory vs finite-$p$ replica theory")
+    legend_outside(ax[0], below=True)
     dcol = {d: f"C{i}" for i, d in enumerate(sorted({g.d for g in groups}))}
     lrs = sorted({g.lr for g in groups})
     styles = dict(zip(lrs, ["--", "-", ":", "-."])) if len(lrs) <= 4 else {}
@@ -249,11 +248,12 @@ def _linear(ctx, md, data, figs):
         y = np.array([r.threshold for r in g.fits.all]) / g.theory.alpha
         ax[1].plot(b, y, styles.get(g.lr, "-"), c=dcol[g.d], marker="o", ms=3,
                    label=f"d={g.d}, lr={g.lr:g}")
-    ax[1].axhline(1.0, c="k", lw=0.8, label="theory")
+    ax[1].axhline(1.0, c="k", lw=0.8, zorder=THEORY_ZORDER, label="theory")
     ax[1].set_xscale("log", base=2)
-    ax[1].set(xlabel="step budget B (Adam steps)", ylabel="measured / theory load (all recalled)",
+    ax[1].set(xlabel=r"step budget $B$ (Adam steps)", ylabel="measured / theory load (all recalled)",
               title="budget study")
-    ax[1].legend(fontsize=7, ncol=2)
+    legend_outside(ax[1], below=True, ncol=2)
+    fig.tight_layout()
     figs.append(ctx.savefig(fig, "fr_linear_vs_theory.png"))
     md.append(f"\n![linear memory vs theory]({figs[-1]})\n")
     data["linear_memory_vs_theory"]["render_cpu_seconds"] = time.process_time() - t0
@@ -383,7 +383,7 @@ def _mlp(ctx, md, data, figs):
     md.append("\n(CI ends below 0 are shown as 0: the fit's range extends below the grid; "
               "facts per effective weight = `c m d / (m d + 2 m)`.)\n")
     md.append("\n" + _mlp_reading(sm) + "\n")
-    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    fig, ax = plt.subplots(figsize=(8, 3.8))
     rows = sm.configs
     xs = np.arange(len(rows))
     for crit, mk, off, lab in (("99", "o", -0.1, "measured c, 99%"),
@@ -393,13 +393,14 @@ def _mlp(ctx, md, data, figs):
         hi = np.array([r.c(crit)[2] for r in rows])
         ax.errorbar(xs + off, y, yerr=[np.clip(y - lo, 0, None), np.clip(hi - y, 0, None)],
                     fmt=mk, capsize=3, label=lab)
-    ax.plot(xs, [r.bounds.cover_effective for r in rows], "k_", ms=18, mew=2,
+    ax.plot(xs, [r.bounds.cover_effective for r in rows], "k_", ms=18, mew=2, zorder=THEORY_ZORDER,
             label=f"Cover/Gardner, effective weights: {COVER_PER_WEIGHT:g} + {2 * COVER_PER_WEIGHT:g}/d")
-    ax.axhline(cover, c="gray", ls="--", lw=1, label=f"Cover/Gardner on 2 m d parameters: {cover:g}")
-    ax.set_xticks(xs, [f"{r.d}x{r.m}\n{r.steps // 1024}k" for r in rows], fontsize=8)
-    ax.set(xlabel="d x m, step budget (k = 1024 Adam steps)", ylabel="c = N / (m d)",
+    ax.axhline(cover, c="gray", ls="--", lw=1, zorder=THEORY_ZORDER,
+               label=rf"Cover/Gardner on $2md$ parameters: {cover:g}")
+    ax.set_xticks(xs, [f"{r.d}x{r.m}\n{r.steps // 1024}k" for r in rows])
+    ax.set(xlabel=r"$d\times m$, step budget (k = 1024 Adam steps)", ylabel=r"$c = N/(md)$",
            ylim=(0, 4.5), title="MLP memory, two classes")
-    ax.legend(fontsize=7, loc="lower right")
+    legend_outside(ax, below=True, ncol=2)
     figs.append(ctx.savefig(fig, "fr_mlp_vs_counting.png"))
     md.append(f"\n![MLP memory vs counting bounds]({figs[-1]})\n")
     return sm
@@ -529,10 +530,11 @@ def _escape(ctx, md, data, figs):
                 xs = np.linspace(x.min(), x.max(), 10)
                 # theory slope drawn through the mean of the points (the offset is not predicted)
                 ax[j].plot(xs, np.mean([p[1] for p in pts]) + f.theory * (xs - x.mean()), "-",
-                           c=f"C{i}", lw=1, label=f"lr={lr:g} theory slope")
-        ax[j].set(xlabel="ln(1 / init scale)", ylabel="escape step (GD steps)",
+                           c=f"C{i}", lw=1, zorder=THEORY_ZORDER, label=f"lr={lr:g} theory slope")
+        ax[j].set(xlabel=r"$\ln(1/s)$, $s$ = init scale", ylabel="escape step (GD steps)",
                   title=f"{st} plateau")
-        ax[j].legend(fontsize=7)
+        legend_outside(ax[j], below=True, ncol=2)
+    fig.tight_layout()
     figs.append(ctx.savefig(fig, "fr_escape_times.png"))
     md.append(f"\n![escape times]({figs[-1]})\n")
 

@@ -3,15 +3,17 @@
 * :func:`apply` sets the style (mathtext labels, fonts of at least 9 pt at 100 %, no boxed
   legends over data); :meth:`validation.sections.base.Context.savefig` applies it to every figure
   it saves, next to a PDF (vector) copy of the PNG (150 dpi).
-* :func:`legend_outside` puts an axes' legend to the right of its data.
+* :func:`legend_outside` puts an axes' legend to the right of its data; :func:`legend_below`
+  gives a figure of several panels one legend below them.
 * :func:`wilson_interval` gives the interval to draw for a probability estimated from ``k``
   successes of ``n`` (never outside [0, 1], unlike the Wald interval).
-* :func:`figure_problems` lists the axes of a figure without both axis labels or without data.
+* :func:`figure_problems` lists the axes of a figure without both axis labels or without data,
+  and every legend drawn over an axes (:func:`legend_problems`).
 """
 from __future__ import annotations
 
-__all__ = ["RC", "MIN_FONT", "apply", "legend_outside", "wilson_interval", "figure_problems",
-           "THEORY_ZORDER", "enforce_min_font"]
+__all__ = ["RC", "MIN_FONT", "apply", "legend_outside", "legend_below", "wilson_interval", "figure_problems",
+           "THEORY_ZORDER", "enforce_min_font", "legend_problems"]
 
 #: The smallest font size (points) any text of a report figure gets.
 MIN_FONT = 9.0
@@ -87,15 +89,19 @@ def enforce_min_font(fig, minimum=MIN_FONT):
     return n
 
 
-def legend_outside(ax, **kwargs):
-    """Draw an axes' legend to the right of its data (outside the plotting area).
+def legend_outside(ax, below=False, **kwargs):
+    """Draw an axes' legend outside its plotting area: right of it, or below its x labels.
 
     Parameters
     ----------
     ax : matplotlib.axes.Axes
         The axes.
+    below : bool, optional
+        Centre the legend under the axes, under its tick labels and x label (measured
+        once here, in inches, so that the gap survives a later ``tight_layout``), instead
+        of to the right of the axes.
     **kwargs
-        Passed to ``ax.legend``.
+        Passed to ``ax.legend`` (``ncol``, ...).
 
     Returns
     -------
@@ -111,8 +117,63 @@ def legend_outside(ax, **kwargs):
         return None
     kw = {"loc": "upper left", "bbox_to_anchor": (1.02, 1.0), "borderaxespad": 0.0,
           "fontsize": RC["legend.fontsize"]}
+    if below:
+        from matplotlib.transforms import ScaledTranslation
+
+        fig = ax.figure
+        fig.draw_without_rendering()
+        renderer = fig.canvas.get_renderer()
+        frame = ax.get_window_extent(renderer)
+        parts = [b for b in (ax.xaxis.get_tightbbox(renderer),) if b is not None]
+        bottom = min([frame.y0] + [b.y0 for b in parts])
+        drop = (frame.y0 - bottom) / fig.dpi + 0.06          # inches below the frame
+        kw.update(loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                  bbox_transform=ax.transAxes + ScaledTranslation(0, -drop, fig.dpi_scale_trans))
     kw.update(kwargs)
     return ax.legend(handles, labels, **kw)
+
+
+def legend_below(fig, axes=None, ncol=2, **kwargs):
+    """Draw one legend for a whole figure, centred below its panels.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure; it is given the constrained layout (which makes room for the legend)
+        unless it has a layout engine already.
+    axes : matplotlib.axes.Axes or sequence of Axes, optional
+        Whose labelled artists the legend lists (default: every axes of ``fig``); a label
+        met twice is listed once.
+    ncol : int, optional
+        Number of legend columns.
+    **kwargs
+        Passed to :meth:`matplotlib.figure.Figure.legend`, over the defaults
+        (``loc="outside lower center"``, the report's legend font).
+
+    Returns
+    -------
+    matplotlib.legend.Legend or None
+        The figure legend (in ``fig.legends``); None when no axes has a labelled artist.
+
+    References
+    ----------
+    docs/quickstart.md#4-the-report
+    """
+    if axes is None:
+        axes = fig.axes
+    elif not isinstance(axes, (list, tuple)):
+        axes = [axes]
+    seen = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
+    if not seen:
+        return None
+    if fig.get_layout_engine() is None:
+        fig.set_layout_engine("constrained")
+    kw = {"loc": "outside lower center", "ncol": ncol, "fontsize": RC["legend.fontsize"]}
+    kw.update(kwargs)
+    return fig.legend(list(seen.values()), list(seen), **kw)
 
 
 def wilson_interval(k, n, level=0.95):
@@ -189,6 +250,74 @@ def _label(ax, which):
     return bool(sup is not None and sup.get_text())
 
 
+def _legends(fig):
+    """``(name, legend)`` for every visible legend of a figure: axes legends, then figure legends."""
+    out = []
+    for i, ax in enumerate(fig.axes):
+        leg = ax.get_legend()
+        if leg is not None and leg.get_visible():
+            out.append((f"legend of axes {i}", leg))
+    out.extend((f"figure legend {j}", leg) for j, leg in enumerate(fig.legends) if leg.get_visible())
+    return out
+
+
+def _overlap(a, b, slack=0.5):
+    """Whether two display boxes share more than ``slack`` pixels in both directions."""
+    w = min(a.x1, b.x1) - max(a.x0, b.x0)
+    h = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return w > slack and h > slack
+
+
+def legend_problems(fig):
+    """The legends of a figure drawn over the data area or the axis labels of an axes.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure (it is laid out here, without rendering, so that the boxes are final).
+
+    Returns
+    -------
+    list of str
+        One line per legend and axes it covers (``"legend of axes 0 covers the data of axes 0"``,
+        ``"figure legend 0 covers the labels of axes 1"``, ``"legend of axes 0 covers legend
+        of axes 1"``). The data area of an axes is its
+        window extent (the frame); its labels are the tick labels and axis labels of both axes.
+        Axes drawn without axis (``set_axis_off``) hold nothing a legend could cover.
+
+    See Also
+    --------
+    figure_problems : Every check of a report figure, this one included (with an example).
+
+    References
+    ----------
+    docs/quickstart.md#4-the-report
+    """
+    legends = _legends(fig)
+    if not legends:
+        return []
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    out = []
+    for name, leg in legends:
+        box = leg.get_window_extent(renderer)
+        for i, ax in enumerate(fig.axes):
+            if not ax.get_visible() or not ax.axison:
+                continue
+            if _overlap(box, ax.get_window_extent(renderer)):
+                out.append(f"{name} covers the data of axes {i}")
+                continue
+            labels = [b for b in (ax.xaxis.get_tightbbox(renderer), ax.yaxis.get_tightbbox(renderer))
+                      if b is not None]
+            if any(_overlap(box, b) for b in labels):
+                out.append(f"{name} covers the labels of axes {i}")
+    for k, (name, leg) in enumerate(legends):
+        for other, leg2 in legends[k + 1:]:
+            if _overlap(leg.get_window_extent(renderer), leg2.get_window_extent(renderer)):
+                out.append(f"{name} covers {other}")
+    return out
+
+
 def figure_problems(fig):
     """The axes of a figure that lack data or an axis label.
 
@@ -200,7 +329,8 @@ def figure_problems(fig):
     Returns
     -------
     list of str
-        One line per problem (``"axes 2 (title): no data"``, ``"... no y label"``);
+        One line per problem (``"axes 2 (title): no data"``, ``"... no y label"``,
+        then the lines of :func:`legend_problems`);
         colour bars are checked for their label only; an axis label counts when
         the axes shares that axis with a labelled one (a grid labelled on its
         outer edge) or the figure has a ``supxlabel`` / ``supylabel``.
@@ -211,14 +341,20 @@ def figure_problems(fig):
 
     Examples
     --------
-    >>> import matplotlib
-    >>> matplotlib.use("Agg")
-    >>> import matplotlib.pyplot as plt
-    >>> fig, (a, b) = plt.subplots(1, 2)
-    >>> _ = a.plot([0, 1], [0, 1]); _ = a.set(xlabel="x", ylabel="y")
-    >>> figure_problems(fig)
-    ['axes 1: no data', 'axes 1: no x label', 'axes 1: no y label']
-    >>> plt.close(fig)
+    >>> from matplotlib import pyplot
+    >>> fig, (a, b) = pyplot.subplots(1, 2)
+    >>> _ = a.plot([0, 1], [0, 1], label="y = x"); _ = a.set(xlabel="x", ylabel="y")
+    >>> _ = a.legend(loc="upper left")           # inside the frame
+    >>> for line in figure_problems(fig):
+    ...     print(line)
+    axes 1: no data
+    axes 1: no x label
+    axes 1: no y label
+    legend of axes 0 covers the data of axes 0
+    >>> _ = legend_outside(a)                    # right of the frame, but over the next panel
+    >>> figure_problems(fig)[3:]
+    ['legend of axes 0 covers the data of axes 1']
+    >>> pyplot.close(fig)
     """
     out = []
     for i, ax in enumerate(fig.axes):
@@ -234,5 +370,5 @@ def figure_problems(fig):
         for w in ("x", "y"):
             if not _label(ax, w):
                 out.append(f"{name}: no {w} label")
-    return out
+    return out + legend_problems(fig)
 

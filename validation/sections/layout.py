@@ -226,7 +226,7 @@ def strip_markers(markdown):
     Parameters
     ----------
     markdown : str
-        The text.
+        A section's Markdown, as the section wrote it (markers included).
 
     Returns
     -------

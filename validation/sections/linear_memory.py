@@ -21,6 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+from validation.sections.base import SectionResult, fill_doc, md_table
+from validation.sections.figstyle import THEORY_ZORDER, legend_outside
+
 KEY = "linear_memory"
 TITLE = "Linear associative memories: trained capacity vs replica theory"
 DOCS = "docs/linear_memory.md"  # model and derivations; linked under the section heading
@@ -38,26 +41,16 @@ def _study(ctx, name, store_name, **options):
                      executor=ctx.executor, workers=2, missing="skip", **options)
 
 
+@fill_doc
 def build(ctx):
     """Build the report section ``linear_memory``: trained capacity of linear memories (OP, DP, low rank, Hebbian) against the replica theory.
 
-    Parameters
-    ----------
-    ctx : validation.report.Context
-        The report context: quick or full mode, seed, output folder, figure
-        saving and progress.
-
-    Returns
-    -------
-    SectionResult
-        The section's Markdown, its ``report.json`` entry (``data``; the keys
-        named on its docs page are a contract) and its figures.
+    %(section_build)s
 
     References
     ----------
     arXiv:2605.10795; docs/linear_memory.md#measured-comparison-quick-report
     """
-    from validation.sections.base import SectionResult
     from validation.studies import get_study
 
     config = "quick" if ctx.quick else "full"
@@ -100,7 +93,6 @@ def build(ctx):
                      _f(row["ratio_to_op"]) if row["ratio_to_op"] else "", row["trials"]])
     fig_name = _capacity_figure(ctx, data_rows, lr_theory)
     n_trials = sweep.trials
-    from validation.sections.base import md_table
 
     seconds = time.perf_counter() - t_start
     md = [f"### Capacity thresholds\n",
@@ -154,7 +146,6 @@ def _exact(ctx, cfg, data_rows, d150):
     committed store and computes nothing; full mode runs the planned trials on
     a store in the report folder seeded from the committed one.
     """
-    from validation.sections.base import md_table
     from validation.sections.claims import exact_verdict
     from validation.studies import get_study
     from validation.studies.linear_memory_exact import PLAN, TIMING
@@ -298,7 +289,6 @@ def _exact_dp(ctx, cfg, exact):
     :mod:`validation.linear_memory.finite_size` on the stored decisions.
     """
     from validation.linear_memory.finite_size import compare_models, excess_fits
-    from validation.sections.base import md_table
     from validation.sections.claims import exact_verdict
     from validation.studies import get_study
 
@@ -365,8 +355,6 @@ def _exact_dp(ctx, cfg, exact):
 def _exact_figure(ctx, exact, timing):
     import matplotlib.pyplot as plt
 
-    from validation.sections.figstyle import legend_outside
-
     fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(16, 4.8))
     ds = sorted(int(k) for k in exact if k.isdigit())
     th = {d: exact[str(d)]["theory"] for d in ds}
@@ -394,16 +382,17 @@ def _exact_figure(ctx, exact, timing):
                     label="exact DP: a memory exists")
         a2.errorbar([d + 1.2 for d in dd], y - np.array([dp[str(d)]["theory"] for d in dd]), yerr=err,
                     fmt="D", color="C2", capsize=3, label="exact DP")
-    a1.plot(ds, [th[d] for d in ds], "k^--", label="finite-p RS: alpha_c_finite, self-consistent")
-    a1.set_xlabel("d")
-    a1.set_ylabel("threshold load  p ln p / d^2")
+    a1.plot(ds, [th[d] for d in ds], "k^--", zorder=THEORY_ZORDER,
+            label=r"finite-$p$ RS: $\alpha_c(p)$, self-consistent")
+    a1.set_xlabel(r"dimension $d$")
+    a1.set_ylabel(r"threshold load $p\ln p/d^2$")
     a1.set_title("full rank OP and DP (large-d limit: 1/2)")
-    legend_outside(a1, loc="upper center", bbox_to_anchor=(0.5, -0.2))
-    a2.axhline(0, color="k", ls="--", lw=1, label="finite-p RS prediction")
-    a2.set_xlabel("d")
-    a2.set_ylabel("threshold - finite-p RS prediction")
+    legend_outside(a1, below=True)
+    a2.axhline(0, color="k", ls="--", lw=1, zorder=THEORY_ZORDER, label=r"finite-$p$ RS prediction")
+    a2.set_xlabel(r"dimension $d$")
+    a2.set_ylabel(r"threshold $-$ finite-$p$ RS prediction")
     a2.set_title("difference from theory, 95% CIs")
-    legend_outside(a2, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    legend_outside(a2, below=True)
     ts = sorted(int(k) for k in timing)
     a3.plot(ts, [timing[str(d)]["cpu_seconds_mean"] for d in ts], "o-", color="C0", label="mean")
     a3.plot(ts, [timing[str(d)]["cpu_seconds_median"] for d in ts], "s--", color="C2", label="median")
@@ -414,10 +403,10 @@ def _exact_figure(ctx, exact, timing):
     a3.minorticks_off()
     a3.set_xticks(ds)
     a3.set_xticklabels([str(d) for d in ds])
-    a3.set_xlabel("d")
+    a3.set_xlabel(r"dimension $d$")
     a3.set_ylabel("CPU seconds per instance (one core)")
     a3.set_title("cost of one exact decision")
-    legend_outside(a3, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+    legend_outside(a3, below=True)
     fig.tight_layout()
     return ctx.savefig(fig, "linear_memory_exact.png")
 
@@ -432,8 +421,6 @@ def _f(x, spec=".3f"):
 
 def _capacity_figure(ctx, rows, lr_theory=None):
     import matplotlib.pyplot as plt
-
-    from validation.sections.figstyle import THEORY_ZORDER, legend_outside
 
     lr_theory = lr_theory or {}
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.4))
@@ -471,7 +458,7 @@ def _capacity_figure(ctx, rows, lr_theory=None):
     for m, lab in colors.items():
         a2.plot([], [], "o", color=lab, label={"op": "OP", "dp": "DP", "lowrank": "low rank",
                                                "hebbian": "Hebbian"}[m])
-    a2.plot([], [], "k_", ms=14, mew=2, label="theory at this d (same colour)")
+    a2.plot([], [], "k_", ms=14, mew=2, label=r"theory at this $d$ (same colour)")
     a2.axhline(0.5, color="gray", lw=0.8, ls=":")
     a2.set_xlabel(r"dimension $d$")
     a2.set_ylabel(r"threshold load $\alpha = p\ln p/d^2$")
@@ -487,7 +474,6 @@ def _mechanism(ctx, m):
     :class:`validation.studies.linear_memory_capacity.Mechanism`)."""
     import matplotlib.pyplot as plt
     from validation.linear_memory.mechanism import hcizz_law
-    from validation.sections.base import md_table
 
     d = m.d
     out, md, figs = {}, ["\n### Mechanism: normalised scores\n"], []
@@ -506,8 +492,6 @@ def _mechanism(ctx, m):
             ax.set_title(rf"{lab}: $d={d}$, $p={p}$, $\alpha={load:.3f}$")
             ax.set_xlabel("score / competitor std")
         axs[0].set_ylabel("density")
-        from validation.sections.figstyle import legend_outside
-
         legend_outside(axs[1])
         fig.tight_layout()
         figs.append(ctx.savefig(fig, "linear_memory_scores.png"))
@@ -562,8 +546,6 @@ def _mechanism(ctx, m):
 
 
 def _overlay(ax, values, law, title, law_label="law", xlabel="singular value / fitted scale"):
-    from validation.sections.figstyle import THEORY_ZORDER
-
     ax.hist(values, bins=max(8, int(math.sqrt(len(values)) * 2)), density=True, alpha=0.6,
             label="measured")
     if law is not None:
@@ -575,7 +557,7 @@ def _overlay(ax, values, law, title, law_label="law", xlabel="singular value / f
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("density")
-    ax.legend(loc="upper right", framealpha=0.85)
+    legend_outside(ax, below=True)
 
 
 
@@ -616,7 +598,6 @@ def _d150(ctx, main):
     ``linear_memory.d150_budget``."""
     import matplotlib.pyplot as plt
     from replica import alpha_c
-    from validation.sections.base import md_table
     from validation.studies.linear_memory_d150 import LR, PAPER, long_budget
 
     ctx.progress("linear_memory: d = 100/150 thresholds (studies linear_memory.d150, linear_memory.d150_budget)")
@@ -704,32 +685,32 @@ def _d150(ctx, main):
         cols = {None: "C0", 0.5: "C1", 0.25: "C2"}
         for k, r in rows.items():
             c = cols.get(r["kappa"], "C3")
-            lab = "OP" if r["model"] == "op" else f"kappa={r['kappa']:g}"
+            lab = "OP" if r["model"] == "op" else rf"$\kappa={r['kappa']:g}$"
             bounded = math.isfinite(r["ci"][0]) and math.isfinite(r["ci"][1])
             if bounded:
                 ax.errorbar([r["d"] - 2], [r["threshold"]],
                             yerr=[[r["threshold"] - r["ci"][0]], [r["ci"][1] - r["threshold"]]],
                             fmt="o", color=c, capsize=3, label=f"{lab}: measured (95% CI)")
             ax.plot([r["d"] + 2], [r["theory_finite_p"]], "^", color=c, mfc="none", ms=8,
-                    label=f"{lab}: finite-p theory")
+                    zorder=THEORY_ZORDER, label=rf"{lab}: finite-$p$ theory")
             if not bounded and r["max_success_load"] is not None:
                 ax.plot([r["d"] - 2], [r["max_success_load"]], "v", color=c, ms=8,
                         label=f"{lab}: largest load recalled so far (no finite CI yet)")
         for kap, c in ((1.0, "C0"), (0.5, "C1"), (0.25, "C2")):
             ax.axhline(float(alpha_c(kap)), color=c, ls=":", lw=1)
-            lab = "OP" if kap == 1.0 else f"kappa={kap:g}"
-            ax.plot([156], [PAPER[kap]], "s", color=c, ms=7, label=f"{lab}: paper (d=150)")
-        ax.text(0.01, 0.02, "dotted: large-d alpha_c(kappa)", transform=ax.transAxes, fontsize=8)
+            lab = "OP" if kap == 1.0 else rf"$\kappa={kap:g}$"
+            ax.plot([156], [PAPER[kap]], "s", color=c, ms=7, label=f"{lab}: paper ($d$ = 150)")
+        ax.text(0.01, 0.02, r"dotted: large-$d$ $\alpha_c(\kappa)$", transform=ax.transAxes)
         ax.set_xlim(85, 170)
         ax.set_xticks([100, 150])
-        ax.set_xlabel("d")
-        ax.set_ylabel("threshold load  p ln p / d^2")
-        ax.set_title("d = 100 / 150: measured, finite-p theory, paper")
+        ax.set_xlabel(r"dimension $d$")
+        ax.set_ylabel(r"threshold load $p\ln p/d^2$")
+        ax.set_title(r"$d$ = 100 / 150: measured, finite-$p$ theory, paper")
         h, l = ax.get_legend_handles_labels()
         seen = {}
         for hh, ll in zip(h, l):
             seen.setdefault(ll, hh)
-        ax.legend(seen.values(), seen.keys(), fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+        ax.legend(seen.values(), seen.keys(), loc="center left", bbox_to_anchor=(1.01, 0.5))
         fig.tight_layout()
         figs.append(ctx.savefig(fig, "linear_memory_d150.png"))
         md.append(f"\n![d = 100/150 thresholds against the finite-p theory and the paper]({figs[0]})\n")
@@ -747,7 +728,6 @@ def _d150(ctx, main):
 def _adaptive_design(ctx):
     """Trials needed for a 0.03 CI half-width: fixed grid against adaptive design (study
     ``linear_memory.adaptive_design``; replayed from its committed store in quick mode)."""
-    from validation.sections.base import md_table
     from validation.studies.linear_memory_adaptive import GRID_FACTORS, REPLICATES, TARGET
 
     ctx.progress("linear_memory: fixed grid vs adaptive design (study linear_memory.adaptive_design)")
@@ -777,7 +757,6 @@ def _adaptive_design(ctx):
 
 def _lowrank_finite_p(ctx):
     import matplotlib.pyplot as plt
-    from validation.sections.base import md_table
     from validation.studies.linear_memory_lowrank import DS, KAPPAS, SEEDS, SHORT_BUDGET
 
     t0 = time.perf_counter()
@@ -793,8 +772,6 @@ def _lowrank_finite_p(ctx):
               _f(r["ratio"]), "yes" if r["theory_in_ci"] else "**no**", f"{r['alpha_c_kappa']:.3f}",
               _f(r[f"threshold_budget_{SHORT_BUDGET}"]), r["trials"]] for r in rows]
     n_in = summ.agree
-    from validation.sections.figstyle import THEORY_ZORDER, legend_outside
-
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
     for i, k in enumerate(KAPPAS):
         rr = [r for r in rows if r["kappa"] == k and math.isfinite(r["threshold"])]
@@ -820,9 +797,9 @@ def _lowrank_finite_p(ctx):
         a.minorticks_off()
         a.set_xlabel(r"dimension $d$")
     a1.set_ylabel(r"threshold load $\alpha = p\ln p/d^2$")
-    a1.set_title("trained thresholds and finite-p theory")
+    a1.set_title(r"trained thresholds and finite-$p$ theory")
     a2.axhline(1.0, color="k", lw=0.8, zorder=THEORY_ZORDER)
-    a2.set_ylabel("trained threshold / finite-p theory")
+    a2.set_ylabel(r"trained threshold / finite-$p$ theory")
     a2.set_title("ratio (95% CI scaled by the theory)")
     legend_outside(a1)
     legend_outside(a2)
@@ -862,7 +839,6 @@ def _lowrank_finite_p(ctx):
 
 def _margin_prediction(ctx):
     import matplotlib.pyplot as plt
-    from validation.sections.base import md_table
 
     t0 = time.perf_counter()
     ctx.progress("linear_memory: normalised scores at the finite-p capacity vs the V_p minimiser")
@@ -928,45 +904,46 @@ def _margin_prediction(ctx):
     for i, r in enumerate(sel):
         col = f"C{i}"
         bins = np.linspace(1.0, 3.8, 57)
-        lab = f"d={r['d']}, p={r['p']}, lr {r['lr']:g}"
+        lab = f"$d={r['d']}$, $p={r['p']}$, lr {r['lr']:g}"
         axs[0].hist(r["_corr"], bins=bins, density=True, histtype="stepfilled", alpha=0.25, color=col,
                     label=f"trained {lab}")
         axs[0].hist(r["_pred_corr"], bins=bins, density=True, histtype="step", lw=1.8, color=col,
-                    label=f"V_p minimiser, p={r['p']}")
+                    label=rf"$V_p$ minimiser, $p={r['p']}$")
         if r["_typ_corr"] is not None:
             axs[0].hist(r["_typ_corr"], bins=bins, density=True, histtype="step", lw=1.4, ls=":", color=col,
-                        label=f"typical memory, q*={r['typical']['q_star']:.3f}")
+                        label=rf"typical memory, $q^*={r['typical']['q_star']:.3f}$")
         j = np.arange(1, len(r["trained"]["gap_profile"]) + 1)
         axs[1].plot(j, r["trained"]["gap_profile"], "o", color=col, label=f"trained {lab}")
-        axs[1].plot(j, r["predicted"]["gap_profile"], "-", color=col, label=f"V_p minimiser p={r['p']}")
+        axs[1].plot(j, r["predicted"]["gap_profile"], "-", color=col, zorder=THEORY_ZORDER,
+                    label=rf"$V_p$ minimiser, $p={r['p']}$")
         if r["typical"] is not None:
-            axs[1].plot(j, r["typical"]["gap_profile"], ":", color=col, lw=1.8,
-                        label=f"typical memory, q*={r['typical']['q_star']:.3f}")
+            axs[1].plot(j, r["typical"]["gap_profile"], ":", color=col, lw=1.8, zorder=THEORY_ZORDER,
+                        label=rf"typical memory, $q^*={r['typical']['q_star']:.3f}$")
         m = np.sort(r["_marg"])
         axs[2].plot(m, np.arange(1, m.size + 1) / m.size, "-", color=col, label=f"trained {lab}")
         if r["_typ_marg"] is not None:
             mt = np.sort(r["_typ_marg"])
-            axs[2].plot(mt, np.arange(1, mt.size + 1) / mt.size, ":", color=col, lw=1.8,
-                        label=f"typical memory, q*={r['typical']['q_star']:.3f}")
+            axs[2].plot(mt, np.arange(1, mt.size + 1) / mt.size, ":", color=col, lw=1.8, zorder=THEORY_ZORDER,
+                        label=rf"typical memory, $q^*={r['typical']['q_star']:.3f}$")
         twin = [o for o in rows if o["d"] == r["d"] and o["p"] == r["p"] and o["lr"] != r["lr"]]
         if twin:
             mo = np.sort(twin[0]["_marg"])
             axs[2].plot(mo, np.arange(1, mo.size + 1) / mo.size, "--", color=col,
-                        label=f"trained d={r['d']}, lr {twin[0]['lr']:g} (same instances)")
-    axs[2].axvline(0.0, color="k", lw=1.5, label="V_p minimiser: atom at 0 (mass 1 - 1/p)")
+                        label=f"trained $d={r['d']}$, lr {twin[0]['lr']:g} (same instances)")
+    axs[2].axvline(0.0, color="k", lw=1.5, zorder=THEORY_ZORDER, label=r"$V_p$ minimiser: atom at 0 (mass $1-1/p$)")
     axs[0].set_xlabel("correct score / competitor std")
     axs[0].set_ylabel("density")
-    axs[0].set_title("correct scores at 0.95 x finite-p capacity")
-    axs[1].set_xlabel("j (rank of competitor)")
-    axs[1].set_ylabel("mean of correct - j-th largest competitor (std units)")
-    axs[1].set_title("gap profile: active competitors are tied in the V_p limit")
+    axs[0].set_title(r"correct scores at 0.95 $\times$ finite-$p$ capacity")
+    axs[1].set_xlabel(r"$j$ (rank of competitor)")
+    axs[1].set_ylabel(r"mean of correct $-$ $j$-th largest competitor (std units)")
+    axs[1].set_title(r"gap profile: active competitors are tied in the $V_p$ limit")
     axs[2].set_xlabel("margin = correct - largest competitor (std units)")
     axs[2].set_ylabel("empirical CDF over facts")
-    axs[2].set_title("margins: trained vs typical memory at q*")
+    axs[2].set_title(r"margins: trained vs typical memory at $q^*$")
     axs[2].set_xlim(-0.01, 0.25)
     axs[0].set_xlim(1.0, 3.8)
     for ax in axs:
-        ax.legend(fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, frameon=False)
+        legend_outside(ax, below=True, frameon=False)    # one column: two would run into the next panel
     fig.tight_layout()
     figs = [ctx.savefig(fig, "linear_memory_margin_prediction.png")]
     src = f"{_STORED}/linear_memory.margins.jsonl"
@@ -1050,7 +1027,6 @@ def _spectra_study(ctx):
     """Pooled trained spectra vs the law, next to a Gaussian calibration (key `spectra_study`; study
     ``linear_memory.spectra``)."""
     import matplotlib.pyplot as plt
-    from validation.sections.base import md_table
     from validation.studies.linear_memory_spectra import KAPPAS
 
     t0 = time.perf_counter()
@@ -1143,11 +1119,12 @@ def _spectra_study_hist(ctx, plt, panels, kappas):
                     label=f"trained, {p['instances']} instances pooled")
             lo, hi = law.support()
             xs = np.linspace(max(float(lo), 1e-6), float(hi), 300)
-            ax.plot(xs, law.pdf(xs), "k-", label="quarter circle" if m == d else f"truncated qc ({m}/{d})")
-            ax.set_xlabel("singular value of W/sqrt(d), scaled (2nd moment)")
+            ax.plot(xs, law.pdf(xs), "k-", zorder=THEORY_ZORDER,
+                    label="quarter circle" if m == d else f"truncated quarter circle ($m/d$ = {m}/{d})")
+            ax.set_xlabel(r"singular value of $W/\sqrt{d}$, scaled (2nd moment)")
             ax.set_ylabel("density")
-            ax.set_title(f"d={d}, kappa={k:g}, load {p['frac']:g} x capacity, lr {p['lr']:g}", fontsize=9)
-            ax.legend(fontsize=7)
+            ax.set_title(rf"$d={d}$, $\kappa={k:g}$, load {p['frac']:g} $\times$ capacity, lr {p['lr']:g}")
+            legend_outside(ax, below=True)
     fig.tight_layout()
     return ctx.savefig(fig, "linear_memory_spectra_study.png")
 
@@ -1199,19 +1176,19 @@ def _spectra_study_extrapolation(ctx, plt, kappas, rows, extra):
                         yf = np.concatenate([[law_value - e["intercept"]], cal - e["intercept"] - e["slope"] * x])
                     ax.plot(xf, yf, "--", color=c, lw=1)
                     ax.errorbar([0.0], [yf[0]], yerr=[1.96 * e["intercept_se"]], fmt="s", color=c, ms=4, capsize=3)
-            ax.axhline(law_value, color="k", lw=1.2, label="law (KS = 0; edge X_qc(1-kappa))")
-            ax.set_xlabel("1/d")
+            ax.axhline(law_value, color="k", lw=1.2, zorder=THEORY_ZORDER,
+                       label=r"law (KS = 0; edge $X_{qc}(1-\kappa)$)")
+            ax.set_xlabel(r"$1/d$")
             ax.set_ylabel("pooled KS distance to the law" if q == "ks_excess"
                           else "edge: mean smallest scaled singular value")
-            ax.set_title(f"kappa = {k:g}" + (" (full rank)" if k >= 1 else "")
-                         + (f", edge law X_qc(1-kappa) = {law_value:.3f}" if q == "edge_gap" else ""), fontsize=10)
+            ax.set_title(rf"$\kappa = {k:g}$" + (" (full rank)" if k >= 1 else "")
+                         + (rf", edge law $X_{{qc}}(1-\kappa) = {law_value:.3f}$" if q == "edge_gap" else ""))
             ax.set_xlim(-0.003, 0.054)
     # one legend, in the empty full-rank edge panel
     h, lab = axs[0, 1].get_legend_handles_labels()
-    axs[1, 0].legend(h, lab, loc="center", fontsize=8, title="d = 20, 40, 80 (lr 0.1), 150 (lr 0.01)",
-                     title_fontsize=8)
-    fig.text(0.5, 0.005, "dotted + band: Gaussian calibration (mean ± sd); dashed: 1/d fit of KS excess / edge gap "
-             "over all sizes, square at 1/d = 0: its extrapolation ± 95%", ha="center", fontsize=8)
+    axs[1, 0].legend(h, lab, loc="center", title=r"$d$ = 20, 40, 80 (lr 0.1), 150 (lr 0.01)")
+    fig.text(0.5, 0.005, r"dotted + band: Gaussian calibration (mean ± sd); dashed: $1/d$ fit of KS excess / edge gap "
+             r"over all sizes, square at $1/d = 0$: its extrapolation ± 95%", ha="center")
     fig.tight_layout(rect=(0, 0.02, 1, 1))
     return ctx.savefig(fig, "linear_memory_spectra_extrapolation.png")
 

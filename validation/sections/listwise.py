@@ -139,6 +139,8 @@ def _figure(ctx, exact, hebb, taus):
     import matplotlib.pyplot as plt
     import numpy as np
 
+    from validation.sections.figstyle import THEORY_ZORDER, legend_outside
+
     tam0 = {k: r for k, r in exact.items() if r.criterion == "tam" and r.margin == 0 and math.isfinite(r.threshold)}
     if not tam0 and not hebb:
         return None
@@ -152,13 +154,15 @@ def _figure(ctx, exact, hebb, taus):
                         capsize=3, label=f"exact {model.upper()}, d = 20")
     th = sorted({(r.tau, r.theory, r.theory_limit) for r in tam0.values() if r.d == 20})
     if th:
-        a1.plot([t[0] for t in th], [t[1] for t in th], "k^--", label="finite-p RS at d = 20")
-        a1.plot([t[0] for t in th], [t[2] for t in th], "k:", label="large-p limit 1/Gamma(kappa_tau)")
+        a1.plot([t[0] for t in th], [t[1] for t in th], "k^--", zorder=THEORY_ZORDER,
+                label=r"finite-$p$ RS at $d$ = 20")
+        a1.plot([t[0] for t in th], [t[2] for t in th], "k:", zorder=THEORY_ZORDER,
+                label=r"large-$p$ limit $1/\Gamma(\kappa_\tau)$")
     a1.set_xscale("log")
-    a1.set_xlabel("tail fraction tau")
-    a1.set_ylabel("threshold load n / d^2")
+    a1.set_xlabel(r"tail fraction $\tau$")
+    a1.set_ylabel(r"threshold load $n/d^2$")
     a1.set_title("TAM at zero margin")
-    a1.legend(fontsize=8, loc="upper left")
+    legend_outside(a1, below=True, ncol=2)
     # exact / theory for every fitted case
     fitted = sorted((r for r in exact.values() if math.isfinite(r.threshold)),
                     key=lambda r: (r.criterion, r.tau or 0, r.margin, r.d, r.model))
@@ -169,10 +173,11 @@ def _figure(ctx, exact, hebb, taus):
                                                      [(r.ci_high - r.threshold) / r.theory]],
                     fmt="o" if r.model == "op" else "s", color=col, capsize=3)
         labels.append(f"{r.model} d{r.d} {r.criterion}" + (f" {r.tau:g}" if r.tau else "") + f" g{r.margin:g}")
-    a2.axhline(1.0, color="k", ls="--", lw=1)
+    a2.axhline(1.0, color="k", ls="--", lw=1, zorder=THEORY_ZORDER)
     a2.set_xticks(range(len(labels)))
-    a2.set_xticklabels(labels, rotation=75, fontsize=7)
-    a2.set_ylabel("exact threshold / finite-p RS prediction")
+    a2.set_xticklabels(labels, rotation=75)
+    a2.set_xlabel(r"case (model, $d$, criterion, $\tau$, margin $g$)")
+    a2.set_ylabel(r"exact threshold / finite-$p$ RS prediction")
     a2.set_title("all cases (95% CI)")
     for model, mk in (("op", "o"), ("dp", "s")):
         for j, crit in enumerate(["top1"] + [f"tam tau={t:g}" for t in taus]):
@@ -181,9 +186,9 @@ def _figure(ctx, exact, hebb, taus):
             if sel:
                 a3.plot([r.d for r in sel], [r.n_threshold / r.d ** 2 for r in sel], mk + "-", color=f"C{j}",
                         label=f"Hebbian {model.upper()}, {crit}", alpha=0.8 if model == "op" else 0.5)
-    a3.set_xlabel("d")
-    a3.set_ylabel("facts at the all-facts threshold / d^2")
+    a3.set_xlabel(r"dimension $d$")
+    a3.set_ylabel(r"facts at the all-facts threshold / $d^2$")
     a3.set_title("Hebbian memory")
-    a3.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    legend_outside(a3)
     fig.tight_layout()
     return ctx.savefig(fig, "listwise_thresholds.png")

@@ -7,6 +7,9 @@ import time
 
 import numpy as np
 
+from validation.sections.base import SectionResult, fill_doc, md_table
+from validation.sections.figstyle import THEORY_ZORDER, legend_below, legend_outside
+
 KEY = "spectra"
 TITLE = "Rank-constrained memory: alpha_c(kappa), spectra and spherical integrals"
 DOCS = "docs/rank_constrained.md"  # model and derivations; linked under the section heading
@@ -14,7 +17,7 @@ DOCS = "docs/rank_constrained.md"  # model and derivations; linked under the sec
 PAPER_POINTS = [(1.0, 0.5), (0.5, 0.46), (0.25, 0.31)]
 
 
-def _alpha_part(ctx, md_table):
+def _alpha_part(ctx):
     import matplotlib.pyplot as plt
 
     from replica.rank_capacity import alpha_c, alpha_c_quad, alpha_c_small_kappa
@@ -38,7 +41,7 @@ def _alpha_part(ctx, md_table):
     ax.plot([p[0] for p in PAPER_POINTS], [r[2] for r in rows], "ko", mfc="none", label="formula")
     ax.set_xlabel(r"rank fraction $\kappa = m/d$")
     ax.set_ylabel(r"$\alpha_c$")
-    ax.legend(fontsize=8)
+    legend_outside(ax)
     name = ctx.savefig(fig, "spectra_alpha_c.png")
     md = ("### Capacity alpha_c(kappa)\n\n"
           "Closed form `alpha_c = 1/2 - (theta_k - sin(4 theta_k)/4)/pi`, "
@@ -51,7 +54,7 @@ def _alpha_part(ctx, md_table):
     return md, {"points": pts, "curve": {"kappa": kap[::20].tolist(), "alpha_c": a[::20].tolist()}}, [name]
 
 
-def _capacity_spectra(ctx, md_table):
+def _capacity_spectra(ctx):
     import matplotlib.pyplot as plt
 
     from hcizz import truncated_quarter_circle
@@ -71,8 +74,8 @@ def _capacity_spectra(ctx, md_table):
         data.append({"kappa": k, "atom": 1 - k, "lower_edge": law.lower, "full_second_moment": m2_full,
                      "nonzero_mean": float(law.mean()), "unit_m2_scale": scale})
     ax.set_xlabel("singular value of W (unit second moment)")
-    ax.set_ylabel("density of the nonzero part (mass kappa)")
-    ax.legend(fontsize=8)
+    ax.set_ylabel(r"density of the nonzero part (mass $\kappa$)")
+    legend_outside(ax)
     name = ctx.savefig(fig, "spectra_capacity.png")
     md = ("### Capacity spectra\n\n"
           "At capacity a fraction `1 - kappa` of the singular values vanish and the rest follow the "
@@ -84,7 +87,7 @@ def _capacity_spectra(ctx, md_table):
     return md, data, [name]
 
 
-def _init_spectra(ctx, md_table):
+def _init_spectra(ctx):
     import matplotlib.pyplot as plt
 
     from hcizz import mp_product
@@ -96,7 +99,7 @@ def _init_spectra(ctx, md_table):
     ctx.progress(f"spectra: sampling Q R^T/sqrt(dm) at d={d}, kappa={', '.join(map(str, kappas))}")
     samples = sample_init_spectra(d, reps, rng=[ctx.seed, 3])
     rows, data = [], []
-    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2), layout="constrained")
     for ax, s in zip(axes, samples):
         k, m, ks, ks_mp, ev = s.kappa, s.m, s.ks, s.ks_calibration_mp, s.eigenvalues
         m2, m2_se, n_rep = s.sample_m2, s.sample_m2_stderr, s.n_matrices
@@ -108,15 +111,14 @@ def _init_spectra(ctx, md_table):
                      "n_matrices": n_rep, "law_m2": s.law_m2, "seconds": s.seconds,
                      "edges": s.edges, "atom": s.atom})
         xs = np.linspace(law.edges[0], law.edges[1], 600)[1:-1]
-        ax.hist(ev, bins=60, density=True, alpha=0.5, label=f"sample d={d}")
+        ax.hist(ev, bins=60, density=True, alpha=0.5, label=f"sample $d={d}$")
         ax.plot(xs, law.pdf(xs), "k", lw=1, label="product Marchenko-Pastur law", zorder=4)
         ax.set_title(rf"$\kappa={k}$ (atom {1 - k:.2f} at 0)")
         ax.set_xlabel(r"squared singular value of $QR^T/\sqrt{dm}$")
         ax.set_ylabel("density (nonzero part)")
         if k == 1.0:
             ax.set_ylim(0, 1.2)
-        ax.legend(loc="upper right")
-    fig.tight_layout()
+    legend_below(fig, axes[0])
     name = ctx.savefig(fig, "spectra_init.png")
     md = ("### Initialisation spectrum: mp_product(kappa) vs sampled Q R^T / sqrt(d m)\n\n"
           f"One sampled pair `Q, R` (`d = {d}`, `m = kappa d`) per kappa; KS distance of the `m` nonzero "
@@ -131,8 +133,9 @@ def _init_spectra(ctx, md_table):
     return md, data, [name]
 
 
-def _spherical(ctx, md_table):
+def _spherical(ctx):
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     from hcizz import qc_quantile
     from hcizz.spherical import (hciz_ais, hciz_exact_d2, hciz_mc, hciz_small_theta,
@@ -211,12 +214,12 @@ def _spherical(ctx, md_table):
            "an `O(1/d)` finite-size correction.\n\n"
            + md_table(["theta", "d", "estimate", "stderr", "theta^2/2", "d (limit - est.)", "ESS"], r_rows,
                       {2: ".6f", 3: ".2g", 4: ".4f", 5: ".3f", 6: ".0f"}))
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
     th = np.logspace(-2, 3, 60)
     J = hciz_exact_d2(th, a, b)
-    axes[0].loglog(th, J, "k", label="exact d=2")
-    axes[0].loglog(th, hciz_small_theta(th, a, b), "--", label=r"$\theta^2 m_2 m_2/2$")
-    axes[0].loglog(th, c * th, ":", label=r"$\theta \int X_A X_B$")
+    axes[0].loglog(th, J, "k", zorder=THEORY_ZORDER, label=r"exact $d=2$")
+    axes[0].loglog(th, hciz_small_theta(th, a, b), "--", zorder=THEORY_ZORDER, label=r"$\theta^2 m_2 m_2/2$")
+    axes[0].loglog(th, c * th, ":", zorder=THEORY_ZORDER, label=r"$\theta \int X_A X_B$")
     mcs = [r for r in d2 if r["mc"] is not None]
     axes[0].errorbar([r["theta"] for r in mcs], [r["mc"] for r in mcs], yerr=[2 * r["mc_stderr"] for r in mcs],
                      fmt="o", ms=3, label="Haar MC (2 s.e.)")
@@ -224,46 +227,37 @@ def _spherical(ctx, md_table):
                      fmt="s", ms=3, mfc="none", label="AIS (2 s.e.)")
     axes[0].set_xlabel(r"$\theta$")
     axes[0].set_ylabel(r"$J_2(\theta)$")
-    axes[0].legend(fontsize=7)
+    legend_outside(axes[0])
     for thv in (0.3, 0.6, 0.9):
         sel = [r for r in r_data if r["theta"] == thv]
         axes[1].errorbar([1 / r["d"] for r in sel], [r["estimate"] for r in sel],
                          yerr=[2 * r["stderr"] for r in sel], fmt="o-", ms=3, label=rf"$\theta={thv}$")
-        axes[1].plot([0], [thv * thv / 2], "k*")
-    axes[1].set_xlabel("1/d")
-    axes[1].set_ylabel("rank-one J (stars: theta^2/2)")
-    axes[1].legend(fontsize=7)
+        axes[1].plot([0], [thv * thv / 2], "k*", zorder=THEORY_ZORDER)
+    axes[1].set_xlabel(r"$1/d$")
+    axes[1].xaxis.set_major_locator(MaxNLocator(4))       # five ticks would run into each other
+    axes[1].set_ylabel(r"rank-one $J$ (stars: $\theta^2/2$)")
+    legend_outside(axes[1])
+    fig.tight_layout()
     name = ctx.savefig(fig, "spectra_spherical.png")
     md += f"\n![spherical integrals: limits vs finite d]({name})\n"
     return md, {"d2": d2, "d4_ais": d4, "rank_one": r_data, "coupling": c}, [name]
 
 
+@fill_doc
 def build(ctx):
     """Build the report section ``spectra``: rank-constrained capacity, spectral laws and spherical integrals.
 
-    Parameters
-    ----------
-    ctx : validation.report.Context
-        The report context: quick or full mode, seed, output folder, figure
-        saving and progress.
-
-    Returns
-    -------
-    SectionResult
-        The section's Markdown, its ``report.json`` entry (``data``; the keys
-        named on its docs page are a contract) and its figures.
+    %(section_build)s
 
     References
     ----------
     arXiv:2605.10795; docs/rank_constrained.md#rank-constrained-capacity
     """
-    from validation.sections.base import SectionResult, md_table
-
     parts, data, figs = [], {}, []
     for key, fn in (("alpha_c", _alpha_part), ("capacity_spectra", _capacity_spectra),
                     ("init_spectra", _init_spectra), ("spherical", _spherical)):
         t0 = time.perf_counter()
-        md, dd, ff = fn(ctx, md_table)
+        md, dd, ff = fn(ctx)
         parts.append(md)
         data[key] = dd
         figs += ff

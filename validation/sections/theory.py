@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from replica import p_of_load
-from validation.sections.base import SectionResult, md_table
+from validation.sections.base import SectionResult, fill_doc, md_table
 
 KEY = "theory"
 TITLE = "Replica theory of the full-rank linear memory"
@@ -19,20 +19,11 @@ D_HEBB = [50, 200, 1000]
 D_THRESH = [20, 50, 100, 200, 1000, 10**4, 10**6, 10**9]
 
 
+@fill_doc
 def build(ctx):
     """Build the report section ``theory``: replica theory of the full-rank linear memory against its oracles.
 
-    Parameters
-    ----------
-    ctx : validation.report.Context
-        The report context: quick or full mode, seed, output folder, figure
-        saving and progress.
-
-    Returns
-    -------
-    SectionResult
-        The section's Markdown, its ``report.json`` entry (``data``; the keys
-        named on its docs page are a contract) and its figures.
+    %(section_build)s
 
     References
     ----------
@@ -42,6 +33,7 @@ def build(ctx):
 
     from replica import (alpha_c_finite, energy_G, hebbian_recall_probability, hebbian_simulate,
                          hebbian_threshold, saddle)
+    from validation.sections.figstyle import legend_outside
 
     quick = ctx.quick
     ss = np.random.SeedSequence([ctx.seed, 2])
@@ -67,9 +59,9 @@ def build(ctx):
     ax.axhline(0.5, color="k", ls="--", lw=1, label=r"limit $1/2$")
     ax.plot([2], [2 * math.log(2)], "r*", ms=10, label=r"exact $2\ln 2$ at $p=2$")
     ax.set_xscale("log")
-    ax.set_xlabel("p")
+    ax.set_xlabel(r"number of facts $p$")
     ax.set_ylabel(r"$\alpha_c(p)$")
-    ax.legend(fontsize=8)
+    legend_outside(ax)
     ax.set_title("Finite-p capacity approaches 1/2 slowly")
     figs.append(ctx.savefig(fig, "theory_alpha_c.png"))
 
@@ -107,8 +99,10 @@ def build(ctx):
     axs[0].set_ylabel(r"$G_p(t)$")
     axs[1].set_xlabel("t")
     axs[1].set_ylabel(r"$(1-t)\,G_p(t)$")
-    axs[0].legend(fontsize=8)
+    legend_outside(axs[0])
+    legend_outside(axs[1])
     axs[1].set_title("slow convergence to the limit")
+    fig.tight_layout()
     figs.append(ctx.savefig(fig, "theory_energy_G.png"))
     md.append("\n### Energy term G_p(t)\n\n"
               f"`energy_G(t, p, samples={n_g})` (common disorder samples across t for each p) "
@@ -150,9 +144,10 @@ def build(ctx):
         ax.axvline(0.5, color="gray", ls=":", lw=1)
         ax.axvline(fin.alpha_c, color="C0", ls=":", lw=1)
         ax.set_xlabel(r"$\alpha$")
-        ax.legend(fontsize=8)
+        legend_outside(ax)
     axs[0].set_ylabel(r"$q^*(\alpha)$")
     axs[1].set_ylabel(r"$\phi(\alpha)$")
+    fig.tight_layout()
     figs.append(ctx.savefig(fig, "theory_saddle.png"))
     from validation.sections.claims import verdict
 
@@ -222,7 +217,7 @@ def build(ctx):
         ax.plot(c["alpha"], c["P_all_conditional_op"], "-", color=f"C{k}",
                 label=f"conditional model (OP), d = {c['d']}")
     op_rows = [s for s in sim if s["problem"] == "op" and s["d"] == d_sim]
-    from validation.sections.figstyle import legend_outside, wilson_interval
+    from validation.sections.figstyle import wilson_interval
 
     # P(all) is a fraction of `trials` instances: 95% Wilson interval (inside [0, 1])
     y_sim = np.array([s["P_all"] for s in op_rows])

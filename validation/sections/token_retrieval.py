@@ -30,9 +30,9 @@ import time
 
 import numpy as np
 
-from validation.sections.base import SectionResult, md_table
+from validation.sections.base import SectionResult, fill_doc, md_table
 from validation.sections.claims import enough_points
-from validation.sections.figstyle import THEORY_ZORDER, wilson_interval
+from validation.sections.figstyle import THEORY_ZORDER, legend_below, legend_outside, wilson_interval
 from validation.token_retrieval.comparison import token_moment_check
 from validation.token_retrieval.experiments import PRESETS, RUN_SETTINGS, THEORY_INPUTS, gd_comparison
 from validation.token_retrieval.moments import moment_check
@@ -86,15 +86,29 @@ def _heat(ax, frac, xs, ys, xkey, ykey, fixed, title):
             v = frac.get((k["N"], k["d"], k["L"]))
             if v is not None:
                 M[i, j] = v[0]
-    im = ax.pcolormesh(_edges(xs), _edges(ys), np.ma.masked_invalid(M), vmin=0, vmax=1,
-                       cmap="viridis", shading="flat")
+    ex, ey = _edges(xs), _edges(ys)
+    im = ax.pcolormesh(ex, ey, np.ma.masked_invalid(M), vmin=0, vmax=1, cmap="viridis", shading="flat")
+    ax.set_xlim(ex[0], ex[-1])         # fixed: the lines drawn over the map do not move them
+    ax.set_ylim(ey[0], ey[-1])
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xticks(xs, [str(x) for x in xs], fontsize=7)
-    ax.set_yticks(ys, [str(y) for y in ys], fontsize=7)
+    ax.set_xticks(xs, [str(x) for x in xs])
+    ax.set_yticks(ys, [str(y) for y in ys])
     ax.minorticks_off()
-    ax.set_title(title, fontsize=8)
+    ax.set_title(title)
     return im
+
+
+def _phase_key(fig, axes, im, fit_label, colorbar_label):
+    """The legend (white theory contour, red dashed fit where one is drawn) and the colour bar of a
+    grid of phase maps."""
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color="w", lw=1.6, label="theory $P = 1/2$")]
+    if fit_label:
+        handles.append(Line2D([], [], color="r", ls="--", lw=1.2, label=fit_label))
+    fig.legend(handles=handles, loc="outside lower center", ncol=2, facecolor="0.6")
+    fig.colorbar(im, ax=axes, shrink=0.7, label=colorbar_label)
 
 
 def _mlp_beta_md(mlp, mlp_pred, bscan):
@@ -215,27 +229,17 @@ def _grid(ctx, preset):
     return run, study.command(preset=preset, seed=ctx.seed)
 
 
+@fill_doc
 def build(ctx):
     """Build the report section ``token_retrieval``: early-phase token retrieval with random embeddings against its closed-form theory.
 
-    Parameters
-    ----------
-    ctx : validation.report.Context
-        The report context: quick or full mode, seed, output folder, figure
-        saving and progress.
-
-    Returns
-    -------
-    SectionResult
-        The section's Markdown, its ``report.json`` entry (``data``; the keys
-        named on its docs page are a contract) and its figures.
+    %(section_build)s
 
     References
     ----------
     arXiv:2603.15923; docs/token_retrieval.md#theory-of-the-early-phase
     """
     import matplotlib.pyplot as plt
-    from matplotlib.lines import Line2D
     from matplotlib.ticker import NullFormatter
 
     t0 = time.perf_counter()
@@ -287,7 +291,7 @@ def build(ctx):
         for row, (fr, Pg, fit, name) in enumerate(((fr_ret, P_ret_NdL, ex_ret, "retrieval"),
                                                    (fr_rec, P_rec_NdL, ex_rec, "recall (all N)"))):
             ax = axes[row, j]
-            im = _heat(ax, fr, Ns, ds, "N", "d", {"L": L}, f"{name}, L={L}")
+            im = _heat(ax, fr, Ns, ds, "N", "d", {"L": L}, f"{name}, $L={L}$")
             ax.contour(fN, fd, Pg[j], levels=[0.5], colors="w", linewidths=1.6)
             if fit:
                 key = "retrieval_boundary" if row == 0 else "recall_boundary"
@@ -301,19 +305,13 @@ def build(ctx):
                 nit = [r["N_counting"] for r in lower if r["L"] == L]
                 if nit:
                     ax.annotate(f"counting bound:\nN > {min(nit):.0f} fails", (0.03, 0.97),
-                                xycoords="axes fraction", fontsize=6, va="top", color="w")
-            ax.set_xlim(_edges(Ns)[0], _edges(Ns)[-1])
-            ax.set_ylim(_edges(ds)[0], _edges(ds)[-1])
+                                xycoords="axes fraction", va="top", color="w")
             if j == 0:
-                ax.set_ylabel("d (embedding dim.)")
+                ax.set_ylabel(r"$d$ (embedding dim.)")
             if row == 1:
-                ax.set_xlabel("N (training sequences)")
-    handles = [Line2D([], [], color="w", lw=1.6, label="theory P = 1/2")]
-    if drawn_fit:
-        handles.append(Line2D([], [], color="r", ls="--", lw=1.2, label="fitted power law (sim.)"))
+                ax.set_xlabel(r"$N$ (training sequences)")
     drawn_fit_Nd = drawn_fit
-    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=7, facecolor="0.6")
-    fig.colorbar(im, ax=axes, shrink=0.7, label="simulated success fraction")
+    _phase_key(fig, axes, im, "fitted power law (sim.)" if drawn_fit else None, "simulated success fraction")
     figs.append(ctx.savefig(fig, "tr_phase_Nd.png"))
 
     Nsel = [n for n in (4, 16, 64, 256) if n in Ns] if quick else [n for n in (8, 32, 128, 512) if n in Ns]
@@ -325,7 +323,7 @@ def build(ctx):
         Pt = success_grid("test_acc", [N], fd, fL)[:, :, 0]
         for row, (fr, Pg, name) in enumerate(((fr_ret, Pr, "retrieval"), (fr_test, Pt, "fresh-seq. acc."))):
             ax = axes[row, j]
-            im = _heat(ax, fr, ds, Ls, "d", "L", {"N": N}, f"{name}, N={N}")
+            im = _heat(ax, fr, ds, Ls, "d", "L", {"N": N}, f"{name}, $N={N}$")
             ax.contour(fd, fL, Pg, levels=[0.5], colors="w", linewidths=1.6)
             if (row == 0 and ex_ret and F["retrieval_boundary"].log_prefactor is not None
                     and enough_points(F["retrieval_boundary"].n_points, 3)):
@@ -335,17 +333,11 @@ def build(ctx):
                 dd = np.geomspace(min(ds), max(ds), 20)
                 ax.plot(dd, (N / (np.exp(F["retrieval_boundary"].log_prefactor) * dd ** a)) ** (1 / b),
                         "r--", lw=1.2)
-            ax.set_xlim(_edges(ds)[0], _edges(ds)[-1])
-            ax.set_ylim(_edges(Ls)[0], _edges(Ls)[-1])
             if j == 0:
-                ax.set_ylabel("L (sequence length)")
+                ax.set_ylabel(r"$L$ (sequence length)")
             if row == 1:
-                ax.set_xlabel("d (embedding dim.)")
-    handles = [Line2D([], [], color="w", lw=1.6, label="theory P = 1/2")]
-    if drawn_fit:
-        handles.append(Line2D([], [], color="r", ls="--", lw=1.2, label="fitted retrieval boundary (sim.)"))
-    fig.legend(handles=handles, loc="outside lower center", ncol=2, fontsize=7, facecolor="0.6")
-    fig.colorbar(im, ax=axes, shrink=0.7, label="simulated fraction")
+                ax.set_xlabel(r"$d$ (embedding dim.)")
+    _phase_key(fig, axes, im, "fitted retrieval boundary (sim.)" if drawn_fit else None, "simulated fraction")
     figs.append(ctx.savefig(fig, "tr_phase_dL.png"))
 
     # theory vs simulation scatter
@@ -367,56 +359,59 @@ def build(ctx):
         ax.set_ylabel(f"simulated {lab}")
         ax.set_ylim(-0.03, 1.03)
         ax.set_title(f"mean |err| {err[k]['mean_abs_error']:.3f}, max {err[k]['max_abs_error']:.2f}")
-    axes[0].legend(loc="lower center", bbox_to_anchor=(0.5, 1.12), ncol=1)
     fig.colorbar(sc, ax=axes, shrink=0.8, label=r"$\log_2 d$")
+    legend_below(fig, axes[0])
     figs.append(ctx.savefig(fig, "tr_theory_vs_sim.png"))
 
     # data collapse against the predicted combination
-    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4), constrained_layout=True)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), constrained_layout=True)
     ax = axes[0]
     for d in ds:
         pts = sorted((tv.combination[k], f) for k, (f, _) in fr_ret.items() if k[1] == d)
-        ax.semilogx([p[0] for p in pts], [p[1] for p in pts], "o", ms=3, label=f"sim. d={d}")
-    ax.axvline(1.0, color="k", ls=":", lw=0.8, label="x = 1")
-    ax.set_xlabel("predicted x = gap^2 / ((var_inf + var_noise) 2 log(L-1))")
+        ax.semilogx([p[0] for p in pts], [p[1] for p in pts], "o", ms=3, label=f"sim. $d={d}$")
+    ax.axvline(1.0, color="k", ls=":", lw=0.8, zorder=THEORY_ZORDER, label="$x = 1$")
+    ax.set_xlabel(r"predicted $x = \mathrm{gap}^2/((\mathrm{var}_\infty + \mathrm{var}_\mathrm{noise})\,2\ln(L-1))$")
     ax.set_ylabel("simulated P(retrieval, all N)")
-    ax.legend(fontsize=6)
+    legend_outside(ax)
     ax = axes[1]
     a_p, b_p = c_ret[1], c_ret[2]
     for L in Ls:
         pts = sorted((N / (d ** a_p * L ** b_p), f) for (N, d, LL), (f, _) in fr_ret.items() if LL == L)
-        ax.semilogx([p[0] for p in pts], [p[1] for p in pts], "o", ms=3, label=f"sim. L={L}")
-    ax.axvline(math.exp(c_ret[0]), color="k", ls="--", lw=0.8, label="predicted boundary")
-    ax.set_xlabel(f"N / (d^{a_p:.2f} L^{b_p:.2f})  (exponents from the theory)")
+        ax.semilogx([p[0] for p in pts], [p[1] for p in pts], "o", ms=3, label=f"sim. $L={L}$")
+    ax.axvline(math.exp(c_ret[0]), color="k", ls="--", lw=0.8, zorder=THEORY_ZORDER, label="predicted boundary")
+    ax.set_xlabel(rf"$N/(d^{{{a_p:.2f}}} L^{{{b_p:.2f}}})$ (exponents from the theory)")
     ax.set_ylabel("simulated P(retrieval, all N)")
-    ax.legend(fontsize=6)
+    legend_outside(ax)
     figs.append(ctx.savefig(fig, "tr_collapse.png"))
 
     # boundaries vs d with the counting bound
-    fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.4), constrained_layout=True)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2), constrained_layout=True)
     sim_ret_b = F["retrieval_boundary"].points          # crossings of the simulated fractions along N
     sim_rec_b = F["recall_boundary"].points
     L_lb = min(bd_Ls)
-    for ax, pred, simb, name in ((axes[0], pred_ret, sim_ret_b, "retrieval N_c"),
-                                 (axes[1], pred_rec, sim_rec_b, "recall N_max")):
+    for ax, pred, simb, name in ((axes[0], pred_ret, sim_ret_b, r"retrieval $N_c$"),
+                                 (axes[1], pred_rec, sim_rec_b, r"recall $N_\mathrm{max}$")):
         for i, L in enumerate(bd_Ls):
             col = f"C{i}"
             pp = sorted((p["d"], p["N"]) for p in pred if p["L"] == L)
             if pp:
-                ax.loglog([p[0] for p in pp], [p[1] for p in pp], "-", color=col, lw=1, label=f"theory L={L}")
+                ax.loglog([p[0] for p in pp], [p[1] for p in pp], "-", color=col, lw=1, zorder=THEORY_ZORDER,
+                          label=f"theory $L={L}$")
             sp = sorted((p["d"], p["N"]) for p in simb if p["L"] == L)
             if sp:
                 ax.loglog([p[0] for p in sp], [p[1] for p in sp], "o", color=col, ms=4)
         if name.startswith("recall"):
             lb = sorted((r["d"], r["N_counting"]) for r in lower if r["L"] == L_lb)
-            ax.loglog([p[0] for p in lb], [p[1] for p in lb], "k:", lw=1.2, label=f"counting bound (L={L_lb})")
+            ax.loglog([p[0] for p in lb], [p[1] for p in lb], "k:", lw=1.2, zorder=THEORY_ZORDER,
+                      label=f"counting bound ($L={L_lb}$)")
+        ax.plot([], [], "o", color="0.4", ms=4, label="simulation ($P = 1/2$ crossing)")
         ax.set_xticks(list(bd_ds), [str(d) for d in bd_ds])
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.yaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("d (embedding dim.)")
+        ax.set_xlabel(r"$d$ (embedding dim.)")
         ax.set_ylabel(f"{name} (training sequences)")
-        ax.set_title("lines: theory, dots: simulation (P = 1/2 crossing)", fontsize=8)
-        ax.legend(fontsize=6, ncol=2)
+        ax.set_title("lines: theory, dots: simulation (P = 1/2 crossing)")
+        legend_outside(ax, below=True, ncol=2)
     figs.append(ctx.savefig(fig, "tr_boundaries.png"))
 
     # ---------------- markdown
@@ -795,29 +790,27 @@ def _token_level(ctx):
     Ls = sorted({k[2] for k in pts})
     fig, axes = plt.subplots(1, len(Ls), figsize=(3.0 * len(Ls) + 1.2, 3.8), sharey=True, squeeze=False,
                              constrained_layout=True)
-    styles = {"N_sim": dict(color="w", marker="o", mec="k", lw=2, label="simulated N_c (P = 1/2)"),
-              "N_token": dict(color="tab:orange", marker="s", lw=1.5, label="token-level theory N_c"),
-              "N_closed": dict(color="tab:red", ls="--", lw=1.2, label="closed-form theory N_c"),
+    styles = {"N_sim": dict(color="w", marker="o", mec="k", lw=2, label=r"simulated $N_c$ ($P = 1/2$)"),
+              "N_token": dict(color="tab:orange", marker="s", lw=1.5, label=r"token-level theory $N_c$"),
+              "N_closed": dict(color="tab:red", ls="--", lw=1.2, label=r"closed-form theory $N_c$"),
               "N_mean_pool": dict(color="tab:cyan", ls=":", lw=2, marker="v",
-                                  label="mean-pooled learners need N >= N_mean_pool"),
-              "N_oracle_max": dict(color="m", ls="-.", lw=2, marker="^", label="oracle: no learner beyond N_oracle_max"),
-              "N_storage": dict(color="k", ls="--", lw=1, label="storage achievable: N = d - 1")}
+                                  label=r"mean-pooled learners need $N \geq N_\mathrm{mean\,pool}$"),
+              "N_oracle_max": dict(color="m", ls="-.", lw=2, marker="^", label=r"oracle: no learner beyond $N_\mathrm{oracle\,max}$"),
+              "N_storage": dict(color="k", ls="--", lw=1, label=r"storage achievable: $N = d - 1$")}
     lo, hi = _edges(Ns)[0], _edges(Ns)[-1]
     for ax, L in zip(axes[0], Ls):
-        im = _heat(ax, pts, ds, Ns, "d", "N", {"L": L}, f"L = {L}")
+        im = _heat(ax, pts, ds, Ns, "d", "N", {"L": L}, f"$L = {L}$")
         for key, st in styles.items():
             xy = [(r["d"], r[key]) for r in lim.rows if r["L"] == L and r[key] is not None and lo <= r[key] <= hi]
             if xy:
                 ax.plot(*zip(*xy), **st)
             else:
                 ax.plot([], [], **st)
-        ax.set_xlim(_edges(ds)[0], _edges(ds)[-1])
-        ax.set_ylim(lo, hi)
-        ax.set_xlabel("d (embedding dim.)")
-    axes[0, 0].set_ylabel("N (training sequences)")
+        ax.set_xlabel(r"$d$ (embedding dim.)")
+    axes[0, 0].set_ylabel(r"$N$ (training sequences)")
     fig.colorbar(im, ax=axes, shrink=0.8, label=f"simulated P(retrieval of all N), {FG.points[0]['seeds']} seeds")
     h, lab = axes[0, 0].get_legend_handles_labels()
-    fig.legend(h, lab, loc="outside lower center", ncol=3, fontsize=7)
+    fig.legend(h, lab, loc="outside lower center", ncol=3)
     figs = [ctx.savefig(fig, "tr_lower_bounds.png")]
     data_tv = {"study": full.name, "errors": tv.errors, "noise_floor": tv.noise_floor, "targets": tc,
                "seed_check": {"study": seeds.name, **SC.to_dict()}}

@@ -114,3 +114,28 @@ def test_slug_matches_github_anchors():
     assert slug("The paper's size: d = 100 and d = 150") == "the-papers-size-d--100-and-d--150"
     assert slug("9. Facts per parameter at `T = 32` (budget-checked, stored)") == \
         "9-facts-per-parameter-at-t--32-budget-checked-stored"
+
+
+def test_listwise_rows_pick_the_largest_d_and_compute_verdicts():
+    from validation.sections.claims import ledger
+    case = lambda th, thr, lo, hi: {"theory": th, "theory_stderr": 0.0, "threshold": thr, "ci": [lo, hi]}
+    report = {"listwise": {"exact": {
+        "dp": {"20": {"tam tau=0.05 margin=0": case(0.23, 0.50, 0.49, 0.51),
+                      "top1 margin=0.5": case(0.70, 0.60, 0.58, 0.64)},
+               "30": {"tam tau=0.05 margin=0": case(0.212, 0.2122, 0.199, 0.225)}},
+        "op": {"20": {"top1 margin=0.5 sphere": case(0.6955, 0.6915, 0.6545, 0.7303)}}}}}
+    rows = {r["claim"]: r for r in ledger(report)}
+    tam = rows["TAM capacity n/d^2 = finite-p RS theory, tau = 0.05, DP, d = 30 (exact)"]
+    # d = 30 is chosen over d = 20 (whose interval excludes its theory): 0.212 in [0.199, 0.225]
+    assert tam["verdict"] == "agrees" and tam["source"] == "arXiv:2605.05189"
+    top1 = rows["top-1 capacity at margin 0.5 = alpha_c_finite(p, margin), DP, d = 20 (exact)"]
+    # 0.60 - 0.70 = -0.10; standard error (0.64 - 0.58) / (2 * 1.96) = 0.0153 -> 6.5 sigma
+    assert top1["verdict"] == "differs by -0.100 (6.5 sigma)"
+    assert rows["top-1 capacity at margin 0.5 = alpha_c_finite(p, margin), unit-norm inputs and candidates, "
+                "OP, d = 20 (exact)"]["verdict"] == "agrees"
+
+
+def test_listwise_rows_say_what_is_missing():
+    from validation.sections.claims import ledger
+    rows = [r for r in ledger({"listwise": {"exact": {}}}) if "margin 0.5" in r["claim"] or "TAM" in r["claim"]]
+    assert len(rows) == 3 and all(r["verdict"].startswith("not decided") for r in rows)

@@ -215,6 +215,7 @@ _LM = "arXiv:2605.10795"
 _FR = "arXiv:2412.06538"
 _TR = "arXiv:2603.15923"
 _OURS = "this package"
+_LW = "arXiv:2605.05189"
 
 
 def exact_verdict(e):
@@ -453,6 +454,31 @@ def _tr_rows(r):
     return rows
 
 
+def _listwise_rows(r):
+    rows = []
+    sec = "Top-1 or top-k: listwise (tail-average margin) capacity and capacity at a margin"
+    exact = _get(r, "listwise", "exact") or {}
+
+    def largest_d(model, case):
+        cases = exact.get(model) or {}
+        ds = sorted((int(d) for d, c in cases.items() if isinstance(c, dict) and (c.get(case) or {}).get("ci")))
+        return (ds[-1], cases[str(ds[-1])][case]) if ds else (None, None)
+
+    for model, case, claim, source in (
+            ("dp", "tam tau=0.05 margin=0", "TAM capacity n/d^2 = finite-p RS theory, tau = 0.05, DP", _LW),
+            ("dp", "top1 margin=0.5", "top-1 capacity at margin 0.5 = alpha_c_finite(p, margin), DP", _OURS),
+            ("op", "top1 margin=0.5 sphere",
+             "top-1 capacity at margin 0.5 = alpha_c_finite(p, margin), unit-norm inputs and candidates, OP",
+             _OURS)):
+        d, e = largest_d(model, case)
+        if e is None:
+            rows.append(_missing(claim, source, sec, f"an exact {model.upper()} threshold for '{case}'"))
+        else:
+            rows.append(_row(f"{claim}, d = {d} (exact)", source, e["theory"], e["threshold"], e["ci"], sec,
+                             prediction_stderr=e.get("theory_stderr") or 0.0))
+    return rows
+
+
 def ledger(report):
     """Claims-ledger rows computed from a report's sections.
 
@@ -472,7 +498,7 @@ def ledger(report):
 
     References
     ----------
-    arXiv:2605.10795; arXiv:2412.06538; arXiv:2603.15923
+    arXiv:2605.10795; arXiv:2412.06538; arXiv:2603.15923; arXiv:2605.05189
 
     Examples
     --------
@@ -491,6 +517,8 @@ def ledger(report):
         rows += _fr_rows(report)
     if "token_retrieval" in report:
         rows += _tr_rows(report)
+    if "listwise" in report:
+        rows += _listwise_rows(report)
     return rows
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import sys
 import time
 
+from validation._docparams import fill_doc
+
 __all__ = ["Progress", "format_seconds"]
 
 
@@ -127,15 +129,13 @@ class Progress:
             self.stream.write(txt + "\n")
         self.stream.flush()
 
+    @fill_doc
     def summary_line(self, *, n_params, n_unique):
         """Return the final summary line of the sweep.
 
         Parameters
         ----------
-        n_params : int
-            Trials requested (duplicates included).
-        n_unique : int
-            Distinct trials.
+        %(n_params)s %(n_unique)s
 
         Returns
         -------
@@ -152,15 +152,13 @@ class Progress:
                + (f" ({rate:.3g} trials/s)" if self.done else ""))
         return txt
 
+    @fill_doc
     def finish(self, *, n_params, n_unique, extra=""):
         """Print the summary line (always, when enabled).
 
         Parameters
         ----------
-        n_params : int
-            Trials requested (duplicates included).
-        n_unique : int
-            Distinct trials.
+        %(n_params)s %(n_unique)s
         extra : str, optional
             Text appended to the line.
         """

@@ -587,7 +587,7 @@ def migrate_store(path):
     Parameters
     ----------
     path : str or Path
-        An existing store file.
+        An existing store file, rewritten in place.
 
     Returns
     -------

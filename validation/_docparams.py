@@ -40,8 +40,13 @@ PARAMS = {
     # ------------------------------------------------------------------ factual recall: experiments
     "quick_sizes": "quick : bool\n    Quick or full sizes.",
     "exp_rng": "rng : None, int or Generator\n    Randomness.",
-    "progress_each": "progress : callable\n    ``progress(message)`` after each configuration.",
-    "D_answers": "D : int\n    Answers per relation.",
+    # the Parameters section of the transformer experiments (a whole section)
+    "transformer_experiment_params": ("Parameters\n----------\n"
+                                      "quick : bool\n    Quick or full sizes.\n"
+                                      "rng : None, int or Generator\n    Randomness.\n"
+                                      "progress : callable\n"
+                                      "    ``progress(message)`` after each configuration.\n"
+                                      "D : int\n    Answers per relation."),
 }
 
 #: ``hcizz.docstrings.fill_doc`` with :data:`PARAMS` added (use as ``@fill_doc``).

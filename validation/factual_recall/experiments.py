@@ -32,6 +32,7 @@ from hcizz.estimate import Estimate
 from validation.optim import adam_loop, warmup_cosine
 from hcizz.results import Result
 from validation.engine.trials import trial
+from validation._docparams import fill_doc
 from .memories import train_memory
 from .sequential import train_sequential
 from .task import make_task, split_facts
@@ -680,6 +681,7 @@ def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1
                                steps=steps, batch=batch, lr=lr)
 
 
+@fill_doc
 def transformer_capacity_experiment(*, quick=True, rng=None, progress=_progress, D=8):
     """Measure the facts stored against the parameters over several ``d`` and shapes.
 
@@ -690,16 +692,7 @@ def transformer_capacity_experiment(*, quick=True, rng=None, progress=_progress,
     ``d = 24`` with {(1, 1), (0.5, 2), (2, 0.5)}, ``d = 32`` with (1, 1); ``T = 16``,
     1000 steps of 256 sequences (sized for a shared 2-core machine).
 
-    Parameters
-    ----------
-    quick : bool
-        Quick or full sizes.
-    rng : None, int or Generator
-        Randomness.
-    progress : callable
-        ``progress(message)`` after each configuration.
-    D : int
-        Answers per relation.
+    %(transformer_experiment_params)s
 
     Returns
     -------
@@ -749,22 +742,14 @@ def transformer_capacity_experiment(*, quick=True, rng=None, progress=_progress,
             "quick": quick, "paper_facts_per_param": PAPER_FACTS_PER_PARAM}
 
 
+@fill_doc
 def tradeoff_experiment(*, quick=True, rng=None, progress=_progress, D=8):
     """Accuracy on a fixed set of facts over a grid of (attention, MLP) sizes.
 
     Attention size is varied through the number of heads ``H`` (``d_h = 8``),
     MLP size through ``m`` (``m = 0``: no MLP).
 
-    Parameters
-    ----------
-    quick : bool
-        Quick or full sizes.
-    rng : None, int or Generator
-        Randomness.
-    progress : callable
-        ``progress(message)`` after each configuration.
-    D : int
-        Answers per relation.
+    %(transformer_experiment_params)s
 
     Returns
     -------
@@ -804,6 +789,7 @@ def tradeoff_experiment(*, quick=True, rng=None, progress=_progress, D=8):
             "mlp_params": [OneLayerTransformer.count_params(d, 0, 0, m) for m in ms], "accuracy": acc.tolist(), **kw}
 
 
+@fill_doc
 def sequential_experiment(*, quick=True, rng=None, progress=_progress):
     """Run sequential learning of the one-hot linear-attention model.
 
@@ -811,10 +797,7 @@ def sequential_experiment(*, quick=True, rng=None, progress=_progress):
 
     Parameters
     ----------
-    quick : bool
-        Quick or full sizes.
-    rng : None, int or Generator
-        Randomness.
+    %(quick_sizes)s %(exp_rng)s
     progress : callable
         ``progress(message)`` at the end.
 

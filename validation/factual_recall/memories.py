@@ -19,6 +19,7 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
+from validation._docparams import fill_doc
 from validation.optim import adam_loop, warmup_cosine
 from hcizz.results import Result
 
@@ -61,6 +62,7 @@ def sphere_embeddings(n, d, rng=None, dtype=np.float64):
     return g.astype(dtype)
 
 
+@fill_doc
 def linear_memory_loss(W, X, U, targets, grad=True):
     """Compute the cross-entropy of the linear memory and its gradient in ``W``.
 
@@ -68,12 +70,7 @@ def linear_memory_loss(W, X, U, targets, grad=True):
     ----------
     W : ndarray (d, d)
         The memory.
-    X : ndarray (n, d)
-        Input embeddings.
-    U : ndarray (k, d)
-        Output embeddings (candidates).
-    targets : int ndarray (n,)
-        Index in ``U`` of each input's output.
+    %(X_inputs)s %(U_outputs)s %(fact_targets)s
     grad : bool
         Compute the gradient.
 
@@ -83,8 +80,7 @@ def linear_memory_loss(W, X, U, targets, grad=True):
         Mean cross-entropy of the logits ``L = X W^T U^T``.
     dW : ndarray (d, d) or None
         Gradient (``None`` without ``grad``).
-    correct : bool ndarray (n,)
-        Strict-argmax recall of each fact.
+    %(fact_correct)s
 
     Notes
     -----
@@ -144,6 +140,7 @@ def init_mlp_memory(d, m, rng=None, dtype=np.float64):
     return [W1.astype(dtype), b.astype(dtype), W2.astype(dtype)]
 
 
+@fill_doc
 def mlp_memory_loss(params, X, U, targets, grad=True):
     """Compute the cross-entropy of the MLP memory ``x -> W2 relu(W1 x + b)`` and its gradients.
 
@@ -151,23 +148,12 @@ def mlp_memory_loss(params, X, U, targets, grad=True):
     ----------
     params : list of ndarray
         ``[W1 (m, d), b (m,), W2 (d, m)]``.
-    X : ndarray (n, d)
-        Input embeddings.
-    U : ndarray (k, d)
-        Output embeddings (candidates).
-    targets : int ndarray (n,)
-        Index in ``U`` of each input's output.
-    grad : bool
-        Compute the gradients.
+    %(X_inputs)s %(U_outputs)s %(fact_targets)s
+    %(grads_flag)s
 
     Returns
     -------
-    loss : float
-        Mean cross-entropy.
-    grads : list of ndarray or None
-        Gradients in the order of ``params`` (``None`` without ``grad``).
-    correct : bool ndarray (n,)
-        Strict-argmax recall of each fact.
+    %(xent)s %(param_grads)s %(fact_correct)s
 
     Notes
     -----

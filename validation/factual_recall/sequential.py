@@ -31,6 +31,7 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
+from validation._docparams import fill_doc
 from validation.optim import adam_loop
 from hcizz.results import Result
 from .task import FactTask, structured_answers
@@ -50,6 +51,7 @@ def _counts(tokens, vocab, dtype):
     return C
 
 
+@fill_doc
 def linear_attention_loss(k, W, counts, targets, grad=True):
     """Compute the cross-entropy of the one-hot linear-attention model and its gradients.
 
@@ -63,13 +65,11 @@ def linear_attention_loss(k, W, counts, targets, grad=True):
         Token counts of each sequence.
     targets : int ndarray (B,)
         Answer index of each sequence.
-    grad : bool
-        Compute the gradients.
+    %(grads_flag)s
 
     Returns
     -------
-    loss : float
-        Mean cross-entropy.
+    %(xent)s
     grads : list of ndarray or None
         ``[dk (V,), dW (A, V)]`` (``None`` without ``grad``).
     logits : ndarray (B, A)

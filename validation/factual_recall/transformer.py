@@ -36,6 +36,7 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
+from validation._docparams import fill_doc
 from .task import _check_ids
 
 __all__ = ["OneLayerTransformer", "build_transformer", "VARIANTS", "truncated_normal"]
@@ -354,6 +355,7 @@ class OneLayerTransformer:
         dQ = _mm(xT.T[None], dq)                       # (H, d, d_h)
         return [dQ, dK, dV, dO, dW1, db, dW2]
 
+    @fill_doc
     def loss(self, tokens, targets, params=None, grad=True):
         """Mean cross-entropy, its gradients and the recall flags.
 
@@ -370,10 +372,7 @@ class OneLayerTransformer:
 
         Returns
         -------
-        loss : float
-            Mean cross-entropy.
-        grads : list of ndarray or None
-            Gradients in the order of ``params`` (``None`` without ``grad``).
+        %(xent)s %(param_grads)s
         correct : bool ndarray (B,)
             Strict-argmax recall of each sequence.
 

@@ -28,6 +28,8 @@ PARAMS = {
                      "    Its outcome, as returned by :func:`validation.engine.executors.run_trial`."),
     "n_params": "n_params : int\n    Trials requested (duplicates included).",
     "n_unique": "n_unique : int\n    Distinct trials.",
+    # ------------------------------------------------------------------ optimisers
+    "opt_params": "params : list of ndarray\n    Parameters, updated in place by :meth:`step`.",
     # ------------------------------------------------------------------ factual recall: memories
     "X_inputs": "X : ndarray (n, d)\n    Input embeddings.",
     "U_outputs": "U : ndarray (k, d)\n    Output embeddings (candidates).",

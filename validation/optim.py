@@ -16,8 +16,9 @@ from dataclasses import dataclass
 
 from hcizz.checks import check_int, check_real
 from hcizz.results import Result
+from validation._docparams import fill_doc
 
-__all__ = ["Adam", "warmup_cosine", "adam_loop", "LoopResult"]
+__all__ = ["Optimizer", "Adam", "GradientDescent", "warmup_cosine", "adam_loop", "LoopResult"]
 
 
 def warmup_cosine(step, total, *, lr, warmup=0.0, final=0.0):
@@ -67,13 +68,52 @@ def warmup_cosine(step, total, *, lr, warmup=0.0, final=0.0):
     return lr * (final + (1.0 - final) * 0.5 * (1.0 + math.cos(math.pi * s)))
 
 
-class Adam:
+@fill_doc
+class Optimizer:
+    """Base of the in-place optimisers: the parameters, the update count and :meth:`step`.
+
+    A subclass writes its update rule in ``_update(grads, lr)``; :meth:`step`
+    counts the update (``t``, 1 at the first step) and applies it.  Any object
+    with ``step(grads, *, lr)`` can be passed as ``optimizer`` to
+    :func:`adam_loop`.
+
+    Parameters
+    ----------
+    %(opt_params)s
+
+    References
+    ----------
+    docs/architecture.md#where-to-add
+    """
+
+    def __init__(self, params):
+        self.params = list(params)
+        self.t = 0
+
+    def step(self, grads, *, lr):
+        """Apply one update with learning rate ``lr`` to every parameter, in place.
+
+        Parameters
+        ----------
+        grads : list of ndarray
+            Gradients, in the order of the parameters.
+        lr : float
+            Learning rate (step size) of this step.
+        """
+        self.t += 1
+        self._update(grads, lr)
+
+    def _update(self, grads, lr):
+        raise NotImplementedError
+
+
+@fill_doc
+class Adam(Optimizer):
     """Adam (Kingma & Ba) acting in place on a list of numpy arrays.
 
     Parameters
     ----------
-    params : list of ndarray
-        Parameters, updated in place by :meth:`step`.
+    %(opt_params)s
     betas : tuple of float
         ``(beta1, beta2)``.
     eps : float
@@ -95,25 +135,14 @@ class Adam:
     """
 
     def __init__(self, params, *, betas=(0.9, 0.999), eps=1e-8):
-        self.params = list(params)
+        super().__init__(params)
         self.b1 = check_real("betas[0]", betas[0], low=0, high=1, high_open=True)
         self.b2 = check_real("betas[1]", betas[1], low=0, high=1, high_open=True)
         self.eps = check_real("eps", eps, low=0, low_open=True)
         self.m = [np.zeros_like(p) for p in self.params]
         self.v = [np.zeros_like(p) for p in self.params]
-        self.t = 0
 
-    def step(self, grads, *, lr):
-        """Apply one Adam update with learning rate ``lr``, in place.
-
-        Parameters
-        ----------
-        grads : list of ndarray
-            Gradients, in the order of the parameters.
-        lr : float
-            Learning rate of this step.
-        """
-        self.t += 1
+    def _update(self, grads, lr):
         b1, b2 = self.b1, self.b2
         c1 = 1.0 - b1 ** self.t
         c2 = 1.0 - b2 ** self.t
@@ -125,6 +154,35 @@ class Adam:
             v *= b2
             v += (1.0 - b2) * (g * g)
             p -= step * m / (np.sqrt(v) + eps)
+
+
+@fill_doc
+class GradientDescent(Optimizer):
+    """Plain gradient descent ``p -= lr g`` in place, with the interface of :class:`Adam`.
+
+    Passed as ``optimizer`` to :func:`adam_loop` by the trainers whose analysis
+    assumes this update (no momentum, no normalisation): the sequential-learning
+    model of factual recall and the early phase of token retrieval.
+
+    Parameters
+    ----------
+    %(opt_params)s
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#escape-times
+
+    Examples
+    --------
+    >>> w = np.array([1.0, -2.0])
+    >>> GradientDescent([w]).step([np.array([0.5, 0.5])], lr=2.0)
+    >>> w
+    array([ 0., -3.])
+    """
+
+    def _update(self, grads, lr):
+        for p, g in zip(self.params, grads):
+            p -= lr * g
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ import numpy as np
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
 from validation._docparams import fill_doc
-from validation.optim import adam_loop
+from validation.optim import GradientDescent, adam_loop
 from hcizz.results import Result
 from .task import FactTask, structured_answers
 
@@ -159,49 +159,6 @@ def block_losses(logits, targets, D):
     return float(total), float(rel), float(subj)
 
 
-class GradientDescent:
-    """Plain gradient descent ``p -= lr g`` in place, with the interface of :class:`validation.optim.Adam`.
-
-    Passed as ``optimizer`` to :func:`validation.optim.adam_loop`, so that the
-    sequential-learning model trains on the one training loop with the update
-    its analysis assumes (no momentum, no normalisation).
-
-    Parameters
-    ----------
-    params : list of ndarray
-        Parameters, updated in place by :meth:`step`.
-
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#escape-times
-
-    Examples
-    --------
-    >>> w = np.array([1.0, -2.0])
-    >>> GradientDescent([w]).step([np.array([0.5, 0.5])], lr=2.0)
-    >>> w
-    array([ 0., -3.])
-    """
-
-    def __init__(self, params):
-        self.params = list(params)
-        self.t = 0
-
-    def step(self, grads, *, lr):
-        """Apply ``p -= lr g`` to every parameter, in place.
-
-        Parameters
-        ----------
-        grads : list of ndarray
-            Gradients, in the order of the parameters.
-        lr : float
-            Step size.
-        """
-        self.t += 1
-        for p, g in zip(self.params, grads):
-            p -= lr * g
-
-
 def train_sequential(S, R, D, *, T=8, steps=3000, lr=1.0, init=1e-3, batch=None,
                      eval_every=10, rng=None, dtype=np.float64):
     """Train the one-hot linear-attention model by plain GD and record the losses.
@@ -240,7 +197,7 @@ def train_sequential(S, R, D, *, T=8, steps=3000, lr=1.0, init=1e-3, batch=None,
 
     Notes
     -----
-    Trained on :func:`validation.optim.adam_loop` with :class:`GradientDescent`
+    Trained on :func:`validation.optim.adam_loop` with :class:`validation.optim.GradientDescent`
     as its optimiser.  The gradient ``[dk, dW]`` is :func:`linear_attention_loss`'s (checked
     against finite differences); the losses are evaluated on a fixed set
     holding every fact twice.  A relation column of ``W`` receives gradient

@@ -28,6 +28,9 @@ PARAMS = {
                      "    Its outcome, as returned by :func:`validation.engine.executors.run_trial`."),
     "n_params": "n_params : int\n    Trials requested (duplicates included).",
     "n_unique": "n_unique : int\n    Distinct trials.",
+    # ------------------------------------------------------------------ threshold fits
+    "trial_x": "x : array_like\n    Regressor of each trial (a load, ``log N``, ...).",
+    "trial_success": "success : array_like of bool\n    Outcome of each trial.",
     # ------------------------------------------------------------------ optimisers
     "opt_params": "params : list of ndarray\n    Parameters, updated in place by :meth:`step`.",
     # ------------------------------------------------------------------ factual recall: memories

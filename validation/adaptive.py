@@ -52,6 +52,12 @@ class AdaptiveResult(Result):
     fit : object
         The last fit as returned by the caller's ``fit``.
 
+    Notes
+    -----
+    ``conf_int(alpha)`` is the last fit's interval at level ``1 - alpha``,
+    ``fit.conf_int(alpha)`` (e.g. :meth:`validation.logistic.ThresholdFit.conf_int`):
+    the contract of :meth:`hcizz.results.Result.conf_int`, answered by the fit.
+
     References
     ----------
     docs/sweeps.md#adaptive-threshold-design
@@ -69,19 +75,7 @@ class AdaptiveResult(Result):
 
     _estimate = "threshold"
 
-    def conf_int(self, alpha=0.05):
-        """Return the interval of the threshold at level ``1 - alpha`` from the last fit.
-
-        Parameters
-        ----------
-        alpha : float, optional
-            One minus the confidence level, in (0, 1) (default 0.05).
-
-        Returns
-        -------
-        tuple of float
-            ``self.fit.conf_int(alpha)`` (e.g. a :class:`validation.logistic.ThresholdFit`).
-        """
+    def conf_int(self, alpha=0.05):  # the documented contract of Result.conf_int (class Notes)
         return self.fit.conf_int(alpha)
 
     @property

@@ -37,6 +37,7 @@ from scipy import optimize, special, stats
 
 from hcizz.checks import check_int, check_real
 from hcizz.results import Result
+from validation._docparams import fill_doc
 
 __all__ = ["log_likelihood", "LogisticFit", "fit_logistic", "ThresholdFit", "fit_threshold",
            "success_counts"]
@@ -204,15 +205,13 @@ def fit_logistic(X, successes, trials=1, *, ridge=0.0, maxiter=100, tol=1e-10):
                        n_iter=it, converged=converged)
 
 
+@fill_doc
 def success_counts(x, success):
     """Count successes and trials per distinct regressor value.
 
     Parameters
     ----------
-    x : array_like
-        Regressor of each trial (a load, ``log N``, ...).
-    success : array_like of bool
-        Outcome of each trial.
+    %(trial_x)s %(trial_success)s
 
     Returns
     -------
@@ -410,6 +409,7 @@ class ThresholdFit(Result):
         return "\n".join(lines)
 
 
+@fill_doc
 def fit_threshold(x, success, *, increasing=False, level=0.95, n_grid=481, n_width=61, min_width=None):
     r"""Fit a logistic threshold to pass/fail trials, with a profile-likelihood interval.
 
@@ -420,10 +420,7 @@ def fit_threshold(x, success, *, increasing=False, level=0.95, n_grid=481, n_wid
 
     Parameters
     ----------
-    x : array_like
-        Regressor of each trial (a load, ``log N``, ...).
-    success : array_like of bool
-        Outcome of each trial.
+    %(trial_x)s %(trial_success)s
     increasing : bool, optional
         Direction of the model (default False: success below the threshold).
     level : float, optional

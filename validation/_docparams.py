@@ -28,6 +28,11 @@ PARAMS = {
                      "    Its outcome, as returned by :func:`validation.engine.executors.run_trial`."),
     "n_params": "n_params : int\n    Trials requested (duplicates included).",
     "n_unique": "n_unique : int\n    Distinct trials.",
+    # ------------------------------------------------------------------ command line
+    # the Parameters section of every ``register(sub)`` of ``python -m validation``
+    "register_params": ("Parameters\n----------\n"
+                        "sub : argparse._SubParsersAction\n"
+                        "    The subparsers object of ``python -m validation``."),
     # ------------------------------------------------------------------ threshold fits
     "trial_x": "x : array_like\n    Regressor of each trial (a load, ``log N``, ...).",
     "trial_success": "success : array_like of bool\n    Outcome of each trial.",

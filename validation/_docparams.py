@@ -38,6 +38,9 @@ PARAMS = {
     "trial_success": "success : array_like of bool\n    Outcome of each trial.",
     # ------------------------------------------------------------------ optimisers
     "opt_params": "params : list of ndarray\n    Parameters, updated in place by :meth:`step`.",
+    # ------------------------------------------------------------------ factual recall: fits
+    "points_n": "n : int\n    Points.",
+    "hidden_level": "level : float\n    Confidence level (not written by ``to_dict()``).",
     # ------------------------------------------------------------------ factual recall: memories
     "X_inputs": "X : ndarray (n, d)\n    Input embeddings.",
     "U_outputs": "U : ndarray (k, d)\n    Output embeddings (candidates).",

@@ -31,6 +31,7 @@ from scipy import optimize, stats
 
 from hcizz.results import Result, optional
 from validation.logistic import fit_threshold
+from validation._docparams import fill_doc
 from .theory import escape_rates
 
 __all__ = ["IntervalResult", "BudgetFit", "CapacityFits", "capacity_fits", "converged_budget",
@@ -262,6 +263,7 @@ def converged_budget(fits, value="threshold"):
 
 # ----------------------------------------------------------------------------- lines
 
+@fill_doc
 @dataclass(frozen=True)
 class LineFit(IntervalResult):
     """Ordinary least-squares line ``y = intercept + slope x`` (:func:`fit_line`).
@@ -274,10 +276,7 @@ class LineFit(IntervalResult):
         Standard error of the slope.
     ci_low, ci_high : float
         Student-t interval of the slope at ``level``.
-    n : int
-        Points.
-    level : float
-        Confidence level (not written by ``to_dict()``).
+    %(points_n)s %(hidden_level)s
 
     References
     ----------
@@ -295,6 +294,7 @@ class LineFit(IntervalResult):
     _estimate = "slope"
 
 
+@fill_doc
 @dataclass(frozen=True)
 class SlopeCheck(LineFit):
     """A :class:`~validation.factual_recall.fits.LineFit` with the slope theory predicts (:func:`fit_escape_slopes`).
@@ -303,10 +303,7 @@ class SlopeCheck(LineFit):
     ----------
     slope, intercept, stderr, ci_low, ci_high : float
         As :class:`LineFit`.
-    n : int
-        Points.
-    level : float
-        Confidence level (not written by ``to_dict()``).
+    %(points_n)s %(hidden_level)s
     theory : float
         The predicted slope.
 
@@ -516,6 +513,7 @@ def _fields(res):
 
 # ----------------------------------------------------------------------------- capacity in ln N
 
+@fill_doc
 @dataclass(frozen=True)
 class FactsCapacity(IntervalResult):
     """Facts stored at 50 % success within a step budget (:func:`fit_capacity`).
@@ -530,8 +528,7 @@ class FactsCapacity(IntervalResult):
         Profile-likelihood interval (``0`` / ``inf`` at the edges).
     successes, trials : int
         Successes within the budget, and trials.
-    level : float
-        Confidence level (not written by ``to_dict()``).
+    %(hidden_level)s
 
     References
     ----------
@@ -609,6 +606,7 @@ def _widened(se, red, n, level):
     return se_eff, q
 
 
+@fill_doc
 @dataclass(frozen=True)
 class OriginSlope(IntervalResult):
     """Weighted least-squares slope of ``y = c x`` (:func:`fit_origin_slope`).
@@ -623,10 +621,7 @@ class OriginSlope(IntervalResult):
         Interval at ``level``.
     chi2_red : float
         Reduced chi-square (NaN for one point).
-    n : int
-        Points.
-    level : float
-        Confidence level (not written by ``to_dict()``).
+    %(points_n)s %(hidden_level)s
 
     References
     ----------
@@ -684,6 +679,7 @@ def fit_origin_slope(x, y, sig, level=0.95):
                        chi2_red=red, n=n, level=level)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class RatioSlope(IntervalResult):
     """``y = c x`` fitted in logs (:func:`fit_log_ratio`).
@@ -702,8 +698,7 @@ class RatioSlope(IntervalResult):
         Points.
     linear : OriginSlope, optional
         The same slope by weighted least squares in linear scale, when computed.
-    level : float
-        Confidence level (not written by ``to_dict()``).
+    %(hidden_level)s
 
     References
     ----------
@@ -760,6 +755,7 @@ def fit_log_ratio(x, y, sig_ln, level=0.95):
                       ci_high=math.exp(mu + q * se_eff), chi2_red=red, n=n, level=level)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class SlopeFit(Result):
     """Facts against parameters over configurations (:func:`fit_slope`).
@@ -779,8 +775,7 @@ class SlopeFit(Result):
     exponent : LineFit or None
         OLS slope of ``ln facts`` against ``ln params`` (None with fewer than
         three configurations).
-    level : float
-        Confidence level (not written by ``to_dict()``).
+    %(hidden_level)s
 
     Notes
     -----

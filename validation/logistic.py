@@ -141,7 +141,7 @@ def fit_logistic(X, successes, trials=1, *, ridge=0.0, maxiter=100, tol=1e-10):
     trials : array_like, optional
         Trials per row (default 1).
     ridge : float, optional
-        Penalty ``ridge ||b_{1:}||^2 / 2`` on the slopes (>= 0, default 0).
+        Penalty :math:`\mathrm{ridge}\, \|b_{1:}\|^2 / 2` on the slopes (>= 0, default 0).
     maxiter : int, optional
         Newton steps at most (>= 1, default 100).
     tol : float, optional
@@ -154,10 +154,10 @@ def fit_logistic(X, successes, trials=1, *, ridge=0.0, maxiter=100, tol=1e-10):
 
     Notes
     -----
-    Maximises ``l(b) - ridge ||b_{1:}||^2 / 2`` with ``l`` from
-    :func:`log_likelihood` and ``eta = X b``.  Newton step
-    ``(X^T W X + P)^{-1} (X^T (k - n mu) - P b)``, ``mu = expit(X b)``,
-    ``W = diag(n mu (1 - mu))``, ``P = ridge diag(0, 1, ..., 1)``, from
+    Maximises :math:`l(b) - \mathrm{ridge}\, \|b_{1:}\|^2 / 2` with :math:`l` from
+    :func:`log_likelihood` and :math:`\eta = X b`.  Newton step
+    :math:`(X^T W X + P)^{-1} (X^T (k - n \mu) - P b)`, :math:`\mu = \sigma(X b)`,
+    :math:`W = \mathrm{diag}(n \mu (1 - \mu))`, :math:`P = \mathrm{ridge}\, \mathrm{diag}(0, 1, \dots, 1)`, from
     ``b = 0``.  The log-likelihood is concave, so with ``ridge > 0`` the
     maximiser is unique and finite even under complete separation.
 
@@ -413,8 +413,8 @@ class ThresholdFit(Result):
 def fit_threshold(x, success, *, increasing=False, level=0.95, n_grid=481, n_width=61, min_width=None):
     r"""Fit a logistic threshold to pass/fail trials, with a profile-likelihood interval.
 
-    Model: ``P(success | x) = expit((x50 - x) / w)`` (``increasing=True``:
-    ``expit((x - x50) / w)``).  The one threshold fit of the package: capacity
+    Model: :math:`P(\mathrm{success} \mid x) = \sigma((x_{50} - x) / w)` (``increasing=True``:
+    :math:`\sigma((x - x_{50}) / w)`).  The one threshold fit of the package: capacity
     thresholds against load, the adaptive design, token-retrieval boundaries
     against ``log N``.
 

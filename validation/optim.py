@@ -22,7 +22,7 @@ __all__ = ["Optimizer", "Adam", "GradientDescent", "warmup_cosine", "adam_loop",
 
 
 def warmup_cosine(step, total, *, lr, warmup=0.0, final=0.0):
-    """Return the learning rate at ``step`` (0-based) of a warm-up + cosine schedule.
+    r"""Return the learning rate at ``step`` (0-based) of a warm-up + cosine schedule.
 
     Linear warm-up over the first ``warmup`` fraction of the ``total`` steps,
     then cosine decay to ``final * lr``.
@@ -47,10 +47,10 @@ def warmup_cosine(step, total, *, lr, warmup=0.0, final=0.0):
 
     Notes
     -----
-    With ``w = max(1, round(warmup * total))`` warm-up steps (none if
+    With :math:`w = \max(1, \mathrm{round}(\mathrm{warmup} \cdot \mathrm{total}))` warm-up steps (none if
     ``warmup == 0``): ``lr (step + 1) / w`` for ``step < w``, then
     ``lr [final + (1 - final) (1 + cos(pi s)) / 2]`` with
-    ``s = (step - w) / max(1, total - w)``.
+    :math:`s = (\mathrm{step} - w) / \max(1, \mathrm{total} - w)`.
 
     References
     ----------

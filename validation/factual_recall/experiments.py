@@ -306,7 +306,7 @@ def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
 
 
 def fit_through_origin(x, y):
-    """Fit the slope of ``y = c x`` by least squares, with its standard error and the ratio spread.
+    r"""Fit the slope of :math:`y = c x` by least squares, with its standard error and the ratio spread.
 
     The spread is that of the pointwise ratios ``y / x``.
 
@@ -318,8 +318,8 @@ def fit_through_origin(x, y):
     Returns
     -------
     Estimate
-        ``value = sum x y / sum x^2``; ``stderr`` the usual regression standard
-        error ``sqrt(sum r^2 / (n - 1) / sum x^2)`` (NaN for ``n = 1``);
+        :math:`\mathrm{value} = \sum x y / \sum x^2`; ``stderr`` the usual regression standard
+        error :math:`\sqrt{\sum r^2 / (n - 1) / \sum x^2}` (NaN for ``n = 1``);
         ``info`` has ``ratio_min``, ``ratio_max``, ``ratio_mean``,
         ``ratio_std`` of ``y / x``.
 
@@ -354,7 +354,7 @@ def fit_through_origin(x, y):
 # ----------------------------------------------------------------------------- experiment 1
 
 def memory_capacity_experiment(*, quick=True, rng=None, threshold=0.99, progress=_progress):
-    """Measure the capacity of linear and MLP associative memories against the parameter count.
+    r"""Measure the capacity of linear and MLP associative memories against the parameter count.
 
     Quick: linear ``d in {8, 16, 24, 32}``, MLP ``(d, m)`` with ``m d`` in a
     4-point range; full: more sizes and longer training.
@@ -374,13 +374,13 @@ def memory_capacity_experiment(*, quick=True, rng=None, threshold=0.99, progress
     -------
     dict
         A report payload (plain dict): ``linear`` (rows: d, params, N, N ln N,
-        c) and ``linear_fit`` (``N ln N = c d^2``), ``mlp`` (rows: d, m,
-        params, N, N/(m d)) and ``mlp_fit`` (``N = c m d``), plus the settings.
+        c) and ``linear_fit`` (:math:`N \ln N = c d^2`), ``mlp`` (rows: d, m,
+        params, N, N/(m d)) and ``mlp_fit`` (:math:`N = c m d`), plus the settings.
 
     Notes
     -----
     The linear memory is the OP of arXiv:2605.10795 with unit-sphere
-    embeddings, so ``N ln N / d^2`` is compared with its finite-size capacity.
+    embeddings, so :math:`N \ln N / d^2` is compared with its finite-size capacity.
 
     References
     ----------

@@ -326,7 +326,7 @@ class SlopeCheck(LineFit):
 
 
 def fit_line(x, y, level=0.95):
-    """Fit ``y = a + b x`` by ordinary least squares, with a Student-t interval of the slope.
+    r"""Fit :math:`y = a + b x` by ordinary least squares, with a Student-t interval of the slope.
 
     Parameters
     ----------
@@ -342,8 +342,8 @@ def fit_line(x, y, level=0.95):
 
     Notes
     -----
-    ``s^2 = |r|^2 / (n - 2)``, ``cov = s^2 (A^T A)^{-1}``, interval
-    ``b +- t_{n-2}((1 + level) / 2) se(b)``: independent, homoscedastic residuals.
+    :math:`s^2 = \|r\|^2 / (n - 2)`, :math:`\mathrm{cov} = s^2 (A^T A)^{-1}`, interval
+    :math:`b \pm t_{n-2}((1 + \mathrm{level}) / 2)\, \mathrm{se}(b)`: independent, homoscedastic residuals.
 
     References
     ----------
@@ -445,7 +445,7 @@ class EscapeSlopes(Result):
 
 
 def fit_escape_slopes(records, S, R, D, level=0.95):
-    """Fit the escape steps against ``ln(1/init)`` and ``ln lr``; compare with theory.
+    r"""Fit the escape steps against ``ln(1/init)`` and ``ln lr``; compare with theory.
 
     Parameters
     ----------
@@ -466,7 +466,7 @@ def fit_escape_slopes(records, S, R, D, level=0.95):
         ``init_slope_scaled`` (``ln(1 + lr lambda) t`` against ``ln(1/init)``
         pooled over all ``lr``, prediction 1), ``lr_exponent`` (``ln t``
         against ``ln lr`` at the smallest ``init``; gradient flow: -1, the
-        discrete-step prediction ``d ln(1/ln(1 + lr lambda)) / d ln lr`` at
+        discrete-step prediction :math:`d \ln(1/\ln(1 + \mathrm{lr}\, \lambda)) / d \ln \mathrm{lr}` at
         the geometric mean ``lr`` is ``lr_exponent_theory``).
 
     Notes
@@ -609,7 +609,7 @@ def _widened(se, red, n, level):
 @fill_doc
 @dataclass(frozen=True)
 class OriginSlope(IntervalResult):
-    """Weighted least-squares slope of ``y = c x`` (:func:`fit_origin_slope`).
+    """Weighted least-squares slope of :math:`y = c x` (:func:`fit_origin_slope`).
 
     Parameters
     ----------
@@ -640,21 +640,21 @@ class OriginSlope(IntervalResult):
 
 
 def fit_origin_slope(x, y, sig, level=0.95):
-    """Fit ``y = c x`` by weighted least squares, the interval widened by the reduced chi-square.
+    r"""Fit :math:`y = c x` by weighted least squares, the interval widened by the reduced chi-square.
 
     Parameters
     ----------
     x, y : array_like (n,)
         Points.
     sig : array_like (n,)
-        Standard errors of ``y`` (weights ``1 / sig^2``).
+        Standard errors of ``y`` (weights :math:`1 / \mathrm{sig}^2`).
     level : float
         Confidence level.
 
     Returns
     -------
     OriginSlope
-        ``c = sum w x y / sum w x^2``, ``se = sqrt(max(1, chi2_red) / sum w x^2)``,
+        :math:`c = \sum w x y / \sum w x^2`, :math:`\mathrm{se} = \sqrt{\max(1, \chi^2_\mathrm{red}) / \sum w x^2}`,
         Student-t interval with ``n - 1`` degrees of freedom (normal for ``n <= 2``).
 
     References
@@ -682,12 +682,12 @@ def fit_origin_slope(x, y, sig, level=0.95):
 @fill_doc
 @dataclass(frozen=True)
 class RatioSlope(IntervalResult):
-    """``y = c x`` fitted in logs (:func:`fit_log_ratio`).
+    r""":math:`y = c x` fitted in logs (:func:`fit_log_ratio`).
 
     Parameters
     ----------
     slope : float
-        ``c = exp(mu)``, ``mu`` the weighted mean of ``ln(y / x)``.
+        :math:`c = e^{\mu}`, :math:`\mu` the weighted mean of :math:`\ln(y / x)`.
     stderr_ln : float
         Standard error of ``mu``, widened by the reduced chi-square when above 1.
     ci_low, ci_high : float
@@ -718,14 +718,14 @@ class RatioSlope(IntervalResult):
 
 
 def fit_log_ratio(x, y, sig_ln, level=0.95):
-    """Fit ``y = c x`` in logs: the weighted mean of ``ln(y / x)``, interval widened by the reduced chi-square.
+    r"""Fit :math:`y = c x` in logs: the weighted mean of :math:`\ln(y / x)`, interval widened by the reduced chi-square.
 
     Parameters
     ----------
     x, y : array_like (n,)
         Positive points.
     sig_ln : array_like (n,)
-        Standard errors of ``ln y`` (weights ``1 / sig_ln^2``).
+        Standard errors of :math:`\ln y` (weights :math:`1 / \mathrm{sig\_ln}^2`).
     level : float
         Confidence level.
 
@@ -1195,7 +1195,7 @@ class BoundaryFit(Result):
 
 def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, math.inf),
                  ci_ps=(1.0, math.inf), level=0.95):
-    """Fit the iso-capacity boundary ``((c_a A)^p + (c_m M)^p)^(1/p) = N`` per exponent ``p``.
+    r"""Fit the iso-capacity boundary :math:`((c_a A)^p + (c_m M)^p)^{1/p} = N` per exponent :math:`p`.
 
     Parameters
     ----------
@@ -1223,12 +1223,12 @@ def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, m
 
     Notes
     -----
-    ``P(success) = sigma((ln C(A, M) - ln N) / w)`` with capacity ``C`` the
+    :math:`P(\mathrm{success}) = \sigma((\ln C(A, M) - \ln N) / w)` with capacity :math:`C` the
     ``l_p`` combination of ``c_a A`` and ``c_m M``.  Both laws have the same
     number of free parameters (``c_a, c_m, w``), so their log-likelihoods are
-    compared directly; a difference above ``chi2_1(0.95)/2 = 1.92`` is the
+    compared directly; a difference above :math:`\chi^2_1(0.95)/2 = 1.92` is the
     usual profile-likelihood 95 % statement about ``p``.  The interval of
-    ``c_a`` at fixed ``p`` is ``{c_a : max_{c_m, w} l >= l_max - chi2_1(level)/2}``
+    ``c_a`` at fixed ``p`` is :math:`\{c_a : \max_{c_m, w} l \ge l_\mathrm{max} - \chi^2_1(\mathrm{level})/2\}`
     (Wilks), likewise for ``c_m``; the profile maximum is found by Nelder-Mead
     over the other two parameters and the crossing by Brent's method.
 

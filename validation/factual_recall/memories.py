@@ -64,7 +64,7 @@ def sphere_embeddings(n, d, rng=None, dtype=np.float64):
 
 @fill_doc
 def linear_memory_loss(W, X, U, targets, grad=True):
-    """Compute the cross-entropy of the linear memory and its gradient in ``W``.
+    r"""Compute the cross-entropy of the linear memory and its gradient in ``W``.
 
     Parameters
     ----------
@@ -77,14 +77,14 @@ def linear_memory_loss(W, X, U, targets, grad=True):
     Returns
     -------
     loss : float
-        Mean cross-entropy of the logits ``L = X W^T U^T``.
+        Mean cross-entropy of the logits :math:`L = X W^T U^T`.
     dW : ndarray (d, d) or None
         Gradient (``None`` without ``grad``).
     %(fact_correct)s
 
     Notes
     -----
-    ``L = X W^T U^T``, ``G = dloss/dL`` so ``dW = U^T G^T X``.
+    :math:`L = X W^T U^T`, :math:`G = \partial \mathrm{loss} / \partial L` so :math:`dW = U^T G^T X`.
 
     References
     ----------
@@ -106,7 +106,7 @@ def linear_memory_loss(W, X, U, targets, grad=True):
 
 
 def init_mlp_memory(d, m, rng=None, dtype=np.float64):
-    """Draw the He-style initialisation ``[W1 (m, d), b (m,), W2 (d, m)]`` of an MLP memory.
+    r"""Draw the He-style initialisation ``[W1 (m, d), b (m,), W2 (d, m)]`` of an MLP memory.
 
     Parameters
     ----------
@@ -120,7 +120,7 @@ def init_mlp_memory(d, m, rng=None, dtype=np.float64):
     Returns
     -------
     list of ndarray
-        ``W1`` entries ``N(0, 2/d)``, ``b = 0``, ``W2`` entries ``N(0, 1/m)``.
+        ``W1`` entries :math:`\mathcal{N}(0, 2/d)`, ``b = 0``, ``W2`` entries :math:`\mathcal{N}(0, 1/m)`.
 
     References
     ----------
@@ -142,7 +142,7 @@ def init_mlp_memory(d, m, rng=None, dtype=np.float64):
 
 @fill_doc
 def mlp_memory_loss(params, X, U, targets, grad=True):
-    """Compute the cross-entropy of the MLP memory ``x -> W2 relu(W1 x + b)`` and its gradients.
+    r"""Compute the cross-entropy of the MLP memory ``x -> W2 relu(W1 x + b)`` and its gradients.
 
     Parameters
     ----------
@@ -157,9 +157,9 @@ def mlp_memory_loss(params, X, U, targets, grad=True):
 
     Notes
     -----
-    ``P = X W1^T + b``, ``Hd = relu(P)``, ``Y = Hd W2^T``, ``L = Y U^T``; with
-    ``G = dloss/dL``: ``dY = G U``, ``dW2 = dY^T Hd``, ``dP = (dY W2) * 1[P > 0]``,
-    ``dW1 = dP^T X``, ``db = sum_rows dP``.
+    :math:`P = X W_1^T + b`, :math:`H = \mathrm{relu}(P)`, :math:`Y = H W_2^T`, :math:`L = Y U^T`; with
+    :math:`G = \partial \mathrm{loss} / \partial L`: :math:`dY = G U`, :math:`dW_2 = dY^T H`,
+    :math:`dP = (dY W_2) \odot 1[P > 0]`, :math:`dW_1 = dP^T X`, :math:`db = \sum_\mathrm{rows} dP`.
 
     References
     ----------
@@ -215,7 +215,7 @@ class MemoryTrainResult(Result):
     loss : float
         Final cross-entropy.
     params : int
-        Parameter count (``d^2`` linear, ``2 m d`` MLP).
+        Parameter count (:math:`d^2` linear, :math:`2 m d` MLP).
     n : int
         Number of facts.
 

@@ -244,7 +244,7 @@ def make_task(S, R, D, T=32, rng=None, *, distinct=False):
 
 
 def structured_answers(S, R, D):
-    """Build structured facts ``a(s, r) = floor(s D / S) + r D`` (sequential-learning model).
+    r"""Build structured facts :math:`a(s, r) = \lfloor s D / S \rfloor + r D` (sequential-learning model).
 
     Parameters
     ----------
@@ -288,7 +288,7 @@ def structured_answers(S, R, D):
 
 
 def split_facts(n_facts):
-    """Split a number of facts into ``S`` subjects and ``R`` relations, ``R`` close to ``sqrt(n)``.
+    r"""Split a number of facts into ``S`` subjects and ``R`` relations, ``R`` close to :math:`\sqrt{n}`.
 
     Parameters
     ----------

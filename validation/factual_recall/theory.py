@@ -36,7 +36,7 @@ COVER_PER_WEIGHT = 2.0
 
 @dataclass(frozen=True)
 class CapacityPrediction(Result):
-    """Finite-size capacity of the linear memory at ``d`` (:func:`theory_prediction`), a frozen record.
+    r"""Finite-size capacity of the linear memory at ``d`` (:func:`theory_prediction`), a frozen record.
 
     Parameters
     ----------
@@ -45,7 +45,7 @@ class CapacityPrediction(Result):
     stderr : float
         Its Monte Carlo standard error.
     N : float
-        Real ``N`` with ``N ln N = alpha d^2``.
+        Real :math:`N` with :math:`N \ln N = \alpha d^2`.
 
     References
     ----------
@@ -170,14 +170,14 @@ def counting_bounds(d, m, classes=2):
 
 @dataclass(frozen=True)
 class EscapeRates(Result):
-    """Linearised growth rates at the saddle (:func:`escape_rates`), a frozen record.
+    r"""Linearised growth rates at the saddle (:func:`escape_rates`), a frozen record.
 
     Parameters
     ----------
     relation : float
-        Rate of the relation mode, ``sqrt((1 - 1/R) / D) / R``.
+        Rate of the relation mode, :math:`\sqrt{(1 - 1/R) / D} / R`.
     subject : float
-        Rate of the subject mode, ``sqrt((1 - 1/D) / R) / S``.
+        Rate of the subject mode, :math:`\sqrt{(1 - 1/D) / R} / S`.
 
     References
     ----------
@@ -189,7 +189,7 @@ class EscapeRates(Result):
 
 
 def escape_rates(S, R, D):
-    """Linearised growth rates of the relation and subject modes at the saddle.
+    r"""Linearised growth rates of the relation and subject modes at the saddle.
 
     Parameters
     ----------
@@ -200,8 +200,8 @@ def escape_rates(S, R, D):
     Returns
     -------
     EscapeRates
-        ``relation`` = ``sqrt((1 - 1/R) / D) / R``, ``subject`` =
-        ``sqrt((1 - 1/D) / R) / S``.
+        ``relation`` = :math:`\sqrt{(1 - 1/R) / D} / R`, ``subject`` =
+        :math:`\sqrt{(1 - 1/D) / R} / S`.
 
     Notes
     -----
@@ -211,8 +211,8 @@ def escape_rates(S, R, D):
     ``p`` uniform): ``dk_v/dt = -M_v . w_v``, ``dw_v/dt = -k_v M_v``, whose
     unstable mode grows as ``exp(|M_v| t)``.  A relation token is in ``1/R``
     of the facts, whose answers are uniform on its block:
-    ``|M_r|^2 = (1/D - 1/(D R)) / R^2``; a subject token in ``1/S`` of them,
-    answers one per block: ``|M_s|^2 = (1/R - 1/(D R)) / S^2``.  Once the
+    :math:`|M_r|^2 = (1/D - 1/(D R)) / R^2`; a subject token in ``1/S`` of them,
+    answers one per block: :math:`|M_s|^2 = (1/R - 1/(D R)) / S^2`.  Once the
     relation is learnt (mass uniform on the right block), ``|M_s|`` is
     unchanged, so the subject mode grows at the same rate throughout.  The
     logits of a mode are the product ``k_v w_v`` of two amplitudes of size

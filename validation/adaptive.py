@@ -103,7 +103,7 @@ class AdaptiveResult(Result):
 
 
 def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0, increasing=False):
-    """The next batch of loads given the current data and fit.
+    r"""The next batch of loads given the current data and fit.
 
     Parameters
     ----------
@@ -138,12 +138,12 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0, i
     * Otherwise, with fitted 1/2 point ``a`` and width ``w``: the interval
       half-width ``h`` (where the interval is infinite on a side, the distance
       from ``a`` to the farthest load tried on that side, at least ``step``),
-      spread ``s = max(min(max(h / 2, w), h), min_spread)`` and loads ``a + s u``
-      with ``u`` equally spaced in ``[-1, 1]`` (a batch of two: ``u = -1/3, 1/3``,
+      spread :math:`s = \max(\min(\max(h / 2, w), h), \mathrm{min\_spread})` and loads :math:`a + s u`
+      with :math:`u` equally spaced in :math:`[-1, 1]` (a batch of two: :math:`u = -1/3, 1/3`,
       the inner pair of a batch of four, so that the interval keeps shrinking on
       a sharp transition; a batch of one: ``u = 0``).
       Trials near the 1/2 point carry the most information on it (Fisher
-      information of a logistic location ``P (1 - P) / w^2``); the spread
+      information of a logistic location :math:`P (1 - P) / w^2`); the spread
       shrinks with the interval (a stochastic bisection) but not below
       ``min_spread``: in a band much narrower than the true width every
       outcome is a coin flip, a noise-fitted sharp step then pulls the next

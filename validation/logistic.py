@@ -44,7 +44,7 @@ __all__ = ["log_likelihood", "LogisticFit", "fit_logistic", "ThresholdFit", "fit
 
 
 def log_likelihood(eta, successes, trials=1):
-    """Binomial log-likelihood of a logistic model, up to the binomial coefficients.
+    r"""Binomial log-likelihood of a logistic model, up to the binomial coefficients.
 
     Parameters
     ----------
@@ -58,13 +58,13 @@ def log_likelihood(eta, successes, trials=1):
     Returns
     -------
     ndarray or float
-        ``sum_i [k_i eta_i - n_i softplus(eta_i)]`` over the last axis.
+        :math:`\sum_i [k_i \eta_i - n_i\, \mathrm{softplus}(\eta_i)]` over the last axis.
 
     Notes
     -----
-    ``k log sigma(eta) + (n - k) log sigma(-eta) = k eta - n log(1 + e^eta)``;
-    the softplus ``log(1 + e^eta) = max(eta, 0) + log1p(e^-|eta|)`` neither
-    overflows nor loses digits for large ``|eta|``.
+    :math:`k \log \sigma(\eta) + (n - k) \log \sigma(-\eta) = k \eta - n \log(1 + e^\eta)`;
+    the softplus :math:`\log(1 + e^\eta) = \max(\eta, 0) + \mathrm{log1p}(e^{-|\eta|})` neither
+    overflows nor loses digits for large :math:`|\eta|`.
 
     References
     ----------
@@ -157,7 +157,8 @@ def fit_logistic(X, successes, trials=1, *, ridge=0.0, maxiter=100, tol=1e-10):
     Maximises :math:`l(b) - \mathrm{ridge}\, \|b_{1:}\|^2 / 2` with :math:`l` from
     :func:`log_likelihood` and :math:`\eta = X b`.  Newton step
     :math:`(X^T W X + P)^{-1} (X^T (k - n \mu) - P b)`, :math:`\mu = \sigma(X b)`,
-    :math:`W = \mathrm{diag}(n \mu (1 - \mu))`, :math:`P = \mathrm{ridge}\, \mathrm{diag}(0, 1, \dots, 1)`, from
+    :math:`W = \mathrm{diag}(n \mu (1 - \mu))`,
+    :math:`P = \mathrm{ridge}\, \mathrm{diag}(0, 1, \dots, 1)`, from
     ``b = 0``.  The log-likelihood is concave, so with ``ridge > 0`` the
     maximiser is unique and finite even under complete separation.
 
@@ -169,7 +170,7 @@ def fit_logistic(X, successes, trials=1, *, ridge=0.0, maxiter=100, tol=1e-10):
     Examples
     --------
     Two groups of four runs with 1 and 3 successes: the fitted probabilities
-    are the observed fractions, ``expit(b0) = 1/4`` and ``expit(b0 + b1) = 3/4``.
+    are the observed fractions, :math:`\sigma(b_0) = 1/4` and :math:`\sigma(b_0 + b_1) = 3/4`.
 
     >>> X = np.column_stack([np.ones(8), np.repeat([0.0, 1.0], 4)])
     >>> f = fit_logistic(X, [1, 0, 0, 0, 1, 1, 1, 0])
@@ -274,7 +275,7 @@ def _profile(x, k, n, level, n_grid, n_width, wmin):
 
 @dataclass(frozen=True)
 class ThresholdFit(Result):
-    """Result of :func:`fit_threshold`: a logistic threshold with its profile-likelihood interval.
+    r"""Result of :func:`fit_threshold`: a logistic threshold with its profile-likelihood interval.
 
     The one threshold-fit result of the package (capacity thresholds, the
     adaptive design, token-retrieval boundaries).  In the style of a
@@ -302,8 +303,8 @@ class ThresholdFit(Result):
     method : str
         How the fit was made.
     increasing : bool
-        Direction of the model: False, ``expit((x50 - x) / w)`` (success
-        below the threshold, a capacity); True, ``expit((x - x50) / w)``.
+        Direction of the model: False, :math:`\sigma((x_{50} - x) / w)` (success
+        below the threshold, a capacity); True, :math:`\sigma((x - x_{50}) / w)`.
     loglik : float
         Maximum log-likelihood.
     min_width : float
@@ -375,7 +376,7 @@ class ThresholdFit(Result):
         return (f.ci_low, f.ci_high)
 
     def predict(self, x):
-        """Return the fitted success probability at ``x``.
+        r"""Return the fitted success probability at ``x``.
 
         Parameters
         ----------
@@ -385,7 +386,7 @@ class ThresholdFit(Result):
         Returns
         -------
         ndarray or float
-            ``expit((x50 - x) / w)`` (``increasing``: ``expit((x - x50) / w)``);
+            :math:`\sigma((x_{50} - x) / w)` (``increasing``: :math:`\sigma((x - x_{50}) / w)`);
             NaN where the threshold is NaN.
         """
         z = (np.asarray(x, float) - self.threshold) / self.width

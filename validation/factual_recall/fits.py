@@ -654,7 +654,8 @@ def fit_origin_slope(x, y, sig, level=0.95):
     Returns
     -------
     OriginSlope
-        :math:`c = \sum w x y / \sum w x^2`, :math:`\mathrm{se} = \sqrt{\max(1, \chi^2_\mathrm{red}) / \sum w x^2}`,
+        :math:`c = \sum w x y / \sum w x^2`,
+        :math:`\mathrm{se} = \sqrt{\max(1, \chi^2_\mathrm{red}) / \sum w x^2}`,
         Student-t interval with ``n - 1`` degrees of freedom (normal for ``n <= 2``).
 
     References
@@ -1228,7 +1229,8 @@ def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, m
     number of free parameters (``c_a, c_m, w``), so their log-likelihoods are
     compared directly; a difference above :math:`\chi^2_1(0.95)/2 = 1.92` is the
     usual profile-likelihood 95 % statement about ``p``.  The interval of
-    ``c_a`` at fixed ``p`` is :math:`\{c_a : \max_{c_m, w} l \ge l_\mathrm{max} - \chi^2_1(\mathrm{level})/2\}`
+    ``c_a`` at fixed ``p`` is
+    :math:`\{c_a : \max_{c_m, w} l \geq l_\mathrm{max} - \chi^2_1(\mathrm{level})/2\}`
     (Wilks), likewise for ``c_m``; the profile maximum is found by Nelder-Mead
     over the other two parameters and the crossing by Brent's method.
 

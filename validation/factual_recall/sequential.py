@@ -53,7 +53,7 @@ def _counts(tokens, vocab, dtype):
 
 @fill_doc
 def linear_attention_loss(k, W, counts, targets, grad=True):
-    """Compute the cross-entropy of the one-hot linear-attention model and its gradients.
+    r"""Compute the cross-entropy of the one-hot linear-attention model and its gradients.
 
     Parameters
     ----------
@@ -77,9 +77,10 @@ def linear_attention_loss(k, W, counts, targets, grad=True):
 
     Notes
     -----
-    ``logits = C (k * W^T)`` (``C`` the counts); with ``G = dloss/dlogits`` and
-    ``M = C^T G`` (``V x A``): ``dW = (k * M)^T`` and ``dk = sum_a M * W^T``.
-    With a sparse ``C`` every product costs ``O(B T A)``.
+    :math:`\mathrm{logits} = C (k \odot W^T)` (:math:`C` the counts); with
+    :math:`G = \partial \mathrm{loss} / \partial \mathrm{logits}` and :math:`M = C^T G` (:math:`V \times A`):
+    :math:`dW = (k \odot M)^T` and :math:`dk = \sum_a M \odot W^T`.
+    With a sparse :math:`C` every product costs :math:`O(B T A)`.
 
     References
     ----------
@@ -110,7 +111,7 @@ def linear_attention_loss(k, W, counts, targets, grad=True):
 
 
 def block_losses(logits, targets, D):
-    """Compute the total, relation-only and subject-only losses of logits ``(B, D R)``.
+    r"""Compute the total, relation-only and subject-only losses of logits ``(B, D R)``.
 
     Parameters
     ----------
@@ -125,9 +126,9 @@ def block_losses(logits, targets, D):
     Returns
     -------
     total, relation, subject : float
-        ``-mean ln p(target)``; ``-mean ln`` of the mass on the target's block;
-        ``-mean ln`` of the mass on the target's within-block index summed over
-        all blocks.
+        The mean of :math:`-\ln p(\mathrm{target})`; the mean of :math:`-\ln` of the mass
+        on the target's block; the mean of :math:`-\ln` of the mass on the target's
+        within-block index summed over all blocks.
 
     Notes
     -----

@@ -179,7 +179,7 @@ class FactTask:
 
 
 def make_task(S, R, D, T=32, rng=None, *, distinct=False):
-    """Draw a factual-recall task.
+    r"""Draw a factual-recall task.
 
     Parameters
     ----------
@@ -209,8 +209,8 @@ def make_task(S, R, D, T=32, rng=None, *, distinct=False):
 
     Notes
     -----
-    ``answers[s, r] = r D + u(s, r)`` with ``u`` i.i.d. uniform on
-    ``{0, .., D - 1}`` (or a uniform injection ``s -> u`` per relation when
+    :math:`\mathrm{answers}[s, r] = r D + u(s, r)` with :math:`u` i.i.d. uniform on
+    :math:`\{0, \dots, D - 1\}` (or a uniform injection :math:`s \mapsto u` per relation when
     ``distinct``).  The task is fixed by ``rng``; the sequences are drawn
     afresh by :meth:`FactTask.sample`.
 
@@ -298,7 +298,8 @@ def split_facts(n_facts):
     Returns
     -------
     tuple of int
-        ``(S, R)`` with ``R = max(1, round(sqrt(n)))`` and ``S = max(1, round(n / R))``;
+        ``(S, R)`` with :math:`R = \max(1, \mathrm{round}(\sqrt{n}))` and
+        :math:`S = \max(1, \mathrm{round}(n / R))`;
         ``S R`` can differ slightly from ``n`` (128 becomes 12 x 11 = 132).
 
     Notes

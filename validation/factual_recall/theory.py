@@ -58,7 +58,7 @@ class CapacityPrediction(Result):
 
 
 def theory_prediction(d):
-    """``alpha_c_finite`` solved self-consistently at ``d`` and the matching ``N``.
+    r"""``alpha_c_finite`` solved self-consistently at ``d`` and the matching ``N``.
 
     Parameters
     ----------
@@ -69,8 +69,8 @@ def theory_prediction(d):
     -------
     CapacityPrediction
         ``alpha`` and ``stderr`` (``validation.linear_memory.theory.full_rank_threshold``:
-        ``alpha = alpha_c_finite(p)`` with ``p ln p = alpha d^2``), ``N``
-        (real, ``N ln N = alpha d^2``).
+        :math:`\alpha = \alpha_c^\mathrm{finite}(p)` with :math:`p \ln p = \alpha d^2`), ``N``
+        (real, :math:`N \ln N = \alpha d^2`).
 
     References
     ----------
@@ -90,16 +90,16 @@ def theory_prediction(d):
 
 @dataclass(frozen=True)
 class CountingBounds(Result):
-    """Counting reference points for the MLP memory (:func:`counting_bounds`), a frozen record.
+    r"""Counting reference points for the MLP memory (:func:`counting_bounds`), a frozen record.
 
     Parameters
     ----------
     params : int
-        ``2 m d``.
+        :math:`2 m d`.
     cover_bound : float
-        ``2 params / (m d) = 4``.
+        :math:`2\, \mathrm{params} / (m d) = 4`.
     effective_weights : int
-        ``m d + 2 m``.
+        :math:`m d + 2 m`.
     cover_effective : float
         ``2 (m d + 2 m) / (m d)``.
     classes : int
@@ -118,7 +118,7 @@ class CountingBounds(Result):
 
 
 def counting_bounds(d, m, classes=2):
-    """Counting bounds on the number of two-class facts for the MLP memory's size.
+    r"""Counting bounds on the number of two-class facts for the MLP memory's size.
 
     Parameters
     ----------
@@ -130,21 +130,22 @@ def counting_bounds(d, m, classes=2):
     Returns
     -------
     CountingBounds
-        ``params`` = ``2 m d`` (the paper's count); ``cover_bound`` = ``2 * params
-        / (m d) = 4``: Cover's function counting / Gardner's zero-margin capacity
+        ``params`` = :math:`2 m d` (the paper's count); ``cover_bound`` =
+        :math:`2\, \mathrm{params} / (m d) = 4`: Cover's function counting / Gardner's zero-margin capacity
         of 2 patterns per adjustable weight applied to that count, in units of
-        ``m d``; ``effective_weights`` = ``m d + 2 m`` (with two classes the
-        memory is the network ``x -> a . relu(W1 x + b)``, ``a = W2^T (u_1 - u_2)``:
+        :math:`m d`; ``effective_weights`` = :math:`m d + 2 m` (with two classes the
+        memory is the network :math:`x \mapsto a \cdot \mathrm{relu}(W_1 x + b)`,
+        :math:`a = W_2^T (u_1 - u_2)`:
         ``W2`` enters only through its ``m`` numbers ``a``); ``cover_effective``
-        = ``2 (m d + 2 m) / (m d) = 2 + 4 / d``.
+        = :math:`2 (m d + 2 m) / (m d) = 2 + 4 / d`.
 
     Notes
     -----
-    Cover (1965): ``C(N, n) = 2 sum_{k<n} binom(N-1, k)`` of the ``2^N``
+    Cover (1965): :math:`C(N, n) = 2 \sum_{k<n} \binom{N-1}{k}` of the :math:`2^N`
     dichotomies of ``N`` points in general position are realisable by a
     threshold unit with ``n`` adjustable weights; the fraction is 1/2 at
-    ``N = 2 n``.  Gardner (1988): the typical volume of zero-margin solutions
-    vanishes at ``N / n = 2``.  Both are statements about a *single*
+    :math:`N = 2 n`.  Gardner (1988): the typical volume of zero-margin solutions
+    vanishes at :math:`N / n = 2`.  Both are statements about a *single*
     threshold unit; a network with hidden units can exceed 2 per weight
     (the upper bound grows like ``log`` of the number of hidden units), so
     these are reference points, not bounds, for the MLP.
@@ -207,20 +208,20 @@ def escape_rates(S, R, D):
     -----
     Near ``k = 0, W = 0`` the softmax is uniform and the gradient of the mean
     cross-entropy couples each token ``v``'s score ``k_v`` and value column
-    ``w_v`` through ``M_v = E[c_v (p - e_y)]`` (``c_v`` the count of ``v``,
-    ``p`` uniform): ``dk_v/dt = -M_v . w_v``, ``dw_v/dt = -k_v M_v``, whose
-    unstable mode grows as ``exp(|M_v| t)``.  A relation token is in ``1/R``
+    ``w_v`` through :math:`M_v = E[c_v (p - e_y)]` (:math:`c_v` the count of :math:`v`,
+    :math:`p` uniform): :math:`dk_v/dt = -M_v \cdot w_v`, :math:`dw_v/dt = -k_v M_v`, whose
+    unstable mode grows as :math:`e^{|M_v| t}`.  A relation token is in ``1/R``
     of the facts, whose answers are uniform on its block:
     :math:`|M_r|^2 = (1/D - 1/(D R)) / R^2`; a subject token in ``1/S`` of them,
     answers one per block: :math:`|M_s|^2 = (1/R - 1/(D R)) / S^2`.  Once the
     relation is learnt (mass uniform on the right block), ``|M_s|`` is
     unchanged, so the subject mode grows at the same rate throughout.  The
     logits of a mode are the product ``k_v w_v`` of two amplitudes of size
-    ``init e^{lambda t}``, so escape (logits of order 1) takes
-    ``t ~ ln(1/init) / lambda`` in continuous time; plain GD at rate ``lr``
-    multiplies the amplitude by ``1 + lr lambda`` per step, so the predicted
-    slope of the escape step against ``ln(1/init)`` is
-    ``1 / ln(1 + lr lambda)`` (``~ 1 / (lr lambda)``).
+    :math:`\mathrm{init}\, e^{\lambda t}`, so escape (logits of order 1) takes
+    :math:`t \sim \ln(1/\mathrm{init}) / \lambda` in continuous time; plain GD at rate ``lr``
+    multiplies the amplitude by :math:`1 + \mathrm{lr}\, \lambda` per step, so the predicted
+    slope of the escape step against :math:`\ln(1/\mathrm{init})` is
+    :math:`1 / \ln(1 + \mathrm{lr}\, \lambda)` (:math:`\sim 1 / (\mathrm{lr}\, \lambda)`).
 
     References
     ----------

@@ -52,6 +52,10 @@ class AdaptiveResult(Result):
     fit : object
         The last fit as returned by the caller's ``fit``.
 
+    See Also
+    --------
+    validation.adaptive.adaptive_threshold : The function that returns it.
+
     Notes
     -----
     ``conf_int(alpha)`` is the last fit's interval at level ``1 - alpha``,
@@ -129,6 +133,10 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0, i
     -------
     list of float
         ``batch`` loads (not rounded; the caller snaps them to attainable loads).
+
+    See Also
+    --------
+    validation.adaptive.adaptive_threshold : The design that uses it.
 
     Notes
     -----
@@ -233,6 +241,11 @@ def adaptive_threshold(run, fit, start, *, target_halfwidth, max_trials, batch=2
     ValueError
         ``target_halfwidth <= 0``, ``max_trials < 1``, ``batch < 1`` or an
         empty ``start``.
+
+    See Also
+    --------
+    validation.adaptive.next_loads : The rule for the next loads.
+    validation.logistic.fit_threshold : A fit to pass as ``fit``.
 
     Notes
     -----

@@ -60,6 +60,10 @@ def log_likelihood(eta, successes, trials=1):
     ndarray or float
         :math:`\sum_i [k_i \eta_i - n_i\, \mathrm{softplus}(\eta_i)]` over the last axis.
 
+    See Also
+    --------
+    validation.logistic.fit_logistic : The fit that maximises it.
+
     Notes
     -----
     :math:`k \log \sigma(\eta) + (n - k) \log \sigma(-\eta) = k \eta - n \log(1 + e^\eta)`;
@@ -100,6 +104,10 @@ class LogisticFit(Result):
         Newton steps taken.
     converged : bool
         Whether the last step was below the tolerance.
+
+    See Also
+    --------
+    validation.logistic.fit_logistic : The function that returns it.
 
     References
     ----------
@@ -151,6 +159,10 @@ def fit_logistic(X, successes, trials=1, *, ridge=0.0, maxiter=100, tol=1e-10):
     -------
     LogisticFit
         Coefficients, covariance, log-likelihood, steps, convergence flag.
+
+    See Also
+    --------
+    validation.logistic.fit_threshold : A logistic threshold with its profile interval.
 
     Notes
     -----
@@ -218,6 +230,10 @@ def success_counts(x, success):
     -------
     list of list
         ``[x, successes, trials]`` rows sorted by ``x``.
+
+    See Also
+    --------
+    validation.logistic.fit_threshold : Fits these counts.
 
     References
     ----------
@@ -311,6 +327,10 @@ class ThresholdFit(Result):
         Smallest width considered.
     n_grid, n_width : int
         Grid sizes of the profile.
+
+    See Also
+    --------
+    validation.logistic.fit_threshold : The function that returns it.
 
     References
     ----------
@@ -443,6 +463,11 @@ def fit_threshold(x, success, *, increasing=False, level=0.95, n_grid=481, n_wid
     ValueError
         Empty or unequal inputs, non-finite ``x``, ``level`` outside (0, 1),
         ``min_width <= 0``, grid sizes too small.
+
+    See Also
+    --------
+    validation.logistic.success_counts : The counts it fits.
+    validation.adaptive.adaptive_threshold : A sequential design around this fit.
 
     Notes
     -----

@@ -45,6 +45,10 @@ def warmup_cosine(step, total, *, lr, warmup=0.0, final=0.0):
     float
         The learning rate.
 
+    See Also
+    --------
+    validation.optim.adam_loop : The loop that takes a schedule.
+
     Notes
     -----
     With :math:`w = \max(1, \mathrm{round}(\mathrm{warmup} \cdot \mathrm{total}))` warm-up steps (none if
@@ -80,6 +84,11 @@ class Optimizer:
     Parameters
     ----------
     %(opt_params)s
+
+    See Also
+    --------
+    validation.optim.Adam : Adam.
+    validation.optim.GradientDescent : Plain gradient descent.
 
     References
     ----------
@@ -118,6 +127,11 @@ class Adam(Optimizer):
         ``(beta1, beta2)``.
     eps : float
         Denominator offset.
+
+    See Also
+    --------
+    validation.optim.adam_loop : The training loop that uses it.
+    validation.optim.GradientDescent : Plain gradient descent, the same interface.
 
     References
     ----------
@@ -168,6 +182,11 @@ class GradientDescent(Optimizer):
     ----------
     %(opt_params)s
 
+    See Also
+    --------
+    validation.optim.Adam : Adam, the same interface.
+    validation.optim.adam_loop : The loop that takes it as ``optimizer``.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#escape-times
@@ -199,6 +218,10 @@ class LoopResult(Result):
         Loss of the last evaluation (the parameters as returned).
     info : object
         What the last evaluation returned besides the loss and gradients.
+
+    See Also
+    --------
+    validation.optim.adam_loop : The function that returns it.
 
     References
     ----------
@@ -254,6 +277,11 @@ def adam_loop(params, evaluate, *, steps, lr, stop=None, callback=None, final=Tr
     ------
     ValueError
         ``steps < 0`` or a non-positive constant ``lr``.
+
+    See Also
+    --------
+    validation.optim.Adam : The default optimiser.
+    validation.optim.warmup_cosine : A learning-rate schedule.
 
     References
     ----------

@@ -67,6 +67,10 @@ def run_trial(fn, params):
         written to the store; :class:`validation.engine.WorkerPool` adds it up).
         A result that is not a dict of JSON values is an error (``TypeError``).
 
+    See Also
+    --------
+    validation.engine.executors.iter_inprocess : Runs trials one after the other.
+
     References
     ----------
     docs/sweeps.md#writing-a-trial
@@ -113,6 +117,11 @@ def iter_inprocess(fn, tasks):
 
     %(trial_yields)s
 
+    See Also
+    --------
+    validation.engine.executors.iter_processes : The same on worker processes.
+    validation.engine.executors.iter_dask : The same on Dask.
+
     References
     ----------
     docs/sweeps.md#running-a-sweep-locally
@@ -133,6 +142,10 @@ def pinned_blas_env():
     ------
     None
         Control returns to the ``with`` block.
+
+    See Also
+    --------
+    validation.engine.executors.ProcessBackend : Starts its workers within this block.
 
     References
     ----------
@@ -195,6 +208,11 @@ def iter_processes(fn, tasks, workers):
 
     %(trial_yields)s
 
+    See Also
+    --------
+    validation.engine.executors.ProcessBackend : The pool of processes it uses.
+    validation.engine.executors.iter_inprocess : The same in this process.
+
     References
     ----------
     docs/sweeps.md#running-a-sweep-locally
@@ -221,6 +239,11 @@ class ProcessBackend:
     ----------
     workers : int
         Number of worker processes.
+
+    See Also
+    --------
+    validation.engine.executors.iter_processes : One sweep on such a pool.
+    validation.engine.pool.WorkerPool : The pool shared by many sweeps.
 
     Notes
     -----
@@ -378,6 +401,11 @@ def open_dask(stack, workers, scheduler=None):
     distributed.Client
         The client.
 
+    See Also
+    --------
+    validation.engine.executors.dask_run : Runs trials on the client.
+    validation.engine.pool.check_scheduler_address : Checks an address first.
+
     References
     ----------
     docs/sweeps.md#running-on-a-dask-cluster
@@ -407,6 +435,10 @@ def dask_run(client, fn, tasks):
     %(trial_fn)s %(tasks)s
 
     %(trial_yields)s
+
+    See Also
+    --------
+    validation.engine.executors.open_dask : Opens the client.
 
     References
     ----------
@@ -449,6 +481,11 @@ def iter_dask(fn, tasks, workers, scheduler=None):
         Where to run.
 
     %(trial_yields)s
+
+    See Also
+    --------
+    validation.engine.executors.open_dask : The client it opens.
+    validation.engine.executors.dask_run : Runs the trials on that client.
 
     References
     ----------

@@ -45,6 +45,10 @@ def check_scheduler_address(address):
     ValueError
         Naming the address and the accepted form.
 
+    See Also
+    --------
+    validation.engine.executors.open_dask : Connects to the address.
+
     References
     ----------
     docs/sweeps.md#running-on-a-dask-cluster
@@ -117,6 +121,10 @@ class WorkerPool:
     ValueError
         Unknown ``executor``, ``workers < 1``, ``scheduler`` without Dask, Dask
         not installed.
+
+    See Also
+    --------
+    validation.engine.sweep.run_sweep : The sweeps that run on it.
 
     Notes
     -----

@@ -22,6 +22,10 @@ def format_seconds(s):
     str
         ``"4.2s"`` below 10 s, then ``"37s"``, ``"1m15s"``, ``"2h05m"``.
 
+    See Also
+    --------
+    validation.engine.progress.Progress : The progress lines that use it.
+
     References
     ----------
     docs/sweeps.md#running-a-sweep-locally
@@ -62,6 +66,10 @@ class Progress:
         Trials found in the store, reported in the final summary.
     clock : callable, optional
         Time source in seconds (default ``time.monotonic``; tests pass a fake).
+
+    See Also
+    --------
+    validation.engine.progress.format_seconds : The duration format of its lines.
 
     References
     ----------

@@ -68,6 +68,10 @@ def experiment_rng(seed, name):
     Generator
         ``default_rng([seed, 4, STREAMS[name]])``.
 
+    See Also
+    --------
+    validation.factual_recall.experiments.run_experiment : Runs one experiment with this generator.
+
     References
     ----------
     docs/factual_recall.md#experiments
@@ -106,6 +110,11 @@ def experiment_trial(params):
     -------
     dict
         The experiment's result (progress lines go to stderr).
+
+    See Also
+    --------
+    validation.factual_recall.experiments.run_experiments : Runs several of these trials.
+    validation.engine.run_sweep : The sweep engine that runs it.
 
     References
     ----------
@@ -169,6 +178,11 @@ def run_experiments(names=EXPERIMENTS, *, quick=True, seed=0, executor="processe
     RuntimeError
         If an experiment fails (with its error and traceback).
 
+    See Also
+    --------
+    validation.factual_recall.experiments.experiment_trial : The trial of one experiment.
+    validation.factual_recall.experiments.run_experiment : One experiment in this process.
+
     References
     ----------
     docs/factual_recall.md#measured-results
@@ -212,6 +226,11 @@ def run_experiment(name, *, quick=False, seed=0, out=None):
     ------
     ValueError
         A bad name, seed or output path, before anything runs.
+
+    See Also
+    --------
+    validation.factual_recall.experiments.run_experiments : Several experiments on a worker pool.
+    validation.factual_recall.experiments.experiment_rng : The generator of each experiment.
 
     References
     ----------
@@ -258,6 +277,11 @@ def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
         Largest passing value found (0 if even ``n = 1`` fails).
     evaluated : list of (int, bool)
         Every call made.
+
+    See Also
+    --------
+    validation.factual_recall.experiments.transformer_capacity : The transformer capacity it searches.
+    validation.factual_recall.experiments.memory_capacity_experiment : The memory capacities it searches.
 
     Notes
     -----
@@ -323,6 +347,11 @@ def fit_through_origin(x, y):
         ``info`` has ``ratio_min``, ``ratio_max``, ``ratio_mean``,
         ``ratio_std`` of ``y / x``.
 
+    See Also
+    --------
+    validation.factual_recall.fits.fit_origin_slope : Weighted fit of the same line, with its chi-square.
+    validation.factual_recall.fits.fit_log_ratio : The same slope fitted in logs.
+
     References
     ----------
     docs/factual_recall.md#measured-results
@@ -376,6 +405,11 @@ def memory_capacity_experiment(*, quick=True, rng=None, threshold=0.99, progress
         A report payload (plain dict): ``linear`` (rows: d, params, N, N ln N,
         c) and ``linear_fit`` (:math:`N \ln N = c d^2`), ``mlp`` (rows: d, m,
         params, N, N/(m d)) and ``mlp_fit`` (:math:`N = c m d`), plus the settings.
+
+    See Also
+    --------
+    validation.factual_recall.memories.train_memory : One training run of a memory.
+    validation.factual_recall.experiments.fit_through_origin : The fit of capacity against parameters.
 
     Notes
     -----
@@ -451,6 +485,10 @@ class TransformerTrainResult(Result):
     mlp_params : int
         Parameters of the MLP.
 
+    See Also
+    --------
+    validation.factual_recall.experiments.train_transformer : The function that returns it.
+
     References
     ----------
     docs/factual_recall.md#model
@@ -485,6 +523,10 @@ class TransformerCapacity(Result):
         Training budget.
     lr : float
         Peak learning rate.
+
+    See Also
+    --------
+    validation.factual_recall.experiments.transformer_capacity : The function that returns it.
 
     References
     ----------
@@ -551,6 +593,11 @@ def train_transformer(task, d, H, d_h, m, *, steps=2000, batch=256, lr=3e-3, rng
     TransformerTrainResult
         ``accuracy`` (fraction of (fact, sequence) pairs recalled), ``loss``
         (final training loss), ``params``, ``attention_params``, ``mlp_params``.
+
+    See Also
+    --------
+    validation.factual_recall.transformer.build_transformer : The model it trains.
+    validation.optim.adam_loop : The training loop.
 
     References
     ----------
@@ -634,6 +681,11 @@ def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1
         ``facts`` (largest stored ``S R``), ``params``, ``facts_per_param``,
         ``evaluated`` (list of (S R, accuracy)) and the settings.
 
+    See Also
+    --------
+    validation.factual_recall.experiments.train_transformer : One training run at one number of facts.
+    validation.factual_recall.experiments.largest_passing : The search over the number of facts.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#experiments
@@ -701,6 +753,11 @@ def transformer_capacity_experiment(*, quick=True, rng=None, progress=_progress,
         the least-squares slope of facts vs params, with ``info`` holding the
         min/max/mean/std of the per-configuration ratios) and the settings.
 
+    See Also
+    --------
+    validation.factual_recall.experiments.transformer_capacity : The capacity of one shape.
+    validation.factual_recall.experiments.tradeoff_experiment : Accuracy over attention and MLP sizes.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#comparison-with-the-paper
@@ -757,6 +814,11 @@ def tradeoff_experiment(*, quick=True, rng=None, progress=_progress, D=8):
         A report payload: ``facts``, ``H`` and ``m`` grids, ``attention_params``,
         ``mlp_params`` and ``accuracy`` (2-d list indexed [i_H][i_m]).
 
+    See Also
+    --------
+    validation.factual_recall.experiments.train_transformer : One training run of one shape.
+    validation.factual_recall.fits.fit_boundary : The iso-capacity boundary of such a grid.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#experiments
@@ -805,6 +867,11 @@ def sequential_experiment(*, quick=True, rng=None, progress=_progress):
     -------
     dict
         The curves, ``ln_DR``, ``ln_D``, the detected ``stages`` and ``seconds``.
+
+    See Also
+    --------
+    validation.factual_recall.sequential.train_sequential : The training run it reports.
+    validation.factual_recall.sequential.detect_stages : The stage boundaries it reads off.
 
     References
     ----------

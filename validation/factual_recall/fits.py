@@ -58,6 +58,10 @@ class IntervalResult(Result):
     True}`` (the confidence ``level``) and the unset optional ones, and packs
     the interval under the key ``"ci"`` that ``report.json`` has always used.
 
+    See Also
+    --------
+    hcizz.results.Result : The record base class it extends.
+
     References
     ----------
     docs/architecture.md#one-result-protocol
@@ -101,6 +105,11 @@ class BudgetFit(Result):
     successes, trials : int
         Successes within the budget, and trials.
 
+    See Also
+    --------
+    validation.factual_recall.fits.capacity_fits : The function that returns it.
+    validation.logistic.fit_threshold : The logistic fit behind it.
+
     References
     ----------
     arXiv:2605.10795; docs/factual_recall.md#measurement
@@ -128,6 +137,11 @@ class CapacityFits(Result):
     p99 : list of BudgetFit
         Criterion *at least 99 % recalled* (``t_99``); ``to_dict()`` and
         ``res["99"]`` name it ``"99"``.
+
+    See Also
+    --------
+    validation.factual_recall.fits.capacity_fits : The function that returns it.
+    validation.factual_recall.fits.converged_budget : The budget from which a fit stops moving.
 
     References
     ----------
@@ -192,6 +206,11 @@ def capacity_fits(records, *, budgets, load_key="load"):
         the load at 50 % success and its 95 % profile-likelihood interval
         (:func:`validation.logistic.fit_threshold`), and the success count.
 
+    See Also
+    --------
+    validation.logistic.fit_threshold : The logistic threshold fit of each budget.
+    validation.factual_recall.fits.converged_budget : Reads the converged budget off the result.
+
     Notes
     -----
     The fit is monotone in ``N`` by construction (a logistic in the load, an
@@ -240,6 +259,10 @@ def converged_budget(fits, value="threshold"):
         The smallest budget ``B`` whose estimate and every larger budget's lie
         inside ``B``'s interval.
 
+    See Also
+    --------
+    validation.factual_recall.fits.capacity_fits : The fits it reads.
+
     References
     ----------
     docs/factual_recall.md#measurement
@@ -278,6 +301,11 @@ class LineFit(IntervalResult):
         Student-t interval of the slope at ``level``.
     %(points_n)s %(hidden_level)s
 
+    See Also
+    --------
+    validation.factual_recall.fits.fit_line : The function that returns it.
+    validation.factual_recall.fits.SlopeCheck : The same fit with the slope theory predicts.
+
     References
     ----------
     docs/factual_recall.md#escape-times
@@ -306,6 +334,11 @@ class SlopeCheck(LineFit):
     %(points_n)s %(hidden_level)s
     theory : float
         The predicted slope.
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_escape_slopes : The function that returns it.
+    validation.factual_recall.theory.escape_rates : The theory slopes.
 
     References
     ----------
@@ -339,6 +372,11 @@ def fit_line(x, y, level=0.95):
     -------
     LineFit
         Slope, intercept, the slope's standard error and interval, ``n``.
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_origin_slope : A line through the origin, weighted.
+    validation.factual_recall.fits.LineFit : The result.
 
     Notes
     -----
@@ -396,6 +434,10 @@ class PlateauEscape(Result):
     missing : int
         Runs that did not escape within their steps.
 
+    See Also
+    --------
+    validation.factual_recall.fits.fit_escape_slopes : The function that returns it.
+
     References
     ----------
     docs/factual_recall.md#escape-times
@@ -419,6 +461,10 @@ class EscapeSlopes(Result):
     ----------
     relation, subject : PlateauEscape
         The two plateaus.
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_escape_slopes : The function that returns it.
 
     References
     ----------
@@ -468,6 +514,11 @@ def fit_escape_slopes(records, S, R, D, level=0.95):
         against ``ln lr`` at the smallest ``init``; gradient flow: -1, the
         discrete-step prediction :math:`d \ln(1/\ln(1 + \mathrm{lr}\, \lambda)) / d \ln \mathrm{lr}` at
         the geometric mean ``lr`` is ``lr_exponent_theory``).
+
+    See Also
+    --------
+    validation.factual_recall.trials.escape_trial : The trials it fits.
+    validation.factual_recall.theory.escape_rates : The theory it is compared with.
 
     Notes
     -----
@@ -530,6 +581,10 @@ class FactsCapacity(IntervalResult):
         Successes within the budget, and trials.
     %(hidden_level)s
 
+    See Also
+    --------
+    validation.factual_recall.fits.fit_capacity : The function that returns it.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
@@ -569,6 +624,11 @@ def fit_capacity(facts, results, budget, level=0.95):
     -------
     FactsCapacity
         ``facts`` and its interval, success counts.
+
+    See Also
+    --------
+    validation.logistic.fit_threshold : The logistic fit in ``ln N``.
+    validation.factual_recall.fits.fit_slope : Facts against parameters over configurations.
 
     Notes
     -----
@@ -623,6 +683,10 @@ class OriginSlope(IntervalResult):
         Reduced chi-square (NaN for one point).
     %(points_n)s %(hidden_level)s
 
+    See Also
+    --------
+    validation.factual_recall.fits.fit_origin_slope : The function that returns it.
+
     References
     ----------
     docs/factual_recall.md#facts-per-parameter-budget-checked
@@ -657,6 +721,11 @@ def fit_origin_slope(x, y, sig, level=0.95):
         :math:`c = \sum w x y / \sum w x^2`,
         :math:`\mathrm{se} = \sqrt{\max(1, \chi^2_\mathrm{red}) / \sum w x^2}`,
         Student-t interval with ``n - 1`` degrees of freedom (normal for ``n <= 2``).
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_log_ratio : The same slope fitted in logs.
+    validation.factual_recall.experiments.fit_through_origin : The unweighted least-squares slope.
 
     References
     ----------
@@ -701,6 +770,10 @@ class RatioSlope(IntervalResult):
         The same slope by weighted least squares in linear scale, when computed.
     %(hidden_level)s
 
+    See Also
+    --------
+    validation.factual_recall.fits.fit_log_ratio : The function that returns it.
+
     References
     ----------
     docs/factual_recall.md#facts-per-parameter-budget-checked
@@ -734,6 +807,10 @@ def fit_log_ratio(x, y, sig_ln, level=0.95):
     -------
     RatioSlope
         ``c`` and its interval (relative errors: no bias toward small ``y``).
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_origin_slope : The same slope by weighted least squares.
 
     References
     ----------
@@ -777,6 +854,10 @@ class SlopeFit(Result):
         OLS slope of ``ln facts`` against ``ln params`` (None with fewer than
         three configurations).
     %(hidden_level)s
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_slope : The function that returns it.
 
     Notes
     -----
@@ -839,6 +920,11 @@ def fit_slope(params, facts, ci_low, ci_high, D, level=0.95):
         Configurations with a NaN capacity, a zero lower end or an infinite
         upper end are left out; fewer than two left: no fit (NaN).
 
+    See Also
+    --------
+    validation.factual_recall.fits.fit_capacity : The capacity of one configuration.
+    validation.factual_recall.fits.fit_log_ratio : The slope fitted in logs.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
@@ -887,6 +973,10 @@ class SeedSearch(Result):
         Geometric midpoint of the largest pass and the smallest failure above
         it (NaN unless both exist).
 
+    See Also
+    --------
+    validation.factual_recall.fits.search_criterion : The function that returns it.
+
     References
     ----------
     docs/factual_recall.md#search-criterion-against-the-50-point
@@ -917,6 +1007,10 @@ class SearchCriterion(Result):
         The 50 % point of the logistic fit of the same trials.
     one_search_over_50, one_search_mid_over_50, best_of_searches_over_50 : float
         The ratios to the 50 % point (NaN without a positive one).
+
+    See Also
+    --------
+    validation.factual_recall.fits.search_criterion : The function that returns it.
 
     References
     ----------
@@ -973,6 +1067,11 @@ def search_criterion(records):
         Per seed the largest pass, smallest failure and bracket midpoint; the
         geometric mean over seeds (one search), the best of the searches, the
         50 % point (:func:`fit_capacity` at the full budget) and the ratios.
+
+    See Also
+    --------
+    validation.factual_recall.search.largest_passed : The paper's criterion on one path.
+    validation.factual_recall.fits.fit_capacity : The 50 % point it is compared with.
 
     Notes
     -----
@@ -1114,6 +1213,10 @@ class BoundaryLaw(Result):
         Profile-likelihood intervals of ``c_a`` and ``c_m`` (for the exponents
         of ``ci_ps``); ``to_dict()`` writes them as ``"c_a_ci"`` / ``"c_m_ci"``.
 
+    See Also
+    --------
+    validation.factual_recall.fits.BoundaryFit : The fit that holds one law per exponent.
+
     References
     ----------
     docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters
@@ -1164,6 +1267,10 @@ class BoundaryFit(Result):
         Exponents within :data:`LAW_CUT` of the best log-likelihood.
     n_trials, n_facts : int
         Trials and the number of facts each had to store.
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_boundary : The function that returns it.
 
     References
     ----------
@@ -1221,6 +1328,11 @@ def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, m
         ``ci_ps``; ``0`` / ``inf`` where the profile does not leave the cut
         within a factor ``e^8``); the best ``p``; ``additive_vs_max``; the
         ``p`` within :data:`LAW_CUT` of the best log-likelihood.
+
+    See Also
+    --------
+    validation.factual_recall.experiments.tradeoff_experiment : A grid of attention and MLP sizes.
+    validation.factual_recall.fits.BoundaryFit : The result.
 
     Notes
     -----

@@ -44,6 +44,10 @@ def sphere_embeddings(n, d, rng=None, dtype=np.float64):
     ndarray, shape (n, d)
         Normalised Gaussian vectors.
 
+    See Also
+    --------
+    validation.factual_recall.trials.embeddings : Sphere or Gaussian embeddings from given normals.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#associative-memories
@@ -81,6 +85,11 @@ def linear_memory_loss(W, X, U, targets, grad=True):
     dW : ndarray (d, d) or None
         Gradient (``None`` without ``grad``).
     %(fact_correct)s
+
+    See Also
+    --------
+    validation.factual_recall.memories.mlp_memory_loss : The same loss for the MLP memory.
+    validation.losses.softmax_xent : The cross-entropy it uses.
 
     Notes
     -----
@@ -122,6 +131,10 @@ def init_mlp_memory(d, m, rng=None, dtype=np.float64):
     list of ndarray
         ``W1`` entries :math:`\mathcal{N}(0, 2/d)`, ``b = 0``, ``W2`` entries :math:`\mathcal{N}(0, 1/m)`.
 
+    See Also
+    --------
+    validation.factual_recall.memories.mlp_memory_loss : The loss of these parameters.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#associative-memories
@@ -154,6 +167,11 @@ def mlp_memory_loss(params, X, U, targets, grad=True):
     Returns
     -------
     %(xent)s %(param_grads)s %(fact_correct)s
+
+    See Also
+    --------
+    validation.factual_recall.memories.linear_memory_loss : The same loss for the linear memory.
+    validation.factual_recall.memories.init_mlp_memory : The parameters it takes.
 
     Notes
     -----
@@ -219,6 +237,10 @@ class MemoryTrainResult(Result):
     n : int
         Number of facts.
 
+    See Also
+    --------
+    validation.factual_recall.memories.train_memory : The function that returns it.
+
     References
     ----------
     docs/factual_recall.md#associative-memories
@@ -261,6 +283,12 @@ def train_memory(kind, n, d, *, m=None, n_classes=None, steps=1000, lr=None, rng
     MemoryTrainResult
         ``accuracy`` (fraction of facts recalled at the end), ``loss``,
         ``params`` (parameter count: ``d^2`` or ``2 m d``), ``n``.
+
+    See Also
+    --------
+    validation.factual_recall.memories.linear_memory_loss : Loss of the linear memory.
+    validation.factual_recall.memories.mlp_memory_loss : Loss of the MLP memory.
+    validation.optim.adam_loop : The training loop.
 
     Notes
     -----

@@ -75,6 +75,11 @@ def linear_attention_loss(k, W, counts, targets, grad=True):
     logits : ndarray (B, A)
         ``C (k * W^T)``.
 
+    See Also
+    --------
+    validation.factual_recall.sequential.train_sequential : Trains the model on this loss.
+    validation.factual_recall.sequential.block_losses : The relation and subject parts of the loss.
+
     Notes
     -----
     :math:`\mathrm{logits} = C (k \odot W^T)` (:math:`C` the counts); with
@@ -129,6 +134,10 @@ def block_losses(logits, targets, D):
         The mean of :math:`-\ln p(\mathrm{target})`; the mean of :math:`-\ln` of the mass
         on the target's block; the mean of :math:`-\ln` of the mass on the target's
         within-block index summed over all blocks.
+
+    See Also
+    --------
+    validation.factual_recall.sequential.linear_attention_loss : The total loss.
 
     Notes
     -----
@@ -195,6 +204,11 @@ def train_sequential(S, R, D, *, T=8, steps=3000, lr=1.0, init=1e-3, batch=None,
         (int array), ``total``, ``relation``, ``subject`` (loss arrays),
         ``ln_DR``, ``ln_D``, the settings, and the ``stages``
         (:class:`StageTimes`) found by :func:`detect_stages`.
+
+    See Also
+    --------
+    validation.factual_recall.sequential.detect_stages : Reads the stages off its losses.
+    validation.optim.GradientDescent : The update it uses.
 
     Notes
     -----
@@ -292,6 +306,10 @@ class StageTimes(Result):
     order : {"relation-first", "subject-first", "undetermined"}
         Which component is learnt first.
 
+    See Also
+    --------
+    validation.factual_recall.sequential.detect_stages : The function that returns it.
+
     References
     ----------
     docs/factual_recall.md#escape-times
@@ -329,6 +347,11 @@ def detect_stages(step, total, relation, subject, frac=0.1):
         learnt and the step the subject loss has dropped by 10% (None when that
         window is empty); ``final`` = last total loss; ``order`` =
         "relation-first", "subject-first" or "undetermined".
+
+    See Also
+    --------
+    validation.factual_recall.sequential.train_sequential : The run whose losses it reads.
+    validation.factual_recall.theory.escape_rates : The theory of the escape times.
 
     Notes
     -----

@@ -54,6 +54,10 @@ class FactTask:
     answers : int ndarray (S, R)
         ``a*(s, r)`` in ``[r D, (r + 1) D)``.
 
+    See Also
+    --------
+    validation.factual_recall.task.make_task : Draws a task.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#task
@@ -207,6 +211,11 @@ def make_task(S, R, D, T=32, rng=None, *, distinct=False):
         ``S, R < 1``, ``D < 2``, ``T < 3`` or, with ``distinct=True``,
         ``S > D`` (more facts per relation than the block has answers).
 
+    See Also
+    --------
+    validation.factual_recall.task.split_facts : Splits a number of facts into subjects and relations.
+    validation.factual_recall.task.FactTask : The task it returns.
+
     Notes
     -----
     :math:`\mathrm{answers}[s, r] = r D + u(s, r)` with :math:`u` i.i.d. uniform on
@@ -258,6 +267,10 @@ def structured_answers(S, R, D):
     int ndarray (S, R)
         The answers.
 
+    See Also
+    --------
+    validation.factual_recall.sequential.train_sequential : The model trained on these facts.
+
     Notes
     -----
     The answer is additive in (subject, relation): the within-block index
@@ -301,6 +314,10 @@ def split_facts(n_facts):
         ``(S, R)`` with :math:`R = \max(1, \mathrm{round}(\sqrt{n}))` and
         :math:`S = \max(1, \mathrm{round}(n / R))`;
         ``S R`` can differ slightly from ``n`` (128 becomes 12 x 11 = 132).
+
+    See Also
+    --------
+    validation.factual_recall.task.make_task : Draws a task of ``S`` subjects and ``R`` relations.
 
     Notes
     -----

@@ -47,6 +47,10 @@ class CapacityPrediction(Result):
     N : float
         Real :math:`N` with :math:`N \ln N = \alpha d^2`.
 
+    See Also
+    --------
+    validation.factual_recall.theory.theory_prediction : The function that returns it.
+
     References
     ----------
     docs/theory_full_rank.md#load-and-capacity
@@ -71,6 +75,11 @@ def theory_prediction(d):
         ``alpha`` and ``stderr`` (``validation.linear_memory.theory.full_rank_threshold``:
         :math:`\alpha = \alpha_c^\mathrm{finite}(p)` with :math:`p \ln p = \alpha d^2`), ``N``
         (real, :math:`N \ln N = \alpha d^2`).
+
+    See Also
+    --------
+    validation.linear_memory.theory.full_rank_threshold : The finite-size threshold it solves for.
+    validation.factual_recall.theory.CapacityPrediction : The result.
 
     References
     ----------
@@ -105,6 +114,10 @@ class CountingBounds(Result):
     classes : int
         Number of output classes.
 
+    See Also
+    --------
+    validation.factual_recall.theory.counting_bounds : The function that returns it.
+
     References
     ----------
     docs/factual_recall.md#mlp-memory-against-counting-bounds
@@ -138,6 +151,10 @@ def counting_bounds(d, m, classes=2):
         :math:`a = W_2^T (u_1 - u_2)`:
         ``W2`` enters only through its ``m`` numbers ``a``); ``cover_effective``
         = :math:`2 (m d + 2 m) / (m d) = 2 + 4 / d`.
+
+    See Also
+    --------
+    validation.factual_recall.trials.mlp_recall_trial : The MLP memory these bounds are for.
 
     Notes
     -----
@@ -180,6 +197,10 @@ class EscapeRates(Result):
     subject : float
         Rate of the subject mode, :math:`\sqrt{(1 - 1/D) / R} / S`.
 
+    See Also
+    --------
+    validation.factual_recall.theory.escape_rates : The function that returns it.
+
     References
     ----------
     docs/factual_recall.md#escape-times
@@ -203,6 +224,10 @@ def escape_rates(S, R, D):
     EscapeRates
         ``relation`` = :math:`\sqrt{(1 - 1/R) / D} / R`, ``subject`` =
         :math:`\sqrt{(1 - 1/D) / R} / S`.
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_escape_slopes : The measured escape slopes compared with it.
 
     Notes
     -----

@@ -76,6 +76,10 @@ def truncated_normal(rng, shape, std, dtype=np.float64):
     ndarray
         Entries in ``[-2 std / 0.8796, 2 std / 0.8796]`` with mean 0 and variance ``std^2``.
 
+    See Also
+    --------
+    validation.factual_recall.transformer.build_transformer : Initialises the transformer with it.
+
     References
     ----------
     Y. LeCun, L. Bottou, G. Orr, K.-R. Mueller, "Efficient BackProp" (1998);
@@ -138,6 +142,11 @@ class OneLayerTransformer:
         ``H d_h <= 0`` (attention is the only path from the subject and
         relation positions to EOS), ``d < 1``, ``m < 0``, ``n_answers < 2`` or
         a non-floating ``dtype``, or an unknown ``variant``.
+
+    See Also
+    --------
+    validation.factual_recall.transformer.build_transformer : Builds one sized for a task.
+    validation.factual_recall.experiments.train_transformer : Trains it.
 
     Notes
     -----
@@ -420,6 +429,11 @@ def build_transformer(d, H, d_h, m, *, task, rng=None, dtype=np.float32, variant
     -------
     OneLayerTransformer
         The model.
+
+    See Also
+    --------
+    validation.factual_recall.transformer.OneLayerTransformer : The model.
+    validation.factual_recall.transformer.truncated_normal : The initialisation of its weights.
 
     References
     ----------

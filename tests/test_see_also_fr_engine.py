@@ -8,6 +8,7 @@ import pkgutil
 import pytest
 
 docscrape = pytest.importorskip("numpydoc.docscrape")
+from test_numpydoc import _resolve  # noqa: E402  (the resolver the theory packages are held to)
 
 MODULES = ["validation.logistic", "validation.optim", "validation.adaptive", "validation.losses",
            "validation.report"]
@@ -29,19 +30,6 @@ def _objects():
 
 
 OBJECTS = _objects()
-
-
-def _resolve(name):
-    parts = name.split(".")
-    for i in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        for attr in parts[i:]:
-            obj = getattr(obj, attr, None)
-        return obj
-    return None
 
 
 def test_the_inventory():

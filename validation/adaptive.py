@@ -52,6 +52,16 @@ class AdaptiveResult(Result):
     fit : object
         The last fit as returned by the caller's ``fit``.
 
+    See Also
+    --------
+    validation.adaptive.adaptive_threshold : The function that returns it.
+
+    Notes
+    -----
+    ``conf_int(alpha)`` is the last fit's interval at level ``1 - alpha``,
+    ``fit.conf_int(alpha)`` (e.g. :meth:`validation.logistic.ThresholdFit.conf_int`):
+    the contract of :meth:`hcizz.results.Result.conf_int`, answered by the fit.
+
     References
     ----------
     docs/sweeps.md#adaptive-threshold-design
@@ -69,19 +79,7 @@ class AdaptiveResult(Result):
 
     _estimate = "threshold"
 
-    def conf_int(self, alpha=0.05):
-        """Return the interval of the threshold at level ``1 - alpha`` from the last fit.
-
-        Parameters
-        ----------
-        alpha : float, optional
-            One minus the confidence level, in (0, 1) (default 0.05).
-
-        Returns
-        -------
-        tuple of float
-            ``self.fit.conf_int(alpha)`` (e.g. a :class:`validation.logistic.ThresholdFit`).
-        """
+    def conf_int(self, alpha=0.05):  # the documented contract of Result.conf_int (class Notes)
         return self.fit.conf_int(alpha)
 
     @property
@@ -109,7 +107,7 @@ class AdaptiveResult(Result):
 
 
 def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0, increasing=False):
-    """The next batch of loads given the current data and fit.
+    r"""The next batch of loads given the current data and fit.
 
     Parameters
     ----------
@@ -136,6 +134,10 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0, i
     list of float
         ``batch`` loads (not rounded; the caller snaps them to attainable loads).
 
+    See Also
+    --------
+    validation.adaptive.adaptive_threshold : The design that uses it.
+
     Notes
     -----
     * Only successes so far: ``max(loads) + k * step``, ``k = 1..batch``
@@ -144,12 +146,12 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0, i
     * Otherwise, with fitted 1/2 point ``a`` and width ``w``: the interval
       half-width ``h`` (where the interval is infinite on a side, the distance
       from ``a`` to the farthest load tried on that side, at least ``step``),
-      spread ``s = max(min(max(h / 2, w), h), min_spread)`` and loads ``a + s u``
-      with ``u`` equally spaced in ``[-1, 1]`` (a batch of two: ``u = -1/3, 1/3``,
+      spread :math:`s = \max(\min(\max(h / 2, w), h), \mathrm{min\_spread})` and loads :math:`a + s u`
+      with :math:`u` equally spaced in :math:`[-1, 1]` (a batch of two: :math:`u = -1/3, 1/3`,
       the inner pair of a batch of four, so that the interval keeps shrinking on
       a sharp transition; a batch of one: ``u = 0``).
       Trials near the 1/2 point carry the most information on it (Fisher
-      information of a logistic location ``P (1 - P) / w^2``); the spread
+      information of a logistic location :math:`P (1 - P) / w^2`); the spread
       shrinks with the interval (a stochastic bisection) but not below
       ``min_spread``: in a band much narrower than the true width every
       outcome is a coin flip, a noise-fitted sharp step then pulls the next
@@ -239,6 +241,11 @@ def adaptive_threshold(run, fit, start, *, target_halfwidth, max_trials, batch=2
     ValueError
         ``target_halfwidth <= 0``, ``max_trials < 1``, ``batch < 1`` or an
         empty ``start``.
+
+    See Also
+    --------
+    validation.adaptive.next_loads : The rule for the next loads.
+    validation.logistic.fit_threshold : A fit to pass as ``fit``.
 
     Notes
     -----

@@ -37,13 +37,14 @@ from scipy import optimize, special, stats
 
 from hcizz.checks import check_int, check_real
 from hcizz.results import Result
+from validation._docparams import fill_doc
 
 __all__ = ["log_likelihood", "LogisticFit", "fit_logistic", "ThresholdFit", "fit_threshold",
            "success_counts"]
 
 
 def log_likelihood(eta, successes, trials=1):
-    """Binomial log-likelihood of a logistic model, up to the binomial coefficients.
+    r"""Binomial log-likelihood of a logistic model, up to the binomial coefficients.
 
     Parameters
     ----------
@@ -57,13 +58,17 @@ def log_likelihood(eta, successes, trials=1):
     Returns
     -------
     ndarray or float
-        ``sum_i [k_i eta_i - n_i softplus(eta_i)]`` over the last axis.
+        :math:`\sum_i [k_i \eta_i - n_i\, \mathrm{softplus}(\eta_i)]` over the last axis.
+
+    See Also
+    --------
+    validation.logistic.fit_logistic : The fit that maximises it.
 
     Notes
     -----
-    ``k log sigma(eta) + (n - k) log sigma(-eta) = k eta - n log(1 + e^eta)``;
-    the softplus ``log(1 + e^eta) = max(eta, 0) + log1p(e^-|eta|)`` neither
-    overflows nor loses digits for large ``|eta|``.
+    :math:`k \log \sigma(\eta) + (n - k) \log \sigma(-\eta) = k \eta - n \log(1 + e^\eta)`;
+    the softplus :math:`\log(1 + e^\eta) = \max(\eta, 0) + \mathrm{log1p}(e^{-|\eta|})` neither
+    overflows nor loses digits for large :math:`|\eta|`.
 
     References
     ----------
@@ -99,6 +104,10 @@ class LogisticFit(Result):
         Newton steps taken.
     converged : bool
         Whether the last step was below the tolerance.
+
+    See Also
+    --------
+    validation.logistic.fit_logistic : The function that returns it.
 
     References
     ----------
@@ -140,7 +149,7 @@ def fit_logistic(X, successes, trials=1, *, ridge=0.0, maxiter=100, tol=1e-10):
     trials : array_like, optional
         Trials per row (default 1).
     ridge : float, optional
-        Penalty ``ridge ||b_{1:}||^2 / 2`` on the slopes (>= 0, default 0).
+        Penalty :math:`\mathrm{ridge}\, \|b_{1:}\|^2 / 2` on the slopes (>= 0, default 0).
     maxiter : int, optional
         Newton steps at most (>= 1, default 100).
     tol : float, optional
@@ -151,12 +160,17 @@ def fit_logistic(X, successes, trials=1, *, ridge=0.0, maxiter=100, tol=1e-10):
     LogisticFit
         Coefficients, covariance, log-likelihood, steps, convergence flag.
 
+    See Also
+    --------
+    validation.logistic.fit_threshold : A logistic threshold with its profile interval.
+
     Notes
     -----
-    Maximises ``l(b) - ridge ||b_{1:}||^2 / 2`` with ``l`` from
-    :func:`log_likelihood` and ``eta = X b``.  Newton step
-    ``(X^T W X + P)^{-1} (X^T (k - n mu) - P b)``, ``mu = expit(X b)``,
-    ``W = diag(n mu (1 - mu))``, ``P = ridge diag(0, 1, ..., 1)``, from
+    Maximises :math:`l(b) - \mathrm{ridge}\, \|b_{1:}\|^2 / 2` with :math:`l` from
+    :func:`log_likelihood` and :math:`\eta = X b`.  Newton step
+    :math:`(X^T W X + P)^{-1} (X^T (k - n \mu) - P b)`, :math:`\mu = \sigma(X b)`,
+    :math:`W = \mathrm{diag}(n \mu (1 - \mu))`,
+    :math:`P = \mathrm{ridge}\, \mathrm{diag}(0, 1, \dots, 1)`, from
     ``b = 0``.  The log-likelihood is concave, so with ``ridge > 0`` the
     maximiser is unique and finite even under complete separation.
 
@@ -168,7 +182,7 @@ def fit_logistic(X, successes, trials=1, *, ridge=0.0, maxiter=100, tol=1e-10):
     Examples
     --------
     Two groups of four runs with 1 and 3 successes: the fitted probabilities
-    are the observed fractions, ``expit(b0) = 1/4`` and ``expit(b0 + b1) = 3/4``.
+    are the observed fractions, :math:`\sigma(b_0) = 1/4` and :math:`\sigma(b_0 + b_1) = 3/4`.
 
     >>> X = np.column_stack([np.ones(8), np.repeat([0.0, 1.0], 4)])
     >>> f = fit_logistic(X, [1, 0, 0, 0, 1, 1, 1, 0])
@@ -204,20 +218,22 @@ def fit_logistic(X, successes, trials=1, *, ridge=0.0, maxiter=100, tol=1e-10):
                        n_iter=it, converged=converged)
 
 
+@fill_doc
 def success_counts(x, success):
     """Count successes and trials per distinct regressor value.
 
     Parameters
     ----------
-    x : array_like
-        Regressor of each trial (a load, ``log N``, ...).
-    success : array_like of bool
-        Outcome of each trial.
+    %(trial_x)s %(trial_success)s
 
     Returns
     -------
     list of list
         ``[x, successes, trials]`` rows sorted by ``x``.
+
+    See Also
+    --------
+    validation.logistic.fit_threshold : Fits these counts.
 
     References
     ----------
@@ -275,7 +291,7 @@ def _profile(x, k, n, level, n_grid, n_width, wmin):
 
 @dataclass(frozen=True)
 class ThresholdFit(Result):
-    """Result of :func:`fit_threshold`: a logistic threshold with its profile-likelihood interval.
+    r"""Result of :func:`fit_threshold`: a logistic threshold with its profile-likelihood interval.
 
     The one threshold-fit result of the package (capacity thresholds, the
     adaptive design, token-retrieval boundaries).  In the style of a
@@ -303,14 +319,18 @@ class ThresholdFit(Result):
     method : str
         How the fit was made.
     increasing : bool
-        Direction of the model: False, ``expit((x50 - x) / w)`` (success
-        below the threshold, a capacity); True, ``expit((x - x50) / w)``.
+        Direction of the model: False, :math:`\sigma((x_{50} - x) / w)` (success
+        below the threshold, a capacity); True, :math:`\sigma((x - x_{50}) / w)`.
     loglik : float
         Maximum log-likelihood.
     min_width : float
         Smallest width considered.
     n_grid, n_width : int
         Grid sizes of the profile.
+
+    See Also
+    --------
+    validation.logistic.fit_threshold : The function that returns it.
 
     References
     ----------
@@ -376,7 +396,7 @@ class ThresholdFit(Result):
         return (f.ci_low, f.ci_high)
 
     def predict(self, x):
-        """Return the fitted success probability at ``x``.
+        r"""Return the fitted success probability at ``x``.
 
         Parameters
         ----------
@@ -386,7 +406,7 @@ class ThresholdFit(Result):
         Returns
         -------
         ndarray or float
-            ``expit((x50 - x) / w)`` (``increasing``: ``expit((x - x50) / w)``);
+            :math:`\sigma((x_{50} - x) / w)` (``increasing``: :math:`\sigma((x - x_{50}) / w)`);
             NaN where the threshold is NaN.
         """
         z = (np.asarray(x, float) - self.threshold) / self.width
@@ -410,20 +430,18 @@ class ThresholdFit(Result):
         return "\n".join(lines)
 
 
+@fill_doc
 def fit_threshold(x, success, *, increasing=False, level=0.95, n_grid=481, n_width=61, min_width=None):
     r"""Fit a logistic threshold to pass/fail trials, with a profile-likelihood interval.
 
-    Model: ``P(success | x) = expit((x50 - x) / w)`` (``increasing=True``:
-    ``expit((x - x50) / w)``).  The one threshold fit of the package: capacity
+    Model: :math:`P(\mathrm{success} \mid x) = \sigma((x_{50} - x) / w)` (``increasing=True``:
+    :math:`\sigma((x - x_{50}) / w)`).  The one threshold fit of the package: capacity
     thresholds against load, the adaptive design, token-retrieval boundaries
     against ``log N``.
 
     Parameters
     ----------
-    x : array_like
-        Regressor of each trial (a load, ``log N``, ...).
-    success : array_like of bool
-        Outcome of each trial.
+    %(trial_x)s %(trial_success)s
     increasing : bool, optional
         Direction of the model (default False: success below the threshold).
     level : float, optional
@@ -445,6 +463,11 @@ def fit_threshold(x, success, *, increasing=False, level=0.95, n_grid=481, n_wid
     ValueError
         Empty or unequal inputs, non-finite ``x``, ``level`` outside (0, 1),
         ``min_width <= 0``, grid sizes too small.
+
+    See Also
+    --------
+    validation.logistic.success_counts : The counts it fits.
+    validation.adaptive.adaptive_threshold : A sequential design around this fit.
 
     Notes
     -----

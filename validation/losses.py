@@ -30,6 +30,11 @@ def softmax_xent(logits, targets, *, grad=True):
     correct : ndarray of bool, shape (n,)
         Exact recall: the target's score is strictly larger than every other.
 
+    See Also
+    --------
+    validation.losses.xent_overwrite : The same loss in the buffer of the scores.
+    validation.losses.recalled : The recall flags.
+
     Notes
     -----
     Computed with the max subtracted (no overflow); ``correct`` uses a strict
@@ -74,6 +79,10 @@ def recalled(scores, targets):
         Row ``i`` is recalled iff ``scores[i, targets[i]]`` beats every other
         entry of the row strictly (a tie is a failure).
 
+    See Also
+    --------
+    validation.losses.softmax_xent : Returns these flags with the loss.
+
     References
     ----------
     docs/theory_full_rank.md#facts-scores-and-recall
@@ -115,6 +124,10 @@ def xent_overwrite(Z, targets):
     correct : ndarray of bool
         Strict argmax recall (a tie with the target is a failure): the target
         is compared with the maximum of the other entries.
+
+    See Also
+    --------
+    validation.losses.softmax_xent : The loss with a separate gradient array.
 
     References
     ----------

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 
 from hcizz.checks import check_int, check_real
 from hcizz.results import Result
+from validation._docparams import fill_doc
 
-__all__ = ["Adam", "warmup_cosine", "adam_loop", "LoopResult"]
+__all__ = ["Optimizer", "Adam", "GradientDescent", "warmup_cosine", "adam_loop", "LoopResult"]
 
 
 def warmup_cosine(step, total, *, lr, warmup=0.0, final=0.0):
-    """Return the learning rate at ``step`` (0-based) of a warm-up + cosine schedule.
+    r"""Return the learning rate at ``step`` (0-based) of a warm-up + cosine schedule.
 
     Linear warm-up over the first ``warmup`` fraction of the ``total`` steps,
     then cosine decay to ``final * lr``.
@@ -44,12 +45,16 @@ def warmup_cosine(step, total, *, lr, warmup=0.0, final=0.0):
     float
         The learning rate.
 
+    See Also
+    --------
+    validation.optim.adam_loop : The loop that takes a schedule.
+
     Notes
     -----
-    With ``w = max(1, round(warmup * total))`` warm-up steps (none if
+    With :math:`w = \max(1, \mathrm{round}(\mathrm{warmup} \cdot \mathrm{total}))` warm-up steps (none if
     ``warmup == 0``): ``lr (step + 1) / w`` for ``step < w``, then
     ``lr [final + (1 - final) (1 + cos(pi s)) / 2]`` with
-    ``s = (step - w) / max(1, total - w)``.
+    :math:`s = (\mathrm{step} - w) / \max(1, \mathrm{total} - w)`.
 
     References
     ----------
@@ -67,17 +72,66 @@ def warmup_cosine(step, total, *, lr, warmup=0.0, final=0.0):
     return lr * (final + (1.0 - final) * 0.5 * (1.0 + math.cos(math.pi * s)))
 
 
-class Adam:
+@fill_doc
+class Optimizer:
+    """Base of the in-place optimisers: the parameters, the update count and :meth:`step`.
+
+    A subclass writes its update rule in ``_update(grads, lr)``; :meth:`step`
+    counts the update (``t``, 1 at the first step) and applies it.  Any object
+    with ``step(grads, *, lr)`` can be passed as ``optimizer`` to
+    :func:`adam_loop`.
+
+    Parameters
+    ----------
+    %(opt_params)s
+
+    See Also
+    --------
+    validation.optim.Adam : Adam.
+    validation.optim.GradientDescent : Plain gradient descent.
+
+    References
+    ----------
+    docs/architecture.md#where-to-add
+    """
+
+    def __init__(self, params):
+        self.params = list(params)
+        self.t = 0
+
+    def step(self, grads, *, lr):
+        """Apply one update with learning rate ``lr`` to every parameter, in place.
+
+        Parameters
+        ----------
+        grads : list of ndarray
+            Gradients, in the order of the parameters.
+        lr : float
+            Learning rate (step size) of this step.
+        """
+        self.t += 1
+        self._update(grads, lr)
+
+    def _update(self, grads, lr):
+        raise NotImplementedError
+
+
+@fill_doc
+class Adam(Optimizer):
     """Adam (Kingma & Ba) acting in place on a list of numpy arrays.
 
     Parameters
     ----------
-    params : list of ndarray
-        Parameters, updated in place by :meth:`step`.
+    %(opt_params)s
     betas : tuple of float
         ``(beta1, beta2)``.
     eps : float
         Denominator offset.
+
+    See Also
+    --------
+    validation.optim.adam_loop : The training loop that uses it.
+    validation.optim.GradientDescent : Plain gradient descent, the same interface.
 
     References
     ----------
@@ -95,25 +149,14 @@ class Adam:
     """
 
     def __init__(self, params, *, betas=(0.9, 0.999), eps=1e-8):
-        self.params = list(params)
+        super().__init__(params)
         self.b1 = check_real("betas[0]", betas[0], low=0, high=1, high_open=True)
         self.b2 = check_real("betas[1]", betas[1], low=0, high=1, high_open=True)
         self.eps = check_real("eps", eps, low=0, low_open=True)
         self.m = [np.zeros_like(p) for p in self.params]
         self.v = [np.zeros_like(p) for p in self.params]
-        self.t = 0
 
-    def step(self, grads, *, lr):
-        """Apply one Adam update with learning rate ``lr``, in place.
-
-        Parameters
-        ----------
-        grads : list of ndarray
-            Gradients, in the order of the parameters.
-        lr : float
-            Learning rate of this step.
-        """
-        self.t += 1
+    def _update(self, grads, lr):
         b1, b2 = self.b1, self.b2
         c1 = 1.0 - b1 ** self.t
         c2 = 1.0 - b2 ** self.t
@@ -125,6 +168,40 @@ class Adam:
             v *= b2
             v += (1.0 - b2) * (g * g)
             p -= step * m / (np.sqrt(v) + eps)
+
+
+@fill_doc
+class GradientDescent(Optimizer):
+    """Plain gradient descent ``p -= lr g`` in place, with the interface of :class:`Adam`.
+
+    Passed as ``optimizer`` to :func:`adam_loop` by the trainers whose analysis
+    assumes this update (no momentum, no normalisation): the sequential-learning
+    model of factual recall and the early phase of token retrieval.
+
+    Parameters
+    ----------
+    %(opt_params)s
+
+    See Also
+    --------
+    validation.optim.Adam : Adam, the same interface.
+    validation.optim.adam_loop : The loop that takes it as ``optimizer``.
+
+    References
+    ----------
+    arXiv:2412.06538; docs/factual_recall.md#escape-times
+
+    Examples
+    --------
+    >>> w = np.array([1.0, -2.0])
+    >>> GradientDescent([w]).step([np.array([0.5, 0.5])], lr=2.0)
+    >>> w
+    array([ 0., -3.])
+    """
+
+    def _update(self, grads, lr):
+        for p, g in zip(self.params, grads):
+            p -= lr * g
 
 
 @dataclass(frozen=True)
@@ -141,6 +218,10 @@ class LoopResult(Result):
         Loss of the last evaluation (the parameters as returned).
     info : object
         What the last evaluation returned besides the loss and gradients.
+
+    See Also
+    --------
+    validation.optim.adam_loop : The function that returns it.
 
     References
     ----------
@@ -196,6 +277,11 @@ def adam_loop(params, evaluate, *, steps, lr, stop=None, callback=None, final=Tr
     ------
     ValueError
         ``steps < 0`` or a non-positive constant ``lr``.
+
+    See Also
+    --------
+    validation.optim.Adam : The default optimiser.
+    validation.optim.warmup_cosine : A learning-rate schedule.
 
     References
     ----------

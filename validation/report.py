@@ -72,6 +72,10 @@ def reproduce_command(out="report", *, quick=False, sections=None, fresh=False, 
     str
         The shell-quoted command line.
 
+    See Also
+    --------
+    validation.report.reproduce : The call it writes as a command.
+
     References
     ----------
     docs/index.md#assocmem-documentation
@@ -164,6 +168,10 @@ def reproduce(out="report", *, quick=False, sections=None, fresh=False, seed=0,
         On an unknown section, a negative seed, a bad pool setting or an
         output folder that is a file or cannot be created; nothing is written
         then.
+
+    See Also
+    --------
+    validation.report.reproduce_command : The command line of a call.
 
     Notes
     -----

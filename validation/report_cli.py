@@ -1,16 +1,16 @@
 """``python -m validation reproduce``."""
 from __future__ import annotations
 
+from validation._docparams import fill_doc
+
 from .report import SECTIONS, reproduce
 
 
+@fill_doc
 def register(sub):
     """Add the ``reproduce`` subcommand to ``python -m validation``.
 
-    Parameters
-    ----------
-    sub : argparse._SubParsersAction
-        The subparsers object of ``python -m validation``.
+    %(register_params)s
 
     References
     ----------

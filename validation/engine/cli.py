@@ -5,16 +5,16 @@ import collections
 import json
 from pathlib import Path
 
+from validation._docparams import fill_doc
+
 from .store import read_store
 
 
+@fill_doc
 def register(sub):
     """Add the ``sweep-status`` subcommand to ``python -m validation``.
 
-    Parameters
-    ----------
-    sub : argparse._SubParsersAction
-        The subparsers object of ``python -m validation``.
+    %(register_params)s
 
     References
     ----------

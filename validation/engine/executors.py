@@ -31,6 +31,7 @@ import traceback
 
 from hcizz.jsonout import to_json_value
 from validation._threads import BLAS_ENV_VARS as _BLAS_ENV_VARS
+from validation._docparams import fill_doc
 
 __all__ = ["run_trial", "iter_inprocess", "iter_processes", "iter_dask",
            "EXECUTORS", "BLAS_ENV_VARS", "pinned_blas_env", "ProcessBackend",
@@ -65,6 +66,10 @@ def run_trial(fn, params):
         time of the trial in the process that ran it (``cpu_seconds`` is not
         written to the store; :class:`validation.engine.WorkerPool` adds it up).
         A result that is not a dict of JSON values is an error (``TypeError``).
+
+    See Also
+    --------
+    validation.engine.executors.iter_inprocess : Runs trials one after the other.
 
     References
     ----------
@@ -102,22 +107,20 @@ def _infra_error(exc):
 
 
 # --------------------------------------------------------------------- inprocess
+@fill_doc
 def iter_inprocess(fn, tasks):
     """Run the trials one after the other in this process.
 
     Parameters
     ----------
-    fn : callable
-        Trial function.
-    tasks : list of (int, dict)
-        ``(index, params)`` pairs.
+    %(fn)s %(tasks)s
 
-    Yields
-    ------
-    index : int
-        Index of the finished trial.
-    outcome : dict
-        Its outcome, as returned by :func:`run_trial`.
+    %(trial_yields)s
+
+    See Also
+    --------
+    validation.engine.executors.iter_processes : The same on worker processes.
+    validation.engine.executors.iter_dask : The same on Dask.
 
     References
     ----------
@@ -139,6 +142,10 @@ def pinned_blas_env():
     ------
     None
         Control returns to the ``with`` block.
+
+    See Also
+    --------
+    validation.engine.executors.ProcessBackend : Starts its workers within this block.
 
     References
     ----------
@@ -181,6 +188,7 @@ def _init_worker(parent_pid):
                          name="parent-watch").start()
 
 
+@fill_doc
 def iter_processes(fn, tasks, workers):
     """Run the trials on a pool of ``workers`` spawned processes.
 
@@ -194,19 +202,16 @@ def iter_processes(fn, tasks, workers):
 
     Parameters
     ----------
-    fn : callable
-        Trial function (importable and picklable).
-    tasks : list of (int, dict)
-        ``(index, params)`` pairs.
+    %(trial_fn)s %(tasks)s
     workers : int
         Maximum number of worker processes.
 
-    Yields
-    ------
-    index : int
-        Index of the finished trial, in order of completion.
-    outcome : dict
-        Its outcome, as returned by :func:`run_trial`.
+    %(trial_yields)s
+
+    See Also
+    --------
+    validation.engine.executors.ProcessBackend : The pool of processes it uses.
+    validation.engine.executors.iter_inprocess : The same in this process.
 
     References
     ----------
@@ -234,6 +239,11 @@ class ProcessBackend:
     ----------
     workers : int
         Number of worker processes.
+
+    See Also
+    --------
+    validation.engine.executors.iter_processes : One sweep on such a pool.
+    validation.engine.pool.WorkerPool : The pool shared by many sweeps.
 
     Notes
     -----
@@ -290,22 +300,15 @@ class ProcessBackend:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 
+    @fill_doc
     def run(self, fn, tasks):
         """Run ``tasks`` on the pool (started if needed), as :func:`iter_processes` does.
 
         Parameters
         ----------
-        fn : callable
-            Trial function (importable and picklable).
-        tasks : list of (int, dict)
-            ``(index, params)`` pairs.
+        %(trial_fn)s %(tasks)s
 
-        Yields
-        ------
-        index : int
-            Index of the finished trial, in order of completion.
-        outcome : dict
-            Its outcome, as returned by :func:`run_trial`.
+        %(trial_yields)s
         """
         import collections
         from concurrent.futures import FIRST_COMPLETED, wait
@@ -398,6 +401,11 @@ def open_dask(stack, workers, scheduler=None):
     distributed.Client
         The client.
 
+    See Also
+    --------
+    validation.engine.executors.dask_run : Runs trials on the client.
+    validation.engine.pool.check_scheduler_address : Checks an address first.
+
     References
     ----------
     docs/sweeps.md#running-on-a-dask-cluster
@@ -416,6 +424,7 @@ def open_dask(stack, workers, scheduler=None):
                      f"distributed.Client or a cluster, got {scheduler!r:.80}")
 
 
+@fill_doc
 def dask_run(client, fn, tasks):
     """Run ``tasks`` on a Dask ``client``, as :func:`iter_dask` does.
 
@@ -423,17 +432,13 @@ def dask_run(client, fn, tasks):
     ----------
     client : distributed.Client
         Where to run (not closed).
-    fn : callable
-        Trial function (importable and picklable).
-    tasks : list of (int, dict)
-        ``(index, params)`` pairs.
+    %(trial_fn)s %(tasks)s
 
-    Yields
-    ------
-    index : int
-        Index of the finished trial, in order of completion.
-    outcome : dict
-        Its outcome, as returned by :func:`run_trial`.
+    %(trial_yields)s
+
+    See Also
+    --------
+    validation.engine.executors.open_dask : Opens the client.
 
     References
     ----------
@@ -458,6 +463,7 @@ def dask_run(client, fn, tasks):
             client.cancel([f for f, _ in pending.values()])
 
 
+@fill_doc
 def iter_dask(fn, tasks, workers, scheduler=None):
     """Run the trials on Dask distributed.
 
@@ -468,21 +474,18 @@ def iter_dask(fn, tasks, workers, scheduler=None):
 
     Parameters
     ----------
-    fn : callable
-        Trial function (importable and picklable).
-    tasks : list of (int, dict)
-        ``(index, params)`` pairs.
+    %(trial_fn)s %(tasks)s
     workers : int
         Workers of the LocalCluster (when ``scheduler`` is None).
     scheduler : str, distributed.Client or cluster, optional
         Where to run.
 
-    Yields
-    ------
-    index : int
-        Index of the finished trial, in order of completion.
-    outcome : dict
-        Its outcome, as returned by :func:`run_trial`.
+    %(trial_yields)s
+
+    See Also
+    --------
+    validation.engine.executors.open_dask : The client it opens.
+    validation.engine.executors.dask_run : Runs the trials on that client.
 
     References
     ----------

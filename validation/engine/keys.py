@@ -82,6 +82,10 @@ def normalize_params(params, name="params"):
         Naming ``name`` (and the offending entry) when ``params`` is not a
         dict or holds a value that is not plain JSON.
 
+    See Also
+    --------
+    validation.engine.keys.key_params : The parameters as they enter a key.
+
     References
     ----------
     docs/sweeps.md#writing-a-trial; docs/reliability.md#json
@@ -116,6 +120,10 @@ def canonical_json(obj):
     str
         The canonical text.
 
+    See Also
+    --------
+    validation.engine.keys.trial_key : Hashes this text.
+
     References
     ----------
     docs/sweeps.md#records
@@ -147,6 +155,10 @@ def fn_name(fn):
     ------
     ValueError
         If ``fn`` has no module or qualified name.
+
+    See Also
+    --------
+    validation.engine.trials.trial_name : The stable name of a registered trial.
 
     References
     ----------
@@ -181,6 +193,11 @@ def trial_key(params, fn=None):
     -------
     str
         64 hexadecimal characters.
+
+    See Also
+    --------
+    validation.engine.keys.canonical_json : The text that is hashed.
+    validation.engine.keys.key_of : The key of normalised parameters.
 
     Notes
     -----
@@ -232,6 +249,11 @@ def key_params(params):
         The same record with every float (nested ones too) rounded to 12
         significant digits; ints, strings, booleans and None unchanged.
 
+    See Also
+    --------
+    validation.engine.keys.normalize_params : Plain JSON parameters.
+    validation.engine.keys.key_of : The key of the parameters.
+
     References
     ----------
     docs/sweeps.md#records
@@ -258,6 +280,10 @@ def key_of(name, params):
     -------
     str
         SHA-256 hex digest of ``canonical_json({"fn": name, "params": key_params(params)})``.
+
+    See Also
+    --------
+    validation.engine.keys.trial_key : The key of raw parameters and a trial function.
 
     References
     ----------
@@ -292,6 +318,10 @@ def check_fn(fn, *, picklable=True):
     ValueError
         If ``fn`` is not callable, not importable as the same object, or not
         picklable when required.
+
+    See Also
+    --------
+    validation.engine.keys.fn_name : The name a trial function is keyed by.
 
     References
     ----------

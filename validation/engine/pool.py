@@ -15,6 +15,8 @@ import math
 import os
 import time
 
+from validation._docparams import fill_doc
+
 from .executors import EXECUTORS, ProcessBackend, dask_run, import_distributed, iter_inprocess, open_dask
 
 __all__ = ["WorkerPool", "check_scheduler_address"]
@@ -42,6 +44,10 @@ def check_scheduler_address(address):
     ------
     ValueError
         Naming the address and the accepted form.
+
+    See Also
+    --------
+    validation.engine.executors.open_dask : Connects to the address.
 
     References
     ----------
@@ -115,6 +121,10 @@ class WorkerPool:
     ValueError
         Unknown ``executor``, ``workers < 1``, ``scheduler`` without Dask, Dask
         not installed.
+
+    See Also
+    --------
+    validation.engine.sweep.run_sweep : The sweeps that run on it.
 
     Notes
     -----
@@ -269,22 +279,15 @@ class WorkerPool:
                 f"trials={self.trials})")
 
     # ------------------------------------------------------------------- run
+    @fill_doc
     def run(self, fn, tasks):
         """Run trials on the pool (used by ``run_sweep``).
 
         Parameters
         ----------
-        fn : callable
-            Trial function.
-        tasks : list of (int, dict)
-            ``(index, params)`` pairs.
+        %(fn)s %(tasks)s
 
-        Yields
-        ------
-        index : int
-            Index of the finished trial, in order of completion.
-        outcome : dict
-            Its outcome (:func:`validation.engine.executors.run_trial`).
+        %(trial_yields)s
         """
         if self._backend is not None:
             it = self._backend.run(fn, tasks)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import sys
 import time
 
+from validation._docparams import fill_doc
+
 __all__ = ["Progress", "format_seconds"]
 
 
@@ -19,6 +21,10 @@ def format_seconds(s):
     -------
     str
         ``"4.2s"`` below 10 s, then ``"37s"``, ``"1m15s"``, ``"2h05m"``.
+
+    See Also
+    --------
+    validation.engine.progress.Progress : The progress lines that use it.
 
     References
     ----------
@@ -60,6 +66,10 @@ class Progress:
         Trials found in the store, reported in the final summary.
     clock : callable, optional
         Time source in seconds (default ``time.monotonic``; tests pass a fake).
+
+    See Also
+    --------
+    validation.engine.progress.format_seconds : The duration format of its lines.
 
     References
     ----------
@@ -127,15 +137,13 @@ class Progress:
             self.stream.write(txt + "\n")
         self.stream.flush()
 
+    @fill_doc
     def summary_line(self, *, n_params, n_unique):
         """Return the final summary line of the sweep.
 
         Parameters
         ----------
-        n_params : int
-            Trials requested (duplicates included).
-        n_unique : int
-            Distinct trials.
+        %(n_params)s %(n_unique)s
 
         Returns
         -------
@@ -152,15 +160,13 @@ class Progress:
                + (f" ({rate:.3g} trials/s)" if self.done else ""))
         return txt
 
+    @fill_doc
     def finish(self, *, n_params, n_unique, extra=""):
         """Print the summary line (always, when enabled).
 
         Parameters
         ----------
-        n_params : int
-            Trials requested (duplicates included).
-        n_unique : int
-            Distinct trials.
+        %(n_params)s %(n_unique)s
         extra : str, optional
             Text appended to the line.
         """

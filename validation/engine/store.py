@@ -108,6 +108,10 @@ _MAX_REPORTED = 20
 class NotAStoreError(ValueError):
     """The file exists, is not empty and is not a trial store.
 
+    See Also
+    --------
+    validation.engine.store.read_store : Raises it.
+
     References
     ----------
     docs/reliability.md#stores
@@ -116,6 +120,10 @@ class NotAStoreError(ValueError):
 
 class StoreLockedError(ValueError):
     """Another process is writing the store.
+
+    See Also
+    --------
+    validation.engine.store.TrialStore : Raises it.
 
     References
     ----------
@@ -139,6 +147,10 @@ def decode_record(rec):
     dict
         A shallow copy with the decoded result (``rec`` itself if it has no
         dict result).
+
+    See Also
+    --------
+    validation.engine.store.read_store : Reads the records.
 
     References
     ----------
@@ -238,6 +250,10 @@ class DamagedLine(Result):
     trailing : bool
         True for the file's last line (a cut-short write).
 
+    See Also
+    --------
+    validation.engine.store.read_store : Reports these lines.
+
     References
     ----------
     docs/reliability.md#stores
@@ -277,6 +293,10 @@ class StoreScan(Result):
     version : int
         Format version of the file (0: headerless); records of versions
         below 2 are returned with recomputed keys and resolved ``fn`` names.
+
+    See Also
+    --------
+    validation.engine.store.read_store : The function that returns it.
 
     References
     ----------
@@ -389,6 +409,11 @@ def read_store(path, *, warn=True):
         The file is not empty and is not a trial store (see the module notes);
         at most its first line was read.
 
+    See Also
+    --------
+    validation.engine.store.StoreScan : What it returns.
+    validation.engine.store.TrialStore : Appends to a store.
+
     References
     ----------
     docs/reliability.md#stores; docs/sweeps.md#resuming
@@ -480,6 +505,10 @@ class TrialStore:
     ----------
     path : str or Path
         The store file (created with its folder by ``open()``).
+
+    See Also
+    --------
+    validation.engine.store.read_store : Reads a store back.
 
     References
     ----------
@@ -587,7 +616,7 @@ def migrate_store(path):
     Parameters
     ----------
     path : str or Path
-        An existing store file.
+        An existing store file, rewritten in place.
 
     Returns
     -------
@@ -605,6 +634,10 @@ def migrate_store(path):
         The file is not a store.
     StoreLockedError
         Another process is writing it.
+
+    See Also
+    --------
+    validation.engine.trials.resolve_name : The current name of a record's trial.
 
     Notes
     -----

@@ -55,6 +55,10 @@ class SweepStats(Result):
         Damaged store lines found when the sweep started (also warned about
         on stderr).
 
+    See Also
+    --------
+    validation.engine.sweep.run_sweep : The call it counts.
+
     References
     ----------
     docs/sweeps.md#running-a-sweep-locally
@@ -78,6 +82,10 @@ class SweepRecords(list):
     """The list of records returned by :func:`run_sweep`, with its ``.stats``.
 
     It is aligned with ``params``; ``.stats`` is the sweep's :class:`SweepStats`.
+
+    See Also
+    --------
+    validation.engine.sweep.run_sweep : The function that returns it.
 
     References
     ----------
@@ -173,6 +181,11 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
     ValueError
         Unknown ``executor``, ``workers < 1``, non-JSON ``params``, ``fn``
         not importable or not picklable, dask missing.
+
+    See Also
+    --------
+    validation.engine.pool.WorkerPool : A pool shared by many sweeps.
+    validation.engine.store.read_store : Reads the store it writes.
 
     Notes
     -----
@@ -346,6 +359,10 @@ def stored_runner(fn, store, *, compute=True):
         From ``run`` (``compute=True``) when a trial failed.
     LookupError
         From ``run`` (``compute=False``) when a trial is not in the store.
+
+    See Also
+    --------
+    validation.engine.sweep.run_sweep : The sweep it runs.
 
     Notes
     -----

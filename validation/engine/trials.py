@@ -73,6 +73,11 @@ def trial(name, *, aliases=()):
         another function (the same function loaded twice, e.g. a module run
         with ``python -m`` and also imported by name, keeps its name).
 
+    See Also
+    --------
+    validation.engine.trials.trial_name : The name a function was registered under.
+    validation.engine.trials.registered_trials : Every registered trial.
+
     References
     ----------
     docs/sweeps.md#writing-a-trial
@@ -128,6 +133,10 @@ def trial_name(fn):
     str or None
         The name given to :func:`trial`.
 
+    See Also
+    --------
+    validation.engine.trials.trial : Registers a trial under a name.
+
     References
     ----------
     docs/sweeps.md#writing-a-trial
@@ -147,6 +156,10 @@ def resolve_name(name):
     -------
     str or None
         The stable name an alias stands for; ``name`` itself otherwise.
+
+    See Also
+    --------
+    validation.engine.store.migrate_store : Rewrites a store under the current names.
 
     Notes
     -----
@@ -170,6 +183,10 @@ def registered_trials():
     dict
         Stable name -> ``{"function": "module:qualname", "aliases": [...]}``,
         sorted by name.
+
+    See Also
+    --------
+    validation.engine.trials.trial : Registers a trial.
 
     References
     ----------

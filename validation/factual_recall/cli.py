@@ -7,17 +7,16 @@ before any work (one line on stderr and exit status 2 on bad input).
 from __future__ import annotations
 
 from validation._io import dumps
+from validation._docparams import fill_doc
 
 EXPERIMENTS = ("memory", "transformer", "tradeoff", "sequential")
 
 
+@fill_doc
 def register(sub):
     """Add ``python -m validation factual-recall`` to an ``argparse`` subparsers object.
 
-    Parameters
-    ----------
-    sub : argparse._SubParsersAction
-        The subparsers of ``python -m validation``.
+    %(register_params)s
 
     Returns
     -------

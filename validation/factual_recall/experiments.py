@@ -32,6 +32,7 @@ from hcizz.estimate import Estimate
 from validation.optim import adam_loop, warmup_cosine
 from hcizz.results import Result
 from validation.engine.trials import trial
+from validation._docparams import fill_doc
 from .memories import train_memory
 from .sequential import train_sequential
 from .task import make_task, split_facts
@@ -66,6 +67,10 @@ def experiment_rng(seed, name):
     -------
     Generator
         ``default_rng([seed, 4, STREAMS[name]])``.
+
+    See Also
+    --------
+    validation.factual_recall.experiments.run_experiment : Runs one experiment with this generator.
 
     References
     ----------
@@ -105,6 +110,11 @@ def experiment_trial(params):
     -------
     dict
         The experiment's result (progress lines go to stderr).
+
+    See Also
+    --------
+    validation.factual_recall.experiments.run_experiments : Runs several of these trials.
+    validation.engine.run_sweep : The sweep engine that runs it.
 
     References
     ----------
@@ -168,6 +178,11 @@ def run_experiments(names=EXPERIMENTS, *, quick=True, seed=0, executor="processe
     RuntimeError
         If an experiment fails (with its error and traceback).
 
+    See Also
+    --------
+    validation.factual_recall.experiments.experiment_trial : The trial of one experiment.
+    validation.factual_recall.experiments.run_experiment : One experiment in this process.
+
     References
     ----------
     docs/factual_recall.md#measured-results
@@ -211,6 +226,11 @@ def run_experiment(name, *, quick=False, seed=0, out=None):
     ------
     ValueError
         A bad name, seed or output path, before anything runs.
+
+    See Also
+    --------
+    validation.factual_recall.experiments.run_experiments : Several experiments on a worker pool.
+    validation.factual_recall.experiments.experiment_rng : The generator of each experiment.
 
     References
     ----------
@@ -257,6 +277,11 @@ def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
         Largest passing value found (0 if even ``n = 1`` fails).
     evaluated : list of (int, bool)
         Every call made.
+
+    See Also
+    --------
+    validation.factual_recall.experiments.transformer_capacity : The transformer capacity it searches.
+    validation.factual_recall.experiments.memory_capacity_experiment : The memory capacities it searches.
 
     Notes
     -----
@@ -305,7 +330,7 @@ def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
 
 
 def fit_through_origin(x, y):
-    """Fit the slope of ``y = c x`` by least squares, with its standard error and the ratio spread.
+    r"""Fit the slope of :math:`y = c x` by least squares, with its standard error and the ratio spread.
 
     The spread is that of the pointwise ratios ``y / x``.
 
@@ -317,10 +342,15 @@ def fit_through_origin(x, y):
     Returns
     -------
     Estimate
-        ``value = sum x y / sum x^2``; ``stderr`` the usual regression standard
-        error ``sqrt(sum r^2 / (n - 1) / sum x^2)`` (NaN for ``n = 1``);
+        :math:`\mathrm{value} = \sum x y / \sum x^2`; ``stderr`` the usual regression standard
+        error :math:`\sqrt{\sum r^2 / (n - 1) / \sum x^2}` (NaN for ``n = 1``);
         ``info`` has ``ratio_min``, ``ratio_max``, ``ratio_mean``,
         ``ratio_std`` of ``y / x``.
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_origin_slope : Weighted fit of the same line, with its chi-square.
+    validation.factual_recall.fits.fit_log_ratio : The same slope fitted in logs.
 
     References
     ----------
@@ -353,7 +383,7 @@ def fit_through_origin(x, y):
 # ----------------------------------------------------------------------------- experiment 1
 
 def memory_capacity_experiment(*, quick=True, rng=None, threshold=0.99, progress=_progress):
-    """Measure the capacity of linear and MLP associative memories against the parameter count.
+    r"""Measure the capacity of linear and MLP associative memories against the parameter count.
 
     Quick: linear ``d in {8, 16, 24, 32}``, MLP ``(d, m)`` with ``m d`` in a
     4-point range; full: more sizes and longer training.
@@ -373,13 +403,18 @@ def memory_capacity_experiment(*, quick=True, rng=None, threshold=0.99, progress
     -------
     dict
         A report payload (plain dict): ``linear`` (rows: d, params, N, N ln N,
-        c) and ``linear_fit`` (``N ln N = c d^2``), ``mlp`` (rows: d, m,
-        params, N, N/(m d)) and ``mlp_fit`` (``N = c m d``), plus the settings.
+        c) and ``linear_fit`` (:math:`N \ln N = c d^2`), ``mlp`` (rows: d, m,
+        params, N, N/(m d)) and ``mlp_fit`` (:math:`N = c m d`), plus the settings.
+
+    See Also
+    --------
+    validation.factual_recall.memories.train_memory : One training run of a memory.
+    validation.factual_recall.experiments.fit_through_origin : The fit of capacity against parameters.
 
     Notes
     -----
     The linear memory is the OP of arXiv:2605.10795 with unit-sphere
-    embeddings, so ``N ln N / d^2`` is compared with its finite-size capacity.
+    embeddings, so :math:`N \ln N / d^2` is compared with its finite-size capacity.
 
     References
     ----------
@@ -450,6 +485,10 @@ class TransformerTrainResult(Result):
     mlp_params : int
         Parameters of the MLP.
 
+    See Also
+    --------
+    validation.factual_recall.experiments.train_transformer : The function that returns it.
+
     References
     ----------
     docs/factual_recall.md#model
@@ -484,6 +523,10 @@ class TransformerCapacity(Result):
         Training budget.
     lr : float
         Peak learning rate.
+
+    See Also
+    --------
+    validation.factual_recall.experiments.transformer_capacity : The function that returns it.
 
     References
     ----------
@@ -550,6 +593,11 @@ def train_transformer(task, d, H, d_h, m, *, steps=2000, batch=256, lr=3e-3, rng
     TransformerTrainResult
         ``accuracy`` (fraction of (fact, sequence) pairs recalled), ``loss``
         (final training loss), ``params``, ``attention_params``, ``mlp_params``.
+
+    See Also
+    --------
+    validation.factual_recall.transformer.build_transformer : The model it trains.
+    validation.optim.adam_loop : The training loop.
 
     References
     ----------
@@ -633,6 +681,11 @@ def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1
         ``facts`` (largest stored ``S R``), ``params``, ``facts_per_param``,
         ``evaluated`` (list of (S R, accuracy)) and the settings.
 
+    See Also
+    --------
+    validation.factual_recall.experiments.train_transformer : One training run at one number of facts.
+    validation.factual_recall.experiments.largest_passing : The search over the number of facts.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#experiments
@@ -680,6 +733,7 @@ def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1
                                steps=steps, batch=batch, lr=lr)
 
 
+@fill_doc
 def transformer_capacity_experiment(*, quick=True, rng=None, progress=_progress, D=8):
     """Measure the facts stored against the parameters over several ``d`` and shapes.
 
@@ -690,16 +744,7 @@ def transformer_capacity_experiment(*, quick=True, rng=None, progress=_progress,
     ``d = 24`` with {(1, 1), (0.5, 2), (2, 0.5)}, ``d = 32`` with (1, 1); ``T = 16``,
     1000 steps of 256 sequences (sized for a shared 2-core machine).
 
-    Parameters
-    ----------
-    quick : bool
-        Quick or full sizes.
-    rng : None, int or Generator
-        Randomness.
-    progress : callable
-        ``progress(message)`` after each configuration.
-    D : int
-        Answers per relation.
+    %(transformer_experiment_params)s
 
     Returns
     -------
@@ -707,6 +752,11 @@ def transformer_capacity_experiment(*, quick=True, rng=None, progress=_progress,
         A report payload: ``rows`` (one per configuration), ``facts_per_param`` (Estimate dict of
         the least-squares slope of facts vs params, with ``info`` holding the
         min/max/mean/std of the per-configuration ratios) and the settings.
+
+    See Also
+    --------
+    validation.factual_recall.experiments.transformer_capacity : The capacity of one shape.
+    validation.factual_recall.experiments.tradeoff_experiment : Accuracy over attention and MLP sizes.
 
     References
     ----------
@@ -749,28 +799,25 @@ def transformer_capacity_experiment(*, quick=True, rng=None, progress=_progress,
             "quick": quick, "paper_facts_per_param": PAPER_FACTS_PER_PARAM}
 
 
+@fill_doc
 def tradeoff_experiment(*, quick=True, rng=None, progress=_progress, D=8):
     """Accuracy on a fixed set of facts over a grid of (attention, MLP) sizes.
 
     Attention size is varied through the number of heads ``H`` (``d_h = 8``),
     MLP size through ``m`` (``m = 0``: no MLP).
 
-    Parameters
-    ----------
-    quick : bool
-        Quick or full sizes.
-    rng : None, int or Generator
-        Randomness.
-    progress : callable
-        ``progress(message)`` after each configuration.
-    D : int
-        Answers per relation.
+    %(transformer_experiment_params)s
 
     Returns
     -------
     dict
         A report payload: ``facts``, ``H`` and ``m`` grids, ``attention_params``,
         ``mlp_params`` and ``accuracy`` (2-d list indexed [i_H][i_m]).
+
+    See Also
+    --------
+    validation.factual_recall.experiments.train_transformer : One training run of one shape.
+    validation.factual_recall.fits.fit_boundary : The iso-capacity boundary of such a grid.
 
     References
     ----------
@@ -804,6 +851,7 @@ def tradeoff_experiment(*, quick=True, rng=None, progress=_progress, D=8):
             "mlp_params": [OneLayerTransformer.count_params(d, 0, 0, m) for m in ms], "accuracy": acc.tolist(), **kw}
 
 
+@fill_doc
 def sequential_experiment(*, quick=True, rng=None, progress=_progress):
     """Run sequential learning of the one-hot linear-attention model.
 
@@ -811,10 +859,7 @@ def sequential_experiment(*, quick=True, rng=None, progress=_progress):
 
     Parameters
     ----------
-    quick : bool
-        Quick or full sizes.
-    rng : None, int or Generator
-        Randomness.
+    %(quick_sizes)s %(exp_rng)s
     progress : callable
         ``progress(message)`` at the end.
 
@@ -822,6 +867,11 @@ def sequential_experiment(*, quick=True, rng=None, progress=_progress):
     -------
     dict
         The curves, ``ln_DR``, ``ln_D``, the detected ``stages`` and ``seconds``.
+
+    See Also
+    --------
+    validation.factual_recall.sequential.train_sequential : The training run it reports.
+    validation.factual_recall.sequential.detect_stages : The stage boundaries it reads off.
 
     References
     ----------

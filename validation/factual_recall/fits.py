@@ -31,6 +31,7 @@ from scipy import optimize, stats
 
 from hcizz.results import Result, optional
 from validation.logistic import fit_threshold
+from validation._docparams import fill_doc
 from .theory import escape_rates
 
 __all__ = ["IntervalResult", "BudgetFit", "CapacityFits", "capacity_fits", "converged_budget",
@@ -56,6 +57,10 @@ class IntervalResult(Result):
     ``to_dict()`` leaves out the fields declared with ``metadata={"hidden":
     True}`` (the confidence ``level``) and the unset optional ones, and packs
     the interval under the key ``"ci"`` that ``report.json`` has always used.
+
+    See Also
+    --------
+    hcizz.results.Result : The record base class it extends.
 
     References
     ----------
@@ -100,6 +105,11 @@ class BudgetFit(Result):
     successes, trials : int
         Successes within the budget, and trials.
 
+    See Also
+    --------
+    validation.factual_recall.fits.capacity_fits : The function that returns it.
+    validation.logistic.fit_threshold : The logistic fit behind it.
+
     References
     ----------
     arXiv:2605.10795; docs/factual_recall.md#measurement
@@ -127,6 +137,11 @@ class CapacityFits(Result):
     p99 : list of BudgetFit
         Criterion *at least 99 % recalled* (``t_99``); ``to_dict()`` and
         ``res["99"]`` name it ``"99"``.
+
+    See Also
+    --------
+    validation.factual_recall.fits.capacity_fits : The function that returns it.
+    validation.factual_recall.fits.converged_budget : The budget from which a fit stops moving.
 
     References
     ----------
@@ -191,6 +206,11 @@ def capacity_fits(records, *, budgets, load_key="load"):
         the load at 50 % success and its 95 % profile-likelihood interval
         (:func:`validation.logistic.fit_threshold`), and the success count.
 
+    See Also
+    --------
+    validation.logistic.fit_threshold : The logistic threshold fit of each budget.
+    validation.factual_recall.fits.converged_budget : Reads the converged budget off the result.
+
     Notes
     -----
     The fit is monotone in ``N`` by construction (a logistic in the load, an
@@ -239,6 +259,10 @@ def converged_budget(fits, value="threshold"):
         The smallest budget ``B`` whose estimate and every larger budget's lie
         inside ``B``'s interval.
 
+    See Also
+    --------
+    validation.factual_recall.fits.capacity_fits : The fits it reads.
+
     References
     ----------
     docs/factual_recall.md#measurement
@@ -262,6 +286,7 @@ def converged_budget(fits, value="threshold"):
 
 # ----------------------------------------------------------------------------- lines
 
+@fill_doc
 @dataclass(frozen=True)
 class LineFit(IntervalResult):
     """Ordinary least-squares line ``y = intercept + slope x`` (:func:`fit_line`).
@@ -274,10 +299,12 @@ class LineFit(IntervalResult):
         Standard error of the slope.
     ci_low, ci_high : float
         Student-t interval of the slope at ``level``.
-    n : int
-        Points.
-    level : float
-        Confidence level (not written by ``to_dict()``).
+    %(points_n)s %(hidden_level)s
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_line : The function that returns it.
+    validation.factual_recall.fits.SlopeCheck : The same fit with the slope theory predicts.
 
     References
     ----------
@@ -295,6 +322,7 @@ class LineFit(IntervalResult):
     _estimate = "slope"
 
 
+@fill_doc
 @dataclass(frozen=True)
 class SlopeCheck(LineFit):
     """A :class:`~validation.factual_recall.fits.LineFit` with the slope theory predicts (:func:`fit_escape_slopes`).
@@ -303,12 +331,14 @@ class SlopeCheck(LineFit):
     ----------
     slope, intercept, stderr, ci_low, ci_high : float
         As :class:`LineFit`.
-    n : int
-        Points.
-    level : float
-        Confidence level (not written by ``to_dict()``).
+    %(points_n)s %(hidden_level)s
     theory : float
         The predicted slope.
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_escape_slopes : The function that returns it.
+    validation.factual_recall.theory.escape_rates : The theory slopes.
 
     References
     ----------
@@ -329,7 +359,7 @@ class SlopeCheck(LineFit):
 
 
 def fit_line(x, y, level=0.95):
-    """Fit ``y = a + b x`` by ordinary least squares, with a Student-t interval of the slope.
+    r"""Fit :math:`y = a + b x` by ordinary least squares, with a Student-t interval of the slope.
 
     Parameters
     ----------
@@ -343,10 +373,15 @@ def fit_line(x, y, level=0.95):
     LineFit
         Slope, intercept, the slope's standard error and interval, ``n``.
 
+    See Also
+    --------
+    validation.factual_recall.fits.fit_origin_slope : A line through the origin, weighted.
+    validation.factual_recall.fits.LineFit : The result.
+
     Notes
     -----
-    ``s^2 = |r|^2 / (n - 2)``, ``cov = s^2 (A^T A)^{-1}``, interval
-    ``b +- t_{n-2}((1 + level) / 2) se(b)``: independent, homoscedastic residuals.
+    :math:`s^2 = \|r\|^2 / (n - 2)`, :math:`\mathrm{cov} = s^2 (A^T A)^{-1}`, interval
+    :math:`b \pm t_{n-2}((1 + \mathrm{level}) / 2)\, \mathrm{se}(b)`: independent, homoscedastic residuals.
 
     References
     ----------
@@ -399,6 +434,10 @@ class PlateauEscape(Result):
     missing : int
         Runs that did not escape within their steps.
 
+    See Also
+    --------
+    validation.factual_recall.fits.fit_escape_slopes : The function that returns it.
+
     References
     ----------
     docs/factual_recall.md#escape-times
@@ -422,6 +461,10 @@ class EscapeSlopes(Result):
     ----------
     relation, subject : PlateauEscape
         The two plateaus.
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_escape_slopes : The function that returns it.
 
     References
     ----------
@@ -448,7 +491,7 @@ class EscapeSlopes(Result):
 
 
 def fit_escape_slopes(records, S, R, D, level=0.95):
-    """Fit the escape steps against ``ln(1/init)`` and ``ln lr``; compare with theory.
+    r"""Fit the escape steps against ``ln(1/init)`` and ``ln lr``; compare with theory.
 
     Parameters
     ----------
@@ -469,8 +512,13 @@ def fit_escape_slopes(records, S, R, D, level=0.95):
         ``init_slope_scaled`` (``ln(1 + lr lambda) t`` against ``ln(1/init)``
         pooled over all ``lr``, prediction 1), ``lr_exponent`` (``ln t``
         against ``ln lr`` at the smallest ``init``; gradient flow: -1, the
-        discrete-step prediction ``d ln(1/ln(1 + lr lambda)) / d ln lr`` at
+        discrete-step prediction :math:`d \ln(1/\ln(1 + \mathrm{lr}\, \lambda)) / d \ln \mathrm{lr}` at
         the geometric mean ``lr`` is ``lr_exponent_theory``).
+
+    See Also
+    --------
+    validation.factual_recall.trials.escape_trial : The trials it fits.
+    validation.factual_recall.theory.escape_rates : The theory it is compared with.
 
     Notes
     -----
@@ -516,6 +564,7 @@ def _fields(res):
 
 # ----------------------------------------------------------------------------- capacity in ln N
 
+@fill_doc
 @dataclass(frozen=True)
 class FactsCapacity(IntervalResult):
     """Facts stored at 50 % success within a step budget (:func:`fit_capacity`).
@@ -530,8 +579,11 @@ class FactsCapacity(IntervalResult):
         Profile-likelihood interval (``0`` / ``inf`` at the edges).
     successes, trials : int
         Successes within the budget, and trials.
-    level : float
-        Confidence level (not written by ``to_dict()``).
+    %(hidden_level)s
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_capacity : The function that returns it.
 
     References
     ----------
@@ -573,6 +625,11 @@ def fit_capacity(facts, results, budget, level=0.95):
     FactsCapacity
         ``facts`` and its interval, success counts.
 
+    See Also
+    --------
+    validation.logistic.fit_threshold : The logistic fit in ``ln N``.
+    validation.factual_recall.fits.fit_slope : Facts against parameters over configurations.
+
     Notes
     -----
     :func:`validation.logistic.fit_threshold` on ``(ln N, success)``: every
@@ -609,9 +666,10 @@ def _widened(se, red, n, level):
     return se_eff, q
 
 
+@fill_doc
 @dataclass(frozen=True)
 class OriginSlope(IntervalResult):
-    """Weighted least-squares slope of ``y = c x`` (:func:`fit_origin_slope`).
+    """Weighted least-squares slope of :math:`y = c x` (:func:`fit_origin_slope`).
 
     Parameters
     ----------
@@ -623,10 +681,11 @@ class OriginSlope(IntervalResult):
         Interval at ``level``.
     chi2_red : float
         Reduced chi-square (NaN for one point).
-    n : int
-        Points.
-    level : float
-        Confidence level (not written by ``to_dict()``).
+    %(points_n)s %(hidden_level)s
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_origin_slope : The function that returns it.
 
     References
     ----------
@@ -645,22 +704,28 @@ class OriginSlope(IntervalResult):
 
 
 def fit_origin_slope(x, y, sig, level=0.95):
-    """Fit ``y = c x`` by weighted least squares, the interval widened by the reduced chi-square.
+    r"""Fit :math:`y = c x` by weighted least squares, the interval widened by the reduced chi-square.
 
     Parameters
     ----------
     x, y : array_like (n,)
         Points.
     sig : array_like (n,)
-        Standard errors of ``y`` (weights ``1 / sig^2``).
+        Standard errors of ``y`` (weights :math:`1 / \mathrm{sig}^2`).
     level : float
         Confidence level.
 
     Returns
     -------
     OriginSlope
-        ``c = sum w x y / sum w x^2``, ``se = sqrt(max(1, chi2_red) / sum w x^2)``,
+        :math:`c = \sum w x y / \sum w x^2`,
+        :math:`\mathrm{se} = \sqrt{\max(1, \chi^2_\mathrm{red}) / \sum w x^2}`,
         Student-t interval with ``n - 1`` degrees of freedom (normal for ``n <= 2``).
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_log_ratio : The same slope fitted in logs.
+    validation.factual_recall.experiments.fit_through_origin : The unweighted least-squares slope.
 
     References
     ----------
@@ -684,14 +749,15 @@ def fit_origin_slope(x, y, sig, level=0.95):
                        chi2_red=red, n=n, level=level)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class RatioSlope(IntervalResult):
-    """``y = c x`` fitted in logs (:func:`fit_log_ratio`).
+    r""":math:`y = c x` fitted in logs (:func:`fit_log_ratio`).
 
     Parameters
     ----------
     slope : float
-        ``c = exp(mu)``, ``mu`` the weighted mean of ``ln(y / x)``.
+        :math:`c = e^{\mu}`, :math:`\mu` the weighted mean of :math:`\ln(y / x)`.
     stderr_ln : float
         Standard error of ``mu``, widened by the reduced chi-square when above 1.
     ci_low, ci_high : float
@@ -702,8 +768,11 @@ class RatioSlope(IntervalResult):
         Points.
     linear : OriginSlope, optional
         The same slope by weighted least squares in linear scale, when computed.
-    level : float
-        Confidence level (not written by ``to_dict()``).
+    %(hidden_level)s
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_log_ratio : The function that returns it.
 
     References
     ----------
@@ -723,14 +792,14 @@ class RatioSlope(IntervalResult):
 
 
 def fit_log_ratio(x, y, sig_ln, level=0.95):
-    """Fit ``y = c x`` in logs: the weighted mean of ``ln(y / x)``, interval widened by the reduced chi-square.
+    r"""Fit :math:`y = c x` in logs: the weighted mean of :math:`\ln(y / x)`, interval widened by the reduced chi-square.
 
     Parameters
     ----------
     x, y : array_like (n,)
         Positive points.
     sig_ln : array_like (n,)
-        Standard errors of ``ln y`` (weights ``1 / sig_ln^2``).
+        Standard errors of :math:`\ln y` (weights :math:`1 / \mathrm{sig\_ln}^2`).
     level : float
         Confidence level.
 
@@ -738,6 +807,10 @@ def fit_log_ratio(x, y, sig_ln, level=0.95):
     -------
     RatioSlope
         ``c`` and its interval (relative errors: no bias toward small ``y``).
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_origin_slope : The same slope by weighted least squares.
 
     References
     ----------
@@ -760,6 +833,7 @@ def fit_log_ratio(x, y, sig_ln, level=0.95):
                       ci_high=math.exp(mu + q * se_eff), chi2_red=red, n=n, level=level)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class SlopeFit(Result):
     """Facts against parameters over configurations (:func:`fit_slope`).
@@ -779,8 +853,11 @@ class SlopeFit(Result):
     exponent : LineFit or None
         OLS slope of ``ln facts`` against ``ln params`` (None with fewer than
         three configurations).
-    level : float
-        Confidence level (not written by ``to_dict()``).
+    %(hidden_level)s
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_slope : The function that returns it.
 
     Notes
     -----
@@ -843,6 +920,11 @@ def fit_slope(params, facts, ci_low, ci_high, D, level=0.95):
         Configurations with a NaN capacity, a zero lower end or an infinite
         upper end are left out; fewer than two left: no fit (NaN).
 
+    See Also
+    --------
+    validation.factual_recall.fits.fit_capacity : The capacity of one configuration.
+    validation.factual_recall.fits.fit_log_ratio : The slope fitted in logs.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
@@ -891,6 +973,10 @@ class SeedSearch(Result):
         Geometric midpoint of the largest pass and the smallest failure above
         it (NaN unless both exist).
 
+    See Also
+    --------
+    validation.factual_recall.fits.search_criterion : The function that returns it.
+
     References
     ----------
     docs/factual_recall.md#search-criterion-against-the-50-point
@@ -921,6 +1007,10 @@ class SearchCriterion(Result):
         The 50 % point of the logistic fit of the same trials.
     one_search_over_50, one_search_mid_over_50, best_of_searches_over_50 : float
         The ratios to the 50 % point (NaN without a positive one).
+
+    See Also
+    --------
+    validation.factual_recall.fits.search_criterion : The function that returns it.
 
     References
     ----------
@@ -977,6 +1067,11 @@ def search_criterion(records):
         Per seed the largest pass, smallest failure and bracket midpoint; the
         geometric mean over seeds (one search), the best of the searches, the
         50 % point (:func:`fit_capacity` at the full budget) and the ratios.
+
+    See Also
+    --------
+    validation.factual_recall.search.largest_passed : The paper's criterion on one path.
+    validation.factual_recall.fits.fit_capacity : The 50 % point it is compared with.
 
     Notes
     -----
@@ -1118,6 +1213,10 @@ class BoundaryLaw(Result):
         Profile-likelihood intervals of ``c_a`` and ``c_m`` (for the exponents
         of ``ci_ps``); ``to_dict()`` writes them as ``"c_a_ci"`` / ``"c_m_ci"``.
 
+    See Also
+    --------
+    validation.factual_recall.fits.BoundaryFit : The fit that holds one law per exponent.
+
     References
     ----------
     docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters
@@ -1169,6 +1268,10 @@ class BoundaryFit(Result):
     n_trials, n_facts : int
         Trials and the number of facts each had to store.
 
+    See Also
+    --------
+    validation.factual_recall.fits.fit_boundary : The function that returns it.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters
@@ -1200,7 +1303,7 @@ class BoundaryFit(Result):
 
 def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, math.inf),
                  ci_ps=(1.0, math.inf), level=0.95):
-    """Fit the iso-capacity boundary ``((c_a A)^p + (c_m M)^p)^(1/p) = N`` per exponent ``p``.
+    r"""Fit the iso-capacity boundary :math:`((c_a A)^p + (c_m M)^p)^{1/p} = N` per exponent :math:`p`.
 
     Parameters
     ----------
@@ -1226,14 +1329,20 @@ def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, m
         within a factor ``e^8``); the best ``p``; ``additive_vs_max``; the
         ``p`` within :data:`LAW_CUT` of the best log-likelihood.
 
+    See Also
+    --------
+    validation.factual_recall.experiments.tradeoff_experiment : A grid of attention and MLP sizes.
+    validation.factual_recall.fits.BoundaryFit : The result.
+
     Notes
     -----
-    ``P(success) = sigma((ln C(A, M) - ln N) / w)`` with capacity ``C`` the
+    :math:`P(\mathrm{success}) = \sigma((\ln C(A, M) - \ln N) / w)` with capacity :math:`C` the
     ``l_p`` combination of ``c_a A`` and ``c_m M``.  Both laws have the same
     number of free parameters (``c_a, c_m, w``), so their log-likelihoods are
-    compared directly; a difference above ``chi2_1(0.95)/2 = 1.92`` is the
+    compared directly; a difference above :math:`\chi^2_1(0.95)/2 = 1.92` is the
     usual profile-likelihood 95 % statement about ``p``.  The interval of
-    ``c_a`` at fixed ``p`` is ``{c_a : max_{c_m, w} l >= l_max - chi2_1(level)/2}``
+    ``c_a`` at fixed ``p`` is
+    :math:`\{c_a : \max_{c_m, w} l \geq l_\mathrm{max} - \chi^2_1(\mathrm{level})/2\}`
     (Wilks), likewise for ``c_m``; the profile maximum is found by Nelder-Mead
     over the other two parameters and the crossing by Brent's method.
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
+from validation._docparams import fill_doc
 from validation.optim import adam_loop, warmup_cosine
 from hcizz.results import Result
 
@@ -43,6 +44,10 @@ def sphere_embeddings(n, d, rng=None, dtype=np.float64):
     ndarray, shape (n, d)
         Normalised Gaussian vectors.
 
+    See Also
+    --------
+    validation.factual_recall.trials.embeddings : Sphere or Gaussian embeddings from given normals.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#associative-memories
@@ -61,34 +66,34 @@ def sphere_embeddings(n, d, rng=None, dtype=np.float64):
     return g.astype(dtype)
 
 
+@fill_doc
 def linear_memory_loss(W, X, U, targets, grad=True):
-    """Compute the cross-entropy of the linear memory and its gradient in ``W``.
+    r"""Compute the cross-entropy of the linear memory and its gradient in ``W``.
 
     Parameters
     ----------
     W : ndarray (d, d)
         The memory.
-    X : ndarray (n, d)
-        Input embeddings.
-    U : ndarray (k, d)
-        Output embeddings (candidates).
-    targets : int ndarray (n,)
-        Index in ``U`` of each input's output.
+    %(X_inputs)s %(U_outputs)s %(fact_targets)s
     grad : bool
         Compute the gradient.
 
     Returns
     -------
     loss : float
-        Mean cross-entropy of the logits ``L = X W^T U^T``.
+        Mean cross-entropy of the logits :math:`L = X W^T U^T`.
     dW : ndarray (d, d) or None
         Gradient (``None`` without ``grad``).
-    correct : bool ndarray (n,)
-        Strict-argmax recall of each fact.
+    %(fact_correct)s
+
+    See Also
+    --------
+    validation.factual_recall.memories.mlp_memory_loss : The same loss for the MLP memory.
+    validation.losses.softmax_xent : The cross-entropy it uses.
 
     Notes
     -----
-    ``L = X W^T U^T``, ``G = dloss/dL`` so ``dW = U^T G^T X``.
+    :math:`L = X W^T U^T`, :math:`G = \partial \mathrm{loss} / \partial L` so :math:`dW = U^T G^T X`.
 
     References
     ----------
@@ -110,7 +115,7 @@ def linear_memory_loss(W, X, U, targets, grad=True):
 
 
 def init_mlp_memory(d, m, rng=None, dtype=np.float64):
-    """Draw the He-style initialisation ``[W1 (m, d), b (m,), W2 (d, m)]`` of an MLP memory.
+    r"""Draw the He-style initialisation ``[W1 (m, d), b (m,), W2 (d, m)]`` of an MLP memory.
 
     Parameters
     ----------
@@ -124,7 +129,11 @@ def init_mlp_memory(d, m, rng=None, dtype=np.float64):
     Returns
     -------
     list of ndarray
-        ``W1`` entries ``N(0, 2/d)``, ``b = 0``, ``W2`` entries ``N(0, 1/m)``.
+        ``W1`` entries :math:`\mathcal{N}(0, 2/d)`, ``b = 0``, ``W2`` entries :math:`\mathcal{N}(0, 1/m)`.
+
+    See Also
+    --------
+    validation.factual_recall.memories.mlp_memory_loss : The loss of these parameters.
 
     References
     ----------
@@ -144,36 +153,31 @@ def init_mlp_memory(d, m, rng=None, dtype=np.float64):
     return [W1.astype(dtype), b.astype(dtype), W2.astype(dtype)]
 
 
+@fill_doc
 def mlp_memory_loss(params, X, U, targets, grad=True):
-    """Compute the cross-entropy of the MLP memory ``x -> W2 relu(W1 x + b)`` and its gradients.
+    r"""Compute the cross-entropy of the MLP memory ``x -> W2 relu(W1 x + b)`` and its gradients.
 
     Parameters
     ----------
     params : list of ndarray
         ``[W1 (m, d), b (m,), W2 (d, m)]``.
-    X : ndarray (n, d)
-        Input embeddings.
-    U : ndarray (k, d)
-        Output embeddings (candidates).
-    targets : int ndarray (n,)
-        Index in ``U`` of each input's output.
-    grad : bool
-        Compute the gradients.
+    %(X_inputs)s %(U_outputs)s %(fact_targets)s
+    %(grads_flag)s
 
     Returns
     -------
-    loss : float
-        Mean cross-entropy.
-    grads : list of ndarray or None
-        Gradients in the order of ``params`` (``None`` without ``grad``).
-    correct : bool ndarray (n,)
-        Strict-argmax recall of each fact.
+    %(xent)s %(param_grads)s %(fact_correct)s
+
+    See Also
+    --------
+    validation.factual_recall.memories.linear_memory_loss : The same loss for the linear memory.
+    validation.factual_recall.memories.init_mlp_memory : The parameters it takes.
 
     Notes
     -----
-    ``P = X W1^T + b``, ``Hd = relu(P)``, ``Y = Hd W2^T``, ``L = Y U^T``; with
-    ``G = dloss/dL``: ``dY = G U``, ``dW2 = dY^T Hd``, ``dP = (dY W2) * 1[P > 0]``,
-    ``dW1 = dP^T X``, ``db = sum_rows dP``.
+    :math:`P = X W_1^T + b`, :math:`H = \mathrm{relu}(P)`, :math:`Y = H W_2^T`, :math:`L = Y U^T`; with
+    :math:`G = \partial \mathrm{loss} / \partial L`: :math:`dY = G U`, :math:`dW_2 = dY^T H`,
+    :math:`dP = (dY W_2) \odot 1[P > 0]`, :math:`dW_1 = dP^T X`, :math:`db = \sum_\mathrm{rows} dP`.
 
     References
     ----------
@@ -229,9 +233,13 @@ class MemoryTrainResult(Result):
     loss : float
         Final cross-entropy.
     params : int
-        Parameter count (``d^2`` linear, ``2 m d`` MLP).
+        Parameter count (:math:`d^2` linear, :math:`2 m d` MLP).
     n : int
         Number of facts.
+
+    See Also
+    --------
+    validation.factual_recall.memories.train_memory : The function that returns it.
 
     References
     ----------
@@ -275,6 +283,12 @@ def train_memory(kind, n, d, *, m=None, n_classes=None, steps=1000, lr=None, rng
     MemoryTrainResult
         ``accuracy`` (fraction of facts recalled at the end), ``loss``,
         ``params`` (parameter count: ``d^2`` or ``2 m d``), ``n``.
+
+    See Also
+    --------
+    validation.factual_recall.memories.linear_memory_loss : Loss of the linear memory.
+    validation.factual_recall.memories.mlp_memory_loss : Loss of the MLP memory.
+    validation.optim.adam_loop : The training loop.
 
     Notes
     -----

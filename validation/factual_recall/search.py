@@ -60,6 +60,10 @@ def shape_of(d, attn_ratio, mlp_ratio, max_heads=MAX_HEADS):
         If ``round(attn_ratio d) < 1`` or it is not a multiple of the number of
         heads.
 
+    See Also
+    --------
+    validation.factual_recall.search.paper_code_comparison : Compares shapes with the paper's code.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
@@ -100,6 +104,10 @@ def grid_facts(k, n0, ratio):
         from ``n`` (128 becomes 12 x 11 = 132), and two neighbouring indices can
         give the same number.
 
+    See Also
+    --------
+    validation.factual_recall.search.next_grid_index : The next index of an adaptive path.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
@@ -136,6 +144,10 @@ def next_grid_index(tested, start, *, max_trials=8, step=4):
         bracketed, the index halfway between the largest success and the
         smallest failure (bisection on the grid); None once they are adjacent
         (or inverted) or after ``max_trials`` trials.
+
+    See Also
+    --------
+    validation.factual_recall.search.grid_facts : The number of facts at an index.
 
     References
     ----------
@@ -184,6 +196,10 @@ def size_outcomes(runs, lrs=PAPER_LRS, budget=None):
         ``S -> (outcome, lr)`` with outcome ``True`` (passed, ``lr`` the first
         rate of ``lrs`` that passed), ``False`` (all rates failed) or
         ``None`` (pending: some rate not tried yet and none passed).
+
+    See Also
+    --------
+    validation.factual_recall.search.largest_passed : The criterion read from these outcomes.
 
     References
     ----------
@@ -241,6 +257,11 @@ def next_paper_trial(runs, start, *, lrs=PAPER_LRS, max_sizes=6, step=1):
         (below the smallest failure, not below 1); once bracketed, the
         midpoint; None once the largest pass and the smallest failure are
         adjacent (or inverted), or after ``max_sizes`` sizes.
+
+    See Also
+    --------
+    validation.factual_recall.search.size_outcomes : The outcome of every size tried.
+    validation.factual_recall.trials.paper_protocol_trial : The trial it schedules.
 
     Notes
     -----
@@ -312,6 +333,10 @@ class LargestPassed(Result):
     sizes : dict
         ``S -> True / False / None`` for every size tried.
 
+    See Also
+    --------
+    validation.factual_recall.search.largest_passed : The function that returns it.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code
@@ -347,6 +372,11 @@ def largest_passed(runs, lrs=PAPER_LRS, budget=None):
     -------
     LargestPassed
         The largest passed size, whether its successor failed, and the sizes.
+
+    See Also
+    --------
+    validation.factual_recall.search.size_outcomes : The outcome of every size.
+    validation.factual_recall.fits.search_criterion : The same criterion on binary-search trials.
 
     References
     ----------
@@ -406,6 +436,10 @@ class PaperCodeRow(Result):
         code's resolved sizes widened by one size on each side (the step of
         the criterion); None when a side has no resolved size.
 
+    See Also
+    --------
+    validation.factual_recall.search.paper_code_comparison : The function that returns it.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code
@@ -442,6 +476,10 @@ def paper_code_comparison(shapes, budgets=None):
     -------
     list of PaperCodeRow
         One row per shape.
+
+    See Also
+    --------
+    validation.factual_recall.search.largest_passed : Our side of the comparison.
 
     Notes
     -----

@@ -31,7 +31,8 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
-from validation.optim import adam_loop
+from validation._docparams import fill_doc
+from validation.optim import GradientDescent, adam_loop
 from hcizz.results import Result
 from .task import FactTask, structured_answers
 
@@ -50,8 +51,9 @@ def _counts(tokens, vocab, dtype):
     return C
 
 
+@fill_doc
 def linear_attention_loss(k, W, counts, targets, grad=True):
-    """Compute the cross-entropy of the one-hot linear-attention model and its gradients.
+    r"""Compute the cross-entropy of the one-hot linear-attention model and its gradients.
 
     Parameters
     ----------
@@ -63,23 +65,27 @@ def linear_attention_loss(k, W, counts, targets, grad=True):
         Token counts of each sequence.
     targets : int ndarray (B,)
         Answer index of each sequence.
-    grad : bool
-        Compute the gradients.
+    %(grads_flag)s
 
     Returns
     -------
-    loss : float
-        Mean cross-entropy.
+    %(xent)s
     grads : list of ndarray or None
         ``[dk (V,), dW (A, V)]`` (``None`` without ``grad``).
     logits : ndarray (B, A)
         ``C (k * W^T)``.
 
+    See Also
+    --------
+    validation.factual_recall.sequential.train_sequential : Trains the model on this loss.
+    validation.factual_recall.sequential.block_losses : The relation and subject parts of the loss.
+
     Notes
     -----
-    ``logits = C (k * W^T)`` (``C`` the counts); with ``G = dloss/dlogits`` and
-    ``M = C^T G`` (``V x A``): ``dW = (k * M)^T`` and ``dk = sum_a M * W^T``.
-    With a sparse ``C`` every product costs ``O(B T A)``.
+    :math:`\mathrm{logits} = C (k \odot W^T)` (:math:`C` the counts); with
+    :math:`G = \partial \mathrm{loss} / \partial \mathrm{logits}` and :math:`M = C^T G` (:math:`V \times A`):
+    :math:`dW = (k \odot M)^T` and :math:`dk = \sum_a M \odot W^T`.
+    With a sparse :math:`C` every product costs :math:`O(B T A)`.
 
     References
     ----------
@@ -110,7 +116,7 @@ def linear_attention_loss(k, W, counts, targets, grad=True):
 
 
 def block_losses(logits, targets, D):
-    """Compute the total, relation-only and subject-only losses of logits ``(B, D R)``.
+    r"""Compute the total, relation-only and subject-only losses of logits ``(B, D R)``.
 
     Parameters
     ----------
@@ -125,9 +131,13 @@ def block_losses(logits, targets, D):
     Returns
     -------
     total, relation, subject : float
-        ``-mean ln p(target)``; ``-mean ln`` of the mass on the target's block;
-        ``-mean ln`` of the mass on the target's within-block index summed over
-        all blocks.
+        The mean of :math:`-\ln p(\mathrm{target})`; the mean of :math:`-\ln` of the mass
+        on the target's block; the mean of :math:`-\ln` of the mass on the target's
+        within-block index summed over all blocks.
+
+    See Also
+    --------
+    validation.factual_recall.sequential.linear_attention_loss : The total loss.
 
     Notes
     -----
@@ -157,49 +167,6 @@ def block_losses(logits, targets, D):
     rel = -np.log(p.sum(axis=2)[rows, targets // D]).mean()
     subj = -np.log(p.sum(axis=1)[rows, targets % D]).mean()
     return float(total), float(rel), float(subj)
-
-
-class GradientDescent:
-    """Plain gradient descent ``p -= lr g`` in place, with the interface of :class:`validation.optim.Adam`.
-
-    Passed as ``optimizer`` to :func:`validation.optim.adam_loop`, so that the
-    sequential-learning model trains on the one training loop with the update
-    its analysis assumes (no momentum, no normalisation).
-
-    Parameters
-    ----------
-    params : list of ndarray
-        Parameters, updated in place by :meth:`step`.
-
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#escape-times
-
-    Examples
-    --------
-    >>> w = np.array([1.0, -2.0])
-    >>> GradientDescent([w]).step([np.array([0.5, 0.5])], lr=2.0)
-    >>> w
-    array([ 0., -3.])
-    """
-
-    def __init__(self, params):
-        self.params = list(params)
-        self.t = 0
-
-    def step(self, grads, *, lr):
-        """Apply ``p -= lr g`` to every parameter, in place.
-
-        Parameters
-        ----------
-        grads : list of ndarray
-            Gradients, in the order of the parameters.
-        lr : float
-            Step size.
-        """
-        self.t += 1
-        for p, g in zip(self.params, grads):
-            p -= lr * g
 
 
 def train_sequential(S, R, D, *, T=8, steps=3000, lr=1.0, init=1e-3, batch=None,
@@ -238,9 +205,14 @@ def train_sequential(S, R, D, *, T=8, steps=3000, lr=1.0, init=1e-3, batch=None,
         ``ln_DR``, ``ln_D``, the settings, and the ``stages``
         (:class:`StageTimes`) found by :func:`detect_stages`.
 
+    See Also
+    --------
+    validation.factual_recall.sequential.detect_stages : Reads the stages off its losses.
+    validation.optim.GradientDescent : The update it uses.
+
     Notes
     -----
-    Trained on :func:`validation.optim.adam_loop` with :class:`GradientDescent`
+    Trained on :func:`validation.optim.adam_loop` with :class:`validation.optim.GradientDescent`
     as its optimiser.  The gradient ``[dk, dW]`` is :func:`linear_attention_loss`'s (checked
     against finite differences); the losses are evaluated on a fixed set
     holding every fact twice.  A relation column of ``W`` receives gradient
@@ -334,6 +306,10 @@ class StageTimes(Result):
     order : {"relation-first", "subject-first", "undetermined"}
         Which component is learnt first.
 
+    See Also
+    --------
+    validation.factual_recall.sequential.detect_stages : The function that returns it.
+
     References
     ----------
     docs/factual_recall.md#escape-times
@@ -371,6 +347,11 @@ def detect_stages(step, total, relation, subject, frac=0.1):
         learnt and the step the subject loss has dropped by 10% (None when that
         window is empty); ``final`` = last total loss; ``order`` =
         "relation-first", "subject-first" or "undetermined".
+
+    See Also
+    --------
+    validation.factual_recall.sequential.train_sequential : The run whose losses it reads.
+    validation.factual_recall.theory.escape_rates : The theory of the escape times.
 
     Notes
     -----

@@ -54,6 +54,10 @@ class FactTask:
     answers : int ndarray (S, R)
         ``a*(s, r)`` in ``[r D, (r + 1) D)``.
 
+    See Also
+    --------
+    validation.factual_recall.task.make_task : Draws a task.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#task
@@ -179,7 +183,7 @@ class FactTask:
 
 
 def make_task(S, R, D, T=32, rng=None, *, distinct=False):
-    """Draw a factual-recall task.
+    r"""Draw a factual-recall task.
 
     Parameters
     ----------
@@ -207,10 +211,15 @@ def make_task(S, R, D, T=32, rng=None, *, distinct=False):
         ``S, R < 1``, ``D < 2``, ``T < 3`` or, with ``distinct=True``,
         ``S > D`` (more facts per relation than the block has answers).
 
+    See Also
+    --------
+    validation.factual_recall.task.split_facts : Splits a number of facts into subjects and relations.
+    validation.factual_recall.task.FactTask : The task it returns.
+
     Notes
     -----
-    ``answers[s, r] = r D + u(s, r)`` with ``u`` i.i.d. uniform on
-    ``{0, .., D - 1}`` (or a uniform injection ``s -> u`` per relation when
+    :math:`\mathrm{answers}[s, r] = r D + u(s, r)` with :math:`u` i.i.d. uniform on
+    :math:`\{0, \dots, D - 1\}` (or a uniform injection :math:`s \mapsto u` per relation when
     ``distinct``).  The task is fixed by ``rng``; the sequences are drawn
     afresh by :meth:`FactTask.sample`.
 
@@ -244,7 +253,7 @@ def make_task(S, R, D, T=32, rng=None, *, distinct=False):
 
 
 def structured_answers(S, R, D):
-    """Build structured facts ``a(s, r) = floor(s D / S) + r D`` (sequential-learning model).
+    r"""Build structured facts :math:`a(s, r) = \lfloor s D / S \rfloor + r D` (sequential-learning model).
 
     Parameters
     ----------
@@ -257,6 +266,10 @@ def structured_answers(S, R, D):
     -------
     int ndarray (S, R)
         The answers.
+
+    See Also
+    --------
+    validation.factual_recall.sequential.train_sequential : The model trained on these facts.
 
     Notes
     -----
@@ -288,7 +301,7 @@ def structured_answers(S, R, D):
 
 
 def split_facts(n_facts):
-    """Split a number of facts into ``S`` subjects and ``R`` relations, ``R`` close to ``sqrt(n)``.
+    r"""Split a number of facts into ``S`` subjects and ``R`` relations, ``R`` close to :math:`\sqrt{n}`.
 
     Parameters
     ----------
@@ -298,8 +311,13 @@ def split_facts(n_facts):
     Returns
     -------
     tuple of int
-        ``(S, R)`` with ``R = max(1, round(sqrt(n)))`` and ``S = max(1, round(n / R))``;
+        ``(S, R)`` with :math:`R = \max(1, \mathrm{round}(\sqrt{n}))` and
+        :math:`S = \max(1, \mathrm{round}(n / R))`;
         ``S R`` can differ slightly from ``n`` (128 becomes 12 x 11 = 132).
+
+    See Also
+    --------
+    validation.factual_recall.task.make_task : Draws a task of ``S`` subjects and ``R`` relations.
 
     Notes
     -----

@@ -36,7 +36,7 @@ COVER_PER_WEIGHT = 2.0
 
 @dataclass(frozen=True)
 class CapacityPrediction(Result):
-    """Finite-size capacity of the linear memory at ``d`` (:func:`theory_prediction`), a frozen record.
+    r"""Finite-size capacity of the linear memory at ``d`` (:func:`theory_prediction`), a frozen record.
 
     Parameters
     ----------
@@ -45,7 +45,11 @@ class CapacityPrediction(Result):
     stderr : float
         Its Monte Carlo standard error.
     N : float
-        Real ``N`` with ``N ln N = alpha d^2``.
+        Real :math:`N` with :math:`N \ln N = \alpha d^2`.
+
+    See Also
+    --------
+    validation.factual_recall.theory.theory_prediction : The function that returns it.
 
     References
     ----------
@@ -58,7 +62,7 @@ class CapacityPrediction(Result):
 
 
 def theory_prediction(d):
-    """``alpha_c_finite`` solved self-consistently at ``d`` and the matching ``N``.
+    r"""``alpha_c_finite`` solved self-consistently at ``d`` and the matching ``N``.
 
     Parameters
     ----------
@@ -69,8 +73,13 @@ def theory_prediction(d):
     -------
     CapacityPrediction
         ``alpha`` and ``stderr`` (``validation.linear_memory.theory.full_rank_threshold``:
-        ``alpha = alpha_c_finite(p)`` with ``p ln p = alpha d^2``), ``N``
-        (real, ``N ln N = alpha d^2``).
+        :math:`\alpha = \alpha_c^\mathrm{finite}(p)` with :math:`p \ln p = \alpha d^2`), ``N``
+        (real, :math:`N \ln N = \alpha d^2`).
+
+    See Also
+    --------
+    validation.linear_memory.theory.full_rank_threshold : The finite-size threshold it solves for.
+    validation.factual_recall.theory.CapacityPrediction : The result.
 
     References
     ----------
@@ -90,20 +99,24 @@ def theory_prediction(d):
 
 @dataclass(frozen=True)
 class CountingBounds(Result):
-    """Counting reference points for the MLP memory (:func:`counting_bounds`), a frozen record.
+    r"""Counting reference points for the MLP memory (:func:`counting_bounds`), a frozen record.
 
     Parameters
     ----------
     params : int
-        ``2 m d``.
+        :math:`2 m d`.
     cover_bound : float
-        ``2 params / (m d) = 4``.
+        :math:`2\, \mathrm{params} / (m d) = 4`.
     effective_weights : int
-        ``m d + 2 m``.
+        :math:`m d + 2 m`.
     cover_effective : float
         ``2 (m d + 2 m) / (m d)``.
     classes : int
         Number of output classes.
+
+    See Also
+    --------
+    validation.factual_recall.theory.counting_bounds : The function that returns it.
 
     References
     ----------
@@ -118,7 +131,7 @@ class CountingBounds(Result):
 
 
 def counting_bounds(d, m, classes=2):
-    """Counting bounds on the number of two-class facts for the MLP memory's size.
+    r"""Counting bounds on the number of two-class facts for the MLP memory's size.
 
     Parameters
     ----------
@@ -130,21 +143,26 @@ def counting_bounds(d, m, classes=2):
     Returns
     -------
     CountingBounds
-        ``params`` = ``2 m d`` (the paper's count); ``cover_bound`` = ``2 * params
-        / (m d) = 4``: Cover's function counting / Gardner's zero-margin capacity
+        ``params`` = :math:`2 m d` (the paper's count); ``cover_bound`` =
+        :math:`2\, \mathrm{params} / (m d) = 4`: Cover's function counting / Gardner's zero-margin capacity
         of 2 patterns per adjustable weight applied to that count, in units of
-        ``m d``; ``effective_weights`` = ``m d + 2 m`` (with two classes the
-        memory is the network ``x -> a . relu(W1 x + b)``, ``a = W2^T (u_1 - u_2)``:
+        :math:`m d`; ``effective_weights`` = :math:`m d + 2 m` (with two classes the
+        memory is the network :math:`x \mapsto a \cdot \mathrm{relu}(W_1 x + b)`,
+        :math:`a = W_2^T (u_1 - u_2)`:
         ``W2`` enters only through its ``m`` numbers ``a``); ``cover_effective``
-        = ``2 (m d + 2 m) / (m d) = 2 + 4 / d``.
+        = :math:`2 (m d + 2 m) / (m d) = 2 + 4 / d`.
+
+    See Also
+    --------
+    validation.factual_recall.trials.mlp_recall_trial : The MLP memory these bounds are for.
 
     Notes
     -----
-    Cover (1965): ``C(N, n) = 2 sum_{k<n} binom(N-1, k)`` of the ``2^N``
+    Cover (1965): :math:`C(N, n) = 2 \sum_{k<n} \binom{N-1}{k}` of the :math:`2^N`
     dichotomies of ``N`` points in general position are realisable by a
     threshold unit with ``n`` adjustable weights; the fraction is 1/2 at
-    ``N = 2 n``.  Gardner (1988): the typical volume of zero-margin solutions
-    vanishes at ``N / n = 2``.  Both are statements about a *single*
+    :math:`N = 2 n`.  Gardner (1988): the typical volume of zero-margin solutions
+    vanishes at :math:`N / n = 2`.  Both are statements about a *single*
     threshold unit; a network with hidden units can exceed 2 per weight
     (the upper bound grows like ``log`` of the number of hidden units), so
     these are reference points, not bounds, for the MLP.
@@ -170,14 +188,18 @@ def counting_bounds(d, m, classes=2):
 
 @dataclass(frozen=True)
 class EscapeRates(Result):
-    """Linearised growth rates at the saddle (:func:`escape_rates`), a frozen record.
+    r"""Linearised growth rates at the saddle (:func:`escape_rates`), a frozen record.
 
     Parameters
     ----------
     relation : float
-        Rate of the relation mode, ``sqrt((1 - 1/R) / D) / R``.
+        Rate of the relation mode, :math:`\sqrt{(1 - 1/R) / D} / R`.
     subject : float
-        Rate of the subject mode, ``sqrt((1 - 1/D) / R) / S``.
+        Rate of the subject mode, :math:`\sqrt{(1 - 1/D) / R} / S`.
+
+    See Also
+    --------
+    validation.factual_recall.theory.escape_rates : The function that returns it.
 
     References
     ----------
@@ -189,7 +211,7 @@ class EscapeRates(Result):
 
 
 def escape_rates(S, R, D):
-    """Linearised growth rates of the relation and subject modes at the saddle.
+    r"""Linearised growth rates of the relation and subject modes at the saddle.
 
     Parameters
     ----------
@@ -200,27 +222,31 @@ def escape_rates(S, R, D):
     Returns
     -------
     EscapeRates
-        ``relation`` = ``sqrt((1 - 1/R) / D) / R``, ``subject`` =
-        ``sqrt((1 - 1/D) / R) / S``.
+        ``relation`` = :math:`\sqrt{(1 - 1/R) / D} / R`, ``subject`` =
+        :math:`\sqrt{(1 - 1/D) / R} / S`.
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_escape_slopes : The measured escape slopes compared with it.
 
     Notes
     -----
     Near ``k = 0, W = 0`` the softmax is uniform and the gradient of the mean
     cross-entropy couples each token ``v``'s score ``k_v`` and value column
-    ``w_v`` through ``M_v = E[c_v (p - e_y)]`` (``c_v`` the count of ``v``,
-    ``p`` uniform): ``dk_v/dt = -M_v . w_v``, ``dw_v/dt = -k_v M_v``, whose
-    unstable mode grows as ``exp(|M_v| t)``.  A relation token is in ``1/R``
+    ``w_v`` through :math:`M_v = E[c_v (p - e_y)]` (:math:`c_v` the count of :math:`v`,
+    :math:`p` uniform): :math:`dk_v/dt = -M_v \cdot w_v`, :math:`dw_v/dt = -k_v M_v`, whose
+    unstable mode grows as :math:`e^{|M_v| t}`.  A relation token is in ``1/R``
     of the facts, whose answers are uniform on its block:
-    ``|M_r|^2 = (1/D - 1/(D R)) / R^2``; a subject token in ``1/S`` of them,
-    answers one per block: ``|M_s|^2 = (1/R - 1/(D R)) / S^2``.  Once the
+    :math:`|M_r|^2 = (1/D - 1/(D R)) / R^2`; a subject token in ``1/S`` of them,
+    answers one per block: :math:`|M_s|^2 = (1/R - 1/(D R)) / S^2`.  Once the
     relation is learnt (mass uniform on the right block), ``|M_s|`` is
     unchanged, so the subject mode grows at the same rate throughout.  The
     logits of a mode are the product ``k_v w_v`` of two amplitudes of size
-    ``init e^{lambda t}``, so escape (logits of order 1) takes
-    ``t ~ ln(1/init) / lambda`` in continuous time; plain GD at rate ``lr``
-    multiplies the amplitude by ``1 + lr lambda`` per step, so the predicted
-    slope of the escape step against ``ln(1/init)`` is
-    ``1 / ln(1 + lr lambda)`` (``~ 1 / (lr lambda)``).
+    :math:`\mathrm{init}\, e^{\lambda t}`, so escape (logits of order 1) takes
+    :math:`t \sim \ln(1/\mathrm{init}) / \lambda` in continuous time; plain GD at rate ``lr``
+    multiplies the amplitude by :math:`1 + \mathrm{lr}\, \lambda` per step, so the predicted
+    slope of the escape step against :math:`\ln(1/\mathrm{init})` is
+    :math:`1 / \ln(1 + \mathrm{lr}\, \lambda)` (:math:`\sim 1 / (\mathrm{lr}\, \lambda)`).
 
     References
     ----------

@@ -36,6 +36,7 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
+from validation._docparams import fill_doc
 from .task import _check_ids
 
 __all__ = ["OneLayerTransformer", "build_transformer", "VARIANTS", "truncated_normal"]
@@ -74,6 +75,10 @@ def truncated_normal(rng, shape, std, dtype=np.float64):
     -------
     ndarray
         Entries in ``[-2 std / 0.8796, 2 std / 0.8796]`` with mean 0 and variance ``std^2``.
+
+    See Also
+    --------
+    validation.factual_recall.transformer.build_transformer : Initialises the transformer with it.
 
     References
     ----------
@@ -137,6 +142,11 @@ class OneLayerTransformer:
         ``H d_h <= 0`` (attention is the only path from the subject and
         relation positions to EOS), ``d < 1``, ``m < 0``, ``n_answers < 2`` or
         a non-floating ``dtype``, or an unknown ``variant``.
+
+    See Also
+    --------
+    validation.factual_recall.transformer.build_transformer : Builds one sized for a task.
+    validation.factual_recall.experiments.train_transformer : Trains it.
 
     Notes
     -----
@@ -354,6 +364,7 @@ class OneLayerTransformer:
         dQ = _mm(xT.T[None], dq)                       # (H, d, d_h)
         return [dQ, dK, dV, dO, dW1, db, dW2]
 
+    @fill_doc
     def loss(self, tokens, targets, params=None, grad=True):
         """Mean cross-entropy, its gradients and the recall flags.
 
@@ -370,10 +381,7 @@ class OneLayerTransformer:
 
         Returns
         -------
-        loss : float
-            Mean cross-entropy.
-        grads : list of ndarray or None
-            Gradients in the order of ``params`` (``None`` without ``grad``).
+        %(xent)s %(param_grads)s
         correct : bool ndarray (B,)
             Strict-argmax recall of each sequence.
 
@@ -421,6 +429,11 @@ def build_transformer(d, H, d_h, m, *, task, rng=None, dtype=np.float32, variant
     -------
     OneLayerTransformer
         The model.
+
+    See Also
+    --------
+    validation.factual_recall.transformer.OneLayerTransformer : The model.
+    validation.factual_recall.transformer.truncated_normal : The initialisation of its weights.
 
     References
     ----------

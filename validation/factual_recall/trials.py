@@ -72,6 +72,10 @@ def embeddings(kind, G):
         Same draw in both cases, so ``sphere`` and ``gaussian`` runs with
         equal seeds are paired (only the row norms differ).
 
+    See Also
+    --------
+    validation.factual_recall.memories.sphere_embeddings : Draws sphere embeddings directly.
+
     References
     ----------
     arXiv:2605.10795; docs/factual_recall.md#the-linear-memory-is-the-op-of-the-linear-memory-paper
@@ -147,6 +151,11 @@ def linear_recall_trial(params):
         budget), ``final_accuracy`` (at the stop), ``steps`` (updates made),
         ``cpu_seconds``.
 
+    See Also
+    --------
+    validation.factual_recall.trials.mlp_recall_trial : The same run for the MLP memory.
+    validation.factual_recall.fits.capacity_fits : Fits the capacity from these trials.
+
     Notes
     -----
     Facts ``x_i -> u_i`` with ``x, u`` from :func:`embeddings` of one Gaussian
@@ -207,6 +216,11 @@ def mlp_recall_trial(params):
     dict
         As :func:`linear_recall_trial` (``t_all``, ``t_99``, ...) plus ``m``,
         ``classes``.
+
+    See Also
+    --------
+    validation.factual_recall.trials.linear_recall_trial : The same run for the linear memory.
+    validation.factual_recall.theory.counting_bounds : The counting bounds of the MLP memory.
 
     Notes
     -----
@@ -276,6 +290,10 @@ def escape_trial(params):
         interpolated between recorded steps (None if never); ``final_total``;
         ``cpu_seconds``.
 
+    See Also
+    --------
+    validation.factual_recall.fits.fit_escape_slopes : Fits the escape steps of these trials.
+
     References
     ----------
     arXiv:2412.06538; docs/factual_recall.md#escape-times
@@ -325,6 +343,11 @@ def transformer_budget_trial(params):
         evaluation, on fresh sequences from a separate stream, so evaluating
         does not change training), ``t_99`` (first evaluated step with accuracy
         >= 0.99, None if none), ``cpu_seconds``.
+
+    See Also
+    --------
+    validation.factual_recall.fits.fit_capacity : Fits the capacity within a budget.
+    validation.factual_recall.transformer.build_transformer : The model it trains.
 
     Notes
     -----
@@ -409,6 +432,11 @@ def paper_protocol_trial(params):
         ``steps`` (updates made), ``all_facts_accuracy`` (final parameters,
         every fact twice in fresh contexts of a separate stream),
         ``cpu_seconds``.
+
+    See Also
+    --------
+    validation.factual_recall.search.next_paper_trial : Schedules these trials.
+    validation.factual_recall.search.largest_passed : The criterion read from them.
 
     Notes
     -----

@@ -1,0 +1,66 @@
+"""Parameter descriptions shared by docstrings of ``validation`` (one table).
+
+The descriptions common to the whole project (``d``, ``rng``, ``workers``, ...)
+live in :data:`hcizz.docstrings.PARAMETERS`; this table holds those that only
+``validation`` uses, each written once.  A docstring names entries on a
+placeholder line (``%(trial_fn)s %(tasks)s``) and the module decorates the
+function with :data:`fill_doc`, which fills both tables in
+(``docs/architecture.md#shared-parameter-docs``).  Most entries are one
+``name : type`` item (they work in Parameters, Returns and Yields alike); an entry
+may also be a whole section (``trial_yields``).
+"""
+from __future__ import annotations
+
+import functools
+
+from hcizz.docstrings import fill_doc as _fill_doc
+
+#: ``validation``'s own descriptions: key -> numpydoc entry ("name : type", then the text).
+PARAMS = {
+    # ------------------------------------------------------------------ sweep engine
+    "fn": "fn : callable\n    Trial function.",
+    "trial_fn": "fn : callable\n    Trial function (importable and picklable).",
+    "tasks": "tasks : list of (int, dict)\n    ``(index, params)`` pairs.",
+    # the Yields section of every executor (a whole section)
+    "trial_yields": ("Yields\n------\n"
+                     "index : int\n    Index of the finished trial, in order of completion.\n"
+                     "outcome : dict\n"
+                     "    Its outcome, as returned by :func:`validation.engine.executors.run_trial`."),
+    "n_params": "n_params : int\n    Trials requested (duplicates included).",
+    "n_unique": "n_unique : int\n    Distinct trials.",
+    # ------------------------------------------------------------------ command line
+    # the Parameters section of every ``register(sub)`` of ``python -m validation``
+    "register_params": ("Parameters\n----------\n"
+                        "sub : argparse._SubParsersAction\n"
+                        "    The subparsers object of ``python -m validation``."),
+    # ------------------------------------------------------------------ threshold fits
+    "trial_x": "x : array_like\n    Regressor of each trial (a load, ``log N``, ...).",
+    "trial_success": "success : array_like of bool\n    Outcome of each trial.",
+    # ------------------------------------------------------------------ optimisers
+    "opt_params": "params : list of ndarray\n    Parameters, updated in place by :meth:`step`.",
+    # ------------------------------------------------------------------ factual recall: fits
+    "points_n": "n : int\n    Points.",
+    "hidden_level": "level : float\n    Confidence level (not written by ``to_dict()``).",
+    # ------------------------------------------------------------------ factual recall: memories
+    "X_inputs": "X : ndarray (n, d)\n    Input embeddings.",
+    "U_outputs": "U : ndarray (k, d)\n    Output embeddings (candidates).",
+    "fact_targets": "targets : int ndarray (n,)\n    Index in ``U`` of each input's output.",
+    "grads_flag": "grad : bool\n    Compute the gradients.",
+    "xent": "loss : float\n    Mean cross-entropy.",
+    "param_grads": ("grads : list of ndarray or None\n"
+                    "    Gradients in the order of ``params`` (``None`` without ``grad``)."),
+    "fact_correct": "correct : bool ndarray (n,)\n    Strict-argmax recall of each fact.",
+    # ------------------------------------------------------------------ factual recall: experiments
+    "quick_sizes": "quick : bool\n    Quick or full sizes.",
+    "exp_rng": "rng : None, int or Generator\n    Randomness.",
+    # the Parameters section of the transformer experiments (a whole section)
+    "transformer_experiment_params": ("Parameters\n----------\n"
+                                      "quick : bool\n    Quick or full sizes.\n"
+                                      "rng : None, int or Generator\n    Randomness.\n"
+                                      "progress : callable\n"
+                                      "    ``progress(message)`` after each configuration.\n"
+                                      "D : int\n    Answers per relation."),
+}
+
+#: ``hcizz.docstrings.fill_doc`` with :data:`PARAMS` added (use as ``@fill_doc``).
+fill_doc = functools.partial(_fill_doc, **PARAMS)

@@ -7,7 +7,7 @@ from validation._threads import default_single_thread
 
 default_single_thread()   # before numpy loads: BLAS on one thread unless the user chose
 
-from hcizz.cli import dispatch, run_cli  # noqa: E402
+from hcizz.cli import package_main, run_cli  # noqa: E402
 
 #: Modules that add subcommands; each has ``register(subparsers)`` which adds a
 #: parser and sets its ``func(args) -> int``.
@@ -21,27 +21,10 @@ CLI_MODULES = [
 ]
 
 
-def main(argv=None):
-    """Run ``python -m validation SUBCOMMAND ...``.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        Command-line arguments (default: ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        Exit status of the subcommand.
-
-    References
-    ----------
-    docs/index.md#assocmem-documentation;
-    docs/reliability.md#bad-input-classes-and-what-each-gives
-    """
-    return dispatch(argv, prog="python -m validation",
-                    description="Train associative memories in numpy and compare with theory.",
-                    modules=CLI_MODULES)
+main = package_main("python -m validation",
+                    "Train associative memories in numpy and compare with theory.", CLI_MODULES,
+                    reference=["docs/index.md#assocmem-documentation",
+                               "docs/reliability.md#bad-input-classes-and-what-each-gives"])
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from hcizz.results import Result
 
-__all__ = ["Option", "Study", "StudyRun", "Runner", "STORED_DIR", "MAX_PLAN_TRIALS"]
+__all__ = ["Option", "Study", "StudyRun", "Runner", "is_ok", "ok_pairs", "STORED_DIR", "MAX_PLAN_TRIALS"]
 
 #: Most trials a fixed plan may hold (a bound on the plan's memory and on a run's time; checked
 #: before anything is read or written).
@@ -133,6 +133,58 @@ class Option:
                           allow_array=False)
 
 
+def is_ok(rec):
+    """Return whether an engine record is a finished trial (present and of status ``"ok"``).
+
+    Parameters
+    ----------
+    rec : dict or None
+        An engine record as :class:`Runner` returns it (None: missing from a
+        replayed store).
+
+    Returns
+    -------
+    bool
+        False for a missing or failed trial.
+
+    References
+    ----------
+    docs/sweeps.md#records
+
+    Examples
+    --------
+    >>> is_ok({"status": "ok", "params": {}, "result": {}}), is_ok(None), is_ok({"status": "failed"})
+    (True, False, False)
+    """
+    return rec is not None and rec["status"] == "ok"
+
+
+def ok_pairs(records):
+    """Return ``(params, result)`` of the finished trials among ``records`` (:func:`is_ok`), in order.
+
+    Parameters
+    ----------
+    records : iterable of dict or None
+        Engine records as :class:`Runner` returns them.
+
+    Returns
+    -------
+    list of tuple
+        ``(rec["params"], rec["result"])`` per finished trial; missing and
+        failed trials are left out.
+
+    References
+    ----------
+    docs/sweeps.md#records
+
+    Examples
+    --------
+    >>> ok_pairs([{"status": "ok", "params": {"d": 2}, "result": {"t": 1}}, None])
+    [({'d': 2}, {'t': 1})]
+    """
+    return [(r["params"], r["result"]) for r in records if is_ok(r)]
+
+
 class Runner:
     """Runs (or replays) lists of trials of one study on one store; counts what it did.
 
@@ -224,11 +276,7 @@ class Runner:
         list of dict
             One dict per ok trial, in order (failed and missing trials left out).
         """
-        out = []
-        for rec in self(params):
-            if rec is not None and rec["status"] == "ok":
-                out.append({**rec["params"], **rec["result"]} if with_params else dict(rec["result"]))
-        return out
+        return [{**p, **r} if with_params else dict(r) for p, r in ok_pairs(self(params))]
 
 
 @dataclass(frozen=True)
@@ -329,10 +377,10 @@ class Study:
 
     Class attributes a subclass sets: ``name`` (``"linear_memory.exact_op"``,
     also the file stem of its committed store), ``title`` (one line),
-    ``trial`` (the registered trial function),
-    ``stored`` (file name of the committed store in :data:`STORED_DIR`, None
-    when nothing is committed), ``docs`` (its docs page, with anchor),
-    ``options`` (tuple of :class:`Option`).
+    ``trial`` (the registered trial function), ``docs`` (its docs page, with
+    anchor), ``options`` (tuple of :class:`Option`) and, for a study without
+    committed runs, ``committed = False``.  The file name of the committed
+    store in :data:`STORED_DIR` follows from the name (:attr:`stored`).
 
     References
     ----------
@@ -342,7 +390,7 @@ class Study:
     name = None
     title = ""
     trial = None
-    stored = None
+    committed = True
     docs = ""
     options = ()
 
@@ -406,6 +454,11 @@ class Study:
         return None
 
     # ------------------------------------------------------------ written once
+    @property
+    def stored(self):
+        """File name of the committed store in :data:`STORED_DIR` (``<name>.jsonl``; None if not committed)."""
+        return f"{self.name}.jsonl" if self.committed and self.name is not None else None
+
     def committed_store(self):
         """Return the path of the committed store (package data), or None.
 

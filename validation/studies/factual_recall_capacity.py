@@ -66,7 +66,7 @@ from validation.factual_recall.theory import PAPER_FACTS_PER_PARAM
 from validation.factual_recall.transformer import OneLayerTransformer
 from validation.factual_recall.trials import transformer_budget_trial
 
-from .base import Option, Runner, Study
+from .base import Option, Runner, Study, is_ok, ok_pairs
 
 __all__ = ["FPP_PLAN", "FPP_COSINE_PLAN", "FPP_CONSTANT_K", "FPP_COSINE_ALL_PLAN",
            "FPP_SCAN_CONFIGS", "FPP_SCAN_SETTINGS", "TRADEOFF_PLAN", "SCHEDULE_CHECK",
@@ -408,7 +408,7 @@ def _search(runner, plan, max_rounds):
                    and all(r["params"].get(k) == v for k, v in base.items())]
     recs = {}
     for (cfg, _), rec in zip(params, runner([p for _, p in params])):
-        if rec is not None and rec["status"] == "ok":
+        if is_ok(rec):
             recs.setdefault(cfg, []).append((rec["params"], rec["result"]))
     recs = {cfg: sorted(recs[cfg], key=lambda pr: (pr[0]["seed"], pr[0]["facts"]))
             for cfg in plan["configs"] if cfg in recs}
@@ -1094,7 +1094,6 @@ class FactsPerParam(Study):
     title = ("transformer capacity per configuration at T = 32 (adaptive search over the number of "
              "facts, constant-rate Adam) and the facts-per-parameter slope")
     trial = transformer_budget_trial
-    stored = "factual_recall.facts_per_param.jsonl"
     docs = "docs/factual_recall.md#facts-per-parameter-budget-checked"
     options = (_MAX_ROUNDS,)
 
@@ -1145,7 +1144,6 @@ class FactsPerParamCosine(FactsPerParam):
     name = "factual_recall.facts_per_param_cosine"
     title = ("the facts-per-parameter search with the cosine schedule (every configuration, or the "
              "largest alone)")
-    stored = "factual_recall.facts_per_param_cosine.jsonl"
     docs = "docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity"
     options = (Option("protocol", "--protocol", str, "all",
                       "all: every configuration (FPP_COSINE_ALL_PLAN); largest: d = 64 1/1 alone "
@@ -1172,7 +1170,6 @@ class OptimizerScan(Study):
     name = "factual_recall.fpp_optimizer_scan"
     title = "the facts-per-parameter search over peak learning rates and batch sizes (cosine schedule)"
     trial = transformer_budget_trial
-    stored = "factual_recall.fpp_optimizer_scan.jsonl"
     docs = "docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity"
     options = (_MAX_ROUNDS,)
 
@@ -1225,7 +1222,6 @@ class ScheduleCheck(Study):
     name = "factual_recall.fpp_schedule_check"
     title = "constant-rate trials just above capacity rerun with the cosine schedule (paired)"
     trial = transformer_budget_trial
-    stored = "factual_recall.fpp_schedule_check.jsonl"
     docs = "docs/factual_recall.md#facts-per-parameter-budget-checked"
 
     def plan(self):
@@ -1268,7 +1264,7 @@ class ScheduleCheck(Study):
         for p, cos, const in results:
             runs = {}
             for name, rec in (("constant", const), ("cosine", cos)):
-                if rec is not None and rec["status"] == "ok":
+                if is_ok(rec):
                     runs[name] = {"final_accuracy": rec["result"]["accuracy"][-1],
                                   "t_99": rec["result"]["t_99"]}
             out.append(ScheduleCheckRow(**{k: p[k] for k in ("d", "H", "d_h", "m", "facts", "seed",
@@ -1287,7 +1283,6 @@ class Tradeoff(Study):
     name = "factual_recall.tradeoff"
     title = "success over heads x MLP width at a fixed number of facts and the iso-capacity boundary"
     trial = transformer_budget_trial
-    stored = "factual_recall.tradeoff.jsonl"
     docs = "docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters"
 
     def plan(self):
@@ -1306,8 +1301,7 @@ class Tradeoff(Study):
         TradeoffSummary
             Map, routing row and boundary fits.
         """
-        return summarize_tradeoff([(r["params"], r["result"]) for r in results
-                                   if r is not None and r["status"] == "ok"])
+        return summarize_tradeoff(ok_pairs(results))
 
 
 FACTS_PER_PARAM = FactsPerParam()

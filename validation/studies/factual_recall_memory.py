@@ -38,7 +38,7 @@ from validation.factual_recall.trials import (escape_trial, linear_recall_trial,
                                               transformer_budget_trial)
 from validation.logistic import fit_threshold
 
-from .base import Study
+from .base import Study, ok_pairs
 
 __all__ = ["LINEAR_PLAN", "MLP_PLAN", "TRANSFORMER_PLAN", "ESCAPE_PLAN", "THEORY_CURVE_D",
            "linear_params", "mlp_params", "escape_params", "transformer_params", "FinalCapacity",
@@ -206,11 +206,6 @@ def transformer_params(plan=TRANSFORMER_PLAN):
                 out.append(dict(base, facts=f, seed=s, lr=float(plan["cosine"]["lr"]),
                                 schedule="cosine", steps=int(st), eval_every=min(250, int(st))))
     return out
-
-
-def _pairs(records):
-    """``(params, result)`` of the ok records (missing and failed ones left out)."""
-    return [(r["params"], r["result"]) for r in records if r is not None and r["status"] == "ok"]
 
 
 # ----------------------------------------------------------------------------- linear memory
@@ -423,7 +418,6 @@ class LinearMemory(Study):
     title = ("trained capacity of the factual-recall linear memory against the finite-p replica "
              "capacity (per d, learning rate, budget and embedding)")
     trial = linear_recall_trial
-    stored = "factual_recall.linear_memory.jsonl"
     docs = "docs/factual_recall.md#memories-against-theory"
 
     def plan(self):
@@ -443,7 +437,7 @@ class LinearMemory(Study):
             The groups and the theory curve.
         """
         groups = {}
-        for p, r in _pairs(results):
+        for p, r in ok_pairs(results):
             key = (int(p["d"]), float(p["lr"]), int(p["steps"]), p.get("inputs", "sphere"),
                    p.get("outputs", "sphere"))
             groups.setdefault(key, []).append(r)
@@ -638,7 +632,6 @@ class MlpMemory(Study):
     name = "factual_recall.mlp_memory"
     title = "capacity N = c m d of the two-class MLP memory against Cover's / Gardner's counting"
     trial = mlp_recall_trial
-    stored = "factual_recall.mlp_memory.jsonl"
     docs = "docs/factual_recall.md#mlp-memory-against-counting-bounds"
 
     def plan(self):
@@ -659,7 +652,7 @@ class MlpMemory(Study):
             Per configuration and pooled.
         """
         groups = {}
-        for p, r in _pairs(results):
+        for p, r in ok_pairs(results):
             groups.setdefault((int(p["d"]), int(p["m"]), int(p["steps"])), []).append(r)
         configs = []
         for (d, m, steps) in sorted(groups):
@@ -704,7 +697,6 @@ class EscapeTimes(Study):
     name = "factual_recall.escape_times"
     title = "escape steps from the two plateaus of sequential learning against the saddle rates"
     trial = escape_trial
-    stored = "factual_recall.escape_times.jsonl"
     docs = "docs/factual_recall.md#escape-times"
 
     def plan(self):
@@ -724,7 +716,7 @@ class EscapeTimes(Study):
             Both plateaus.
         """
         pl = ESCAPE_PLAN
-        return fit_escape_slopes(_pairs(results), pl["S"], pl["R"], pl["D"])
+        return fit_escape_slopes(ok_pairs(results), pl["S"], pl["R"], pl["D"])
 
 
 # ----------------------------------------------------------------------------- transformer budget
@@ -828,7 +820,6 @@ class TransformerBudget(Study):
     name = "factual_recall.transformer_budget"
     title = "capacity of one small transformer shape against the step budget and schedule"
     trial = transformer_budget_trial
-    stored = "factual_recall.transformer_budget.jsonl"
     docs = "docs/factual_recall.md#transformer-budget-study-small-size"
 
     def plan(self):
@@ -850,7 +841,7 @@ class TransformerBudget(Study):
         plan = TRANSFORMER_PLAN
         rows, conv, params = [], {}, None
         const, cos = {}, {}
-        for p, r in _pairs(results):
+        for p, r in ok_pairs(results):
             params = r["params"]
             if p["schedule"] == "constant":
                 const.setdefault(float(p["lr"]), []).append(dict(r, load=float(r["facts"])))

@@ -250,7 +250,6 @@ class PaperProtocol(Study):
     title = ("the paper's protocol (batch 1024, best of three rates, largest passed size; 4096 of "
              "the paper's 16384 steps by default) on the paper's model, next to the paper's own code")
     trial = paper_protocol_trial
-    stored = "factual_recall.paper_protocol.jsonl"
     docs = "docs/factual_recall.md#the-papers-protocol-against-the-papers-code"
     options = (Option("variant", "--variant", str, "paper",
                       "model variant: paper (the paper's model) or ours (EOS residual, our init)",

@@ -175,7 +175,6 @@ class AdaptiveDesignStudy(Study):
     name = "linear_memory.adaptive_design"
     title = "trials for a 0.03 threshold CI half-width: fixed grid against adaptive design (OP, small d)"
     trial = capacity_trial
-    stored = "linear_memory.adaptive_design.jsonl"
     docs = "docs/sweeps.md#adaptive-threshold-design"
     options = (Option("ds", "--d", int, DS, "dimensions", many=True, low=2, high=MAX_D),
                Option("replicates", "--replicates", int, REPLICATES, "replicates per dimension and design",

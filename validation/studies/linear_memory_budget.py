@@ -89,6 +89,7 @@ class BudgetStudy(Study):
     title = "linear-memory threshold against the training-step budget, per optimiser setting (no committed runs)"
     trial = capacity_trial
     docs = "docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen"
+    committed = False
 
     @property
     def options(self):

@@ -46,7 +46,7 @@ from validation.linear_memory.capacity import capacity_trial, extension_loads, g
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
-from .base import Option, Study
+from .base import Option, Study, is_ok
 
 __all__ = ["CONFIGS", "group_loads", "row_command", "CapacityRow", "Mechanism", "mechanism", "CapacitySweep",
            "STUDIES"]
@@ -384,6 +384,7 @@ class CapacityStudy(Study):
     title = "trained capacity thresholds of OP, DP, low-rank and Hebbian memories against theory (no committed runs)"
     trial = capacity_trial
     docs = "docs/linear_memory.md#measured-comparison-quick-report"
+    committed = False
     options = (Option("config", "--config", str, "full", "quick (the report's quick mode) or full",
                       choices=tuple(CONFIGS)),)
 
@@ -422,7 +423,7 @@ class CapacityStudy(Study):
 
         def collect(prm, recs):
             for q, r in zip(prm, recs):
-                if r is not None and r["status"] == "ok":
+                if is_ok(r):
                     by_group.setdefault((q["model"], q.get("kappa"), q["d"], q["preset"]), []).append(
                         {**r["result"], "seed": q["seed"]})
 

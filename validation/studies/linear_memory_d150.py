@@ -59,7 +59,7 @@ from validation.linear_memory.capacity import (BudgetThreshold, ThresholdRecord,
 from validation.logistic import fit_threshold
 from replica import load_of
 
-from .base import Option, Study
+from .base import Option, Study, is_ok
 
 __all__ = ["LR", "PLAN", "LR_CHECK", "PAPER", "CI_HALFWIDTH", "BATCH", "START", "BUDGETS", "LONG_BUDGET", "group_key",
            "group_theory", "GroupThreshold", "NearBudgetThreshold", "PaperSizeThresholds", "Refit", "LongBudget",
@@ -377,7 +377,6 @@ class PaperSizeStudy(Study):
     name = "linear_memory.d150"
     title = "capacity thresholds at d = 100 and 150 (adaptive design, Adam lr 0.01) and the learning-rate check"
     trial = capacity_trial
-    stored = "linear_memory.d150.jsonl"
     docs = "docs/linear_memory.md#thresholds-at-d--100-and-150"
     options = (Option("groups", "--groups", int, tuple(range(len(PLAN))),
                       "indices into the threshold groups, in priority order: "
@@ -413,7 +412,7 @@ class PaperSizeStudy(Study):
 
             def run(params, got=got):
                 recs = runner(params)
-                got.extend((q, r) for q, r in zip(params, recs) if r is not None and r["status"] == "ok")
+                got.extend((q, r) for q, r in zip(params, recs) if is_ok(r))
                 return recs
 
             th = group_theory(model, kappa, d)["value"]
@@ -425,8 +424,7 @@ class PaperSizeStudy(Study):
             model, kappa, d, lr = g
             params = [trial_params(model, d, [float(load_of(p, d))], [sd], kappa=kappa, steps=4096,
                                    dtype="float32", lr=lr)[0] for p, sd in trials]
-            out[g] = _with_params([(q, r) for q, r in zip(params, runner(params))
-                                   if r is not None and r["status"] == "ok"])
+            out[g] = _with_params([(q, r) for q, r in zip(params, runner(params)) if is_ok(r)])
         return out
 
     def summarise(self, results, groups, lr_check):
@@ -485,7 +483,6 @@ class LongBudgetStudy(Study):
     name = "linear_memory.d150_budget"
     title = "stored 4096-step failures near the d = 100 OP threshold rerun with 16384 steps"
     trial = capacity_trial
-    stored = "linear_memory.d150_budget.jsonl"
     docs = "docs/linear_memory.md#thresholds-at-d--100-and-150"
 
     def plan(self):

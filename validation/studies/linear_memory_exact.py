@@ -31,7 +31,7 @@ from validation.linear_memory.registry import prediction
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
-from .base import Option, Study
+from .base import Option, Study, ok_pairs
 
 __all__ = ["PLAN", "TIMING", "DP_DECIDED", "ExactThreshold", "ExactThresholds", "STUDIES"]
 
@@ -140,7 +140,6 @@ class ExactThresholds(Study):
     def __init__(self, model):
         self.model = model
         self.name = f"linear_memory.exact_{model}"
-        self.stored = f"{self.name}.jsonl"
         self.title = (f"exact existence thresholds of full-rank {model.upper()} memories against d "
                       "(certified decisions, no training)")
         default = tuple(sorted(PLAN) + sorted(TIMING)) if model == "op" else DP_DECIDED
@@ -205,7 +204,7 @@ class ExactThresholds(Study):
         rows = {}
         for d in ds:
             recs = results[d]
-            res = [r["result"] for r in recs if r is not None and r["status"] == "ok"]
+            res = [r for _, r in ok_pairs(recs)]
             if not res:
                 continue
             dec = [r for r in res if r.get("success") is not None]

@@ -46,7 +46,7 @@ from validation.linear_memory.exact_listwise import (HEBBIAN_TAUS, hebbian_listw
                                                      listwise_load, listwise_params)
 from validation.logistic import fit_threshold
 
-from .base import Option, Study
+from .base import Option, Study, is_ok, ok_pairs
 
 __all__ = ["CASES", "CENTRE", "PLAN", "SPHERE_PLAN", "ListwiseThreshold", "ListwiseStudy", "case_label", "theory_at",
            "HEBBIAN_PLAN", "HebbianListwise", "HebbianListwiseStudy", "STUDIES"]
@@ -213,7 +213,6 @@ class ListwiseStudy(Study):
     """
 
     name = "linear_memory.listwise"
-    stored = "linear_memory.listwise.jsonl"
     trial = listwise_exact_trial
     docs = "docs/listwise.md#exact-decisions"
     title = ("exact thresholds under the tail-average margin and top-1 at a margin, OP and DP, "
@@ -287,7 +286,7 @@ class ListwiseStudy(Study):
         rows = {}
         for (model, case, d, inputs), recs in groups.items():
             crit, tau, margin = case
-            res = [r["result"] for r in recs if r is not None and r["status"] == "ok"]
+            res = [r for _, r in ok_pairs(recs)]
             if not res:
                 continue
             dec = [r for r in res if r["success"] is not None]
@@ -379,7 +378,6 @@ class HebbianListwiseStudy(Study):
     """
 
     name = "linear_memory.listwise_hebbian"
-    stored = "linear_memory.listwise_hebbian.jsonl"
     trial = hebbian_listwise_trial
     docs = "docs/listwise.md#the-hebbian-memory"
     title = "Hebbian memory: all-facts transition under top-1 and the tail-average margin"
@@ -431,7 +429,7 @@ class HebbianListwiseStudy(Study):
 
         groups = {}
         for q, rec in results:
-            if rec is not None and rec["status"] == "ok":
+            if is_ok(rec):
                 groups.setdefault((q["model"], q["d"]), []).append(rec["result"])
         rows = {}
         crits = ["top1"] + [f"tam_{t:g}" for t in HEBBIAN_TAUS]

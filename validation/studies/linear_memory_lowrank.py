@@ -35,7 +35,7 @@ from validation.linear_memory.capacity import MAX_TRAINED_D as MAX_D, ThresholdR
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
-from .base import Option, Study
+from .base import Option, Study, is_ok
 
 __all__ = ["KAPPAS", "DS", "FACTORS", "SEEDS", "SHORT_BUDGET", "plan_group", "LowRankThreshold",
            "summarise_groups", "STUDIES"]
@@ -242,7 +242,6 @@ class LowRankStudy(Study):
     name = "linear_memory.lowrank_finite_p"
     title = "trained low-rank thresholds against alpha_c(kappa) ln p / E[V_p] (finite-p rank-constrained capacity)"
     trial = capacity_trial
-    stored = "linear_memory.lowrank_finite_p.jsonl"
     docs = "docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories"
     options = (Option("ds", "--d", int, DS, "dimensions", many=True, low=2, high=MAX_D),
                Option("kappas", "--kappa", float, KAPPAS, "rank fractions", many=True, low=0, high=1,
@@ -270,7 +269,7 @@ class LowRankStudy(Study):
         params = [p for _, prm in plans.values() for p in prm]
         out = {}
         for prm, r in zip(params, runner(params)):
-            if r is not None and r["status"] == "ok":
+            if is_ok(r):
                 out.setdefault((prm["kappa"], prm["d"]), []).append({**r["result"], "seed": prm["seed"]})
         more = []
         for (k, d), (loads, prm) in plans.items():
@@ -279,7 +278,7 @@ class LowRankStudy(Study):
                 more += trial_params("lowrank", d, new, range(seeds), kappa=k)
         if more:
             for prm, r in zip(more, runner(more)):
-                if r is not None and r["status"] == "ok":
+                if is_ok(r):
                     out.setdefault((prm["kappa"], prm["d"]), []).append({**r["result"], "seed": prm["seed"]})
         return out
 

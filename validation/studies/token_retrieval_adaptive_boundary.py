@@ -72,7 +72,6 @@ class AdaptiveBoundary(Study):
     name = "token_retrieval.adaptive_boundary"
     title = "token-retrieval boundary N_c(d, L): trials of a fixed N grid against the adaptive design"
     trial = boundary_trial
-    stored = "token_retrieval.adaptive_boundary.jsonl"
     docs = "docs/token_retrieval.md#adaptive-design-of-the-boundary"
     options = (
         Option("boundaries", "--boundaries", str, tuple(f"{d}:{L}" for d, L in BOUNDARIES),

@@ -37,7 +37,7 @@ from validation.token_retrieval.comparison import (limits_on_grid, load_theory_g
                                                    simulated_points, target_check, theory_vs_sim)
 from validation.token_retrieval.predictions import predicted_boundaries, theory_vs_simulation
 
-from .base import STORED_DIR, Option, Study
+from .base import STORED_DIR, Option, Study, is_ok, ok_pairs
 
 __all__ = ["GridStudy", "TokenRetrievalGrid", "FullGridStudy", "FullGrid", "FullGridSeeds", "SEED_CHECK_POINTS", "FullScans", "STUDIES", "SUCCESS_KEYS"]
 
@@ -137,7 +137,6 @@ class TokenRetrievalGrid(Study):
     name = "token_retrieval.grid"
     title = "token retrieval over (N, d, L): early-phase success, theory, boundary fits, embedding and scans"
     trial = ex.grid_trial
-    stored = "token_retrieval.grid.jsonl"
     docs = "docs/token_retrieval.md#experiments"
     options = (
         Option("preset", "--preset", str, "quick", "configuration", choices=tuple(ex.PRESETS)),
@@ -321,7 +320,6 @@ class FullGrid(_CommittedTheory):
     name = "token_retrieval.full_grid"
     title = "early-phase token retrieval over the full (N, d, L) grid, 8 seeds, against the token-level theory"
     trial = ex.grid_trial
-    stored = "token_retrieval.full_grid.jsonl"
     docs = "docs/token_retrieval.md#token-level-theory-against-simulation"
     options = ()
     #: committed token-level predictions at the grid's points (in :data:`STORED_DIR`)
@@ -351,8 +349,7 @@ class FullGrid(_CommittedTheory):
             Simulated success per grid point, the comparison, the targets and the statistical
             limits beside the boundaries.
         """
-        recs = [r["result"] for r in results if r is not None and r["status"] == "ok"
-                and "skipped" not in r["result"]]
+        recs = [r for _, r in ok_pairs(results) if "skipped" not in r]
         rows = []
         for (N, d, L), p in simulated_points(recs).items():
             row = {"N": N, "d": d, "L": L, "seeds": p["seeds"]}
@@ -398,7 +395,6 @@ class FullGridSeeds(Study):
     name = "token_retrieval.full_grid_seeds"
     title = "56 more seeds at the full-grid points where the token-level theory misses by more than 0.20"
     trial = ex.grid_trial
-    stored = "token_retrieval.full_grid_seeds.jsonl"
     docs = "docs/token_retrieval.md#token-level-theory-against-simulation"
     options = ()
     #: seeds of the new runs
@@ -434,7 +430,7 @@ class FullGridSeeds(Study):
         full = FullGrid()
         first = [r["result"] for r in read_store(full.committed_store(), warn=False).ok.values()
                  if "skipped" not in r["result"]]
-        new = [r["result"] for r in results if r is not None and r["status"] == "ok"]
+        new = [r for _, r in ok_pairs(results)]
         return seed_check(SEED_CHECK_POINTS, first, new, full.committed_theory())
 
 
@@ -463,7 +459,6 @@ class FullScans(_CommittedTheory):
     name = "token_retrieval.full_scans"
     title = "random vs orthogonal embeddings and the MLP width (full preset) against the token-level theory"
     trial = ex.grid_trial
-    stored = "token_retrieval.full_scans.jsonl"
     docs = "docs/token_retrieval.md#random-vs-orthogonal-embeddings-and-the-mlp-width-against-the-token-level-theory"
     options = ()
     #: committed token-level predictions at the scans' configurations (in :data:`STORED_DIR`)
@@ -522,7 +517,7 @@ class FullScans(_CommittedTheory):
         out, i = {"orthogonal": [], "mlp": []}, 0
         for part, _, params in parts:
             for r in recs[i:i + len(params)]:
-                if r is not None and r["status"] == "ok" and "skipped" not in r["result"]:
+                if is_ok(r) and "skipped" not in r["result"]:
                     out[part].append(r["result"])
             i += len(params)
         return out

@@ -224,11 +224,23 @@ class Runner:
         self.cpu_seconds = 0.0
         self._ok = None
 
+    def stored_ok(self):
+        """Return the finished trials the store holds now (a sequential design decides from them).
+
+        Returns
+        -------
+        dict
+            Store key -> ok engine record (``{}`` while the store does not exist).
+        """
+        from validation.engine import read_store
+
+        return read_store(self.store, warn=False).ok if self.store.exists() else {}
+
     def _replay(self, params):
-        from validation.engine import read_store, trial_key
+        from validation.engine import trial_key
 
         if self._ok is None:
-            self._ok = read_store(self.store, warn=False).ok if self.store.exists() else {}
+            self._ok = self.stored_ok()
         out = []
         for q in params:
             rec = self._ok.get(trial_key(q, self.study.trial))

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hcizz.results import Result, optional
-from validation.engine import read_store, trial_key
+from validation.engine import trial_key
 from validation.factual_recall.fits import (BoundaryFit, FactsCapacity, SearchCriterion, SlopeFit,
                                             converged_budget, fit_boundary, fit_capacity, fit_slope,
                                             search_criterion)
@@ -386,20 +386,16 @@ class SearchRecords(Result):
     pending: int
 
 
-def _store_ok(path):
-    return read_store(path, warn=False).ok if path.exists() else {}
-
-
 def _search(runner, plan, max_rounds):
     """Run the adaptive search of ``plan`` on ``runner`` round by round; return its records."""
     for _ in range(max_rounds):
-        todo = [n for *_, n in search_paths(plan, _store_ok(runner.store)) if n is not None]
+        todo = [n for *_, n in search_paths(plan, runner.stored_ok()) if n is not None]
         if not todo:
             break
         runner(todo)                      # a replay finds them or reports them missing
         if not runner.compute:
             break
-    ok = _store_ok(runner.store)
+    ok = runner.stored_ok()
     pending = sum(1 for *_, n in search_paths(plan, ok) if n is not None)
     params = []
     for cfg in plan["configs"]:

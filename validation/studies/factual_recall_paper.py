@@ -37,7 +37,7 @@ import json
 from dataclasses import dataclass
 
 from hcizz.results import Result
-from validation.engine import read_store, trial_key
+from validation.engine import trial_key
 from validation.factual_recall.search import (PAPER_LRS, LargestPassed, largest_passed,
                                               next_paper_trial, paper_code_comparison, shape_of)
 from validation.factual_recall.transformer import OneLayerTransformer
@@ -286,7 +286,7 @@ class PaperProtocol(Study):
         reported as pending, not as an error).
         """
         for _ in range(max_rounds):
-            ok = _ok(runner.store)
+            ok = runner.stored_ok()
             todo = [q for *_, q in _paths(ok, variant, steps) if q is not None]
             if not runner.compute:
                 todo = [q for q in todo if trial_key(q, self.trial) in ok]
@@ -295,7 +295,7 @@ class PaperProtocol(Study):
             runner(todo)
             if not runner.compute:
                 break
-        return _paths(_ok(runner.store), variant, steps)
+        return _paths(runner.stored_ok(), variant, steps)
 
     def summarise(self, results, variant, steps, max_rounds):
         """Apply the paper's criterion to every path and compare with the paper's code.
@@ -338,10 +338,6 @@ class PaperProtocol(Study):
         budgets = [_budget(shape, steps) for shape in PAPER_SHAPES]
         return PaperProtocolSummary(paths, paper_code_comparison(shapes, budgets=budgets),
                                     code["meta"], sum(1 for *_, q in results if q is not None))
-
-
-def _ok(store):
-    return read_store(store, warn=False).ok if store.exists() else {}
 
 
 STUDIES = (PaperProtocol(),)

@@ -29,12 +29,14 @@ See ``docs/architecture.md#where-to-add`` (a study) and ``docs/sweeps.md``.
 """
 from __future__ import annotations
 
+import functools
 import shutil
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+import hcizz.docstrings
 from hcizz.results import Result
 
 __all__ = ["Option", "Study", "StudyRun", "Runner", "is_ok", "ok_pairs", "STORED_DIR", "MAX_PLAN_TRIALS"]
@@ -45,6 +47,18 @@ MAX_PLAN_TRIALS = 100_000
 
 #: Folder of the committed stores (package data, read-only).
 STORED_DIR = Path(__file__).resolve().parent / "stored"
+
+#: Parameter texts the study modules share, besides :data:`hcizz.docstrings.PARAMETERS`
+#: (filled in by :func:`fill_doc`; ``docs/architecture.md#shared-parameter-docs``).
+DOC_PARAMETERS = {
+    "runner": "runner : validation.studies.base.Runner\n    Computes or replays the trials.",
+    "records": "results : list of dict\n    The engine records of the plan.",
+    "model": 'model : str\n    ``"op"`` or ``"dp"``.',
+    "ci": "ci_low, ci_high : float\n    Its 95 % profile-likelihood interval.",
+}
+
+#: :func:`hcizz.docstrings.fill_doc` with :data:`DOC_PARAMETERS` (a decorator of the study modules).
+fill_doc = functools.partial(hcizz.docstrings.fill_doc, **DOC_PARAMETERS)
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ from validation.factual_recall.theory import PAPER_FACTS_PER_PARAM
 from validation.factual_recall.transformer import OneLayerTransformer
 from validation.factual_recall.trials import transformer_budget_trial
 
-from .base import Option, Runner, Study, is_ok, ok_pairs
+from .base import Option, Runner, Study, fill_doc, is_ok, ok_pairs
 
 __all__ = ["FPP_PLAN", "FPP_COSINE_PLAN", "FPP_CONSTANT_K", "FPP_COSINE_ALL_PLAN",
            "FPP_SCAN_CONFIGS", "FPP_SCAN_SETTINGS", "TRADEOFF_PLAN", "SCHEDULE_CHECK",
@@ -1169,13 +1169,13 @@ class OptimizerScan(Study):
     docs = "docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity"
     options = (_MAX_ROUNDS,)
 
+    @fill_doc
     def execute(self, runner, max_rounds):
         """Search every setting in turn on the one store.
 
         Parameters
         ----------
-        runner : Runner
-            Computes or replays.
+        %(runner)s
         max_rounds : int
             Most rounds per setting.
 
@@ -1284,13 +1284,13 @@ class Tradeoff(Study):
     def plan(self):
         return tradeoff_params()
 
+    @fill_doc
     def summarise(self, results):
         """Summarise the grid (:func:`summarize_tradeoff`).
 
         Parameters
         ----------
-        results : list of dict
-            The engine records of the plan.
+        %(records)s
 
         Returns
         -------

@@ -38,7 +38,7 @@ from validation.factual_recall.trials import (escape_trial, linear_recall_trial,
                                               transformer_budget_trial)
 from validation.logistic import fit_threshold
 
-from .base import Study, ok_pairs
+from .base import Study, fill_doc, ok_pairs
 
 __all__ = ["LINEAR_PLAN", "MLP_PLAN", "TRANSFORMER_PLAN", "ESCAPE_PLAN", "THEORY_CURVE_D",
            "linear_params", "mlp_params", "escape_params", "transformer_params", "FinalCapacity",
@@ -210,6 +210,7 @@ def transformer_params(plan=TRANSFORMER_PLAN):
 
 # ----------------------------------------------------------------------------- linear memory
 
+@fill_doc
 @dataclass(frozen=True)
 class FinalCapacity(Result):
     """The capacity of a group at its largest budget, as a load and as a number of facts.
@@ -220,8 +221,7 @@ class FinalCapacity(Result):
         The largest budget.
     threshold : float
         Load ``N ln N / d^2`` at 50 % success.
-    ci_low, ci_high : float
-        Its 95 % profile-likelihood interval.
+    %(ci)s
     successes, trials : int
         Successes and trials.
     N : float
@@ -248,14 +248,14 @@ class FinalCapacity(Result):
     level = 0.95
 
 
+@fill_doc
 @dataclass(frozen=True)
 class LinearGroup(Result):
     """One group of the linear-memory study: fits per budget, theory and the ratio.
 
     Parameters
     ----------
-    d : int
-        Dimension.
+    %(d)s
     lr : float
         Constant Adam rate.
     steps : int
@@ -537,6 +537,7 @@ class MlpConfig(Result):
         return tuple(v * s for v in self.c(crit))
 
 
+@fill_doc
 @dataclass(frozen=True)
 class PooledFit(Result):
     """One logistic fit of ``c`` over several configurations.
@@ -545,8 +546,7 @@ class PooledFit(Result):
     ----------
     c : float
         ``N / (m d)`` at 50 % success.
-    ci_low, ci_high : float
-        Its 95 % profile-likelihood interval.
+    %(ci)s
 
     References
     ----------
@@ -638,13 +638,13 @@ class MlpMemory(Study):
         return ([p for d, m in MLP_PLAN["dm"] for p in mlp_params(d, m)]
                 + [p for d, m in MLP_PLAN["long"]["dm"] for p in mlp_params(d, m, long=True)])
 
+    @fill_doc
     def summarise(self, results):
         """Fit ``c`` per ``(d, m, steps)`` and pooled over the base design.
 
         Parameters
         ----------
-        results : list of dict
-            The engine records of the plan.
+        %(records)s
 
         Returns
         -------
@@ -702,13 +702,13 @@ class EscapeTimes(Study):
     def plan(self):
         return escape_params()
 
+    @fill_doc
     def summarise(self, results):
         """Fit the escape slopes (:func:`~validation.factual_recall.fits.fit_escape_slopes`).
 
         Parameters
         ----------
-        results : list of dict
-            The engine records of the plan.
+        %(records)s
 
         Returns
         -------
@@ -721,6 +721,7 @@ class EscapeTimes(Study):
 
 # ----------------------------------------------------------------------------- transformer budget
 
+@fill_doc
 @dataclass(frozen=True)
 class BudgetRow(IntervalResult):
     """Capacity of the transformer at one schedule, rate and budget.
@@ -735,8 +736,7 @@ class BudgetRow(IntervalResult):
         Step budget.
     facts : float
         Facts at 50 % success (99 % criterion; logistic in the number of facts).
-    ci_low, ci_high : float
-        Its 95 % profile-likelihood interval.
+    %(ci)s
     facts_per_param : float
         ``facts / params``.
     successes, trials : int
@@ -825,13 +825,13 @@ class TransformerBudget(Study):
     def plan(self):
         return transformer_params()
 
+    @fill_doc
     def summarise(self, results):
         """Fit the capacity per schedule, rate and budget.
 
         Parameters
         ----------
-        results : list of dict
-            The engine records of the plan.
+        %(records)s
 
         Returns
         -------

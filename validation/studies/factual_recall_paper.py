@@ -43,7 +43,7 @@ from validation.factual_recall.search import (PAPER_LRS, LargestPassed, largest_
 from validation.factual_recall.transformer import OneLayerTransformer
 from validation.factual_recall.trials import paper_protocol_trial
 
-from .base import STORED_DIR, Option, Study
+from .base import STORED_DIR, Option, Study, fill_doc
 
 __all__ = ["PAPER_PROTOCOL", "PAPER_SHAPES", "paper_base", "paper_code_runs", "PaperPath",
            "PaperProtocolSummary", "PaperProtocol", "STUDIES"]
@@ -260,13 +260,13 @@ class PaperProtocol(Study):
                Option("max_rounds", "--max-rounds", int, 40,
                       "most search rounds (each runs the next trial of every unfinished path)", low=0))
 
+    @fill_doc
     def execute(self, runner, variant, steps, max_rounds):
         """Run the lean searches round by round; return every path.
 
         Parameters
         ----------
-        runner : Runner
-            Computes or replays.
+        %(runner)s
         variant : str
             Model variant.
         steps : int or None

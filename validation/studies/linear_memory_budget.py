@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from hcizz.results import Result
 from validation.linear_memory.capacity import MAX_TRAINED_D as MAX_D, budget_thresholds, capacity_trial, load_grid, trial_params
 
-from .base import Option, Study
+from .base import Option, Study, fill_doc
 
 __all__ = ["CONFIGS", "BUDGETS", "CENTERS", "BudgetCurve", "STUDIES"]
 
@@ -48,6 +48,7 @@ def _trained_models():
     return tuple(n for n, m in MEMORY_MODELS.items() if m.parametrization.trained and not m.needs_kappa)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class BudgetCurve(Result):
     """The threshold against the step budget for one setting and one ``d``.
@@ -56,8 +57,7 @@ class BudgetCurve(Result):
     ----------
     config : str
         Name in :data:`CONFIGS`.
-    d : int
-        Dimension.
+    %(d)s
     fits : list of BudgetThreshold
         One per budget (:func:`validation.linear_memory.capacity.budget_thresholds`).
     trials : int

@@ -59,7 +59,7 @@ from validation.linear_memory.capacity import (BudgetThreshold, ThresholdRecord,
 from validation.logistic import fit_threshold
 from replica import load_of
 
-from .base import Option, Study, is_ok
+from .base import Option, Study, fill_doc, is_ok
 
 __all__ = ["LR", "PLAN", "LR_CHECK", "PAPER", "CI_HALFWIDTH", "BATCH", "START", "BUDGETS", "LONG_BUDGET", "group_key",
            "group_theory", "GroupThreshold", "NearBudgetThreshold", "PaperSizeThresholds", "Refit", "LongBudget",
@@ -105,6 +105,7 @@ LONG_BUDGET = (("op", None, 100, LR, 1203, 1, 16384),
                ("op", None, 100, LR, 1207, 10, 16384))
 
 
+@fill_doc
 def group_theory(model, kappa, d):
     """Compute the finite-``p`` capacity prediction of one group.
 
@@ -116,8 +117,7 @@ def group_theory(model, kappa, d):
     kappa : float or None
         Rank ratio of a rank-constrained group (the prediction uses the actual
         ``m / d``); ignored for ``"op"``.
-    d : int
-        Dimension.
+    %(d)s
 
     Returns
     -------
@@ -144,6 +144,7 @@ def group_theory(model, kappa, d):
     return {"value": float(e["value"]), "stderr": float(e["stderr"]), "kappa_eff": float(e["kappa_eff"])}
 
 
+@fill_doc
 def group_key(model, kappa, d, lr=LR):
     """Format the row name of a group.
 
@@ -153,8 +154,7 @@ def group_key(model, kappa, d, lr=LR):
         Memory model of the group (``"op"``, ``"lowrank"``).
     kappa : float or None
         Rank ratio; None (full rank) leaves the ``kappa=`` part out.
-    d : int
-        Dimension.
+    %(d)s
     lr : float or None
         Adam learning rate; None stands for the default preset's 0.1.
 
@@ -181,6 +181,7 @@ def group_key(model, kappa, d, lr=LR):
             + (f" lr={lr:g}" if lr is not None else " lr=0.1 (default preset)"))
 
 
+@fill_doc
 @dataclass(frozen=True)
 class GroupThreshold(ThresholdRecord):
     """The adaptive threshold of one group, its theory and its cost.
@@ -191,14 +192,12 @@ class GroupThreshold(ThresholdRecord):
         ``"op"`` or ``"lowrank"``.
     kappa : float or None
         Rank ratio.
-    d : int
-        Dimension.
+    %(d)s
     lr : float
         Adam rate (0.1 for the default preset).
     threshold : float
         Logistic 1/2 point of all the group's trials.
-    ci_low, ci_high : float
-        Its 95% profile-likelihood interval.
+    %(ci)s
     halfwidth : float
         ``(ci_high - ci_low) / 2``.
     theory_finite_p, theory_stderr, kappa_eff : float

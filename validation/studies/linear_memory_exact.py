@@ -31,7 +31,7 @@ from validation.linear_memory.registry import prediction
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
-from .base import Option, Study, ok_pairs
+from .base import Option, Study, fill_doc, ok_pairs
 
 __all__ = ["PLAN", "TIMING", "DP_DECIDED", "ExactThreshold", "ExactThresholds", "STUDIES"]
 
@@ -48,19 +48,18 @@ TIMING = {150: (np.array([0.97]), 2)}
 DP_DECIDED = (20, 30, 40, 60, 80)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class ExactThreshold(Result):
     """The exact threshold at one ``d`` and the cost of its decisions.
 
     Parameters
     ----------
-    d : int
-        Dimension.
+    %(d)s
     threshold : float
         Logistic 1/2 point of the decisions (NaN without a fit: timing-only
         instances, or decisions that do not bracket it).
-    ci_low, ci_high : float
-        Its 95 % profile-likelihood interval.
+    %(ci)s
     theory, theory_stderr : float
         The finite-``p`` prediction at ``d`` and its Monte Carlo standard error.
     p_at_threshold : int or None

@@ -46,7 +46,7 @@ from validation.linear_memory.exact_listwise import (HEBBIAN_TAUS, hebbian_listw
                                                      listwise_load, listwise_params)
 from validation.logistic import fit_threshold
 
-from .base import Option, Study, is_ok, ok_pairs
+from .base import Option, Study, fill_doc, is_ok, ok_pairs
 
 __all__ = ["CASES", "CENTRE", "PLAN", "SPHERE_PLAN", "ListwiseThreshold", "ListwiseStudy", "case_label", "theory_at",
            "HEBBIAN_PLAN", "HebbianListwise", "HebbianListwiseStudy", "STUDIES"]
@@ -94,6 +94,7 @@ def case_label(criterion, tau, margin):
     return criterion + (f" tau={tau:g}" if tau is not None else "") + f" margin={margin:g}"
 
 
+@fill_doc
 @functools.lru_cache(maxsize=None)
 def theory_at(criterion, tau, margin, n, d):
     """Return the replica prediction evaluated at ``n`` facts: value, stderr, limit and the fixed-point gap.
@@ -108,8 +109,7 @@ def theory_at(criterion, tau, margin, n, d):
         Margin.
     n : int
         Number of facts (the planned centre).
-    d : int
-        Dimension.
+    %(d)s
 
     Returns
     -------
@@ -136,16 +136,14 @@ def theory_at(criterion, tau, margin, n, d):
             "fixed_point_gap": float(implied - n)}
 
 
+@fill_doc
 @dataclass(frozen=True)
 class ListwiseThreshold(Result):
     """The exact threshold of one case at one ``d`` for one fact model, next to theory.
 
     Parameters
     ----------
-    model : str
-        ``"op"`` or ``"dp"``.
-    d : int
-        Dimension.
+    %(model)s %(d)s
     inputs : str
         ``"gaussian"`` (facts as drawn) or ``"sphere"`` (norms set to ``sqrt(d)``).
     criterion : str
@@ -156,8 +154,7 @@ class ListwiseThreshold(Result):
         Margin.
     threshold : float
         Logistic 1/2 point of the decisions (load units of :func:`listwise_load`).
-    ci_low, ci_high : float
-        Its 95 % profile-likelihood interval.
+    %(ci)s
     theory, theory_stderr, theory_limit : float
         Replica prediction at ``d``, its Monte Carlo error, its large-``p`` limit.
     verdict : str
@@ -227,13 +224,13 @@ class ListwiseStudy(Study):
             raise ValueError(f"--d must be planned dimensions ({', '.join(map(str, sorted(PLAN)))}), got {bad[0]}")
         return options
 
+    @fill_doc
     def plan_d(self, model, d):
         """Return the planned trial records at ``d`` for one fact model.
 
         Parameters
         ----------
-        model : str
-            ``"op"`` or ``"dp"``.
+        %(model)s
         d : int
             A dimension of ``PLAN``.
 
@@ -316,22 +313,19 @@ class ListwiseStudy(Study):
 HEBBIAN_PLAN = {"ds": (20, 40, 60), "sizes": 14, "seeds": 16}
 
 
+@fill_doc
 @dataclass(frozen=True)
 class HebbianListwise(Result):
     """Threshold of the Hebbian memory under one criterion at one ``d``, with the fraction of facts passing.
 
     Parameters
     ----------
-    model : str
-        ``"op"`` or ``"dp"``.
-    d : int
-        Dimension.
+    %(model)s %(d)s
     criterion : str
         ``"top1"`` or ``"tam tau=..."``.
     threshold : float
         Load (``n ln n / d^2`` for top-1, ``n / d^2`` for TAM) where all facts pass with probability 1/2.
-    ci_low, ci_high : float
-        Its 95 % profile-likelihood interval.
+    %(ci)s
     n_threshold : float
         The threshold as a number of facts.
     theory : float or None
@@ -384,14 +378,14 @@ class HebbianListwiseStudy(Study):
     options = (Option("ds", "--d", int, HEBBIAN_PLAN["ds"], "dimensions", many=True, low=4, high=200),
                Option("models", "--models", str, ("op", "dp"), "fact models", many=True, choices=("op", "dp")))
 
+    @fill_doc
     @staticmethod
     def sizes(d):
         """Return the planned numbers of facts at ``d``.
 
         Parameters
         ----------
-        d : int
-            Dimension.
+        %(d)s
 
         Returns
         -------

@@ -35,7 +35,7 @@ from validation.linear_memory.capacity import MAX_TRAINED_D as MAX_D, ThresholdR
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
-from .base import Option, Study, is_ok
+from .base import Option, Study, fill_doc, is_ok
 
 __all__ = ["KAPPAS", "DS", "FACTORS", "SEEDS", "SHORT_BUDGET", "plan_group", "LowRankThreshold",
            "summarise_groups", "STUDIES"]
@@ -49,13 +49,13 @@ SEEDS = 4
 SHORT_BUDGET = 2048
 
 
+@fill_doc
 def plan_group(d, kappa, *, seeds=SEEDS, factors=FACTORS):
     """Plan the loads and trial parameters of one ``(d, kappa)`` group.
 
     Parameters
     ----------
-    d : int
-        Dimension.
+    %(d)s
     kappa : float
         Rank ratio in (0, 1] (the prediction uses the actual ``m / d``).
     seeds : int
@@ -81,6 +81,7 @@ def plan_group(d, kappa, *, seeds=SEEDS, factors=FACTORS):
     return loads, trial_params("lowrank", d, loads, range(seeds), kappa=kappa)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class LowRankThreshold(ThresholdRecord):
     """The trained threshold of one ``(kappa, d)`` against the finite-``p`` theory.
@@ -89,14 +90,12 @@ class LowRankThreshold(ThresholdRecord):
     ----------
     kappa : float
         Nominal rank ratio.
-    d : int
-        Dimension.
+    %(d)s
     kappa_eff : float
         Actual ``m / d``.
     threshold : float
         Logistic 1/2 point.
-    ci_low, ci_high : float
-        Its 95% profile-likelihood interval.
+    %(ci)s
     theory, theory_stderr : float
         ``alpha_c(kappa, p)`` at ``m / d``, self-consistent, and its Monte Carlo error.
     theory_p : int
@@ -248,13 +247,13 @@ class LowRankStudy(Study):
                       low_open=True),
                Option("seeds", "--seeds", int, SEEDS, "trials per load", low=1, high=1000))
 
+    @fill_doc
     def execute(self, runner, ds, kappas, seeds):
         """The grid of every group, then one extension round where the crossing is not bracketed.
 
         Parameters
         ----------
-        runner : validation.studies.base.Runner
-            Runs or replays.
+        %(runner)s
         ds, kappas : tuple
             Dimensions and rank ratios.
         seeds : int

@@ -48,7 +48,7 @@ from validation.linear_memory.spectra import (bootstrap_instances, extrapolate, 
                                               ks_edge_instance, ks_edge_statistic, law_of, pooled_ks,
                                               scaled_values, spectrum_trial)
 
-from .base import Option, Study, is_ok
+from .base import Option, Study, fill_doc, is_ok
 from .linear_memory_d150 import LR
 
 __all__ = ["KAPPAS", "FRACS", "LARGE_D", "PLAN", "CONFIGS", "study_params", "summarise_rows", "extrapolation",
@@ -509,13 +509,13 @@ class SpectraStudy(Study):
         c = CONFIGS[config]
         return study_params(c["ds"]) + study_params(c["ds_continued"], **CONTINUED)
 
+    @fill_doc
     def execute(self, runner, config):
         """Run the configuration's own rows, then read (or run) the rest of the plan.
 
         Parameters
         ----------
-        runner : validation.studies.base.Runner
-            Runs or replays.
+        %(runner)s
         config : {"full", "quick"}
             The configuration.
 

@@ -29,7 +29,7 @@ from validation.token_retrieval.design import (DesignComparisons, boundary_trial
                                                design_runs, pooled_comparison, read_comparisons,
                                                theory_centre)
 
-from .base import STORED_DIR, Option, Study
+from .base import STORED_DIR, Option, Study, fill_doc
 
 __all__ = ["BOUNDARIES", "GRID_NS", "REPLICATES", "TARGET", "S_MAX", "START", "BATCH", "AdaptiveBoundary",
            "STUDIES"]
@@ -113,13 +113,13 @@ class AdaptiveBoundary(Study):
         """
         return DesignComparisons(boundaries=read_comparisons(self.summary_path()))
 
+    @fill_doc
     def execute(self, runner, boundaries, replicates, target):
         """Run both designs round by round at every boundary (each round one ``runner`` call).
 
         Parameters
         ----------
-        runner : Runner
-            Computes or replays the trials.
+        %(runner)s
         boundaries : tuple of str
             ``"d:L"`` pairs.
         replicates : int

@@ -37,7 +37,7 @@ from validation.token_retrieval.comparison import (limits_on_grid, load_theory_g
                                                    simulated_points, target_check, theory_vs_sim)
 from validation.token_retrieval.predictions import predicted_boundaries, theory_vs_simulation
 
-from .base import STORED_DIR, Option, Study, is_ok, ok_pairs
+from .base import STORED_DIR, Option, Study, fill_doc, is_ok, ok_pairs
 
 __all__ = ["GridStudy", "TokenRetrievalGrid", "FullGridStudy", "FullGrid", "FullGridSeeds", "SEED_CHECK_POINTS", "FullScans", "STUDIES", "SUCCESS_KEYS"]
 
@@ -164,13 +164,13 @@ class TokenRetrievalGrid(Study):
     def plan(self, preset, seed):
         return [q for _, _, params in self.parts(preset, seed) for q in params]
 
+    @fill_doc
     def execute(self, runner, preset, seed):
         """Run the whole plan in one call and group the runs by part.
 
         Parameters
         ----------
-        runner : Runner
-            Computes or replays the trials.
+        %(runner)s
         preset : str
             The configuration.
         seed : int
@@ -499,13 +499,13 @@ class FullScans(_CommittedTheory):
                 out.append(k)
         return out
 
+    @fill_doc
     def execute(self, runner):
         """Run the plan in one call and split the runs by part.
 
         Parameters
         ----------
-        runner : Runner
-            Computes or replays the trials.
+        %(runner)s
 
         Returns
         -------

@@ -55,6 +55,8 @@ DOC_PARAMETERS = {
     "records": "results : list of dict\n    The engine records of the plan.",
     "model": 'model : str\n    ``"op"`` or ``"dp"``.',
     "ci": "ci_low, ci_high : float\n    Its 95 % profile-likelihood interval.",
+    "ci_pair": ("ci_low, ci_high : float\n    Its 95 % profile-likelihood interval (``to_dict()`` writes it as "
+                "``\"ci\": [ci_low, ci_high]``, the key ``report.json`` has always used)."),
 }
 
 #: :func:`hcizz.docstrings.fill_doc` with :data:`DOC_PARAMETERS` (a decorator of the study modules).

@@ -197,7 +197,7 @@ class GroupThreshold(ThresholdRecord):
         Adam rate (0.1 for the default preset).
     threshold : float
         Logistic 1/2 point of all the group's trials.
-    %(ci)s
+    %(ci_pair)s
     halfwidth : float
         ``(ci_high - ci_low) / 2``.
     theory_finite_p, theory_stderr, kappa_eff : float
@@ -222,11 +222,6 @@ class GroupThreshold(ThresholdRecord):
         A threshold of the table (False: the learning-rate check).
     done : bool
         Half-width <= :data:`CI_HALFWIDTH` or trial cap reached.
-
-    Notes
-    -----
-    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``
-    (:class:`~validation.linear_memory.capacity.ThresholdRecord`).
 
     References
     ----------

@@ -59,7 +59,7 @@ class ExactThreshold(Result):
     threshold : float
         Logistic 1/2 point of the decisions (NaN without a fit: timing-only
         instances, or decisions that do not bracket it).
-    %(ci)s
+    %(ci_pair)s
     theory, theory_stderr : float
         The finite-``p`` prediction at ``d`` and its Monte Carlo standard error.
     p_at_threshold : int or None
@@ -82,11 +82,6 @@ class ExactThreshold(Result):
         Distinct ``p`` of the instances.
     threshold_fit : bool
         Whether ``d`` has a threshold plan (False: timing only).
-
-    Notes
-    -----
-    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]`` (the key
-    ``report.json`` has always used).
 
     References
     ----------

@@ -154,7 +154,7 @@ class ListwiseThreshold(Result):
         Margin.
     threshold : float
         Logistic 1/2 point of the decisions (load units of :func:`listwise_load`).
-    %(ci)s
+    %(ci_pair)s
     theory, theory_stderr, theory_limit : float
         Replica prediction at ``d``, its Monte Carlo error, its large-``p`` limit.
     verdict : str
@@ -166,10 +166,6 @@ class ListwiseThreshold(Result):
         Instances, undecided ones, decided ones whose certificate failed, planned ones not in the store.
     cpu_seconds_per_instance : float
         Mean CPU time of a decision.
-
-    Notes
-    -----
-    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``.
 
     References
     ----------
@@ -325,7 +321,7 @@ class HebbianListwise(Result):
         ``"top1"`` or ``"tam tau=..."``.
     threshold : float
         Load (``n ln n / d^2`` for top-1, ``n / d^2`` for TAM) where all facts pass with probability 1/2.
-    %(ci)s
+    %(ci_pair)s
     n_threshold : float
         The threshold as a number of facts.
     theory : float or None
@@ -336,10 +332,6 @@ class HebbianListwise(Result):
         ``[n, mean fraction of facts passing, its standard error, instances]`` rows.
     instances : int
         Instances.
-
-    Notes
-    -----
-    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``.
 
     References
     ----------

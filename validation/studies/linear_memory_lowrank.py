@@ -95,7 +95,7 @@ class LowRankThreshold(ThresholdRecord):
         Actual ``m / d``.
     threshold : float
         Logistic 1/2 point.
-    %(ci)s
+    %(ci_pair)s
     theory, theory_stderr : float
         ``alpha_c(kappa, p)`` at ``m / d``, self-consistent, and its Monte Carlo error.
     theory_p : int
@@ -116,11 +116,6 @@ class LowRankThreshold(ThresholdRecord):
         Step budget the successes were counted at (None: the run's own).
     train_cpu_seconds : float
         CPU seconds of the trials.
-
-    Notes
-    -----
-    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``
-    (:class:`~validation.linear_memory.capacity.ThresholdRecord`).
 
     References
     ----------

@@ -473,25 +473,8 @@ class MarginStudy(Study):
                       "rows of the below-capacity prediction (0: none)", low=0))
 
     def validate(self, options):
-        """Check ``--typical-samples`` against the sampler's size bound for the plan's largest ``p``.
-
-        Parameters
-        ----------
-        options : dict
-            The individually checked options.
-
-        Returns
-        -------
-        dict
-            The options.
-
-        Raises
-        ------
-        ValueError
-            If ``typical_samples * p`` exceeds the bound of
-            :func:`replica.pinned_scores.typical_scores` for some planned ``p``
-            (an upper bound: ``p`` at load 1, above every planned load).
-        """
+        # --typical-samples against the size bound of replica.pinned_scores.typical_scores for the
+        # plan's largest p (bounded by p at load 1, above every planned load): ValueError beyond it
         from replica import p_from_load
 
         ts = options["typical_samples"]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hcizz.results import Result
+from validation.linear_memory.capacity import ThresholdRecord
 from validation.linear_memory.exact import exact_params, exact_trial
 from validation.linear_memory.registry import prediction
 from validation.logistic import fit_threshold
@@ -50,7 +50,7 @@ DP_DECIDED = (20, 30, 40, 60, 80)
 
 @fill_doc
 @dataclass(frozen=True)
-class ExactThreshold(Result):
+class ExactThreshold(ThresholdRecord):
     """The exact threshold at one ``d`` and the cost of its decisions.
 
     Parameters
@@ -109,10 +109,6 @@ class ExactThreshold(Result):
     solvers: dict
     p_values: list
     threshold_fit: bool
-
-    _estimate = "threshold"
-    level = 0.95
-    _ci_pair = True
 
 
 class ExactThresholds(Study):

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hcizz.results import Result
+from validation.linear_memory.capacity import ThresholdRecord
 from validation.linear_memory.exact_listwise import (HEBBIAN_TAUS, hebbian_listwise_trial, listwise_exact_trial,
                                                      listwise_load, listwise_params)
 from validation.logistic import fit_threshold
@@ -138,7 +138,7 @@ def theory_at(criterion, tau, margin, n, d):
 
 @fill_doc
 @dataclass(frozen=True)
-class ListwiseThreshold(Result):
+class ListwiseThreshold(ThresholdRecord):
     """The exact threshold of one case at one ``d`` for one fact model, next to theory.
 
     Parameters
@@ -191,10 +191,6 @@ class ListwiseThreshold(Result):
     unverified: int
     missing: int
     cpu_seconds_per_instance: float
-
-    _estimate = "threshold"
-    level = 0.95
-    _ci_pair = True
 
 
 class ListwiseStudy(Study):
@@ -311,7 +307,7 @@ HEBBIAN_PLAN = {"ds": (20, 40, 60), "sizes": 14, "seeds": 16}
 
 @fill_doc
 @dataclass(frozen=True)
-class HebbianListwise(Result):
+class HebbianListwise(ThresholdRecord):
     """Threshold of the Hebbian memory under one criterion at one ``d``, with the fraction of facts passing.
 
     Parameters
@@ -349,10 +345,6 @@ class HebbianListwise(Result):
     verdict: str
     fraction: list
     instances: int
-
-    _estimate = "threshold"
-    level = 0.95
-    _ci_pair = True
 
 
 class HebbianListwiseStudy(Study):

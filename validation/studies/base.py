@@ -289,6 +289,43 @@ class Runner:
         self.cpu_seconds += st.cpu_seconds
         return list(recs)
 
+    def require_ok(self, params, *, command=None):
+        """Run ``params`` and return their results, in order; every trial must have finished.
+
+        Parameters
+        ----------
+        params : list of dict
+            Parameter records.
+        command : str, optional
+            The command that computes them, named by the error (default
+            :meth:`Study.command` with the default options).
+
+        Returns
+        -------
+        list of dict
+            ``rec["result"]`` per trial.
+
+        Raises
+        ------
+        LookupError
+            Trials missing from a replayed store (``missing="skip"``; with
+            ``"raise"`` the replay itself refuses the first one).
+        RuntimeError
+            A trial failed (the message quotes the first error).
+        """
+        recs = self(params)
+        missing = sum(r is None for r in recs)
+        if missing:
+            raise LookupError(f"study {self.study.name}: {missing} planned trials are not in the store "
+                              f"{self.store.name}; compute them with "
+                              f"`{command or self.study.command()} --store PATH`")
+        failed = [r for r in recs if r["status"] != "ok"]
+        if failed:
+            e = failed[0]["error"]
+            raise RuntimeError(f"study {self.study.name}: {len(failed)} trials failed; first "
+                               f"({failed[0]['params']}): {e['type']}: {e['message']}")
+        return [r["result"] for r in recs]
+
     def results(self, params, *, with_params=True):
         """Run ``params`` and return the ok results (each with its parameters merged in).
 

@@ -138,23 +138,11 @@ class AdaptiveBoundary(Study):
         LookupError
             A trial the design needs is missing from a replayed store.
         """
-        def run(params):
-            recs = runner(params)
-            bad = [r for r in recs if r is None or r["status"] != "ok"]
-            if bad:
-                if bad[0] is None:
-                    raise LookupError(f"study {self.name}: a trial of the sequential design is not in the store "
-                                      f"{runner.store.name}; compute it with `{self.command()} --store PATH`")
-                e = bad[0]["error"]
-                raise RuntimeError(f"study {self.name}: trial {bad[0]['params']} failed: {e['type']}: "
-                                   f"{e['message']}")
-            return [r["result"] for r in recs]
-
         out = []
         for b in boundaries:
             d, L = _pair(b)
             c = float(theory_centre(d, L))
-            runs, pool = design_runs(d, L, replicates, target, run, centre=c, grid_ns=GRID_NS, s_max=S_MAX,
+            runs, pool = design_runs(d, L, replicates, target, runner.require_ok, centre=c, grid_ns=GRID_NS, s_max=S_MAX,
                                      start=START, batch=BATCH)
             out.append((d, L, c, runs, pool))
         return out
@@ -166,12 +154,8 @@ class AdaptiveBoundary(Study):
         ----------
         results : list
             As returned by :meth:`execute`.
-        boundaries : tuple of str
-            ``"d:L"`` pairs.
-        replicates : int
-            Replicates per design.
-        target : float
-            Target half-width of ``log N_c``.
+        boundaries, replicates, target
+            The options (see :meth:`execute`).
 
         Returns
         -------

@@ -189,17 +189,8 @@ class TokenRetrievalGrid(Study):
             A run failed.
         """
         parts = self.parts(preset, seed)
-        recs = runner([q for _, _, params in parts for q in params])
-        bad = [r for r in recs if r is None or r["status"] != "ok"]
-        if bad:
-            if bad[0] is None:
-                raise LookupError(f"study {self.name}: {len(bad)} planned runs are not in the store "
-                                  f"{runner.store.name}; compute them with "
-                                  f"`{self.command(preset=preset, seed=seed)} --store PATH`")
-            e = bad[0]["error"]
-            raise RuntimeError(f"study {self.name}: {len(bad)} runs failed; first ({bad[0]['params']}): "
-                               f"{e['type']}: {e['message']}")
-        return ex.group(parts, [r["result"] for r in recs])
+        return ex.group(parts, runner.require_ok([q for _, _, params in parts for q in params],
+                                                 command=self.command(preset=preset, seed=seed)))
 
     def summarise(self, results, preset, seed):
         """Aggregate, fit and compare with the theory (no run is computed here).

@@ -39,7 +39,8 @@ from pathlib import Path
 import hcizz.docstrings
 from hcizz.results import Result
 
-__all__ = ["Option", "Study", "StudyRun", "Runner", "is_ok", "ok_pairs", "STORED_DIR", "MAX_PLAN_TRIALS"]
+__all__ = ["Option", "dims_option", "seeds_option", "models_option", "Study", "StudyRun", "Runner", "is_ok",
+           "ok_pairs", "STORED_DIR", "MAX_PLAN_TRIALS", "DOC_PARAMETERS"]
 
 #: Most trials a fixed plan may hold (a bound on the plan's memory and on a run's time; checked
 #: before anything is read or written).
@@ -199,6 +200,70 @@ def ok_pairs(records):
     [({'d': 2}, {'t': 1})]
     """
     return [(r["params"], r["result"]) for r in records if is_ok(r)]
+
+
+def dims_option(default, *, low=2, high=None, help="dimensions"):
+    """Return the ``--d`` option of a study: the list of dimensions ``ds``.
+
+    Parameters
+    ----------
+    default : tuple of int
+        The dimensions run by default.
+    low, high : int, optional
+        Inclusive bounds of each dimension (``high=None``: no upper bound).
+    help : str, optional
+        One line for ``--help``.
+
+    Returns
+    -------
+    Option
+        ``Option("ds", "--d", int, default, help, many=True, low=low, high=high)``.
+
+    References
+    ----------
+    docs/architecture.md#where-to-add
+
+    Examples
+    --------
+    >>> dims_option((20, 30), high=200).check("20,40")
+    (20, 40)
+    """
+    return Option("ds", "--d", int, tuple(default), help, many=True, low=low, high=high)
+
+
+def seeds_option(default):
+    """Return the ``--seeds`` option of a trained-threshold study: trials per load (1 to 1000).
+
+    Parameters
+    ----------
+    default : int
+        Trials per load by default.
+
+    Returns
+    -------
+    Option
+        ``Option("seeds", "--seeds", int, default, "trials per load", low=1, high=1000)``.
+
+    References
+    ----------
+    docs/architecture.md#where-to-add
+    """
+    return Option("seeds", "--seeds", int, default, "trials per load", low=1, high=1000)
+
+
+def models_option():
+    """Return the ``--models`` option of an exact study: the fact models, ``op`` and / or ``dp``.
+
+    Returns
+    -------
+    Option
+        A list of ``"op"`` / ``"dp"`` (default both).
+
+    References
+    ----------
+    docs/architecture.md#where-to-add
+    """
+    return Option("models", "--models", str, ("op", "dp"), "fact models", many=True, choices=("op", "dp"))
 
 
 class Runner:

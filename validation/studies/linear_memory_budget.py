@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from hcizz.results import Result
 from validation.linear_memory.capacity import MAX_TRAINED_D as MAX_D, budget_thresholds, capacity_trial, load_grid, trial_params
 
-from .base import Option, Study, fill_doc
+from .base import Option, Study, dims_option, fill_doc, seeds_option
 
 __all__ = ["CONFIGS", "BUDGETS", "CENTERS", "BudgetCurve", "STUDIES"]
 
@@ -93,10 +93,10 @@ class BudgetStudy(Study):
 
     @property
     def options(self):
-        return (Option("ds", "--d", int, (20, 30), "dimensions", many=True, low=2, high=MAX_D),
+        return (dims_option((20, 30), high=MAX_D),
                 Option("model", "--model", str, "op", "a trained model without a rank ratio",
                        choices=_trained_models()),
-                Option("seeds", "--seeds", int, 6, "trials per load", low=1, high=1000),
+                seeds_option(6),
                 Option("max_budget", "--max-budget", int, 8192, "step budget of every run (the largest budget)",
                        low=1, high=10**6),
                 Option("configs", "--configs", str, tuple(CONFIGS), "optimiser settings", many=True,

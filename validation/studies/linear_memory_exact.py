@@ -31,7 +31,7 @@ from validation.linear_memory.registry import prediction
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
-from .base import Option, Study, fill_doc, ok_pairs
+from .base import Study, dims_option, fill_doc, ok_pairs
 
 __all__ = ["PLAN", "TIMING", "DP_DECIDED", "ExactThreshold", "ExactThresholds", "STUDIES"]
 
@@ -133,9 +133,8 @@ class ExactThresholds(Study):
         self.title = (f"exact existence thresholds of full-rank {model.upper()} memories against d "
                       "(certified decisions, no training)")
         default = tuple(sorted(PLAN) + sorted(TIMING)) if model == "op" else DP_DECIDED
-        self.options = (Option("ds", "--d", int, default, "dimensions (planned: "
-                               + ", ".join(map(str, sorted(PLAN) + sorted(TIMING))) + ")", many=True,
-                               low=1),)
+        self.options = (dims_option(default, low=1, help="dimensions (planned: "
+                                    + ", ".join(map(str, sorted(PLAN) + sorted(TIMING))) + ")"),)
 
     def validate(self, options):
         bad = [d for d in options["ds"] if d not in PLAN and d not in TIMING]

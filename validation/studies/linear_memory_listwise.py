@@ -46,7 +46,7 @@ from validation.linear_memory.exact_listwise import (HEBBIAN_TAUS, hebbian_listw
                                                      listwise_load, listwise_params)
 from validation.logistic import fit_threshold
 
-from .base import Option, Study, fill_doc, is_ok, ok_pairs
+from .base import Study, dims_option, fill_doc, is_ok, models_option, ok_pairs
 
 __all__ = ["CASES", "CENTRE", "PLAN", "SPHERE_PLAN", "ListwiseThreshold", "ListwiseStudy", "case_label", "theory_at",
            "HEBBIAN_PLAN", "HebbianListwise", "HebbianListwiseStudy", "STUDIES"]
@@ -206,9 +206,8 @@ class ListwiseStudy(Study):
     docs = "docs/listwise.md#exact-decisions"
     title = ("exact thresholds under the tail-average margin and top-1 at a margin, OP and DP, "
              "against the finite-p replica predictions")
-    options = (Option("ds", "--d", int, (20, 30), "dimensions (planned: "
-                      + ", ".join(map(str, sorted(PLAN))) + ")", many=True, low=2),
-               Option("models", "--models", str, ("op", "dp"), "fact models", many=True, choices=("op", "dp")))
+    options = (dims_option((20, 30), help=f"dimensions (planned: {', '.join(map(str, sorted(PLAN)))})"),
+               models_option())
 
     def validate(self, options):
         bad = [d for d in options["ds"] if d not in PLAN]
@@ -359,8 +358,7 @@ class HebbianListwiseStudy(Study):
     trial = hebbian_listwise_trial
     docs = "docs/listwise.md#the-hebbian-memory"
     title = "Hebbian memory: all-facts transition under top-1 and the tail-average margin"
-    options = (Option("ds", "--d", int, HEBBIAN_PLAN["ds"], "dimensions", many=True, low=4, high=200),
-               Option("models", "--models", str, ("op", "dp"), "fact models", many=True, choices=("op", "dp")))
+    options = (dims_option(HEBBIAN_PLAN["ds"], low=4, high=200), models_option())
 
     @fill_doc
     @staticmethod

@@ -35,7 +35,7 @@ from validation.linear_memory.capacity import MAX_TRAINED_D as MAX_D, ThresholdR
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
-from .base import Option, Study, fill_doc, is_ok
+from .base import Option, Study, dims_option, fill_doc, is_ok, seeds_option
 
 __all__ = ["KAPPAS", "DS", "FACTORS", "SEEDS", "SHORT_BUDGET", "plan_group", "LowRankThreshold",
            "summarise_groups", "STUDIES"]
@@ -237,10 +237,10 @@ class LowRankStudy(Study):
     title = "trained low-rank thresholds against alpha_c(kappa) ln p / E[V_p] (finite-p rank-constrained capacity)"
     trial = capacity_trial
     docs = "docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories"
-    options = (Option("ds", "--d", int, DS, "dimensions", many=True, low=2, high=MAX_D),
+    options = (dims_option(DS, high=MAX_D),
                Option("kappas", "--kappa", float, KAPPAS, "rank fractions", many=True, low=0, high=1,
                       low_open=True),
-               Option("seeds", "--seeds", int, SEEDS, "trials per load", low=1, high=1000))
+               seeds_option(SEEDS))
 
     @fill_doc
     def execute(self, runner, ds, kappas, seeds):

@@ -154,8 +154,12 @@ class AdaptiveBoundary(Study):
         ----------
         results : list
             As returned by :meth:`execute`.
-        boundaries, replicates, target
-            The options (see :meth:`execute`).
+        boundaries : tuple of str
+            ``"d:L"`` pairs.
+        replicates : int
+            Replicates per design.
+        target : float
+            Target half-width of ``log N_c``.
 
         Returns
         -------

@@ -56,6 +56,10 @@ DOC_PARAMETERS = {
     "records": "results : list of dict\n    The engine records of the plan.",
     "model": 'model : str\n    ``"op"`` or ``"dp"``.',
     "ci": "ci_low, ci_high : float\n    Its 95 % profile-likelihood interval.",
+    "boundary_options": ("boundaries : tuple of str\n    ``\"d:L\"`` pairs.\nreplicates : int\n    Replicates per design.\n"
+                         "target : float\n    Target half-width of ``log N_c``."),
+    "case": ('criterion : str\n    ``"top1"`` or ``"tam"``.\ntau : float or None\n    Tail fraction.\n'
+             "margin : float\n    Margin."),
     "ci_pair": ("ci_low, ci_high : float\n    Its 95 % profile-likelihood interval (``to_dict()`` writes it as "
                 "``\"ci\": [ci_low, ci_high]``, the key ``report.json`` has always used)."),
 }

@@ -70,17 +70,13 @@ PLAN = {20: (np.linspace(0.8, 1.2, 7), 4, tuple(range(len(CASES)))),
 SPHERE_PLAN = {20: (np.linspace(0.8, 1.2, 7), 4, (3, 4, 5, 6))}
 
 
+@fill_doc
 def case_label(criterion, tau, margin):
     """Return a short label of a case, ``"tam tau=0.05 margin=0.1"``.
 
     Parameters
     ----------
-    criterion : str
-        ``"top1"`` or ``"tam"``.
-    tau : float or None
-        Tail fraction.
-    margin : float
-        Margin.
+    %(case)s
 
     Returns
     -------
@@ -101,12 +97,7 @@ def theory_at(criterion, tau, margin, n, d):
 
     Parameters
     ----------
-    criterion : str
-        ``"top1"`` or ``"tam"``.
-    tau : float or None
-        Tail fraction.
-    margin : float
-        Margin.
+    %(case)s
     n : int
         Number of facts (the planned centre).
     %(d)s
@@ -146,12 +137,7 @@ class ListwiseThreshold(ThresholdRecord):
     %(model)s %(d)s
     inputs : str
         ``"gaussian"`` (facts as drawn) or ``"sphere"`` (norms set to ``sqrt(d)``).
-    criterion : str
-        ``"top1"`` or ``"tam"``.
-    tau : float or None
-        Tail fraction.
-    margin : float
-        Margin.
+    %(case)s
     threshold : float
         Logistic 1/2 point of the decisions (load units of :func:`listwise_load`).
     %(ci_pair)s

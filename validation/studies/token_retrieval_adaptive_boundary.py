@@ -120,12 +120,7 @@ class AdaptiveBoundary(Study):
         Parameters
         ----------
         %(runner)s
-        boundaries : tuple of str
-            ``"d:L"`` pairs.
-        replicates : int
-            Replicates per design.
-        target : float
-            Target half-width of ``log N_c``.
+        %(boundary_options)s
 
         Returns
         -------
@@ -147,6 +142,7 @@ class AdaptiveBoundary(Study):
             out.append((d, L, c, runs, pool))
         return out
 
+    @fill_doc
     def summarise(self, results, boundaries, replicates, target):
         """Compare the designs at every boundary (the pooled fit of all trials, trials, coverage).
 
@@ -154,12 +150,7 @@ class AdaptiveBoundary(Study):
         ----------
         results : list
             As returned by :meth:`execute`.
-        boundaries : tuple of str
-            ``"d:L"`` pairs.
-        replicates : int
-            Replicates per design.
-        target : float
-            Target half-width of ``log N_c``.
+        %(boundary_options)s
 
         Returns
         -------

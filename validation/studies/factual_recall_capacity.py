@@ -1108,10 +1108,10 @@ class FactsPerParam(Study):
         """
         return FPP_PLAN
 
-    def execute(self, runner, max_rounds):
-        return _search(runner, self.search_plan(), max_rounds)
+    def execute(self, runner, max_rounds, **options):
+        return _search(runner, self.search_plan(**options), max_rounds)
 
-    def summarise(self, results, max_rounds):
+    def summarise(self, results, max_rounds, **options):
         """Summarise the search (:func:`summarize_fpp`).
 
         Parameters
@@ -1120,13 +1120,15 @@ class FactsPerParam(Study):
             What :meth:`execute` returned.
         max_rounds : int
             The option (unused).
+        **options
+            The other options (those of :meth:`search_plan`).
 
         Returns
         -------
         FppSummary
             Capacities and slope.
         """
-        return summarize_fpp(results.records, self.search_plan(), pending=results.pending)
+        return summarize_fpp(results.records, self.search_plan(**options), pending=results.pending)
 
 
 class FactsPerParamCosine(FactsPerParam):
@@ -1147,12 +1149,6 @@ class FactsPerParamCosine(FactsPerParam):
 
     def search_plan(self, protocol="all", **options):
         return FPP_COSINE_ALL_PLAN if protocol == "all" else FPP_COSINE_PLAN
-
-    def execute(self, runner, protocol, max_rounds):
-        return _search(runner, self.search_plan(protocol), max_rounds)
-
-    def summarise(self, results, protocol, max_rounds):
-        return summarize_fpp(results.records, self.search_plan(protocol), pending=results.pending)
 
 
 class OptimizerScan(Study):

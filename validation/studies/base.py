@@ -270,6 +270,7 @@ def models_option():
     return Option("models", "--models", str, ("op", "dp"), "fact models", many=True, choices=("op", "dp"))
 
 
+@fill_doc
 class Runner:
     """Runs (or replays) lists of trials of one study on one store; counts what it did.
 
@@ -285,12 +286,7 @@ class Runner:
         The store read (replay) or read and appended to (compute).
     compute : bool
         Compute missing trials (True) or only read the store (False).
-    executor : str or validation.engine.WorkerPool, optional
-        Passed to :func:`validation.engine.run_sweep` when computing.
-    workers : int, optional
-        Worker processes when computing.
-    progress : bool, optional
-        Progress lines on stderr.
+    %(executor)s %(workers)s %(progress)s
     missing : {"raise", "skip"}, optional
         What a replay does with a trial the store lacks.
 
@@ -683,6 +679,7 @@ class Study:
                 words += [o.flag, ",".join(map(str, v)) if o.many else str(v)]
         return shlex.join(words)
 
+    @fill_doc
     def run(self, *, compute=False, store=None, executor="processes", workers=2, progress=True,
             missing="raise", **options):
         """Run (``compute=True``) or replay (``compute=False``) the study; return a :class:`StudyRun`.
@@ -696,12 +693,7 @@ class Study:
             not exist yet.
         store : path, optional
             The store to read / append to.
-        executor : str or validation.engine.WorkerPool, optional
-            How computed trials run (see :func:`validation.engine.run_sweep`).
-        workers : int, optional
-            Worker processes.
-        progress : bool, optional
-            Progress lines on stderr.
+        %(executor)s %(workers)s %(progress)s
         missing : {"raise", "skip"}, optional
             A replay's answer to a trial the store lacks.
         **options

@@ -37,7 +37,7 @@ from validation.token_retrieval.comparison import (limits_on_grid, load_theory_g
                                                    simulated_points, target_check, theory_vs_sim)
 from validation.token_retrieval.predictions import predicted_boundaries, theory_vs_simulation
 
-from .base import STORED_DIR, Option, Study, fill_doc, is_ok, ok_pairs
+from .base import STORED_DIR, Option, Study, fill_doc, ok_pairs
 
 __all__ = ["GridStudy", "TokenRetrievalGrid", "FullGridStudy", "FullGrid", "FullGridSeeds", "SEED_CHECK_POINTS", "FullScans", "STUDIES", "SUCCESS_KEYS"]
 
@@ -270,6 +270,11 @@ class FullGridStudy(Result):
                 + self.targets.summary())
 
 
+def _runs(records):
+    """Results of the finished runs among ``records`` (configurations the trial skipped left out)."""
+    return [r for _, r in ok_pairs(records) if "skipped" not in r]
+
+
 class _CommittedTheory(Study):
     """A study with committed token-level predictions beside its committed store."""
 
@@ -340,7 +345,7 @@ class FullGrid(_CommittedTheory):
             Simulated success per grid point, the comparison, the targets and the statistical
             limits beside the boundaries.
         """
-        recs = [r for _, r in ok_pairs(results) if "skipped" not in r]
+        recs = _runs(results)
         rows = []
         for (N, d, L), p in simulated_points(recs).items():
             row = {"N": N, "d": d, "L": L, "seeds": p["seeds"]}
@@ -419,8 +424,7 @@ class FullGridSeeds(Study):
         from validation.engine import read_store
 
         full = FullGrid()
-        first = [r["result"] for r in read_store(full.committed_store(), warn=False).ok.values()
-                 if "skipped" not in r["result"]]
+        first = _runs(read_store(full.committed_store(), warn=False).ok.values())
         new = [r for _, r in ok_pairs(results)]
         return seed_check(SEED_CHECK_POINTS, first, new, full.committed_theory())
 
@@ -505,11 +509,9 @@ class FullScans(_CommittedTheory):
         """
         parts = self.parts()
         recs = runner([q for _, _, params in parts for q in params])
-        out, i = {"orthogonal": [], "mlp": []}, 0
+        out, i = {}, 0
         for part, _, params in parts:
-            for r in recs[i:i + len(params)]:
-                if is_ok(r) and "skipped" not in r["result"]:
-                    out[part].append(r["result"])
+            out[part] = _runs(recs[i:i + len(params)])
             i += len(params)
         return out
 

@@ -509,9 +509,9 @@ class FullScans(_CommittedTheory):
         """
         parts = self.parts()
         recs = runner([q for _, _, params in parts for q in params])
-        out, i = {}, 0
-        for part, _, params in parts:
-            out[part] = _runs(recs[i:i + len(params)])
+        out, i = {"orthogonal": [], "mlp": []}, 0
+        for part, _, params in parts:              # a part may come in several pieces (one per label)
+            out[part] += _runs(recs[i:i + len(params)])
             i += len(params)
         return out
 

@@ -33,3 +33,18 @@ def test_require_ok_returns_results_or_names_what_is_missing_or_failed():
         _Canned([None]).require_ok([{}])
     with pytest.raises(RuntimeError, match=r"1 trials failed; first \(\{'seed': 1\}\): ValueError: boom"):
         _Canned([OK, FAILED]).require_ok([{}, {}])
+
+
+def test_full_scans_keeps_every_piece_of_each_part():
+    # the mlp part of the full preset comes in four pieces (one per width): the study's results
+    # hold every finished, not skipped run of every piece, counted here from the committed store
+    from validation.engine import read_store, trial_key
+
+    s = get_study("token_retrieval.full_scans")
+    ok = read_store(s.committed_store(), warn=False).ok
+    expected = {"orthogonal": 0, "mlp": 0}
+    for part, _, params in s.parts():
+        expected[part] += sum("skipped" not in ok[trial_key(q, s.trial)]["result"] for q in params)
+    run = s.run(compute=False, progress=False)
+    assert {k: len(v) for k, v in run.results.items()} == expected
+    assert expected["mlp"] > 144            # more than one piece's worth (144 parameter records each)

@@ -29,15 +29,18 @@ See ``docs/architecture.md#where-to-add`` (a study) and ``docs/sweeps.md``.
 """
 from __future__ import annotations
 
+import functools
 import shutil
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+import hcizz.docstrings
 from hcizz.results import Result
 
-__all__ = ["Option", "Study", "StudyRun", "Runner", "STORED_DIR", "MAX_PLAN_TRIALS"]
+__all__ = ["Option", "dims_option", "seeds_option", "models_option", "Study", "StudyRun", "Runner", "is_ok",
+           "ok_pairs", "STORED_DIR", "MAX_PLAN_TRIALS", "DOC_PARAMETERS"]
 
 #: Most trials a fixed plan may hold (a bound on the plan's memory and on a run's time; checked
 #: before anything is read or written).
@@ -45,6 +48,24 @@ MAX_PLAN_TRIALS = 100_000
 
 #: Folder of the committed stores (package data, read-only).
 STORED_DIR = Path(__file__).resolve().parent / "stored"
+
+#: Parameter texts the study modules share, besides :data:`hcizz.docstrings.PARAMETERS`
+#: (filled in by :func:`fill_doc`; ``docs/architecture.md#shared-parameter-docs``).
+DOC_PARAMETERS = {
+    "runner": "runner : validation.studies.base.Runner\n    Computes or replays the trials.",
+    "records": "results : list of dict\n    The engine records of the plan.",
+    "model": 'model : str\n    ``"op"`` or ``"dp"``.',
+    "ci": "ci_low, ci_high : float\n    Its 95 % profile-likelihood interval.",
+    "boundary_options": ("boundaries : tuple of str\n    ``\"d:L\"`` pairs.\nreplicates : int\n    Replicates per design.\n"
+                         "target : float\n    Target half-width of ``log N_c``."),
+    "case": ('criterion : str\n    ``"top1"`` or ``"tam"``.\ntau : float or None\n    Tail fraction.\n'
+             "margin : float\n    Margin."),
+    "ci_pair": ("ci_low, ci_high : float\n    Its 95 % profile-likelihood interval (``to_dict()`` writes it as "
+                "``\"ci\": [ci_low, ci_high]``, the key ``report.json`` has always used)."),
+}
+
+#: :func:`hcizz.docstrings.fill_doc` with :data:`DOC_PARAMETERS` (a decorator of the study modules).
+fill_doc = functools.partial(hcizz.docstrings.fill_doc, **DOC_PARAMETERS)
 
 
 @dataclass(frozen=True)
@@ -133,6 +154,123 @@ class Option:
                           allow_array=False)
 
 
+def is_ok(rec):
+    """Return whether an engine record is a finished trial (present and of status ``"ok"``).
+
+    Parameters
+    ----------
+    rec : dict or None
+        An engine record as :class:`Runner` returns it (None: missing from a
+        replayed store).
+
+    Returns
+    -------
+    bool
+        False for a missing or failed trial.
+
+    References
+    ----------
+    docs/sweeps.md#records
+
+    Examples
+    --------
+    >>> is_ok({"status": "ok", "params": {}, "result": {}}), is_ok(None), is_ok({"status": "failed"})
+    (True, False, False)
+    """
+    return rec is not None and rec["status"] == "ok"
+
+
+def ok_pairs(records):
+    """Return ``(params, result)`` of the finished trials among ``records`` (:func:`is_ok`), in order.
+
+    Parameters
+    ----------
+    records : iterable of dict or None
+        Engine records as :class:`Runner` returns them.
+
+    Returns
+    -------
+    list of tuple
+        ``(rec["params"], rec["result"])`` per finished trial; missing and
+        failed trials are left out.
+
+    References
+    ----------
+    docs/sweeps.md#records
+
+    Examples
+    --------
+    >>> ok_pairs([{"status": "ok", "params": {"d": 2}, "result": {"t": 1}}, None])
+    [({'d': 2}, {'t': 1})]
+    """
+    return [(r["params"], r["result"]) for r in records if is_ok(r)]
+
+
+def dims_option(default, *, low=2, high=None, help="dimensions"):
+    """Return the ``--d`` option of a study: the list of dimensions ``ds``.
+
+    Parameters
+    ----------
+    default : tuple of int
+        The dimensions run by default.
+    low, high : int, optional
+        Inclusive bounds of each dimension (``high=None``: no upper bound).
+    help : str, optional
+        One line for ``--help``.
+
+    Returns
+    -------
+    Option
+        ``Option("ds", "--d", int, default, help, many=True, low=low, high=high)``.
+
+    References
+    ----------
+    docs/architecture.md#where-to-add
+
+    Examples
+    --------
+    >>> dims_option((20, 30), high=200).check("20,40")
+    (20, 40)
+    """
+    return Option("ds", "--d", int, tuple(default), help, many=True, low=low, high=high)
+
+
+def seeds_option(default):
+    """Return the ``--seeds`` option of a trained-threshold study: trials per load (1 to 1000).
+
+    Parameters
+    ----------
+    default : int
+        Trials per load by default.
+
+    Returns
+    -------
+    Option
+        ``Option("seeds", "--seeds", int, default, "trials per load", low=1, high=1000)``.
+
+    References
+    ----------
+    docs/architecture.md#where-to-add
+    """
+    return Option("seeds", "--seeds", int, default, "trials per load", low=1, high=1000)
+
+
+def models_option():
+    """Return the ``--models`` option of an exact study: the fact models, ``op`` and / or ``dp``.
+
+    Returns
+    -------
+    Option
+        A list of ``"op"`` / ``"dp"`` (default both).
+
+    References
+    ----------
+    docs/architecture.md#where-to-add
+    """
+    return Option("models", "--models", str, ("op", "dp"), "fact models", many=True, choices=("op", "dp"))
+
+
+@fill_doc
 class Runner:
     """Runs (or replays) lists of trials of one study on one store; counts what it did.
 
@@ -148,12 +286,7 @@ class Runner:
         The store read (replay) or read and appended to (compute).
     compute : bool
         Compute missing trials (True) or only read the store (False).
-    executor : str or validation.engine.WorkerPool, optional
-        Passed to :func:`validation.engine.run_sweep` when computing.
-    workers : int, optional
-        Worker processes when computing.
-    progress : bool, optional
-        Progress lines on stderr.
+    %(executor)s %(workers)s %(progress)s
     missing : {"raise", "skip"}, optional
         What a replay does with a trial the store lacks.
 
@@ -172,11 +305,23 @@ class Runner:
         self.cpu_seconds = 0.0
         self._ok = None
 
+    def stored_ok(self):
+        """Return the finished trials the store holds now (a sequential design decides from them).
+
+        Returns
+        -------
+        dict
+            Store key -> ok engine record (``{}`` while the store does not exist).
+        """
+        from validation.engine import read_store
+
+        return read_store(self.store, warn=False).ok if self.store.exists() else {}
+
     def _replay(self, params):
-        from validation.engine import read_store, trial_key
+        from validation.engine import trial_key
 
         if self._ok is None:
-            self._ok = read_store(self.store, warn=False).ok if self.store.exists() else {}
+            self._ok = self.stored_ok()
         out = []
         for q in params:
             rec = self._ok.get(trial_key(q, self.study.trial))
@@ -209,6 +354,43 @@ class Runner:
         self.cpu_seconds += st.cpu_seconds
         return list(recs)
 
+    def require_ok(self, params, *, command=None):
+        """Run ``params`` and return their results, in order; every trial must have finished.
+
+        Parameters
+        ----------
+        params : list of dict
+            Parameter records.
+        command : str, optional
+            The command that computes them, named by the error (default
+            :meth:`Study.command` with the default options).
+
+        Returns
+        -------
+        list of dict
+            ``rec["result"]`` per trial.
+
+        Raises
+        ------
+        LookupError
+            Trials missing from a replayed store (``missing="skip"``; with
+            ``"raise"`` the replay itself refuses the first one).
+        RuntimeError
+            A trial failed (the message quotes the first error).
+        """
+        recs = self(params)
+        missing = sum(r is None for r in recs)
+        if missing:
+            raise LookupError(f"study {self.study.name}: {missing} planned trials are not in the store "
+                              f"{self.store.name}; compute them with "
+                              f"`{command or self.study.command()} --store PATH`")
+        failed = [r for r in recs if r["status"] != "ok"]
+        if failed:
+            e = failed[0]["error"]
+            raise RuntimeError(f"study {self.study.name}: {len(failed)} trials failed; first "
+                               f"({failed[0]['params']}): {e['type']}: {e['message']}")
+        return [r["result"] for r in recs]
+
     def results(self, params, *, with_params=True):
         """Run ``params`` and return the ok results (each with its parameters merged in).
 
@@ -224,11 +406,7 @@ class Runner:
         list of dict
             One dict per ok trial, in order (failed and missing trials left out).
         """
-        out = []
-        for rec in self(params):
-            if rec is not None and rec["status"] == "ok":
-                out.append({**rec["params"], **rec["result"]} if with_params else dict(rec["result"]))
-        return out
+        return [{**p, **r} if with_params else dict(r) for p, r in ok_pairs(self(params))]
 
 
 @dataclass(frozen=True)
@@ -329,10 +507,10 @@ class Study:
 
     Class attributes a subclass sets: ``name`` (``"linear_memory.exact_op"``,
     also the file stem of its committed store), ``title`` (one line),
-    ``trial`` (the registered trial function),
-    ``stored`` (file name of the committed store in :data:`STORED_DIR`, None
-    when nothing is committed), ``docs`` (its docs page, with anchor),
-    ``options`` (tuple of :class:`Option`).
+    ``trial`` (the registered trial function), ``docs`` (its docs page, with
+    anchor), ``options`` (tuple of :class:`Option`) and, for a study without
+    committed runs, ``committed = False``.  The file name of the committed
+    store in :data:`STORED_DIR` follows from the name (:attr:`stored`).
 
     References
     ----------
@@ -342,7 +520,7 @@ class Study:
     name = None
     title = ""
     trial = None
-    stored = None
+    committed = True
     docs = ""
     options = ()
 
@@ -406,6 +584,11 @@ class Study:
         return None
 
     # ------------------------------------------------------------ written once
+    @property
+    def stored(self):
+        """File name of the committed store in :data:`STORED_DIR` (``<name>.jsonl``; None if not committed)."""
+        return f"{self.name}.jsonl" if self.committed and self.name is not None else None
+
     def committed_store(self):
         """Return the path of the committed store (package data), or None.
 
@@ -496,6 +679,7 @@ class Study:
                 words += [o.flag, ",".join(map(str, v)) if o.many else str(v)]
         return shlex.join(words)
 
+    @fill_doc
     def run(self, *, compute=False, store=None, executor="processes", workers=2, progress=True,
             missing="raise", **options):
         """Run (``compute=True``) or replay (``compute=False``) the study; return a :class:`StudyRun`.
@@ -509,12 +693,7 @@ class Study:
             not exist yet.
         store : path, optional
             The store to read / append to.
-        executor : str or validation.engine.WorkerPool, optional
-            How computed trials run (see :func:`validation.engine.run_sweep`).
-        workers : int, optional
-            Worker processes.
-        progress : bool, optional
-            Progress lines on stderr.
+        %(executor)s %(workers)s %(progress)s
         missing : {"raise", "skip"}, optional
             A replay's answer to a trial the store lacks.
         **options

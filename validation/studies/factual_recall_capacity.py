@@ -57,7 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hcizz.results import Result, optional
-from validation.engine import read_store, trial_key
+from validation.engine import trial_key
 from validation.factual_recall.fits import (BoundaryFit, FactsCapacity, SearchCriterion, SlopeFit,
                                             converged_budget, fit_boundary, fit_capacity, fit_slope,
                                             search_criterion)
@@ -66,7 +66,7 @@ from validation.factual_recall.theory import PAPER_FACTS_PER_PARAM
 from validation.factual_recall.transformer import OneLayerTransformer
 from validation.factual_recall.trials import transformer_budget_trial
 
-from .base import Option, Runner, Study
+from .base import Option, Runner, Study, fill_doc, is_ok, ok_pairs
 
 __all__ = ["FPP_PLAN", "FPP_COSINE_PLAN", "FPP_CONSTANT_K", "FPP_COSINE_ALL_PLAN",
            "FPP_SCAN_CONFIGS", "FPP_SCAN_SETTINGS", "TRADEOFF_PLAN", "SCHEDULE_CHECK",
@@ -386,20 +386,16 @@ class SearchRecords(Result):
     pending: int
 
 
-def _store_ok(path):
-    return read_store(path, warn=False).ok if path.exists() else {}
-
-
 def _search(runner, plan, max_rounds):
     """Run the adaptive search of ``plan`` on ``runner`` round by round; return its records."""
     for _ in range(max_rounds):
-        todo = [n for *_, n in search_paths(plan, _store_ok(runner.store)) if n is not None]
+        todo = [n for *_, n in search_paths(plan, runner.stored_ok()) if n is not None]
         if not todo:
             break
         runner(todo)                      # a replay finds them or reports them missing
         if not runner.compute:
             break
-    ok = _store_ok(runner.store)
+    ok = runner.stored_ok()
     pending = sum(1 for *_, n in search_paths(plan, ok) if n is not None)
     params = []
     for cfg in plan["configs"]:
@@ -408,7 +404,7 @@ def _search(runner, plan, max_rounds):
                    and all(r["params"].get(k) == v for k, v in base.items())]
     recs = {}
     for (cfg, _), rec in zip(params, runner([p for _, p in params])):
-        if rec is not None and rec["status"] == "ok":
+        if is_ok(rec):
             recs.setdefault(cfg, []).append((rec["params"], rec["result"]))
     recs = {cfg: sorted(recs[cfg], key=lambda pr: (pr[0]["seed"], pr[0]["facts"]))
             for cfg in plan["configs"] if cfg in recs}
@@ -1094,7 +1090,6 @@ class FactsPerParam(Study):
     title = ("transformer capacity per configuration at T = 32 (adaptive search over the number of "
              "facts, constant-rate Adam) and the facts-per-parameter slope")
     trial = transformer_budget_trial
-    stored = "factual_recall.facts_per_param.jsonl"
     docs = "docs/factual_recall.md#facts-per-parameter-budget-checked"
     options = (_MAX_ROUNDS,)
 
@@ -1113,10 +1108,10 @@ class FactsPerParam(Study):
         """
         return FPP_PLAN
 
-    def execute(self, runner, max_rounds):
-        return _search(runner, self.search_plan(), max_rounds)
+    def execute(self, runner, max_rounds, **options):
+        return _search(runner, self.search_plan(**options), max_rounds)
 
-    def summarise(self, results, max_rounds):
+    def summarise(self, results, max_rounds, **options):
         """Summarise the search (:func:`summarize_fpp`).
 
         Parameters
@@ -1125,13 +1120,15 @@ class FactsPerParam(Study):
             What :meth:`execute` returned.
         max_rounds : int
             The option (unused).
+        **options
+            The other options (those of :meth:`search_plan`).
 
         Returns
         -------
         FppSummary
             Capacities and slope.
         """
-        return summarize_fpp(results.records, self.search_plan(), pending=results.pending)
+        return summarize_fpp(results.records, self.search_plan(**options), pending=results.pending)
 
 
 class FactsPerParamCosine(FactsPerParam):
@@ -1145,7 +1142,6 @@ class FactsPerParamCosine(FactsPerParam):
     name = "factual_recall.facts_per_param_cosine"
     title = ("the facts-per-parameter search with the cosine schedule (every configuration, or the "
              "largest alone)")
-    stored = "factual_recall.facts_per_param_cosine.jsonl"
     docs = "docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity"
     options = (Option("protocol", "--protocol", str, "all",
                       "all: every configuration (FPP_COSINE_ALL_PLAN); largest: d = 64 1/1 alone "
@@ -1153,12 +1149,6 @@ class FactsPerParamCosine(FactsPerParam):
 
     def search_plan(self, protocol="all", **options):
         return FPP_COSINE_ALL_PLAN if protocol == "all" else FPP_COSINE_PLAN
-
-    def execute(self, runner, protocol, max_rounds):
-        return _search(runner, self.search_plan(protocol), max_rounds)
-
-    def summarise(self, results, protocol, max_rounds):
-        return summarize_fpp(results.records, self.search_plan(protocol), pending=results.pending)
 
 
 class OptimizerScan(Study):
@@ -1172,17 +1162,16 @@ class OptimizerScan(Study):
     name = "factual_recall.fpp_optimizer_scan"
     title = "the facts-per-parameter search over peak learning rates and batch sizes (cosine schedule)"
     trial = transformer_budget_trial
-    stored = "factual_recall.fpp_optimizer_scan.jsonl"
     docs = "docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity"
     options = (_MAX_ROUNDS,)
 
+    @fill_doc
     def execute(self, runner, max_rounds):
         """Search every setting in turn on the one store.
 
         Parameters
         ----------
-        runner : Runner
-            Computes or replays.
+        %(runner)s
         max_rounds : int
             Most rounds per setting.
 
@@ -1225,7 +1214,6 @@ class ScheduleCheck(Study):
     name = "factual_recall.fpp_schedule_check"
     title = "constant-rate trials just above capacity rerun with the cosine schedule (paired)"
     trial = transformer_budget_trial
-    stored = "factual_recall.fpp_schedule_check.jsonl"
     docs = "docs/factual_recall.md#facts-per-parameter-budget-checked"
 
     def plan(self):
@@ -1268,7 +1256,7 @@ class ScheduleCheck(Study):
         for p, cos, const in results:
             runs = {}
             for name, rec in (("constant", const), ("cosine", cos)):
-                if rec is not None and rec["status"] == "ok":
+                if is_ok(rec):
                     runs[name] = {"final_accuracy": rec["result"]["accuracy"][-1],
                                   "t_99": rec["result"]["t_99"]}
             out.append(ScheduleCheckRow(**{k: p[k] for k in ("d", "H", "d_h", "m", "facts", "seed",
@@ -1287,27 +1275,25 @@ class Tradeoff(Study):
     name = "factual_recall.tradeoff"
     title = "success over heads x MLP width at a fixed number of facts and the iso-capacity boundary"
     trial = transformer_budget_trial
-    stored = "factual_recall.tradeoff.jsonl"
     docs = "docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters"
 
     def plan(self):
         return tradeoff_params()
 
+    @fill_doc
     def summarise(self, results):
         """Summarise the grid (:func:`summarize_tradeoff`).
 
         Parameters
         ----------
-        results : list of dict
-            The engine records of the plan.
+        %(records)s
 
         Returns
         -------
         TradeoffSummary
             Map, routing row and boundary fits.
         """
-        return summarize_tradeoff([(r["params"], r["result"]) for r in results
-                                   if r is not None and r["status"] == "ok"])
+        return summarize_tradeoff(ok_pairs(results))
 
 
 FACTS_PER_PARAM = FactsPerParam()

@@ -38,7 +38,7 @@ from validation.factual_recall.trials import (escape_trial, linear_recall_trial,
                                               transformer_budget_trial)
 from validation.logistic import fit_threshold
 
-from .base import Study
+from .base import Study, fill_doc, ok_pairs
 
 __all__ = ["LINEAR_PLAN", "MLP_PLAN", "TRANSFORMER_PLAN", "ESCAPE_PLAN", "THEORY_CURVE_D",
            "linear_params", "mlp_params", "escape_params", "transformer_params", "FinalCapacity",
@@ -208,13 +208,9 @@ def transformer_params(plan=TRANSFORMER_PLAN):
     return out
 
 
-def _pairs(records):
-    """``(params, result)`` of the ok records (missing and failed ones left out)."""
-    return [(r["params"], r["result"]) for r in records if r is not None and r["status"] == "ok"]
-
-
 # ----------------------------------------------------------------------------- linear memory
 
+@fill_doc
 @dataclass(frozen=True)
 class FinalCapacity(Result):
     """The capacity of a group at its largest budget, as a load and as a number of facts.
@@ -225,8 +221,7 @@ class FinalCapacity(Result):
         The largest budget.
     threshold : float
         Load ``N ln N / d^2`` at 50 % success.
-    ci_low, ci_high : float
-        Its 95 % profile-likelihood interval.
+    %(ci)s
     successes, trials : int
         Successes and trials.
     N : float
@@ -253,14 +248,14 @@ class FinalCapacity(Result):
     level = 0.95
 
 
+@fill_doc
 @dataclass(frozen=True)
 class LinearGroup(Result):
     """One group of the linear-memory study: fits per budget, theory and the ratio.
 
     Parameters
     ----------
-    d : int
-        Dimension.
+    %(d)s
     lr : float
         Constant Adam rate.
     steps : int
@@ -423,7 +418,6 @@ class LinearMemory(Study):
     title = ("trained capacity of the factual-recall linear memory against the finite-p replica "
              "capacity (per d, learning rate, budget and embedding)")
     trial = linear_recall_trial
-    stored = "factual_recall.linear_memory.jsonl"
     docs = "docs/factual_recall.md#memories-against-theory"
 
     def plan(self):
@@ -443,7 +437,7 @@ class LinearMemory(Study):
             The groups and the theory curve.
         """
         groups = {}
-        for p, r in _pairs(results):
+        for p, r in ok_pairs(results):
             key = (int(p["d"]), float(p["lr"]), int(p["steps"]), p.get("inputs", "sphere"),
                    p.get("outputs", "sphere"))
             groups.setdefault(key, []).append(r)
@@ -543,6 +537,7 @@ class MlpConfig(Result):
         return tuple(v * s for v in self.c(crit))
 
 
+@fill_doc
 @dataclass(frozen=True)
 class PooledFit(Result):
     """One logistic fit of ``c`` over several configurations.
@@ -551,8 +546,7 @@ class PooledFit(Result):
     ----------
     c : float
         ``N / (m d)`` at 50 % success.
-    ci_low, ci_high : float
-        Its 95 % profile-likelihood interval.
+    %(ci)s
 
     References
     ----------
@@ -638,20 +632,19 @@ class MlpMemory(Study):
     name = "factual_recall.mlp_memory"
     title = "capacity N = c m d of the two-class MLP memory against Cover's / Gardner's counting"
     trial = mlp_recall_trial
-    stored = "factual_recall.mlp_memory.jsonl"
     docs = "docs/factual_recall.md#mlp-memory-against-counting-bounds"
 
     def plan(self):
         return ([p for d, m in MLP_PLAN["dm"] for p in mlp_params(d, m)]
                 + [p for d, m in MLP_PLAN["long"]["dm"] for p in mlp_params(d, m, long=True)])
 
+    @fill_doc
     def summarise(self, results):
         """Fit ``c`` per ``(d, m, steps)`` and pooled over the base design.
 
         Parameters
         ----------
-        results : list of dict
-            The engine records of the plan.
+        %(records)s
 
         Returns
         -------
@@ -659,7 +652,7 @@ class MlpMemory(Study):
             Per configuration and pooled.
         """
         groups = {}
-        for p, r in _pairs(results):
+        for p, r in ok_pairs(results):
             groups.setdefault((int(p["d"]), int(p["m"]), int(p["steps"])), []).append(r)
         configs = []
         for (d, m, steps) in sorted(groups):
@@ -704,19 +697,18 @@ class EscapeTimes(Study):
     name = "factual_recall.escape_times"
     title = "escape steps from the two plateaus of sequential learning against the saddle rates"
     trial = escape_trial
-    stored = "factual_recall.escape_times.jsonl"
     docs = "docs/factual_recall.md#escape-times"
 
     def plan(self):
         return escape_params()
 
+    @fill_doc
     def summarise(self, results):
         """Fit the escape slopes (:func:`~validation.factual_recall.fits.fit_escape_slopes`).
 
         Parameters
         ----------
-        results : list of dict
-            The engine records of the plan.
+        %(records)s
 
         Returns
         -------
@@ -724,11 +716,12 @@ class EscapeTimes(Study):
             Both plateaus.
         """
         pl = ESCAPE_PLAN
-        return fit_escape_slopes(_pairs(results), pl["S"], pl["R"], pl["D"])
+        return fit_escape_slopes(ok_pairs(results), pl["S"], pl["R"], pl["D"])
 
 
 # ----------------------------------------------------------------------------- transformer budget
 
+@fill_doc
 @dataclass(frozen=True)
 class BudgetRow(IntervalResult):
     """Capacity of the transformer at one schedule, rate and budget.
@@ -743,8 +736,7 @@ class BudgetRow(IntervalResult):
         Step budget.
     facts : float
         Facts at 50 % success (99 % criterion; logistic in the number of facts).
-    ci_low, ci_high : float
-        Its 95 % profile-likelihood interval.
+    %(ci)s
     facts_per_param : float
         ``facts / params``.
     successes, trials : int
@@ -828,19 +820,18 @@ class TransformerBudget(Study):
     name = "factual_recall.transformer_budget"
     title = "capacity of one small transformer shape against the step budget and schedule"
     trial = transformer_budget_trial
-    stored = "factual_recall.transformer_budget.jsonl"
     docs = "docs/factual_recall.md#transformer-budget-study-small-size"
 
     def plan(self):
         return transformer_params()
 
+    @fill_doc
     def summarise(self, results):
         """Fit the capacity per schedule, rate and budget.
 
         Parameters
         ----------
-        results : list of dict
-            The engine records of the plan.
+        %(records)s
 
         Returns
         -------
@@ -850,7 +841,7 @@ class TransformerBudget(Study):
         plan = TRANSFORMER_PLAN
         rows, conv, params = [], {}, None
         const, cos = {}, {}
-        for p, r in _pairs(results):
+        for p, r in ok_pairs(results):
             params = r["params"]
             if p["schedule"] == "constant":
                 const.setdefault(float(p["lr"]), []).append(dict(r, load=float(r["facts"])))

@@ -37,13 +37,13 @@ import json
 from dataclasses import dataclass
 
 from hcizz.results import Result
-from validation.engine import read_store, trial_key
+from validation.engine import trial_key
 from validation.factual_recall.search import (PAPER_LRS, LargestPassed, largest_passed,
                                               next_paper_trial, paper_code_comparison, shape_of)
 from validation.factual_recall.transformer import OneLayerTransformer
 from validation.factual_recall.trials import paper_protocol_trial
 
-from .base import STORED_DIR, Option, Study
+from .base import STORED_DIR, Option, Study, fill_doc
 
 __all__ = ["PAPER_PROTOCOL", "PAPER_SHAPES", "paper_base", "paper_code_runs", "PaperPath",
            "PaperProtocolSummary", "PaperProtocol", "STUDIES"]
@@ -250,7 +250,6 @@ class PaperProtocol(Study):
     title = ("the paper's protocol (batch 1024, best of three rates, largest passed size; 4096 of "
              "the paper's 16384 steps by default) on the paper's model, next to the paper's own code")
     trial = paper_protocol_trial
-    stored = "factual_recall.paper_protocol.jsonl"
     docs = "docs/factual_recall.md#the-papers-protocol-against-the-papers-code"
     options = (Option("variant", "--variant", str, "paper",
                       "model variant: paper (the paper's model) or ours (EOS residual, our init)",
@@ -261,13 +260,13 @@ class PaperProtocol(Study):
                Option("max_rounds", "--max-rounds", int, 40,
                       "most search rounds (each runs the next trial of every unfinished path)", low=0))
 
+    @fill_doc
     def execute(self, runner, variant, steps, max_rounds):
         """Run the lean searches round by round; return every path.
 
         Parameters
         ----------
-        runner : Runner
-            Computes or replays.
+        %(runner)s
         variant : str
             Model variant.
         steps : int or None
@@ -287,7 +286,7 @@ class PaperProtocol(Study):
         reported as pending, not as an error).
         """
         for _ in range(max_rounds):
-            ok = _ok(runner.store)
+            ok = runner.stored_ok()
             todo = [q for *_, q in _paths(ok, variant, steps) if q is not None]
             if not runner.compute:
                 todo = [q for q in todo if trial_key(q, self.trial) in ok]
@@ -296,7 +295,7 @@ class PaperProtocol(Study):
             runner(todo)
             if not runner.compute:
                 break
-        return _paths(_ok(runner.store), variant, steps)
+        return _paths(runner.stored_ok(), variant, steps)
 
     def summarise(self, results, variant, steps, max_rounds):
         """Apply the paper's criterion to every path and compare with the paper's code.
@@ -339,10 +338,6 @@ class PaperProtocol(Study):
         budgets = [_budget(shape, steps) for shape in PAPER_SHAPES]
         return PaperProtocolSummary(paths, paper_code_comparison(shapes, budgets=budgets),
                                     code["meta"], sum(1 for *_, q in results if q is not None))
-
-
-def _ok(store):
-    return read_store(store, warn=False).ok if store.exists() else {}
 
 
 STUDIES = (PaperProtocol(),)

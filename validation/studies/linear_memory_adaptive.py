@@ -33,7 +33,7 @@ from validation.linear_memory.capacity import MAX_TRAINED_D as MAX_D, adaptive_s
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
-from .base import Option, Study
+from .base import Option, Study, dims_option
 from .linear_memory_d150 import BATCH, START
 
 __all__ = ["DS", "REPLICATES", "TARGET", "GRID_FACTORS", "S_MAX", "STEPS", "DesignRun", "summarise_designs",
@@ -175,9 +175,8 @@ class AdaptiveDesignStudy(Study):
     name = "linear_memory.adaptive_design"
     title = "trials for a 0.03 threshold CI half-width: fixed grid against adaptive design (OP, small d)"
     trial = capacity_trial
-    stored = "linear_memory.adaptive_design.jsonl"
     docs = "docs/sweeps.md#adaptive-threshold-design"
-    options = (Option("ds", "--d", int, DS, "dimensions", many=True, low=2, high=MAX_D),
+    options = (dims_option(DS, high=MAX_D),
                Option("replicates", "--replicates", int, REPLICATES, "replicates per dimension and design",
                       low=1, high=1000),
                Option("target", "--target", float, TARGET, "target 95% CI half-width", low=0, high=1,

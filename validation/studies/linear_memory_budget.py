@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from hcizz.results import Result
 from validation.linear_memory.capacity import MAX_TRAINED_D as MAX_D, budget_thresholds, capacity_trial, load_grid, trial_params
 
-from .base import Option, Study
+from .base import Option, Study, dims_option, fill_doc, seeds_option
 
 __all__ = ["CONFIGS", "BUDGETS", "CENTERS", "BudgetCurve", "STUDIES"]
 
@@ -48,6 +48,7 @@ def _trained_models():
     return tuple(n for n, m in MEMORY_MODELS.items() if m.parametrization.trained and not m.needs_kappa)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class BudgetCurve(Result):
     """The threshold against the step budget for one setting and one ``d``.
@@ -56,8 +57,7 @@ class BudgetCurve(Result):
     ----------
     config : str
         Name in :data:`CONFIGS`.
-    d : int
-        Dimension.
+    %(d)s
     fits : list of BudgetThreshold
         One per budget (:func:`validation.linear_memory.capacity.budget_thresholds`).
     trials : int
@@ -89,13 +89,14 @@ class BudgetStudy(Study):
     title = "linear-memory threshold against the training-step budget, per optimiser setting (no committed runs)"
     trial = capacity_trial
     docs = "docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen"
+    committed = False
 
     @property
     def options(self):
-        return (Option("ds", "--d", int, (20, 30), "dimensions", many=True, low=2, high=MAX_D),
+        return (dims_option((20, 30), high=MAX_D),
                 Option("model", "--model", str, "op", "a trained model without a rank ratio",
                        choices=_trained_models()),
-                Option("seeds", "--seeds", int, 6, "trials per load", low=1, high=1000),
+                seeds_option(6),
                 Option("max_budget", "--max-budget", int, 8192, "step budget of every run (the largest budget)",
                        low=1, high=10**6),
                 Option("configs", "--configs", str, tuple(CONFIGS), "optimiser settings", many=True,

@@ -46,7 +46,7 @@ from validation.linear_memory.capacity import capacity_trial, extension_loads, g
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
-from .base import Option, Study
+from .base import Option, Study, fill_doc, is_ok
 
 __all__ = ["CONFIGS", "group_loads", "row_command", "CapacityRow", "Mechanism", "mechanism", "CapacitySweep",
            "STUDIES"]
@@ -67,6 +67,7 @@ CONFIGS = {
 }
 
 
+@fill_doc
 def group_loads(model, kappa, d, cfg, preset, theory):
     """Return the load grid and trial parameters of one group (see the module notes).
 
@@ -76,8 +77,7 @@ def group_loads(model, kappa, d, cfg, preset, theory):
         A registered memory model.
     kappa : float or None
         Rank ratio (low rank).
-    d : int
-        Dimension.
+    %(d)s
     cfg : dict
         A configuration of :data:`CONFIGS`.
     preset : {"default", "paper"}
@@ -148,6 +148,7 @@ def row_command(params, loads):
     return shlex.join(words)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class CapacityRow(Result):
     """The trained threshold of one group against its prediction.
@@ -158,14 +159,12 @@ class CapacityRow(Result):
         The registered model.
     kappa : float or None
         Rank ratio.
-    d : int
-        Dimension.
+    %(d)s
     preset : str
         Training preset.
     threshold : float
         Logistic 1/2 point of the group's trials.
-    ci_low, ci_high : float
-        Its 95% profile-likelihood interval.
+    %(ci)s
     p_at_threshold : int or None
         ``p`` at the threshold load.
     theory, theory_stderr : float
@@ -219,14 +218,14 @@ class CapacityRow(Result):
     level = 0.95
 
 
+@fill_doc
 @dataclass(frozen=True)
 class Mechanism(Result):
     """Scores and spectra of the memories at the largest recalled loads (:func:`mechanism`).
 
     Parameters
     ----------
-    d : int
-        Dimension.
+    %(d)s
     scores : dict or None
         OP: ``d``, ``p``, ``load``, ``seed`` and the
         :class:`~validation.linear_memory.mechanism.ScoreSummary` of the trained
@@ -257,6 +256,7 @@ class Mechanism(Result):
     spectra_table: list
 
 
+@fill_doc
 def mechanism(by_group, d):
     """Re-derive the memories at the largest recalled OP and low-rank (0.5) loads at ``d``; scores and spectra.
 
@@ -265,8 +265,7 @@ def mechanism(by_group, d):
     by_group : dict
         ``(model, kappa, d, preset)`` -> trial results (with ``seed``), as in
         ``CapacitySweep.by_group``.
-    d : int
-        Dimension.
+    %(d)s
 
     Returns
     -------
@@ -384,6 +383,7 @@ class CapacityStudy(Study):
     title = "trained capacity thresholds of OP, DP, low-rank and Hebbian memories against theory (no committed runs)"
     trial = capacity_trial
     docs = "docs/linear_memory.md#measured-comparison-quick-report"
+    committed = False
     options = (Option("config", "--config", str, "full", "quick (the report's quick mode) or full",
                       choices=tuple(CONFIGS)),)
 
@@ -392,13 +392,13 @@ class CapacityStudy(Study):
         return ([(m, k, d, "default") for d in cfg["ds"] for m, k in cfg["groups"]]
                 + [(m, k, d, "paper") for m, k, d in cfg["paper"]])
 
+    @fill_doc
     def execute(self, runner, config):
         """All groups' grids in one round, then one extension round.
 
         Parameters
         ----------
-        runner : validation.studies.base.Runner
-            Runs or replays.
+        %(runner)s
         config : {"quick", "full"}
             The configuration.
 
@@ -422,7 +422,7 @@ class CapacityStudy(Study):
 
         def collect(prm, recs):
             for q, r in zip(prm, recs):
-                if r is not None and r["status"] == "ok":
+                if is_ok(r):
                     by_group.setdefault((q["model"], q.get("kappa"), q["d"], q["preset"]), []).append(
                         {**r["result"], "seed": q["seed"]})
 

@@ -59,7 +59,7 @@ from validation.linear_memory.capacity import (BudgetThreshold, ThresholdRecord,
 from validation.logistic import fit_threshold
 from replica import load_of
 
-from .base import Option, Study
+from .base import Option, Study, fill_doc, is_ok
 
 __all__ = ["LR", "PLAN", "LR_CHECK", "PAPER", "CI_HALFWIDTH", "BATCH", "START", "BUDGETS", "LONG_BUDGET", "group_key",
            "group_theory", "GroupThreshold", "NearBudgetThreshold", "PaperSizeThresholds", "Refit", "LongBudget",
@@ -105,6 +105,7 @@ LONG_BUDGET = (("op", None, 100, LR, 1203, 1, 16384),
                ("op", None, 100, LR, 1207, 10, 16384))
 
 
+@fill_doc
 def group_theory(model, kappa, d):
     """Compute the finite-``p`` capacity prediction of one group.
 
@@ -116,8 +117,7 @@ def group_theory(model, kappa, d):
     kappa : float or None
         Rank ratio of a rank-constrained group (the prediction uses the actual
         ``m / d``); ignored for ``"op"``.
-    d : int
-        Dimension.
+    %(d)s
 
     Returns
     -------
@@ -144,6 +144,7 @@ def group_theory(model, kappa, d):
     return {"value": float(e["value"]), "stderr": float(e["stderr"]), "kappa_eff": float(e["kappa_eff"])}
 
 
+@fill_doc
 def group_key(model, kappa, d, lr=LR):
     """Format the row name of a group.
 
@@ -153,8 +154,7 @@ def group_key(model, kappa, d, lr=LR):
         Memory model of the group (``"op"``, ``"lowrank"``).
     kappa : float or None
         Rank ratio; None (full rank) leaves the ``kappa=`` part out.
-    d : int
-        Dimension.
+    %(d)s
     lr : float or None
         Adam learning rate; None stands for the default preset's 0.1.
 
@@ -181,6 +181,7 @@ def group_key(model, kappa, d, lr=LR):
             + (f" lr={lr:g}" if lr is not None else " lr=0.1 (default preset)"))
 
 
+@fill_doc
 @dataclass(frozen=True)
 class GroupThreshold(ThresholdRecord):
     """The adaptive threshold of one group, its theory and its cost.
@@ -191,14 +192,12 @@ class GroupThreshold(ThresholdRecord):
         ``"op"`` or ``"lowrank"``.
     kappa : float or None
         Rank ratio.
-    d : int
-        Dimension.
+    %(d)s
     lr : float
         Adam rate (0.1 for the default preset).
     threshold : float
         Logistic 1/2 point of all the group's trials.
-    ci_low, ci_high : float
-        Its 95% profile-likelihood interval.
+    %(ci_pair)s
     halfwidth : float
         ``(ci_high - ci_low) / 2``.
     theory_finite_p, theory_stderr, kappa_eff : float
@@ -223,11 +222,6 @@ class GroupThreshold(ThresholdRecord):
         A threshold of the table (False: the learning-rate check).
     done : bool
         Half-width <= :data:`CI_HALFWIDTH` or trial cap reached.
-
-    Notes
-    -----
-    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``
-    (:class:`~validation.linear_memory.capacity.ThresholdRecord`).
 
     References
     ----------
@@ -377,7 +371,6 @@ class PaperSizeStudy(Study):
     name = "linear_memory.d150"
     title = "capacity thresholds at d = 100 and 150 (adaptive design, Adam lr 0.01) and the learning-rate check"
     trial = capacity_trial
-    stored = "linear_memory.d150.jsonl"
     docs = "docs/linear_memory.md#thresholds-at-d--100-and-150"
     options = (Option("groups", "--groups", int, tuple(range(len(PLAN))),
                       "indices into the threshold groups, in priority order: "
@@ -413,7 +406,7 @@ class PaperSizeStudy(Study):
 
             def run(params, got=got):
                 recs = runner(params)
-                got.extend((q, r) for q, r in zip(params, recs) if r is not None and r["status"] == "ok")
+                got.extend((q, r) for q, r in zip(params, recs) if is_ok(r))
                 return recs
 
             th = group_theory(model, kappa, d)["value"]
@@ -425,8 +418,7 @@ class PaperSizeStudy(Study):
             model, kappa, d, lr = g
             params = [trial_params(model, d, [float(load_of(p, d))], [sd], kappa=kappa, steps=4096,
                                    dtype="float32", lr=lr)[0] for p, sd in trials]
-            out[g] = _with_params([(q, r) for q, r in zip(params, runner(params))
-                                   if r is not None and r["status"] == "ok"])
+            out[g] = _with_params([(q, r) for q, r in zip(params, runner(params)) if is_ok(r)])
         return out
 
     def summarise(self, results, groups, lr_check):
@@ -485,7 +477,6 @@ class LongBudgetStudy(Study):
     name = "linear_memory.d150_budget"
     title = "stored 4096-step failures near the d = 100 OP threshold rerun with 16384 steps"
     trial = capacity_trial
-    stored = "linear_memory.d150_budget.jsonl"
     docs = "docs/linear_memory.md#thresholds-at-d--100-and-150"
 
     def plan(self):

@@ -25,13 +25,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hcizz.results import Result
+from validation.linear_memory.capacity import ThresholdRecord
 from validation.linear_memory.exact import exact_params, exact_trial
 from validation.linear_memory.registry import prediction
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
-from .base import Option, Study
+from .base import Study, dims_option, fill_doc, ok_pairs
 
 __all__ = ["PLAN", "TIMING", "DP_DECIDED", "ExactThreshold", "ExactThresholds", "STUDIES"]
 
@@ -48,19 +48,18 @@ TIMING = {150: (np.array([0.97]), 2)}
 DP_DECIDED = (20, 30, 40, 60, 80)
 
 
+@fill_doc
 @dataclass(frozen=True)
-class ExactThreshold(Result):
+class ExactThreshold(ThresholdRecord):
     """The exact threshold at one ``d`` and the cost of its decisions.
 
     Parameters
     ----------
-    d : int
-        Dimension.
+    %(d)s
     threshold : float
         Logistic 1/2 point of the decisions (NaN without a fit: timing-only
         instances, or decisions that do not bracket it).
-    ci_low, ci_high : float
-        Its 95 % profile-likelihood interval.
+    %(ci_pair)s
     theory, theory_stderr : float
         The finite-``p`` prediction at ``d`` and its Monte Carlo standard error.
     p_at_threshold : int or None
@@ -83,11 +82,6 @@ class ExactThreshold(Result):
         Distinct ``p`` of the instances.
     threshold_fit : bool
         Whether ``d`` has a threshold plan (False: timing only).
-
-    Notes
-    -----
-    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]`` (the key
-    ``report.json`` has always used).
 
     References
     ----------
@@ -116,10 +110,6 @@ class ExactThreshold(Result):
     p_values: list
     threshold_fit: bool
 
-    _estimate = "threshold"
-    level = 0.95
-    _ci_pair = True
-
 
 class ExactThresholds(Study):
     """Exact thresholds of one fact model at the planned dimensions (see the module notes).
@@ -140,13 +130,11 @@ class ExactThresholds(Study):
     def __init__(self, model):
         self.model = model
         self.name = f"linear_memory.exact_{model}"
-        self.stored = f"{self.name}.jsonl"
         self.title = (f"exact existence thresholds of full-rank {model.upper()} memories against d "
                       "(certified decisions, no training)")
         default = tuple(sorted(PLAN) + sorted(TIMING)) if model == "op" else DP_DECIDED
-        self.options = (Option("ds", "--d", int, default, "dimensions (planned: "
-                               + ", ".join(map(str, sorted(PLAN) + sorted(TIMING))) + ")", many=True,
-                               low=1),)
+        self.options = (dims_option(default, low=1, help="dimensions (planned: "
+                                    + ", ".join(map(str, sorted(PLAN) + sorted(TIMING))) + ")"),)
 
     def validate(self, options):
         bad = [d for d in options["ds"] if d not in PLAN and d not in TIMING]
@@ -205,7 +193,7 @@ class ExactThresholds(Study):
         rows = {}
         for d in ds:
             recs = results[d]
-            res = [r["result"] for r in recs if r is not None and r["status"] == "ok"]
+            res = [r for _, r in ok_pairs(recs)]
             if not res:
                 continue
             dec = [r for r in res if r.get("success") is not None]

@@ -41,12 +41,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hcizz.results import Result
+from validation.linear_memory.capacity import ThresholdRecord
 from validation.linear_memory.exact_listwise import (HEBBIAN_TAUS, hebbian_listwise_trial, listwise_exact_trial,
                                                      listwise_load, listwise_params)
 from validation.logistic import fit_threshold
 
-from .base import Option, Study
+from .base import Study, dims_option, fill_doc, is_ok, models_option, ok_pairs
 
 __all__ = ["CASES", "CENTRE", "PLAN", "SPHERE_PLAN", "ListwiseThreshold", "ListwiseStudy", "case_label", "theory_at",
            "HEBBIAN_PLAN", "HebbianListwise", "HebbianListwiseStudy", "STUDIES"]
@@ -70,17 +70,13 @@ PLAN = {20: (np.linspace(0.8, 1.2, 7), 4, tuple(range(len(CASES)))),
 SPHERE_PLAN = {20: (np.linspace(0.8, 1.2, 7), 4, (3, 4, 5, 6))}
 
 
+@fill_doc
 def case_label(criterion, tau, margin):
     """Return a short label of a case, ``"tam tau=0.05 margin=0.1"``.
 
     Parameters
     ----------
-    criterion : str
-        ``"top1"`` or ``"tam"``.
-    tau : float or None
-        Tail fraction.
-    margin : float
-        Margin.
+    %(case)s
 
     Returns
     -------
@@ -94,22 +90,17 @@ def case_label(criterion, tau, margin):
     return criterion + (f" tau={tau:g}" if tau is not None else "") + f" margin={margin:g}"
 
 
+@fill_doc
 @functools.lru_cache(maxsize=None)
 def theory_at(criterion, tau, margin, n, d):
     """Return the replica prediction evaluated at ``n`` facts: value, stderr, limit and the fixed-point gap.
 
     Parameters
     ----------
-    criterion : str
-        ``"top1"`` or ``"tam"``.
-    tau : float or None
-        Tail fraction.
-    margin : float
-        Margin.
+    %(case)s
     n : int
         Number of facts (the planned centre).
-    d : int
-        Dimension.
+    %(d)s
 
     Returns
     -------
@@ -136,28 +127,20 @@ def theory_at(criterion, tau, margin, n, d):
             "fixed_point_gap": float(implied - n)}
 
 
+@fill_doc
 @dataclass(frozen=True)
-class ListwiseThreshold(Result):
+class ListwiseThreshold(ThresholdRecord):
     """The exact threshold of one case at one ``d`` for one fact model, next to theory.
 
     Parameters
     ----------
-    model : str
-        ``"op"`` or ``"dp"``.
-    d : int
-        Dimension.
+    %(model)s %(d)s
     inputs : str
         ``"gaussian"`` (facts as drawn) or ``"sphere"`` (norms set to ``sqrt(d)``).
-    criterion : str
-        ``"top1"`` or ``"tam"``.
-    tau : float or None
-        Tail fraction.
-    margin : float
-        Margin.
+    %(case)s
     threshold : float
         Logistic 1/2 point of the decisions (load units of :func:`listwise_load`).
-    ci_low, ci_high : float
-        Its 95 % profile-likelihood interval.
+    %(ci_pair)s
     theory, theory_stderr, theory_limit : float
         Replica prediction at ``d``, its Monte Carlo error, its large-``p`` limit.
     verdict : str
@@ -169,10 +152,6 @@ class ListwiseThreshold(Result):
         Instances, undecided ones, decided ones whose certificate failed, planned ones not in the store.
     cpu_seconds_per_instance : float
         Mean CPU time of a decision.
-
-    Notes
-    -----
-    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``.
 
     References
     ----------
@@ -199,10 +178,6 @@ class ListwiseThreshold(Result):
     missing: int
     cpu_seconds_per_instance: float
 
-    _estimate = "threshold"
-    level = 0.95
-    _ci_pair = True
-
 
 class ListwiseStudy(Study):
     """Exact TAM and top-1-at-a-margin thresholds of OP and DP memories (see the module notes).
@@ -213,14 +188,12 @@ class ListwiseStudy(Study):
     """
 
     name = "linear_memory.listwise"
-    stored = "linear_memory.listwise.jsonl"
     trial = listwise_exact_trial
     docs = "docs/listwise.md#exact-decisions"
     title = ("exact thresholds under the tail-average margin and top-1 at a margin, OP and DP, "
              "against the finite-p replica predictions")
-    options = (Option("ds", "--d", int, (20, 30), "dimensions (planned: "
-                      + ", ".join(map(str, sorted(PLAN))) + ")", many=True, low=2),
-               Option("models", "--models", str, ("op", "dp"), "fact models", many=True, choices=("op", "dp")))
+    options = (dims_option((20, 30), help=f"dimensions (planned: {', '.join(map(str, sorted(PLAN)))})"),
+               models_option())
 
     def validate(self, options):
         bad = [d for d in options["ds"] if d not in PLAN]
@@ -228,13 +201,13 @@ class ListwiseStudy(Study):
             raise ValueError(f"--d must be planned dimensions ({', '.join(map(str, sorted(PLAN)))}), got {bad[0]}")
         return options
 
+    @fill_doc
     def plan_d(self, model, d):
         """Return the planned trial records at ``d`` for one fact model.
 
         Parameters
         ----------
-        model : str
-            ``"op"`` or ``"dp"``.
+        %(model)s
         d : int
             A dimension of ``PLAN``.
 
@@ -287,7 +260,7 @@ class ListwiseStudy(Study):
         rows = {}
         for (model, case, d, inputs), recs in groups.items():
             crit, tau, margin = case
-            res = [r["result"] for r in recs if r is not None and r["status"] == "ok"]
+            res = [r for _, r in ok_pairs(recs)]
             if not res:
                 continue
             dec = [r for r in res if r["success"] is not None]
@@ -317,22 +290,19 @@ class ListwiseStudy(Study):
 HEBBIAN_PLAN = {"ds": (20, 40, 60), "sizes": 14, "seeds": 16}
 
 
+@fill_doc
 @dataclass(frozen=True)
-class HebbianListwise(Result):
+class HebbianListwise(ThresholdRecord):
     """Threshold of the Hebbian memory under one criterion at one ``d``, with the fraction of facts passing.
 
     Parameters
     ----------
-    model : str
-        ``"op"`` or ``"dp"``.
-    d : int
-        Dimension.
+    %(model)s %(d)s
     criterion : str
         ``"top1"`` or ``"tam tau=..."``.
     threshold : float
         Load (``n ln n / d^2`` for top-1, ``n / d^2`` for TAM) where all facts pass with probability 1/2.
-    ci_low, ci_high : float
-        Its 95 % profile-likelihood interval.
+    %(ci_pair)s
     n_threshold : float
         The threshold as a number of facts.
     theory : float or None
@@ -343,10 +313,6 @@ class HebbianListwise(Result):
         ``[n, mean fraction of facts passing, its standard error, instances]`` rows.
     instances : int
         Instances.
-
-    Notes
-    -----
-    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``.
 
     References
     ----------
@@ -365,10 +331,6 @@ class HebbianListwise(Result):
     fraction: list
     instances: int
 
-    _estimate = "threshold"
-    level = 0.95
-    _ci_pair = True
-
 
 class HebbianListwiseStudy(Study):
     """The Hebbian memory ``sum_mu c_mu e_mu^T`` under top-1 and TAM, OP and DP (see the module notes).
@@ -379,21 +341,19 @@ class HebbianListwiseStudy(Study):
     """
 
     name = "linear_memory.listwise_hebbian"
-    stored = "linear_memory.listwise_hebbian.jsonl"
     trial = hebbian_listwise_trial
     docs = "docs/listwise.md#the-hebbian-memory"
     title = "Hebbian memory: all-facts transition under top-1 and the tail-average margin"
-    options = (Option("ds", "--d", int, HEBBIAN_PLAN["ds"], "dimensions", many=True, low=4, high=200),
-               Option("models", "--models", str, ("op", "dp"), "fact models", many=True, choices=("op", "dp")))
+    options = (dims_option(HEBBIAN_PLAN["ds"], low=4, high=200), models_option())
 
+    @fill_doc
     @staticmethod
     def sizes(d):
         """Return the planned numbers of facts at ``d``.
 
         Parameters
         ----------
-        d : int
-            Dimension.
+        %(d)s
 
         Returns
         -------
@@ -431,7 +391,7 @@ class HebbianListwiseStudy(Study):
 
         groups = {}
         for q, rec in results:
-            if rec is not None and rec["status"] == "ok":
+            if is_ok(rec):
                 groups.setdefault((q["model"], q["d"]), []).append(rec["result"])
         rows = {}
         crits = ["top1"] + [f"tam_{t:g}" for t in HEBBIAN_TAUS]

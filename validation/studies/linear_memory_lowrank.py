@@ -35,7 +35,7 @@ from validation.linear_memory.capacity import MAX_TRAINED_D as MAX_D, ThresholdR
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
-from .base import Option, Study
+from .base import Option, Study, dims_option, fill_doc, is_ok, seeds_option
 
 __all__ = ["KAPPAS", "DS", "FACTORS", "SEEDS", "SHORT_BUDGET", "plan_group", "LowRankThreshold",
            "summarise_groups", "STUDIES"]
@@ -49,13 +49,13 @@ SEEDS = 4
 SHORT_BUDGET = 2048
 
 
+@fill_doc
 def plan_group(d, kappa, *, seeds=SEEDS, factors=FACTORS):
     """Plan the loads and trial parameters of one ``(d, kappa)`` group.
 
     Parameters
     ----------
-    d : int
-        Dimension.
+    %(d)s
     kappa : float
         Rank ratio in (0, 1] (the prediction uses the actual ``m / d``).
     seeds : int
@@ -81,6 +81,7 @@ def plan_group(d, kappa, *, seeds=SEEDS, factors=FACTORS):
     return loads, trial_params("lowrank", d, loads, range(seeds), kappa=kappa)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class LowRankThreshold(ThresholdRecord):
     """The trained threshold of one ``(kappa, d)`` against the finite-``p`` theory.
@@ -89,14 +90,12 @@ class LowRankThreshold(ThresholdRecord):
     ----------
     kappa : float
         Nominal rank ratio.
-    d : int
-        Dimension.
+    %(d)s
     kappa_eff : float
         Actual ``m / d``.
     threshold : float
         Logistic 1/2 point.
-    ci_low, ci_high : float
-        Its 95% profile-likelihood interval.
+    %(ci_pair)s
     theory, theory_stderr : float
         ``alpha_c(kappa, p)`` at ``m / d``, self-consistent, and its Monte Carlo error.
     theory_p : int
@@ -117,11 +116,6 @@ class LowRankThreshold(ThresholdRecord):
         Step budget the successes were counted at (None: the run's own).
     train_cpu_seconds : float
         CPU seconds of the trials.
-
-    Notes
-    -----
-    ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``
-    (:class:`~validation.linear_memory.capacity.ThresholdRecord`).
 
     References
     ----------
@@ -242,20 +236,19 @@ class LowRankStudy(Study):
     name = "linear_memory.lowrank_finite_p"
     title = "trained low-rank thresholds against alpha_c(kappa) ln p / E[V_p] (finite-p rank-constrained capacity)"
     trial = capacity_trial
-    stored = "linear_memory.lowrank_finite_p.jsonl"
     docs = "docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories"
-    options = (Option("ds", "--d", int, DS, "dimensions", many=True, low=2, high=MAX_D),
+    options = (dims_option(DS, high=MAX_D),
                Option("kappas", "--kappa", float, KAPPAS, "rank fractions", many=True, low=0, high=1,
                       low_open=True),
-               Option("seeds", "--seeds", int, SEEDS, "trials per load", low=1, high=1000))
+               seeds_option(SEEDS))
 
+    @fill_doc
     def execute(self, runner, ds, kappas, seeds):
         """The grid of every group, then one extension round where the crossing is not bracketed.
 
         Parameters
         ----------
-        runner : validation.studies.base.Runner
-            Runs or replays.
+        %(runner)s
         ds, kappas : tuple
             Dimensions and rank ratios.
         seeds : int
@@ -270,7 +263,7 @@ class LowRankStudy(Study):
         params = [p for _, prm in plans.values() for p in prm]
         out = {}
         for prm, r in zip(params, runner(params)):
-            if r is not None and r["status"] == "ok":
+            if is_ok(r):
                 out.setdefault((prm["kappa"], prm["d"]), []).append({**r["result"], "seed": prm["seed"]})
         more = []
         for (k, d), (loads, prm) in plans.items():
@@ -279,7 +272,7 @@ class LowRankStudy(Study):
                 more += trial_params("lowrank", d, new, range(seeds), kappa=k)
         if more:
             for prm, r in zip(more, runner(more)):
-                if r is not None and r["status"] == "ok":
+                if is_ok(r):
                     out.setdefault((prm["kappa"], prm["d"]), []).append({**r["result"], "seed": prm["seed"]})
         return out
 

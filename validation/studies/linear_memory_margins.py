@@ -40,7 +40,7 @@ import numpy as np
 from hcizz.results import Result
 from validation.linear_memory.margins import margin_trial, predicted, typical_predicted
 
-from .base import Option, Study
+from .base import Option, Study, is_ok
 from .linear_memory_d150 import LR
 
 __all__ = ["DS", "SEEDS", "FRACS", "PLAN", "LR_FROM_D", "TYPICAL_MAX_FRACTION", "margin_params", "study_params",
@@ -465,7 +465,6 @@ class MarginStudy(Study):
     name = "linear_memory.margins"
     title = "normalised scores and margins of trained OP memories near the finite-p capacity vs the V_p minimiser"
     trial = margin_trial
-    stored = "linear_memory.margins.jsonl"
     docs = "docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p"
     options = (Option("config", "--config", str, "full",
                       "full: the whole plan; quick: the report's quick subset (d = 40 with 3 seeds, and d >= 100)",
@@ -474,25 +473,8 @@ class MarginStudy(Study):
                       "rows of the below-capacity prediction (0: none)", low=0))
 
     def validate(self, options):
-        """Check ``--typical-samples`` against the sampler's size bound for the plan's largest ``p``.
-
-        Parameters
-        ----------
-        options : dict
-            The individually checked options.
-
-        Returns
-        -------
-        dict
-            The options.
-
-        Raises
-        ------
-        ValueError
-            If ``typical_samples * p`` exceeds the bound of
-            :func:`replica.pinned_scores.typical_scores` for some planned ``p``
-            (an upper bound: ``p`` at load 1, above every planned load).
-        """
+        # --typical-samples against the size bound of replica.pinned_scores.typical_scores for the
+        # plan's largest p (bounded by p at load 1, above every planned load): ValueError beyond it
         from replica import p_from_load
 
         ts = options["typical_samples"]
@@ -528,8 +510,7 @@ class MarginStudy(Study):
             Rows, trends, rate pairs and the dimensions read from the store only.
         """
         plan = self.plan(config, typical_samples)
-        res = [{**r["result"], "d": q["d"], "lr": q.get("lr")} for q, r in zip(plan, results)
-               if r is not None and r["status"] == "ok"]
+        res = [{**r["result"], "d": q["d"], "lr": q.get("lr")} for q, r in zip(plan, results) if is_ok(r)]
         big = sorted({q["d"] for q in plan if q["d"] >= LR_FROM_D}) if config == "quick" else []
         return MarginComparison(results=res, typical_samples=typical_samples, stored_only_d=big)
 

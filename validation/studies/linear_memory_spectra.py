@@ -48,7 +48,7 @@ from validation.linear_memory.spectra import (bootstrap_instances, extrapolate, 
                                               ks_edge_instance, ks_edge_statistic, law_of, pooled_ks,
                                               scaled_values, spectrum_trial)
 
-from .base import Option, Study
+from .base import Option, Study, fill_doc, is_ok
 from .linear_memory_d150 import LR
 
 __all__ = ["KAPPAS", "FRACS", "LARGE_D", "PLAN", "CONFIGS", "study_params", "summarise_rows", "extrapolation",
@@ -491,7 +491,6 @@ class SpectraStudy(Study):
     name = "linear_memory.spectra"
     title = "pooled trained spectra against the (truncated) quarter circle, with a Gaussian calibration"
     trial = spectrum_trial
-    stored = "linear_memory.spectra.jsonl"
     docs = "docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration"
     options = (Option("config", "--config", str, "full",
                       "full: main rows at d = 20, 40, 80; quick: d = 20 only (the rest is read in both)",
@@ -510,13 +509,13 @@ class SpectraStudy(Study):
         c = CONFIGS[config]
         return study_params(c["ds"]) + study_params(c["ds_continued"], **CONTINUED)
 
+    @fill_doc
     def execute(self, runner, config):
         """Run the configuration's own rows, then read (or run) the rest of the plan.
 
         Parameters
         ----------
-        runner : validation.studies.base.Runner
-            Runs or replays.
+        %(runner)s
         config : {"full", "quick"}
             The configuration.
 
@@ -550,7 +549,7 @@ class SpectraStudy(Study):
             The summary.
         """
         def ok(pairs):
-            return [_with_params(q, r) for q, r in pairs if r is not None and r["status"] == "ok"]
+            return [_with_params(q, r) for q, r in pairs if is_ok(r)]
 
         own = ok(results["own"])
         return SpectraSummary(own=own, stored=sorted(own + ok(results["rest"]), key=_store_order),

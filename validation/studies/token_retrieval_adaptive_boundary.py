@@ -29,7 +29,7 @@ from validation.token_retrieval.design import (DesignComparisons, boundary_trial
                                                design_runs, pooled_comparison, read_comparisons,
                                                theory_centre)
 
-from .base import STORED_DIR, Option, Study
+from .base import STORED_DIR, Option, Study, fill_doc
 
 __all__ = ["BOUNDARIES", "GRID_NS", "REPLICATES", "TARGET", "S_MAX", "START", "BATCH", "AdaptiveBoundary",
            "STUDIES"]
@@ -72,7 +72,6 @@ class AdaptiveBoundary(Study):
     name = "token_retrieval.adaptive_boundary"
     title = "token-retrieval boundary N_c(d, L): trials of a fixed N grid against the adaptive design"
     trial = boundary_trial
-    stored = "token_retrieval.adaptive_boundary.jsonl"
     docs = "docs/token_retrieval.md#adaptive-design-of-the-boundary"
     options = (
         Option("boundaries", "--boundaries", str, tuple(f"{d}:{L}" for d, L in BOUNDARIES),
@@ -114,19 +113,14 @@ class AdaptiveBoundary(Study):
         """
         return DesignComparisons(boundaries=read_comparisons(self.summary_path()))
 
+    @fill_doc
     def execute(self, runner, boundaries, replicates, target):
         """Run both designs round by round at every boundary (each round one ``runner`` call).
 
         Parameters
         ----------
-        runner : Runner
-            Computes or replays the trials.
-        boundaries : tuple of str
-            ``"d:L"`` pairs.
-        replicates : int
-            Replicates per design.
-        target : float
-            Target half-width of ``log N_c``.
+        %(runner)s
+        %(boundary_options)s
 
         Returns
         -------
@@ -139,27 +133,16 @@ class AdaptiveBoundary(Study):
         LookupError
             A trial the design needs is missing from a replayed store.
         """
-        def run(params):
-            recs = runner(params)
-            bad = [r for r in recs if r is None or r["status"] != "ok"]
-            if bad:
-                if bad[0] is None:
-                    raise LookupError(f"study {self.name}: a trial of the sequential design is not in the store "
-                                      f"{runner.store.name}; compute it with `{self.command()} --store PATH`")
-                e = bad[0]["error"]
-                raise RuntimeError(f"study {self.name}: trial {bad[0]['params']} failed: {e['type']}: "
-                                   f"{e['message']}")
-            return [r["result"] for r in recs]
-
         out = []
         for b in boundaries:
             d, L = _pair(b)
             c = float(theory_centre(d, L))
-            runs, pool = design_runs(d, L, replicates, target, run, centre=c, grid_ns=GRID_NS, s_max=S_MAX,
+            runs, pool = design_runs(d, L, replicates, target, runner.require_ok, centre=c, grid_ns=GRID_NS, s_max=S_MAX,
                                      start=START, batch=BATCH)
             out.append((d, L, c, runs, pool))
         return out
 
+    @fill_doc
     def summarise(self, results, boundaries, replicates, target):
         """Compare the designs at every boundary (the pooled fit of all trials, trials, coverage).
 
@@ -167,12 +150,7 @@ class AdaptiveBoundary(Study):
         ----------
         results : list
             As returned by :meth:`execute`.
-        boundaries : tuple of str
-            ``"d:L"`` pairs.
-        replicates : int
-            Replicates per design.
-        target : float
-            Target half-width of ``log N_c``.
+        %(boundary_options)s
 
         Returns
         -------

@@ -37,7 +37,7 @@ from validation.token_retrieval.comparison import (limits_on_grid, load_theory_g
                                                    simulated_points, target_check, theory_vs_sim)
 from validation.token_retrieval.predictions import predicted_boundaries, theory_vs_simulation
 
-from .base import STORED_DIR, Option, Study
+from .base import STORED_DIR, Option, Study, fill_doc, ok_pairs
 
 __all__ = ["GridStudy", "TokenRetrievalGrid", "FullGridStudy", "FullGrid", "FullGridSeeds", "SEED_CHECK_POINTS", "FullScans", "STUDIES", "SUCCESS_KEYS"]
 
@@ -137,7 +137,6 @@ class TokenRetrievalGrid(Study):
     name = "token_retrieval.grid"
     title = "token retrieval over (N, d, L): early-phase success, theory, boundary fits, embedding and scans"
     trial = ex.grid_trial
-    stored = "token_retrieval.grid.jsonl"
     docs = "docs/token_retrieval.md#experiments"
     options = (
         Option("preset", "--preset", str, "quick", "configuration", choices=tuple(ex.PRESETS)),
@@ -165,13 +164,13 @@ class TokenRetrievalGrid(Study):
     def plan(self, preset, seed):
         return [q for _, _, params in self.parts(preset, seed) for q in params]
 
+    @fill_doc
     def execute(self, runner, preset, seed):
         """Run the whole plan in one call and group the runs by part.
 
         Parameters
         ----------
-        runner : Runner
-            Computes or replays the trials.
+        %(runner)s
         preset : str
             The configuration.
         seed : int
@@ -190,17 +189,8 @@ class TokenRetrievalGrid(Study):
             A run failed.
         """
         parts = self.parts(preset, seed)
-        recs = runner([q for _, _, params in parts for q in params])
-        bad = [r for r in recs if r is None or r["status"] != "ok"]
-        if bad:
-            if bad[0] is None:
-                raise LookupError(f"study {self.name}: {len(bad)} planned runs are not in the store "
-                                  f"{runner.store.name}; compute them with "
-                                  f"`{self.command(preset=preset, seed=seed)} --store PATH`")
-            e = bad[0]["error"]
-            raise RuntimeError(f"study {self.name}: {len(bad)} runs failed; first ({bad[0]['params']}): "
-                               f"{e['type']}: {e['message']}")
-        return ex.group(parts, [r["result"] for r in recs])
+        return ex.group(parts, runner.require_ok([q for _, _, params in parts for q in params],
+                                                 command=self.command(preset=preset, seed=seed)))
 
     def summarise(self, results, preset, seed):
         """Aggregate, fit and compare with the theory (no run is computed here).
@@ -280,6 +270,11 @@ class FullGridStudy(Result):
                 + self.targets.summary())
 
 
+def _runs(records):
+    """Results of the finished runs among ``records`` (configurations the trial skipped left out)."""
+    return [r for _, r in ok_pairs(records) if "skipped" not in r]
+
+
 class _CommittedTheory(Study):
     """A study with committed token-level predictions beside its committed store."""
 
@@ -321,7 +316,6 @@ class FullGrid(_CommittedTheory):
     name = "token_retrieval.full_grid"
     title = "early-phase token retrieval over the full (N, d, L) grid, 8 seeds, against the token-level theory"
     trial = ex.grid_trial
-    stored = "token_retrieval.full_grid.jsonl"
     docs = "docs/token_retrieval.md#token-level-theory-against-simulation"
     options = ()
     #: committed token-level predictions at the grid's points (in :data:`STORED_DIR`)
@@ -351,8 +345,7 @@ class FullGrid(_CommittedTheory):
             Simulated success per grid point, the comparison, the targets and the statistical
             limits beside the boundaries.
         """
-        recs = [r["result"] for r in results if r is not None and r["status"] == "ok"
-                and "skipped" not in r["result"]]
+        recs = _runs(results)
         rows = []
         for (N, d, L), p in simulated_points(recs).items():
             row = {"N": N, "d": d, "L": L, "seeds": p["seeds"]}
@@ -398,7 +391,6 @@ class FullGridSeeds(Study):
     name = "token_retrieval.full_grid_seeds"
     title = "56 more seeds at the full-grid points where the token-level theory misses by more than 0.20"
     trial = ex.grid_trial
-    stored = "token_retrieval.full_grid_seeds.jsonl"
     docs = "docs/token_retrieval.md#token-level-theory-against-simulation"
     options = ()
     #: seeds of the new runs
@@ -432,9 +424,8 @@ class FullGridSeeds(Study):
         from validation.engine import read_store
 
         full = FullGrid()
-        first = [r["result"] for r in read_store(full.committed_store(), warn=False).ok.values()
-                 if "skipped" not in r["result"]]
-        new = [r["result"] for r in results if r is not None and r["status"] == "ok"]
+        first = _runs(read_store(full.committed_store(), warn=False).ok.values())
+        new = [r for _, r in ok_pairs(results)]
         return seed_check(SEED_CHECK_POINTS, first, new, full.committed_theory())
 
 
@@ -463,7 +454,6 @@ class FullScans(_CommittedTheory):
     name = "token_retrieval.full_scans"
     title = "random vs orthogonal embeddings and the MLP width (full preset) against the token-level theory"
     trial = ex.grid_trial
-    stored = "token_retrieval.full_scans.jsonl"
     docs = "docs/token_retrieval.md#random-vs-orthogonal-embeddings-and-the-mlp-width-against-the-token-level-theory"
     options = ()
     #: committed token-level predictions at the scans' configurations (in :data:`STORED_DIR`)
@@ -504,13 +494,13 @@ class FullScans(_CommittedTheory):
                 out.append(k)
         return out
 
+    @fill_doc
     def execute(self, runner):
         """Run the plan in one call and split the runs by part.
 
         Parameters
         ----------
-        runner : Runner
-            Computes or replays the trials.
+        %(runner)s
 
         Returns
         -------
@@ -520,10 +510,8 @@ class FullScans(_CommittedTheory):
         parts = self.parts()
         recs = runner([q for _, _, params in parts for q in params])
         out, i = {"orthogonal": [], "mlp": []}, 0
-        for part, _, params in parts:
-            for r in recs[i:i + len(params)]:
-                if r is not None and r["status"] == "ok" and "skipped" not in r["result"]:
-                    out[part].append(r["result"])
+        for part, _, params in parts:              # a part may come in several pieces (one per label)
+            out[part] += _runs(recs[i:i + len(params)])
             i += len(params)
         return out
 

@@ -29,7 +29,7 @@ from validation.linear_memory.max_margin import max_margin_trial
 from validation.linear_memory.registry import prediction
 from validation.linear_memory.spectra import gaussian_calibration, pooled_ks
 
-from .base import Option, Study
+from .base import Study, dims_option, is_ok
 
 __all__ = ["PLAN", "MaxMarginRow", "MaxMargin", "STUDIES"]
 
@@ -99,12 +99,10 @@ class MaxMargin(Study):
     """
 
     name = "linear_memory.max_margin"
-    stored = "linear_memory.max_margin.jsonl"
     title = "max-margin memories near the exact threshold: ties per fact, scores, spectrum"
     trial = max_margin_trial
     docs = "docs/linear_memory.md#the-max-margin-memory-at-the-threshold"
-    options = (Option("ds", "--d", int, tuple(sorted(PLAN)),
-                      "dimensions (planned: " + ", ".join(map(str, sorted(PLAN))) + ")", many=True, low=1),)
+    options = (dims_option(sorted(PLAN), help="dimensions (planned: " + ", ".join(map(str, sorted(PLAN))) + ")"),)
 
     def validate(self, options):
         bad = [d for d in options["ds"] if d not in PLAN]
@@ -154,7 +152,7 @@ class MaxMargin(Study):
         """
         groups = {}
         for q, rec in results:
-            if rec is not None and rec["status"] == "ok":
+            if is_ok(rec):
                 groups.setdefault((q["d"], q["alpha"]), []).append(rec["result"])
         rows = []
         for (d, alpha), res in sorted(groups.items()):

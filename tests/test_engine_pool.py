@@ -25,10 +25,13 @@ def test_one_process_pool_serves_many_sweeps_bit_identically(tmp_path):
                           progress=False))
         assert pool.starts == 1                      # three sweeps, one start
         assert pool.trials == 16 and b.stats.shared_pool and b.stats.executor == "processes"
-    # the same worker processes ran the first and the last sweep (at most 2 of them)
+    # the first and the last sweep ran on the same (at most 2) worker processes: no process
+    # was started for a later sweep.  Which of the two workers takes which task is up to
+    # the scheduler (under load one worker may take all six tasks of a sweep), so the two
+    # sets need not intersect.
     pids_a = {r["result"]["pid"] for r in a}
     pids_c = {r["result"]["pid"] for r in c}
-    assert len(pids_a | pids_c) <= 2 and pids_a & pids_c
+    assert len(pids_a | pids_c) <= 2
     # exact equality of the JSON text: a shared pool changes no bit of a result
     for x, y in zip(ref, b):
         assert json.dumps(x["result"]) == json.dumps(y["result"]) and x["key"] == y["key"]

@@ -102,12 +102,12 @@ def test_ledger_rows_from_report_values():
 def test_ledger_markdown_cells_are_the_row_values():
     rows = ledger(_report())
     md = ledger_markdown(rows)
-    lines = [ln for ln in md.splitlines() if ln.startswith("| ") and "claim |" not in ln]
+    lines = [ln for ln in md.splitlines() if ln.startswith("| ") and "| source |" not in ln]
     assert len(lines) == len(rows)
     for r, ln in zip(rows, lines):
         cells = [c.strip() for c in ln.strip("|").split("|")]
-        assert cells[0] == r["claim"] and cells[4] == r["verdict"]
-        assert cells[5].endswith(f"(#{slug(r['section'])})")
+        assert cells[0] == f"[{r['claim']}](#{slug(r['section'])})" and cells[4] == r["verdict"]
+        assert len(cells) == 5
 
 
 def test_slug_matches_github_anchors():

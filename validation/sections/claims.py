@@ -530,12 +530,6 @@ def _num(x, spec=".3f"):
     return format(x, spec) if abs(x) >= 0.01 or x == 0 else f"{x:.2g}"
 
 
-def _short_title(title):
-    """A heading shortened for a table cell: up to its first colon, without numbering or code marks."""
-    t = re.sub(r"^\d+\.\s*", "", title.split(":")[0]).replace("`", "")
-    return t if len(t) <= 32 else t[:30].rsplit(" ", 1)[0] + " ..."
-
-
 def ledger_markdown(rows):
     """Render the ledger rows as one Markdown table (the report's first screen).
 
@@ -561,9 +555,9 @@ def ledger_markdown(rows):
     <BLANKLINE>
     Each verdict is computed from the interval and the prediction (agrees: the 95% interval contains the prediction, widened by its Monte Carlo error; differs: by how much and how many standard errors; not decided: why).
     <BLANKLINE>
-    | claim | source | theory | measured [95% CI] | verdict | section |
-    |---|---|---|---|---|---|
-    | c | s | 0.500 | 0.510 [0.450, 0.550] | agrees | [Capacity thresholds](#capacity-thresholds) |
+    | claim (links to its section) | source | theory | measured [95% CI] | verdict |
+    |---|---|---|---|---|
+    | [c](#capacity-thresholds) | s | 0.500 | 0.510 [0.450, 0.550] | agrees |
     """
     from .base import md_table
 
@@ -572,10 +566,12 @@ def ledger_markdown(rows):
         meas = _num(r["measured"])
         if r.get("ci"):
             meas += f" [{_num(r['ci'][0])}, {_num(r['ci'][1])}]"
-        body.append([r["claim"], r["source"], _num(r["theory"]), meas, r["verdict"],
-                     f"[{_short_title(r['section'])}](#{slug(r['section'])})"])
+        # the claim links to its section: one column fewer, so the table fits a screen
+        body.append([f"[{r['claim']}](#{slug(r['section'])})", r["source"], _num(r["theory"]), meas,
+                     r["verdict"]])
     return ("## Claims ledger\n\n"
             "Each verdict is computed from the interval and the prediction (agrees: the 95% "
             "interval contains the prediction, widened by its Monte Carlo error; differs: by how "
             "much and how many standard errors; not decided: why).\n\n"
-            + md_table(["claim", "source", "theory", "measured [95% CI]", "verdict", "section"], body))
+            + md_table(["claim (links to its section)", "source", "theory", "measured [95% CI]", "verdict"],
+                       body))

@@ -139,3 +139,23 @@ def test_listwise_rows_say_what_is_missing():
     from validation.sections.claims import ledger
     rows = [r for r in ledger({"listwise": {"exact": {}}}) if "margin 0.5" in r["claim"] or "TAM" in r["claim"]]
     assert len(rows) == 3 and all(r["verdict"].startswith("not decided") for r in rows)
+
+
+def test_ledger_reads_results_as_their_dicts():
+    # inside reproduce the report holds Result objects, not yet dicts: the fit-size rule
+    # must see n_points there too (a 2-point fit of 3 parameters decides nothing)
+    from dataclasses import dataclass
+
+    from hcizz.results import Result
+    from validation.sections.claims import ledger
+
+    @dataclass(frozen=True)
+    class Boundary(Result):
+        n_points: int
+
+    report = {"token_retrieval": {
+        "exponents": {"retrieval_logistic": {"L": {"value": 5.79, "stderr": 7.91}}},
+        "theory": {"retrieval_boundary": {"exponents": {"L": 1.24}}},
+        "boundaries": {"retrieval_boundary": Boundary(n_points=2)}}}
+    row = next(r for r in ledger(report) if "L exponent" in r["claim"])
+    assert row["verdict"] == "not decided: 2 points for 3 parameters (a fit needs at least 5)"

@@ -188,8 +188,12 @@ def slug(title):
 
 
 def _get(report, *path):
+    # the report dict holds results (``Result``) until it is written: read them as their
+    # ``to_dict()`` so a claim sees what report.json will hold
     o = report
     for k in path:
+        if not isinstance(o, dict) and hasattr(o, "to_dict"):
+            o = o.to_dict()
         if isinstance(o, dict) and k in o:
             o = o[k]
         elif isinstance(o, dict) and str(k) in o:

@@ -1,6 +1,6 @@
-"""Empirical capacity: trials, load grids and the logistic threshold fit.
+r"""Empirical capacity: trials, load grids and the logistic threshold fit.
 
-One *trial* draws a fact set at load ``alpha`` (``p ln p = alpha d^2``, ``p``
+One *trial* draws a fact set at load ``alpha`` (:math:`p \ln p = \alpha d^2`, ``p``
 rounded to an integer, the actual load recorded), trains (or builds the
 Hebbian memory) and records success = exact recall of all ``p`` facts.
 The empirical capacity is the load where the success probability crosses
@@ -42,7 +42,7 @@ MAX_LOAD = 1e6
 
 @trial("linear_memory.capacity", aliases=("validation.linear_memory.capacity:capacity_trial",))
 def capacity_trial(params):
-    """One capacity trial (module-level, for :func:`validation.engine.run_sweep`).
+    r"""One capacity trial (module-level, for :func:`validation.engine.run_sweep`).
 
     Parameters
     ----------
@@ -57,7 +57,7 @@ def capacity_trial(params):
     Returns
     -------
     dict
-        ``p``, ``load`` (actual ``p ln p / d^2``), ``success`` (bool),
+        ``p``, ``load`` (actual :math:`p \ln p / d^2`), ``success`` (bool),
         ``accuracy``, ``steps`` (steps taken; with a constant learning rate
         a success within ``steps`` is also a success for every larger
         budget), ``loss``, ``seconds`` (wall) and ``cpu_seconds`` (process
@@ -101,9 +101,9 @@ def capacity_trial(params):
 
 
 def _check_capacity_memory(model, d, p, dtype):
-    """``ValueError`` naming the sizes if one trial's facts, weights and scores
-    (``2 p d + 2 d^2 + p^2`` floats: keys, values, ``W`` and its gradient, the
-    ``p x p`` score matrix of recall) cannot fit."""
+    r"""``ValueError`` naming the sizes if one trial's facts, weights and scores
+    (:math:`2 p d + 2 d^2 + p^2` floats: keys, values, ``W`` and its gradient, the
+    :math:`p \times p` score matrix of recall) cannot fit."""
     from validation._memory import check_memory
 
     item = np.dtype(dtype).itemsize
@@ -337,7 +337,7 @@ class CapacityMeasurement(Result):
 
 @fill_doc
 def grid_center(model, d, kappa=None, theory=None):
-    """Return where to centre the default load grid (a placement heuristic, not a prediction).
+    r"""Return where to centre the default load grid (a placement heuristic, not a prediction).
 
     Parameters
     ----------
@@ -361,10 +361,10 @@ def grid_center(model, d, kappa=None, theory=None):
 
     Notes
     -----
-    Full rank and Hebbian: the matching prediction.  Low rank: ``alpha_c(kappa)``
-    times the finite-size factor ``alpha*_full(d) / (1/2)`` of the full-rank
+    Full rank and Hebbian: the matching prediction.  Low rank: :math:`\alpha_c(\kappa)`
+    times the finite-size factor :math:`\alpha^*_{\mathrm{full}}(d) / (1/2)` of the full-rank
     prediction, because at laptop sizes full-rank thresholds sit ~1.8x above
-    their large-``d`` limit and ``alpha_c(kappa)`` is a large-``d`` number.
+    their large-``d`` limit and :math:`\alpha_c(\kappa)` is a large-``d`` number.
 
     References
     ----------

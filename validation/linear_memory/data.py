@@ -1,12 +1,12 @@
-"""Random fact sets for linear associative memories (docs/theory_full_rank.md#the-model).
+r"""Random fact sets for linear associative memories (docs/theory_full_rank.md#the-model).
 
 * **OP** (original problem): inputs ``E`` (p, d) and one shared candidate set
-  ``U`` (p, d); the correct candidate of input ``mu`` is ``u_mu``.
-* **DP** (decoupled problem): input ``mu`` has its own ``p`` candidates
-  ``U[mu]`` (p, d); the correct one is ``U[mu, mu]``.  ``U`` has ``p^2 d``
+  ``U`` (p, d); the correct candidate of input :math:`\mu` is :math:`u_\mu`.
+* **DP** (decoupled problem): input :math:`\mu` has its own ``p`` candidates
+  ``U[mu]`` (p, d); the correct one is ``U[mu, mu]``.  ``U`` has :math:`p^2 d`
   numbers, so its size is checked against a memory limit before allocation.
 
-All entries are i.i.d. ``N(0, 1)`` (recall is scale invariant) drawn from the
+All entries are i.i.d. :math:`\mathcal{N}(0, 1)` (recall is scale invariant) drawn from the
 ``rng`` argument only.
 """
 from __future__ import annotations
@@ -58,23 +58,23 @@ class _FactShape:
 
     @property
     def load(self):
-        """``alpha = p ln p / d^2``."""
+        r""":math:`\alpha = p \ln p / d^2`."""
         return load_of(self.p, self.d)
 
 
 class Facts(_FactShape):
-    """A fact set: inputs ``E`` (p, d) and their candidates ``U``; one subclass per problem.
+    r"""A fact set: inputs ``E`` (p, d) and their candidates ``U``; one subclass per problem.
 
     :class:`OPFacts` (original problem, one shared candidate set) and
     :class:`DPFacts` (decoupled problem, each input its own candidates) differ
-    only in how a score row is formed from ``W e_mu`` and how a gradient is
+    only in how a score row is formed from :math:`W e_\mu` and how a gradient is
     pulled back to ``d`` dimensions; everything else (training, scores,
     recall) is written once against these methods.
 
     Parameters
     ----------
     E : ndarray, shape (p, d)
-        Inputs ``e_mu`` as rows.
+        Inputs :math:`e_\mu` as rows.
     U : ndarray, shape (p, d) for OP, (p, p, d) for DP
         Candidates: ``U[rho]`` (OP) or ``U[mu, rho]`` (DP).
 
@@ -89,9 +89,9 @@ class Facts(_FactShape):
     ``"dp"``, :data:`FACT_TYPES`); a subclass also accepts the same three
     arguments when ``kind`` is its own (``type(facts)(facts.kind, E, U)``).
     ``kind`` is a class attribute, kept readable for code that reports which
-    problem a set belongs to.  The correct candidate of input ``mu`` has index
-    ``mu`` in both problems, so the targets are ``arange(p)``.  The load is
-    ``alpha = p ln p / d^2``.  Instances are immutable (the arrays are not
+    problem a set belongs to.  The correct candidate of input :math:`\mu` has index
+    :math:`\mu` in both problems, so the targets are ``arange(p)``.  The load is
+    :math:`\alpha = p \ln p / d^2`.  Instances are immutable (the arrays are not
     copied).
 
     References
@@ -151,22 +151,22 @@ class Facts(_FactShape):
         return type(self)(self.E.astype(dtype, copy=False), self.U.astype(dtype, copy=False))
 
     def score_rows(self, H):
-        """Return the score matrix from the rows ``H[mu] = W e_mu``.
+        r"""Return the score matrix from the rows :math:`H_\mu = W e_\mu`.
 
         Parameters
         ----------
         H : ndarray, shape (p, d)
-            ``E W^T`` (possibly scaled).
+            :math:`E W^T` (possibly scaled).
 
         Returns
         -------
         ndarray, shape (p, p)
-            ``Z[mu, rho]``: score of candidate ``rho`` of input ``mu``.
+            ``Z[mu, rho]``: score of candidate :math:`\rho` of input :math:`\mu`.
         """
         raise NotImplementedError
 
     def pull_back(self, X):
-        """Return ``A[mu] = sum_rho X[mu, rho] v_{mu rho}``, the candidates weighted by ``X``.
+        r"""Return :math:`A_\mu = \sum_\rho X_{\mu\rho} v_{\mu\rho}`, the candidates weighted by ``X``.
 
         Parameters
         ----------
@@ -199,7 +199,7 @@ class Facts(_FactShape):
     @fill_doc
     @classmethod
     def draw(cls, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
-        """Draw a fact set of this problem, all entries i.i.d. ``N(0, 1)``.
+        r"""Draw a fact set of this problem, all entries i.i.d. :math:`\mathcal{N}(0, 1)`.
 
         Parameters
         ----------
@@ -218,25 +218,25 @@ class Facts(_FactShape):
         raise NotImplementedError
 
     def correct(self):
-        """Return the correct candidate of each input, as rows (p, d).
+        r"""Return the correct candidate of each input, as rows (p, d).
 
         Returns
         -------
         ndarray, shape (p, d)
-            ``u_mu`` (OP) or ``U[mu, mu]`` (DP).
+            :math:`u_\mu` (OP) or ``U[mu, mu]`` (DP).
         """
         raise NotImplementedError
 
 
 class OPFacts(Facts):
-    """An OP fact set: one candidate set ``U`` (p, d) shared by all inputs (see :class:`Facts`).
+    r"""An OP fact set: one candidate set ``U`` (p, d) shared by all inputs (see :class:`Facts`).
 
     Parameters
     ----------
     E : ndarray, shape (p, d)
-        Inputs ``e_mu`` as rows.
+        Inputs :math:`e_\mu` as rows.
     U : ndarray, shape (p, d)
-        Candidates ``u_rho``; the correct one of input ``mu`` is ``u_mu``.
+        Candidates :math:`u_\rho`; the correct one of input :math:`\mu` is :math:`u_\mu`.
 
     See Also
     --------
@@ -274,14 +274,14 @@ class OPFacts(Facts):
 
 
 class DPFacts(Facts):
-    """A DP fact set: input ``mu`` has its own candidates ``U[mu]`` (p, d) (see :class:`Facts`).
+    r"""A DP fact set: input :math:`\mu` has its own candidates ``U[mu]`` (p, d) (see :class:`Facts`).
 
     Parameters
     ----------
     E : ndarray, shape (p, d)
-        Inputs ``e_mu`` as rows.
+        Inputs :math:`e_\mu` as rows.
     U : ndarray, shape (p, p, d)
-        ``U[mu, rho]``: candidate ``rho`` of input ``mu``; the correct one is ``U[mu, mu]``.
+        ``U[mu, rho]``: candidate :math:`\rho` of input :math:`\mu`; the correct one is ``U[mu, mu]``.
 
     See Also
     --------
@@ -438,7 +438,7 @@ def make_op(p, d, *, rng=None, dtype=np.float64):
 
 @fill_doc
 def make_dp(p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
-    """Draw a DP fact set: ``E`` (p, d) and per-input candidates ``U`` (p, p, d).
+    r"""Draw a DP fact set: ``E`` (p, d) and per-input candidates ``U`` (p, p, d).
 
     Parameters
     ----------
@@ -458,12 +458,12 @@ def make_dp(p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
     See Also
     --------
     validation.linear_memory.data.make_op : One candidate set shared by every input.
-    validation.linear_memory.data.dp_nbytes : Bytes of the ``p^2 d`` tensor it allocates.
+    validation.linear_memory.data.dp_nbytes : Bytes of the :math:`p^2 d` tensor it allocates.
     validation.linear_memory.exact.LazyDPFacts : The same draw without holding ``U``.
 
     Notes
     -----
-    ``U[mu, rho]`` is candidate ``rho`` of input ``mu``; ``U[mu, mu]`` is the
+    ``U[mu, rho]`` is candidate :math:`\rho` of input :math:`\mu`; ``U[mu, mu]`` is the
     correct one.  Rows of different inputs are independent, so the recall
     events of different inputs are independent given ``W``.
 

@@ -1,45 +1,45 @@
-"""Exact existence of a full-rank memory that recalls all ``p`` facts.
+r"""Exact existence of a full-rank memory that recalls all ``p`` facts.
 
 Trained thresholds record whether Adam *found* a memory within its step
 budget; the replica theory predicts whether one *exists*.  For a full-rank
 ``W`` existence is a convex question, decided here exactly for one instance,
 independently of any training (see ``docs/linear_memory.md#exact-capacity``).
 
-With ``delta_{mu rho} = c_mu - v_{mu rho}`` (correct candidate minus
-competitor ``rho`` of input ``mu``; OP: ``v_{mu rho} = u_rho``, DP:
-``v_{mu rho} = U[mu, rho]``) the margin of pair ``k = (mu, rho)`` is
+With :math:`\delta_{\mu\rho} = c_\mu - v_{\mu\rho}` (correct candidate minus
+competitor :math:`\rho` of input :math:`\mu`; OP: :math:`v_{\mu\rho} = u_\rho`, DP:
+:math:`v_{\mu\rho} = U_{\mu\rho}`) the margin of pair :math:`k = (\mu, \rho)` is
 
     m_k(W) = delta_k^T W e_mu = <a_k, W>_F,    a_k = delta_k e_mu^T,
 
 and all facts are recalled (strict argmax, as in ``validation.losses.recalled``)
-iff ``m_k(W) > 0`` for all ``p (p - 1)`` pairs.  By Gordan's theorem exactly
+iff :math:`m_k(W) > 0` for all :math:`p (p - 1)` pairs.  By Gordan's theorem exactly
 one of the following holds:
 
-* there is a ``W`` with ``<a_k, W> > 0`` for all ``k`` (feasible);
-* there is ``lambda >= 0``, ``lambda != 0`` with ``sum_k lambda_k a_k = 0``
-  (infeasible; ``0`` lies in the convex hull of the ``a_k``).
+* there is a ``W`` with :math:`\langle a_k, W \rangle > 0` for all ``k`` (feasible);
+* there is :math:`\lambda \geq 0`, :math:`\lambda \neq 0` with :math:`\sum_k \lambda_k a_k = 0`
+  (infeasible; ``0`` lies in the convex hull of the :math:`a_k`).
 
-A pair with ``a_k = 0`` (an input ``e_mu = 0``, or a competitor equal to the
+A pair with :math:`a_k = 0` (an input :math:`e_\mu = 0`, or a competitor equal to the
 correct candidate) has margin 0 for every ``W``: it is an infeasibility
-certificate by itself (``lambda = 1`` on that pair) and is returned at once.
+certificate by itself (:math:`\lambda = 1` on that pair) and is returned at once.
 
 Both certificates are found by one non-negative least-squares problem
 
     min_{lambda >= 0}  || sum_k lambda_k a_k ||_F^2 + (sum_k lambda_k - 1)^2 .
 
-At its optimum, ``x = sum_k lambda_k a_k`` and ``s = sum_k lambda_k - 1``
-satisfy ``<a_k, x> + s >= 0`` for every pair (KKT), so either ``s < 0`` and
-``W = x`` recalls everything with margin ``-s > 0``, or the residual is zero
-and ``lambda`` is a Gordan certificate.  The default solver works on the
-primal side (an augmented Lagrangian in the ``d^2`` entries of ``W``, see
+At its optimum, :math:`x = \sum_k \lambda_k a_k` and :math:`s = \sum_k \lambda_k - 1`
+satisfy :math:`\langle a_k, x \rangle + s \geq 0` for every pair (KKT), so either :math:`s < 0` and
+:math:`W = x` recalls everything with margin :math:`-s > 0`, or the residual is zero
+and :math:`\lambda` is a Gordan certificate.  The default solver works on the
+primal side (an augmented Lagrangian in the :math:`d^2` entries of ``W``, see
 :func:`exact_feasibility`); Lawson-Hanson on the dual is the fallback.
 
 The decision is invariant under positive scaling of each input and of all
 candidates together (recall is), so the data are normalised inside: inputs to
 unit norm, candidates to unit root-mean-square norm.  Only the scores are
-needed, never all ``p (p - 1)`` difference vectors at once: margins of pairs
+needed, never all :math:`p (p - 1)` difference vectors at once: margins of pairs
 far from active are bounded from their last exact value (safe screening,
-the internal scorer), and the ``p^2 d`` candidates of a DP instance can be
+the internal scorer), and the :math:`p^2 d` candidates of a DP instance can be
 regenerated from its generator in row blocks (:class:`LazyDPFacts`).  Either
 way the returned certificate is re-checked from the fact set by
 :func:`verify_feasible` / :func:`verify_infeasible`.
@@ -117,7 +117,7 @@ class _Decision(Result):
 
 @dataclass
 class ExactResult(_Decision):
-    """Outcome of :func:`exact_feasibility`.
+    r"""Outcome of :func:`exact_feasibility`.
 
     Attributes
     ----------
@@ -126,7 +126,7 @@ class ExactResult(_Decision):
         False: none exists up to the cosine tolerance ``tol`` (``pairs``,
         ``lam`` certify it); None: undecided within the iteration limits.
     margin : float
-        Feasible: the certified cosine margin ``min_k <a_k, W> / (|a_k| |W|)``
+        Feasible: the certified cosine margin :math:`\min_k \langle a_k, W \rangle / (\|a_k\| \|W\|)`
         of ``W`` (> 0).  Infeasible: the certified upper bound ``eps`` on the
         cosine margin of *every* ``W`` (:func:`verify_infeasible`; 0 for a
         zero pair).
@@ -134,7 +134,7 @@ class ExactResult(_Decision):
         Feasibility certificate (scale is irrelevant; it certifies the facts
         as given, not only their normalised form).
     pairs : ndarray (m, 2) of int or None
-        ``(mu, rho)`` pairs of the infeasibility certificate.
+        :math:`(\mu, \rho)` pairs of the infeasibility certificate.
     lam : ndarray (m,) or None
         Their non-negative weights.
     optimal : bool
@@ -143,11 +143,11 @@ class ExactResult(_Decision):
         feasible instance solved with ``optimal=True``, ``W`` is the
         max-margin memory itself).
     gamma : float
-        Lawson-Hanson: ``|x| / (1 + s)`` at the last iterate (the optimal
+        Lawson-Hanson: :math:`\|x\| / (1 + s)` at the last iterate (the optimal
         margin if ``optimal``); 0 for infeasible instances; nan when the
         augmented Lagrangian decided.
     active : int
-        Pairs with ``lambda_k > 0`` at the end (augmented Lagrangian: in the
+        Pairs with :math:`\lambda_k > 0` at the end (augmented Lagrangian: in the
         last multiplier estimate).
     iterations, removals : int
         Lawson-Hanson: outer iterations (scorings of all pairs) and
@@ -175,7 +175,7 @@ class ExactResult(_Decision):
 
 
 class LazyDPFacts(_FactShape):
-    """A DP fact set whose ``p^2 d`` candidates are regenerated in row blocks.
+    """A DP fact set whose :math:`p^2 d` candidates are regenerated in row blocks.
 
     The numbers are those of :func:`validation.linear_memory.data.make_dp`
     with the same generator (``E`` first, then ``U`` row by row), but ``U``
@@ -218,7 +218,7 @@ class LazyDPFacts(_FactShape):
     Redrawing a block costs as much as drawing it (10-20 ns per number); the
     exact solver reads a block only when the screening bound of one of its
     rows fails (:func:`exact_feasibility`), and the first blocks, up to
-    ``cache_bytes``, are kept.  Memory: ``p d`` for ``E`` plus at most
+    ``cache_bytes``, are kept.  Memory: :math:`p d` for ``E`` plus at most
     ``cache_bytes + block_bytes``.
 
     Examples
@@ -296,7 +296,7 @@ def _dp_blocks(facts, block_bytes=DEFAULT_BLOCK_BYTES):
 
 
 def pair_deltas(facts, mu, rho, dtype=np.float64):
-    """Rows ``delta_{mu rho} = c_mu - v_{mu rho}`` (shape ``(len(mu), d)``).
+    r"""Rows :math:`\delta_{\mu\rho} = c_\mu - v_{\mu\rho}` (shape ``(len(mu), d)``).
 
     Parameters
     ----------
@@ -444,9 +444,9 @@ class _Source:
         self.C = self.normalise(Craw)
 
     def raw_weights(self, mu, lam):
-        """Weights of a certificate for the facts as given, from weights for the normalised
-        ones: ``a_k`` of the data is ``|e_mu| / c`` times the normalised one (``c`` the common
-        candidate factor, dropped), so ``lambda_k / |e_mu|``, up to a common power of two."""
+        r"""Weights of a certificate for the facts as given, from weights for the normalised
+        ones: :math:`a_k` of the data is :math:`\|e_\mu\| / c` times the normalised one (``c`` the common
+        candidate factor, dropped), so :math:`\lambda_k / \|e_\mu\|`, up to a common power of two."""
         k = self._ek[mu]
         return np.ldexp(np.asarray(lam, np.float64) / self._en[mu], -(k - int(k.max())))
 
@@ -473,20 +473,20 @@ class _Source:
 
 
 class _Scorer:
-    """Margins ``(c_mu - v_{mu rho}) . (x e_mu)`` of all pairs, exact where they matter.
+    r"""Margins :math:`(c_\mu - v_{\mu\rho}) \cdot (x e_\mu)` of all pairs, exact where they matter.
 
     A *watched* pair's difference vector is cached and its margin computed
     exactly at every call.  For every other pair the last exact margin ``m0``
-    of its row, taken at ``h0 = x0 e_mu``, gives a lower bound at the current
-    ``h = beta h0 + r_perp`` (``r_perp`` orthogonal to ``h0``)::
+    of its row, taken at :math:`h_0 = x_0 e_\mu`, gives a lower bound at the current
+    :math:`h = \beta h_0 + r_\perp` (``r_perp`` orthogonal to ``h0``)::
 
         delta . h = beta (delta . h0) + delta_perp . r_perp >= beta m0 - |delta_perp| |r_perp|,
 
-    with ``|delta_perp|^2 = |delta|^2 - m0^2 / |h0|^2`` stored per pair.  A row
+    with :math:`\|\delta_\perp\|^2 = \|\delta\|^2 - m_0^2 / \|h_0\|^2` stored per pair.  A row
     whose bound does not exceed the threshold ``thr`` is re-scored exactly
     (OP: one matrix product; DP: the row's block is redrawn), and its pairs
     below ``thr`` plus the ``watch_k`` pairs nearest to it (smallest
-    ``(m - thr) / |delta_perp|``) become watched.  Returned margins are exact
+    :math:`(m - \mathrm{thr}) / \|\delta_\perp\|`) become watched.  Returned margins are exact
     for watched and re-scored rows and otherwise bounds strictly above ``thr``,
     so every pair with margin ``<= thr`` is exact and watched.
     """
@@ -514,7 +514,7 @@ class _Scorer:
 
     # -- watched pairs -------------------------------------------------------------------
     def _add(self, mu, rho, V):
-        """Watch pairs ``(mu, rho)`` whose competitor vectors are the rows of ``V``."""
+        r"""Watch pairs :math:`(\mu, \rho)` whose competitor vectors are the rows of ``V``."""
         new = ~self.watch[mu, rho]
         mu, rho, V = mu[new], rho[new], V[new]
         n = mu.size
@@ -703,10 +703,10 @@ class _Scorer:
 
 
 class _Factor:
-    """Upper Cholesky factor ``R`` of ``Q = K_F + 1 1^T`` over the active pairs,
+    r"""Upper Cholesky factor ``R`` of :math:`Q = K_F + \mathbf{1} \mathbf{1}^T` over the active pairs,
     grown by blocks and shrunk by rank-one updates, in place.
 
-    ``R`` lives in the top-left ``n x n`` corner of a C-ordered ``cap x cap``
+    ``R`` lives in the top-left :math:`n \times n` corner of a C-ordered ``cap x cap``
     buffer; the first ``n`` rows, transposed, are a Fortran-ordered array
     holding ``R^T`` with leading dimension ``cap``, which LAPACK ``dtrtrs``
     takes without a copy.  Rows are contiguous, as the Givens rotations of a
@@ -787,10 +787,10 @@ class _Factor:
         return [int(j) for j in kept]
 
     def delete(self, j):
-        """Decouple slot ``j``: afterwards ``R^T R`` equals ``Q`` with row and column
-        ``j`` replaced by the unit vector (a *hole*, solved as ``z_j = 0`` with a zero
+        """Decouple slot ``j``: afterwards :math:`R^T R` equals ``Q`` with row and column
+        ``j`` replaced by the unit vector (a *hole*, solved as :math:`z_j = 0` with a zero
         right-hand side).  Nothing is shifted: the trailing block gets the rank-one
-        update ``T^T T + v v^T`` with ``v`` the old row ``j`` (one Givens rotation per
+        update :math:`T^T T + v v^T` with ``v`` the old row ``j`` (one Givens rotation per
         row; rotations at holes are identities and skipped)."""
         n, R = self.n, self.buf
         v = R[j, j + 1:n].copy()
@@ -802,7 +802,7 @@ class _Factor:
             self._update(R[j + 1:n, j + 1:n], v)
 
     def _update(self, T, v):
-        """Replace the upper triangular ``T`` in place by the factor of ``T^T T + v v^T``."""
+        """Replace the upper triangular ``T`` in place by the factor of :math:`T^T T + v v^T`."""
         m = T.shape[0]
         for k in np.nonzero(v)[0]:              # v stays zero at holes
             a, bb = T[k, k], v[k]
@@ -834,12 +834,12 @@ class _Factor:
 
 
 class _ActiveSet:
-    """The active constraints of a Lawson-Hanson solver with constraint generation.
+    r"""The active constraints of a Lawson-Hanson solver with constraint generation.
 
     Slot ``j`` holds a constraint ``a_j = D[j] e_{mu[j]}^T`` (``idx[j]``: which
     competitor(s) ``D[j]`` was formed from: one candidate for a pair, ``K`` for a
     listwise vertex) and its weight ``lam[j]``; ``fac`` factors
-    ``Q = K_F + 1 1^T`` over the slots (holes where a constraint was dropped).
+    :math:`Q = K_F + \mathbf{1} \mathbf{1}^T` over the slots (holes where a constraint was dropped).
     The pair solver of this module and the listwise solver of
     :mod:`validation.linear_memory.exact_listwise` share it.
     """
@@ -853,13 +853,13 @@ class _ActiveSet:
         self.lam = np.zeros(0)
 
     def kern(self, mu1, D1, mu2, D2):
-        """Entries of ``Q``: ``<a_i, a_j> + 1`` for the slots ``(mu1, D1)`` x ``(mu2, D2)``."""
+        r"""Entries of ``Q``: :math:`\langle a_i, a_j \rangle + 1` for the slots ``(mu1, D1)`` x ``(mu2, D2)``."""
         E = self.E
         return (D1 @ D2.T) * (E[mu1] @ E[mu2].T) + 1.0
 
     def qmul(self, v, act):
-        """``Q v`` over the active slots, identity at holes, without the kernel matrix:
-        the margins of ``sum_j v_j a_j`` on the slots, plus ``sum v``."""
+        r""":math:`Q v` over the active slots, identity at holes, without the kernel matrix:
+        the margins of :math:`\sum_j v_j a_j` on the slots, plus :math:`\sum v`."""
         m, E = self.fac.n, self.E
         v = np.where(act, v, 0.0)
         Gv = np.zeros(E.shape)
@@ -887,8 +887,8 @@ class _ActiveSet:
         return kept
 
     def solve(self, act, precise):
-        """The Lawson-Hanson inner loop: solve ``Q z = 1`` on the active slots and step
-        back towards the last feasible weights until ``z > 0`` on all of them, dropping
+        r"""The Lawson-Hanson inner loop: solve :math:`Q z = \mathbf{1}` on the active slots and step
+        back towards the last feasible weights until :math:`z > 0` on all of them, dropping
         the slots whose weight reaches zero.  ``act`` (the active mask) is updated in
         place; ``precise`` adds one step of iterative refinement with the residual formed
         from the data.  Returns the dropped slots in the order they were dropped."""
@@ -928,7 +928,7 @@ class _ActiveSet:
         self.lam = self.lam[keep]
 
     def memory(self):
-        """The primal iterate ``(x, s)``: ``x = sum_j lam_j a_j``, ``s = sum_j lam_j - 1``."""
+        r"""The primal iterate ``(x, s)``: :math:`x = \sum_j \lambda_j a_j`, :math:`s = \sum_j \lambda_j - 1`."""
         n, E = self.fac.n, self.E
         G = np.zeros(E.shape)
         np.add.at(G, self.mu[:n], self.lam[:, None] * self.D[:n])
@@ -936,7 +936,7 @@ class _ActiveSet:
 
 
 def _zero_pair_result(facts, src, verify, tol):
-    """Infeasibility certificate of a pair with ``a_k = 0`` (margin 0 for every ``W``)."""
+    """Infeasibility certificate of a pair with :math:`a_k = 0` (margin 0 for every ``W``)."""
     pairs = np.array([src.zero_pair], dtype=np.intp)
     lam = np.ones(1)
     res = ExactResult(False, 0.0, pairs=pairs, lam=lam, optimal=True, gamma=0.0, active=1)
@@ -951,23 +951,23 @@ def _zero_pair_result(facts, src, verify, tol):
 
 def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, optimal=False,
                       verify=True, method="auto"):
-    """Decide whether a full-rank ``W`` recalling all facts exists.
+    r"""Decide whether a full-rank ``W`` recalling all facts exists.
 
     Parameters
     ----------
     facts : Facts or LazyDPFacts
-        OP or DP fact set (:mod:`validation.linear_memory.data`), ``p >= 2``
-        facts in dimension ``d >= 1``, finite entries of any scale; a
+        OP or DP fact set (:mod:`validation.linear_memory.data`), :math:`p \geq 2`
+        facts in dimension :math:`d \geq 1`, finite entries of any scale; a
         :class:`LazyDPFacts` is redrawn block by block and never held.
     tol : float
         Cosine tolerance of the infeasibility certificate: an instance is
-        called infeasible when a ``lambda`` is found that bounds the cosine
+        called infeasible when a :math:`\lambda` is found that bounds the cosine
         margin of every ``W`` by ``eps <= tol`` (default ``1e-9``).
     batch : int, optional
         Lawson-Hanson: violated pairs added per outer iteration (default
         ``max(16, d^2 // 40)``).
     max_iter : int, optional
-        Lawson-Hanson: outer iterations before giving up (default ``20 d^2``).
+        Lawson-Hanson: outer iterations before giving up (default :math:`20 d^2`).
     optimal : bool
         Continue to the optimum of the active-set problem even after a
         feasibility certificate is found (gives the optimal margin
@@ -982,7 +982,7 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
         ``"auto"`` (default): augmented Lagrangian, then, if it is undecided
         after its last penalty stage, Lawson-Hanson warm-started from its
         support.  ``info["method"]`` says which decided (``"zero_pair"``
-        when a pair with ``a_k = 0`` decided before any solver ran).
+        when a pair with :math:`a_k = 0` decided before any solver ran).
 
     Returns
     -------
@@ -991,7 +991,7 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
     Raises
     ------
     ValueError
-        For ``p < 2``, ``d < 1``, arrays of the wrong shape or non-finite
+        For :math:`p < 2`, :math:`d < 1`, arrays of the wrong shape or non-finite
         entries (the message names the part of ``facts``), and bad
         ``tol``, ``batch``, ``max_iter`` or ``method``.
 
@@ -1005,43 +1005,43 @@ def exact_feasibility(facts, *, tol=DEFAULT_TOL, batch=None, max_iter=None, opti
     -----
     **Normalisation and zero pairs.**  Inputs are scaled to unit norm and all
     candidates by one factor to unit root-mean-square norm (recall, hence the
-    decision, is invariant under both).  A pair with ``a_k = 0`` (an input
-    ``e_mu = 0``, two OP facts with the same output, a DP competitor equal to
+    decision, is invariant under both).  A pair with :math:`a_k = 0` (an input
+    :math:`e_\mu = 0`, two OP facts with the same output, a DP competitor equal to
     the correct candidate) has margin 0 under every ``W``; the first one found
-    is returned as the certificate ``lambda = 1`` (``margin = 0``).
+    is returned as the certificate :math:`\lambda = 1` (``margin = 0``).
 
-    **Screened margins.**  The solvers see all ``p (p - 1)`` margins of an
+    **Screened margins.**  The solvers see all :math:`p (p - 1)` margins of an
     iterate through the internal scorer: exact for the pairs that can be active
     (or violated), and elsewhere lower bounds from the last exact value of
-    the row (``beta m0 - |delta_perp| |r_perp|``), so a row is re-scored only
+    the row (:math:`\beta m_0 - \|\delta_\perp\| \|r_\perp\|`), so a row is re-scored only
     when its bound no longer clears the activity threshold.  For DP facts this
     is what makes large ``d`` possible: a row block of candidates is redrawn
-    only when one of its rows is re-scored, and never all ``p^2 d`` at once.
+    only when one of its rows is re-scored, and never all :math:`p^2 d` at once.
 
     **Augmented Lagrangian (default).**  The NNLS problem below is the dual
     of the projection problem in ``W`` space::
 
         min_{x, s} 1/2 |x|_F^2 + 1/2 (1 + s)^2   s.t.  <a_k, x> + s >= 0,
 
-    solved by the method of multipliers: for a penalty ``rho`` (1, 10, ...,
-    ``1e8``) minimise ``1/2 |x|^2 + 1/2 (1+s)^2 + 1/(2 rho) sum_k
-    [(lambda_k - rho (<a_k, x> + s))_+^2 - lambda_k^2]`` by semismooth Newton
-    (generalised Hessian ``I + rho sum_{k active} (a_k, 1)(a_k, 1)^T``
-    applied matrix-free through the product structure, ``O(p d^2 + n d)``
+    solved by the method of multipliers: for a penalty :math:`\rho` (1, 10, ...,
+    ``1e8``) minimise :math:`\frac{1}{2} \|x\|^2 + \frac{1}{2} (1+s)^2 + \frac{1}{2 \rho} \sum_k
+    [(\lambda_k - \rho (\langle a_k, x \rangle + s))_+^2 - \lambda_k^2]` by semismooth Newton
+    (generalised Hessian :math:`I + \rho \sum_{k\ \mathrm{active}} (a_k, 1)(a_k, 1)^T`
+    applied matrix-free through the product structure, :math:`O(p d^2 + n d)`
     per product; preconditioned CG; exact line search on the convex
     piecewise quadratic over the watched pairs), then
-    ``lambda <- (lambda - rho g)_+``.  At an inner optimum
-    ``x = sum_k lambda_k a_k``, so ``lambda`` is a candidate Gordan
+    :math:`\lambda \leftarrow (\lambda - \rho g)_+`.  At an inner optimum
+    :math:`x = \sum_k \lambda_k a_k`, so :math:`\lambda` is a candidate Gordan
     certificate (checked after each update); every Newton iterate ``x`` whose
     margins are all positive is a candidate memory.
 
     **Lawson-Hanson (fallback, ``method="lh"``).**  Active set on
-    ``min_{lambda >= 0} |sum lambda_k a_k|^2 + (sum lambda_k - 1)^2`` with the
-    Cholesky factor of the active Gram matrix ``(delta_k . delta_l)(e_mu .
-    e_nu) + 1`` kept up to date (block appends, rank-one deletions).  Each
-    outer iteration scores all pairs with the current ``x = sum lambda_k
-    a_k`` and adds the most violated pair of up to ``batch`` inputs.  The
-    active set never exceeds ``d^2 + 1`` pairs.
+    :math:`\min_{\lambda \geq 0} \|\sum_k \lambda_k a_k\|^2 + (\sum_k \lambda_k - 1)^2` with the
+    Cholesky factor of the active Gram matrix :math:`(\delta_k \cdot \delta_l)(e_\mu \cdot
+    e_\nu) + 1` kept up to date (block appends, rank-one deletions).  Each
+    outer iteration scores all pairs with the current :math:`x = \sum \lambda_k
+    a_k` and adds the most violated pair of up to ``batch`` inputs.  The
+    active set never exceeds :math:`d^2 + 1` pairs.
 
     References
     ----------
@@ -1109,9 +1109,9 @@ def _verified(res, facts, verify, tol):
 
 def _alm(facts, *, tol, verify, rho_max=1e8, rho0=1.0, newton_per_stage=80, cg_max=250, sc=None,
          screen="stage"):
-    """Augmented Lagrangian phase of :func:`exact_feasibility` (primal, in ``W`` space).
+    r"""Augmented Lagrangian phase of :func:`exact_feasibility` (primal, in ``W`` space).
 
-    Solves ``min 1/2 |x|^2 + 1/2 (1 + s)^2`` s.t. ``<a_k, x> + s >= 0`` (all pairs),
+    Solves :math:`\min \frac{1}{2} \|x\|^2 + \frac{1}{2} (1 + s)^2` s.t. :math:`\langle a_k, x \rangle + s \geq 0` (all pairs),
     whose dual is the NNLS problem of :func:`exact_feasibility`, by the method of
     multipliers; each subproblem by semismooth Newton (matrix-free preconditioned
     CG on the product structure) with an exact line search.  Stops at the first
@@ -1408,7 +1408,7 @@ def _facts_shape(facts):
 
 
 def verify_feasible(facts, W, *, chunk=256):
-    """Check a feasibility certificate: ``W`` recalls every fact, strictly.
+    r"""Check a feasibility certificate: ``W`` recalls every fact, strictly.
 
     Parameters
     ----------
@@ -1421,9 +1421,9 @@ def verify_feasible(facts, W, *, chunk=256):
     Returns
     -------
     dict
-        ``ok`` (all ``p (p-1)`` margins exceed their float64 rounding bound),
-        ``margin`` (smallest cosine margin ``<a_k, W> / (|a_k|_F |W|_F)``;
-        0 for a pair with ``a_k = 0``), ``min_gap`` (smallest raw score gap)
+        ``ok`` (all :math:`p (p-1)` margins exceed their float64 rounding bound),
+        ``margin`` (smallest cosine margin :math:`\langle a_k, W \rangle / (\|a_k\|_F \|W\|_F)`;
+        0 for a pair with :math:`a_k = 0`), ``min_gap`` (smallest raw score gap)
         and ``bound`` (its rounding bound).
 
     See Also
@@ -1436,9 +1436,9 @@ def verify_feasible(facts, W, *, chunk=256):
     Independent of the solver: scores are recomputed from the fact set with
     :func:`validation.linear_memory.models.scores` in float64, then each
     correct score is compared with every competitor.  Rounding bound for a
-    gap of two scores ``u^T (W e)``: ``4 d eps64 |u| |W e|`` per score
-    (a generous multiple of the standard dot-product bound ``d eps |u||v|``).
-    Data whose magnitude lies outside ``[2^-100, 2^100]`` are first scaled by
+    gap of two scores :math:`u^T (W e)`: :math:`4 d\, \varepsilon_{64} \|u\| \|W e\|` per score
+    (a generous multiple of the standard dot-product bound :math:`d\, \varepsilon \|u\| \|v\|`).
+    Data whose magnitude lies outside :math:`[2^{-100}, 2^{100}]` are first scaled by
     powers of two (exact; inputs per row, candidates per candidate set, ``W``
     as a whole), so no score under- or overflows; ``min_gap`` and ``bound``
     are on that scale.
@@ -1505,13 +1505,13 @@ def verify_feasible(facts, W, *, chunk=256):
 
 
 def verify_infeasible(facts, pairs, lam, *, tol=DEFAULT_TOL):
-    """Check an infeasibility certificate ``sum_k lambda_k a_k ~ 0``.
+    r"""Check an infeasibility certificate :math:`\sum_k \lambda_k a_k \approx 0`.
 
     Parameters
     ----------
     facts : Facts or LazyDPFacts
     pairs : array_like (m, 2) of int
-        ``(mu, rho)`` with ``mu != rho``.
+        :math:`(\mu, \rho)` with :math:`\mu \neq \rho`.
     lam : array_like (m,)
         Weights (must be >= 0, not all 0).
     tol : float
@@ -1520,11 +1520,11 @@ def verify_infeasible(facts, pairs, lam, *, tol=DEFAULT_TOL):
     Returns
     -------
     dict
-        ``eps = |sum_k lambda_k a_k|_F / sum_k lambda_k |a_k|_F`` and
+        ``eps`` :math:`= \|\sum_k \lambda_k a_k\|_F / \sum_k \lambda_k \|a_k\|_F` and
         ``ok = eps <= tol`` (and the weights and pairs are valid),
         ``residual`` (the numerator, on the original data scale),
         ``support``, ``zero_pairs`` (pairs of positive weight with
-        ``a_k = 0``; any such pair makes ``eps = 0``).
+        :math:`a_k = 0`; any such pair makes ``eps = 0``).
 
     See Also
     --------
@@ -1533,15 +1533,15 @@ def verify_infeasible(facts, pairs, lam, *, tol=DEFAULT_TOL):
 
     Notes
     -----
-    For every ``W != 0``: ``sum_k lambda_k |a_k| |W| cos_k = <sum_k lambda_k
-    a_k, W> <= |sum lambda_k a_k| |W|``, hence ``min_k cos_k <= eps``: no
+    For every :math:`W \neq 0`: :math:`\sum_k \lambda_k \|a_k\| \|W\| \cos_k = \langle \sum_k \lambda_k
+    a_k, W \rangle \leq \|\sum \lambda_k a_k\| \|W\|`, hence :math:`\min_k \cos_k \leq \mathrm{eps}`: no
     memory recalls all facts with cosine margin above ``eps``.  A pair with
-    ``a_k = 0`` (``delta_k = 0`` or ``e_mu = 0``, exactly) has margin 0 for
+    :math:`a_k = 0` (:math:`\delta_k = 0` or :math:`e_\mu = 0`, exactly) has margin 0 for
     every ``W``, which alone rules out recall (``eps = 0``).  The sum is formed
     here from the fact set in float64 (outer products accumulated by
     ``einsum``), independently of the solver's factorisation, after scaling
     inputs, differences and weights by powers of two (exact) when their
-    magnitude lies outside ``[2^-100, 2^100]``.
+    magnitude lies outside :math:`[2^{-100}, 2^{100}]`.
     """
     tol = check_real("tol", tol, low=0, allow_array=False)
     kind, E, p, d = _facts_shape(facts)
@@ -1655,7 +1655,7 @@ def certificate_summary(results, *, tol=DEFAULT_TOL):
         ``min_feasible_margin`` (smallest certified cosine margin of a
         feasibility certificate), ``max_infeasible_eps`` (largest cosine bound
         of an infeasibility certificate), ``verified`` (True: every decision
-        carries a certificate that passed its verifier, with a margin ``> 0``
+        carries a certificate that passed its verifier, with a margin :math:`> 0`
         or a bound ``<= tol``; False: at least one did not; None: no failure,
         but some records predate the verifier's verdict in the result),
         ``verified_count``, ``unverified_count`` (records without a verdict),

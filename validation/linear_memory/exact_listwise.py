@@ -1,50 +1,50 @@
-"""Exact decisions for top-1 recall at a margin and for the tail-average margin (TAM).
+r"""Exact decisions for top-1 recall at a margin and for the tail-average margin (TAM).
 
 :mod:`validation.linear_memory.exact` decides whether a full-rank ``W``
 recalls every fact (top-1, zero margin).  This module decides the two
 criteria of ``docs/listwise.md`` for one instance, with certificates checked
 by independent verifiers:
 
-* **TAM at tail fraction tau**: with ``z_{mu rho} = v_{mu rho}^T W e_mu`` and
-  ``k = max(tau (p - 1), 1)`` (:func:`replica.listwise.tail_size`), fact
-  ``mu`` is retrieved when ``z_{mu mu} - T_k(z_{mu rho}, rho != mu) >=
-  gamma s(W)``, ``T_k`` the tail mean of the ``k`` largest competitor scores
+* **TAM at tail fraction tau**: with :math:`z_{\mu\rho} = v_{\mu\rho}^T W e_\mu` and
+  :math:`k = \max(\tau (p - 1), 1)` (:func:`replica.listwise.tail_size`), fact
+  :math:`\mu` is retrieved when :math:`z_{\mu\mu} - T_k(z_{\mu\rho}, \rho \neq \mu) \geq
+  \gamma s(W)`, :math:`T_k` the tail mean of the ``k`` largest competitor scores
   (equation (1) of ``docs/listwise.md``, fractional ``k`` included);
-* **top-1 at margin gamma**: the case ``k = 1`` (``T_1`` is the largest
+* **top-1 at margin gamma**: the case :math:`k = 1` (:math:`T_1` is the largest
   competitor score).
 
-The margin is in units of the competitor-score scale ``s(W) = sigma_e sigma_u
-|W|_F`` (``sigma_e^2``, ``sigma_u^2``: mean squared entry of the inputs and of
-all candidates; for standard normal data ``s(W) ~ |W|_F``, the standard
+The margin is in units of the competitor-score scale :math:`s(W) = \sigma_e \sigma_u
+\|W\|_F` (:math:`\sigma_e^2`, :math:`\sigma_u^2`: mean squared entry of the inputs and of
+all candidates; for standard normal data :math:`s(W) \sim \|W\|_F`, the standard
 deviation of a competitor score), the unit of ``replica.tam_capacity`` and
-``replica.alpha_c_finite(p, margin=)``.  At ``gamma = 0`` the criterion is
-strict (``> 0``), as top-1 recall is; ``W = 0`` is not a memory.
+``replica.alpha_c_finite(p, margin=)``.  At :math:`\gamma = 0` the criterion is
+strict (:math:`> 0`), as top-1 recall is; :math:`W = 0` is not a memory.
 
-**The decision.**  ``g_mu(W) = z_{mu mu} - T_k(z_mu)`` is concave and
-positively homogeneous, so the best margin ``gamma* = max_W min_mu g_mu(W) /
-s(W)`` decides every ``gamma`` at once: feasible iff ``gamma* >= gamma``
-(``> 0`` at ``gamma = 0``).  Since ``T_k(a) = max_{w in Delta_k} w . a`` with
-``Delta_k = {0 <= w_j <= 1/k, sum w = 1}``, ``g_mu(W) = min_w <a_mu(w), W>``
-with ``a_mu(w) = (c_mu - sum_rho w_rho v_{mu rho}) e_mu^T``, and
-``gamma* s = dist(0, conv{a_mu(w)})`` (the minimum-norm point of a polytope
-whose vertices are the ``a_mu(w)`` at the vertices ``w`` of ``Delta_k``: the
-``ceil(k) - 1`` largest competitors at weight ``1/k`` and the next at the
+**The decision.**  :math:`g_\mu(W) = z_{\mu\mu} - T_k(z_\mu)` is concave and
+positively homogeneous, so the best margin :math:`\gamma^* = \max_W \min_\mu g_\mu(W) /
+s(W)` decides every ``gamma`` at once: feasible iff :math:`\gamma^* \geq \gamma`
+(:math:`> 0` at :math:`\gamma = 0`).  Since :math:`T_k(a) = \max_{w \in \Delta_k} w \cdot a` with
+:math:`\Delta_k = \{0 \leq w_j \leq 1/k, \sum w = 1\}`, :math:`g_\mu(W) = \min_w \langle a_\mu(w), W \rangle`
+with :math:`a_\mu(w) = (c_\mu - \sum_\rho w_\rho v_{\mu\rho}) e_\mu^T`, and
+:math:`\gamma^* s = \mathrm{dist}(0, \mathrm{conv}\{a_\mu(w)\})` (the minimum-norm point of a polytope
+whose vertices are the :math:`a_\mu(w)` at the vertices ``w`` of :math:`\Delta_k`: the
+:math:`\lceil k \rceil - 1` largest competitors at weight :math:`1/k` and the next at the
 remaining weight).  Both sides give certificates:
 
-* any ``W``: ``gamma* >= min_mu g_mu(W) / s(W)`` (:func:`verify_listwise_feasible`);
-* any weights ``lambda_i >= 0`` on vertices ``(mu_i, w_i)``: for every ``W``,
-  ``sum_i lambda_i g_{mu_i}(W) <= <X, W> <= |X| |W|`` with ``X = sum_i
-  lambda_i a_{mu_i}(w_i)``, so ``gamma* <= |X| / (sigma_e sigma_u sum_i
-  lambda_i)`` (:func:`verify_listwise_infeasible`).
+* any ``W``: :math:`\gamma^* \geq \min_\mu g_\mu(W) / s(W)` (:func:`verify_listwise_feasible`);
+* any weights :math:`\lambda_i \geq 0` on vertices ``(mu_i, w_i)``: for every ``W``,
+  :math:`\sum_i \lambda_i g_{\mu_i}(W) \leq \langle X, W \rangle \leq \|X\| \|W\|` with :math:`X = \sum_i
+  \lambda_i a_{\mu_i}(w_i)`, so :math:`\gamma^* \leq \|X\| / (\sigma_e \sigma_u \sum_i
+  \lambda_i)` (:func:`verify_listwise_infeasible`).
 
 The solver (:func:`listwise_feasibility`) is Lawson-Hanson on
-``min_{lambda >= 0} |sum_i lambda_i a_i|^2 + (sum_i lambda_i - 1)^2`` with
+:math:`\min_{\lambda \geq 0} \|\sum_i \lambda_i a_i\|^2 + (\sum_i \lambda_i - 1)^2` with
 vertex generation: each outer iteration computes the exact tail mean of every
-fact under the current ``x = sum lambda_i a_i`` (one sort per fact), adds the
+fact under the current :math:`x = \sum \lambda_i a_i` (one sort per fact), adds the
 most violated vertices, and re-solves on the active vertices with the
-Cholesky factor of their Gram matrix ``(delta_i . delta_j)(e_i . e_j) + 1``
-kept up to date.  At the optimum ``gamma* s = |x| / (1 + s)`` with ``s =
-sum lambda - 1``, and the two bounds above meet; the solver stops at the first
+Cholesky factor of their Gram matrix :math:`(\delta_i \cdot \delta_j)(e_i \cdot e_j) + 1`
+kept up to date.  At the optimum :math:`\gamma^* s = \|x\| / (1 + s)` with :math:`s =
+\sum \lambda - 1`, and the two bounds above meet; the solver stops at the first
 bound that decides ``gamma``.
 """
 from __future__ import annotations
@@ -74,18 +74,18 @@ CRITERIA = ("top1", "tam")
 
 @dataclass
 class ListwiseResult(_Decision):
-    """Outcome of :func:`listwise_feasibility`.
+    r"""Outcome of :func:`listwise_feasibility`.
 
     Parameters
     ----------
     feasible : bool or None
         True: a memory meets the criterion at margin ``gamma`` (``W``
-        certifies it); False: none does (``cert`` certifies it; at ``gamma =
-        0`` up to the tolerance ``tol``); None: undecided (a tie
-        ``|gamma* - gamma|`` below the solver's resolution, or the iteration
+        certifies it); False: none does (``cert`` certifies it; at :math:`\gamma =
+        0` up to the tolerance ``tol``); None: undecided (a tie
+        :math:`|\gamma^* - \gamma|` below the solver's resolution, or the iteration
         limit).
     margin : float
-        Feasible: the certified margin ``min_mu g_mu(W) / s(W)`` of ``W``;
+        Feasible: the certified margin :math:`\min_\mu g_\mu(W) / s(W)` of ``W``;
         infeasible: the certified upper bound on the margin of every ``W``.
     W : ndarray (d, d) or None
         Feasibility certificate (for the facts as given).
@@ -101,7 +101,7 @@ class ListwiseResult(_Decision):
     info : dict
         Verifier report under ``"verification"``.
     gamma_low, gamma_high : float
-        Certified bracket of the best margin ``gamma*`` at the last iterate
+        Certified bracket of the best margin :math:`\gamma^*` at the last iterate
         (``gamma_low`` may be negative or nan before the first iterate).
     k : float
         Tail size (1 for top-1).
@@ -129,8 +129,8 @@ class ListwiseResult(_Decision):
 
 class _ListFactor(_Factor):
     """The Cholesky factor of :mod:`validation.linear_memory.exact`, with deletions by one
-    LAPACK row insertion into the QR factor of the trailing block (``T^T T + v v^T`` is
-    the ``R`` of ``[v^T; T]``) instead of a Python loop of Givens rotations."""
+    LAPACK row insertion into the QR factor of the trailing block (:math:`T^T T + v v^T` is
+    the ``R`` of :math:`[v^T; T]`) instead of a Python loop of Givens rotations."""
 
     def _update(self, T, v):
         m = T.shape[0]
@@ -161,7 +161,7 @@ def _arrays(facts):
 
 @fill_doc
 def score_unit(facts):
-    """Return ``sigma_e sigma_u``: the competitor-score scale per unit ``|W|_F``.
+    r"""Return :math:`\sigma_e \sigma_u`: the competitor-score scale per unit :math:`\|W\|_F`.
 
     Parameters
     ----------
@@ -207,7 +207,7 @@ def _tail_k(criterion, tau, p):
 
 
 def _scores(kind, E, U, C, W):
-    """All scores ``z_{mu rho}`` (p, p) of ``W``."""
+    r"""All scores :math:`z_{\mu\rho}` (p, p) of ``W``."""
     H = E @ W.T                                            # rows W e_mu
     if kind == "op":
         return H @ U.T
@@ -238,7 +238,7 @@ def _weights(k):
 
 @fill_doc
 def listwise_margins(facts, W, *, criterion="tam", tau=None):
-    """Return the margins ``g_mu(W) = z_{mu mu} - T_k(z_mu)`` of every fact, in score units.
+    r"""Return the margins :math:`g_\mu(W) = z_{\mu\mu} - T_k(z_\mu)` of every fact, in score units.
 
     Parameters
     ----------
@@ -246,15 +246,15 @@ def listwise_margins(facts, W, *, criterion="tam", tau=None):
     W : array_like (d, d)
         Memory.
     criterion : {"top1", "tam"}
-        Top-1 (``k = 1``) or tail-average margin.
+        Top-1 (:math:`k = 1`) or tail-average margin.
     tau : float, optional
         Tail fraction (``tam`` only).
 
     Returns
     -------
     ndarray (p,)
-        ``g_mu(W) / s(W)`` (:func:`score_unit`); a fact meets the criterion at
-        margin ``gamma`` when its entry is ``>= gamma``.
+        :math:`g_\mu(W) / s(W)` (:func:`score_unit`); a fact meets the criterion at
+        margin ``gamma`` when its entry is :math:`\geq \gamma`.
 
     See Also
     --------
@@ -286,7 +286,7 @@ def listwise_margins(facts, W, *, criterion="tam", tau=None):
 
 @fill_doc
 def verify_listwise_feasible(facts, W, *, criterion="tam", tau=None, margin=0.0):
-    """Check a feasibility certificate directly on the facts as given.
+    r"""Check a feasibility certificate directly on the facts as given.
 
     Parameters
     ----------
@@ -298,14 +298,14 @@ def verify_listwise_feasible(facts, W, *, criterion="tam", tau=None, margin=0.0)
     tau : float, optional
         As in :func:`listwise_margins`.
     margin : float
-        Margin ``gamma >= 0`` to certify.
+        Margin :math:`\gamma \geq 0` to certify.
 
     Returns
     -------
     dict
-        ``margin`` (``min_mu g_mu(W) / s(W)``, computed from sorted scores in
-        float64) and ``ok`` (``margin >= gamma``, strictly ``> 0`` at
-        ``gamma = 0``).
+        ``margin`` (:math:`\min_\mu g_\mu(W) / s(W)`, computed from sorted scores in
+        float64) and ``ok`` (``margin >= gamma``, strictly :math:`> 0` at
+        :math:`\gamma = 0`).
 
     See Also
     --------
@@ -325,31 +325,31 @@ def verify_listwise_feasible(facts, W, *, criterion="tam", tau=None, margin=0.0)
 
 @fill_doc
 def verify_listwise_infeasible(facts, cert, *, criterion="tam", tau=None, margin=0.0, tol=DEFAULT_TOL):
-    """Check an infeasibility certificate: an upper bound on the margin of every ``W``.
+    r"""Check an infeasibility certificate: an upper bound on the margin of every ``W``.
 
     Parameters
     ----------
     %(facts)s
     cert : dict
         ``mu`` (m,), ``idx`` (m, ceil(k)) distinct competitor indices
-        (``!= mu``) of each vertex, ``lam`` (m,) weights ``>= 0``, not all 0.
+        (``!= mu``) of each vertex, ``lam`` (m,) weights :math:`\geq 0`, not all 0.
     criterion : {"top1", "tam"}
         As in :func:`listwise_margins`.
     tau : float, optional
         As in :func:`listwise_margins`.
     margin : float
-        Margin ``gamma >= 0`` the bound must fall below.
+        Margin :math:`\gamma \geq 0` the bound must fall below.
     tol : float
-        At ``gamma = 0``: the bound must be ``<= tol``.
+        At :math:`\gamma = 0`: the bound must be ``<= tol``.
 
     Returns
     -------
     dict
-        ``bound = |X|_F / (s sum lambda)`` with ``X = sum_i lambda_i
-        (c_{mu_i} - sum_j w_j v_{mu_i, idx_ij}) e_{mu_i}^T`` formed here from the
-        facts (``w`` the tail weights ``1/k, ..., 1/k, (k - ceil(k) + 1)/k``),
+        ``bound`` :math:`= \|X\|_F / (s \sum \lambda)` with :math:`X = \sum_i \lambda_i
+        (c_{\mu_i} - \sum_j w_j v_{\mu_i, \mathrm{idx}_{ij}}) e_{\mu_i}^T` formed here from the
+        facts (``w`` the tail weights :math:`1/k, \ldots, 1/k, (k - \lceil k \rceil + 1)/k`),
         and ``ok`` (valid certificate and ``bound < gamma``, or ``<= tol`` at
-        ``gamma = 0``).
+        :math:`\gamma = 0`).
 
     See Also
     --------
@@ -357,8 +357,8 @@ def verify_listwise_infeasible(facts, cert, *, criterion="tam", tau=None, margin
 
     Notes
     -----
-    Every vertex weight vector lies in ``Delta_k``, so ``<a_{mu_i}(w_i), W> >=
-    g_{mu_i}(W)`` for every ``W``, and ``min_mu g_mu(W) sum lambda <= |X| |W|``:
+    Every vertex weight vector lies in :math:`\Delta_k`, so :math:`\langle a_{\mu_i}(w_i), W \rangle \geq
+    g_{\mu_i}(W)` for every ``W``, and :math:`\min_\mu g_\mu(W) \sum \lambda \leq \|X\| \|W\|`:
     no memory has margin above ``bound``.
 
     References
@@ -397,36 +397,36 @@ def verify_listwise_infeasible(facts, cert, *, criterion="tam", tau=None, margin
 
 def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DEFAULT_TOL, batch=None,
                          max_iter=None, optimal=False, verify=True):
-    """Decide whether a full-rank memory meets the top-1 or TAM criterion at a margin.
+    r"""Decide whether a full-rank memory meets the top-1 or TAM criterion at a margin.
 
     Parameters
     ----------
     facts : Facts
-        OP or DP fact set (:mod:`validation.linear_memory.data`), ``p >= 2``.
+        OP or DP fact set (:mod:`validation.linear_memory.data`), :math:`p \geq 2`.
     criterion : {"top1", "tam"}
         Top-1 recall at margin ``gamma`` or the tail-average margin at tail
         fraction ``tau`` (see the module docstring).
     tau : float, optional
-        Tail fraction ``0 < tau <= 1`` (``tam`` only); ``k = max(tau (p - 1), 1)``.
+        Tail fraction :math:`0 < \tau \leq 1` (``tam`` only); :math:`k = \max(\tau (p - 1), 1)`.
     margin : float
-        ``gamma >= 0`` in units of the competitor-score scale (:func:`score_unit`).
+        :math:`\gamma \geq 0` in units of the competitor-score scale (:func:`score_unit`).
     tol : float
-        At ``gamma = 0``: an instance is called infeasible when the certified
+        At :math:`\gamma = 0`: an instance is called infeasible when the certified
         bound on the best margin is ``<= tol`` (default ``1e-9``).
     batch : int, optional
         Vertices added per outer iteration (default ``max(16, d^2 // 40)``).
     max_iter : int, optional
-        Outer iterations before giving up (default ``20 d^2``).
+        Outer iterations before giving up (default :math:`20 d^2`).
     optimal : bool
         Continue to the optimum (the bracket ``gamma_low, gamma_high`` then
-        gives ``gamma*``), even after a decision.
+        gives :math:`\gamma^*`), even after a decision.
     verify : bool
         Check the certificate with the verifiers before returning.
 
     Returns
     -------
     ListwiseResult
-        Decision, certificate and the certified bracket of ``gamma*``.
+        Decision, certificate and the certified bracket of :math:`\gamma^*`.
 
     Raises
     ------
@@ -442,11 +442,11 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
 
     Notes
     -----
-    The data are scaled by ``1/sigma_e`` and ``1/sigma_u`` inside (the
-    decision is invariant: margins are measured in units of ``sigma_e
-    sigma_u |W|_F``); certificates are verified on the facts as given.  The
+    The data are scaled by :math:`1/\sigma_e` and :math:`1/\sigma_u` inside (the
+    decision is invariant: margins are measured in units of :math:`\sigma_e
+    \sigma_u \|W\|_F`); certificates are verified on the facts as given.  The
     solver stops at the first verified bound that decides ``gamma``; when
-    the problem is solved to optimality without one (``gamma*`` within about
+    the problem is solved to optimality without one (:math:`\gamma^*` within about
     ``1e-10`` of ``gamma``) the result is undecided.
 
     References
@@ -605,7 +605,7 @@ def _trial_facts(params):
 
 @trial("linear_memory.listwise_exact")
 def listwise_exact_trial(params):
-    """One exact listwise / margin decision (module level, for the sweep engine).
+    r"""One exact listwise / margin decision (module level, for the sweep engine).
 
     Parameters
     ----------
@@ -614,7 +614,7 @@ def listwise_exact_trial(params):
         ``criterion`` ("top1"/"tam"), ``tau`` (tam; None for top1),
         ``margin``, ``seed``; optional ``inputs``: ``"gaussian"`` (default,
         the facts as drawn) or ``"sphere"`` (every input and candidate
-        rescaled to norm ``sqrt(d)``, which removes the norm fluctuations the
+        rescaled to norm :math:`\sqrt{d}`, which removes the norm fluctuations the
         Gaussian-equivalent theory ignores).  The facts are drawn as in
         :func:`validation.linear_memory.exact.exact_trial` (same generator for
         the same ``(d, p, seed)``, float32 draws).
@@ -622,7 +622,7 @@ def listwise_exact_trial(params):
     Returns
     -------
     dict
-        ``p``, ``load_quadratic`` (``p / d^2``), ``success`` (None if
+        ``p``, ``load_quadratic`` (:math:`p / d^2`), ``success`` (None if
         undecided) and the :meth:`ListwiseResult.summary` fields, with
         ``cpu_seconds``.
 
@@ -656,13 +656,13 @@ def listwise_exact_trial(params):
 
 
 def listwise_load(criterion, n, d):
-    """Return the load of ``n`` facts in dimension ``d`` in the criterion's units.
+    r"""Return the load of ``n`` facts in dimension ``d`` in the criterion's units.
 
     Parameters
     ----------
     criterion : {"top1", "tam"}
-        ``"tam"``: ``n / d^2`` (the quadratic scale of ``replica.tam_capacity``);
-        ``"top1"``: ``n ln n / d^2`` (that of ``replica.alpha_c_finite``).
+        ``"tam"``: :math:`n / d^2` (the quadratic scale of ``replica.tam_capacity``);
+        ``"top1"``: :math:`n \ln n / d^2` (that of ``replica.alpha_c_finite``).
     n : int or array_like
         Number of facts.
     d : int
@@ -694,7 +694,7 @@ def listwise_load(criterion, n, d):
 
 
 def listwise_prediction(criterion, d, *, tau=None, margin=0.0, samples=20_000, rng=0):
-    """Return the replica prediction at dimension ``d``: the fixed point ``n = n(alpha_c(n))``.
+    r"""Return the replica prediction at dimension ``d``: the fixed point :math:`n = n(\alpha_c(n))`.
 
     Parameters
     ----------
@@ -706,7 +706,7 @@ def listwise_prediction(criterion, d, *, tau=None, margin=0.0, samples=20_000, r
     tau : float, optional
         Tail fraction (``tam`` only).
     margin : float
-        Margin ``gamma >= 0`` in competitor-score units.
+        Margin :math:`\gamma \geq 0` in competitor-score units.
     samples : int
         Monte Carlo samples per evaluation.
     rng : int
@@ -718,7 +718,7 @@ def listwise_prediction(criterion, d, *, tau=None, margin=0.0, samples=20_000, r
         ``value`` (the load, :func:`listwise_load` units, at the fixed point
         ``load = alpha_c(tau or margin, n)``), ``stderr`` (the Monte Carlo error
         of ``alpha_c`` at the fixed point), ``p`` (facts there), ``limit``
-        (large-``p`` value: ``1/Gamma(kappa_tau + gamma)`` for TAM, 1/2 for
+        (large-``p`` value: :math:`1/\Gamma(\kappa_\tau + \gamma)` for TAM, 1/2 for
         top-1), ``name``.
 
     See Also
@@ -767,7 +767,7 @@ def listwise_prediction(criterion, d, *, tau=None, margin=0.0, samples=20_000, r
 
 
 def listwise_params(model, d, ns, seeds, *, criterion, tau=None, margin=0.0, inputs=None):
-    """Return the parameter records (one per ``n`` and seed) of :func:`listwise_exact_trial`.
+    r"""Return the parameter records (one per ``n`` and seed) of :func:`listwise_exact_trial`.
 
     Parameters
     ----------
@@ -786,7 +786,7 @@ def listwise_params(model, d, ns, seeds, *, criterion, tau=None, margin=0.0, inp
     margin : float
         Margin.
     inputs : {None, "sphere"}
-        ``"sphere"``: inputs and candidates rescaled to norm ``sqrt(d)``
+        ``"sphere"``: inputs and candidates rescaled to norm :math:`\sqrt{d}`
         (:func:`listwise_exact_trial`); None: as drawn (no key in the record).
 
     Returns
@@ -860,7 +860,7 @@ class ListwiseCapacity(Result):
 def measure_listwise_capacity(model, d, *, criterion="tam", tau=None, margin=0.0, seeds=4, ns=None,
                               n_loads=7, rel=0.25, seed0=0, store=None, workers=None, executor="processes",
                               progress=True, runner=None, theory=None, method="exact"):
-    """Measure the exact threshold of one criterion at one ``d`` and set it next to theory.
+    r"""Measure the exact threshold of one criterion at one ``d`` and set it next to theory.
 
     Parameters
     ----------
@@ -873,7 +873,7 @@ def measure_listwise_capacity(model, d, *, criterion="tam", tau=None, margin=0.0
     tau : float, optional
         Tail fraction (``tam`` only).
     margin : float
-        Margin ``>= 0``.
+        Margin :math:`\geq 0`.
     seeds : int
         Instances per ``n``.
     ns : sequence of int, optional
@@ -972,7 +972,7 @@ HEBBIAN_TAUS = (0.01, 0.05, 0.2)
 
 @trial("linear_memory.listwise_hebbian")
 def hebbian_listwise_trial(params):
-    """Score the Hebbian memory of one instance under top-1 and TAM (no solver: a closed-form ``W``).
+    r"""Score the Hebbian memory of one instance under top-1 and TAM (no solver: a closed-form ``W``).
 
     Parameters
     ----------
@@ -985,7 +985,7 @@ def hebbian_listwise_trial(params):
     dict
         ``p``; ``top1`` and ``tam_<tau>`` for every tau of
         :data:`HEBBIAN_TAUS`: ``[all facts pass, fraction of facts passing]``
-        at margin 0 (strict), for ``W_H = sum_mu c_mu e_mu^T``.
+        at margin 0 (strict), for :math:`W_H = \sum_\mu c_\mu e_\mu^T`.
 
     See Also
     --------

@@ -1,4 +1,4 @@
-"""The finite-size law of the exact capacity: OP against DP, and the excess over the finite-p theory.
+r"""The finite-size law of the exact capacity: OP against DP, and the excess over the finite-p theory.
 
 The exact thresholds of :mod:`validation.studies.linear_memory_exact` are
 logistic 1/2 points of certified decisions with profile-likelihood intervals;
@@ -9,8 +9,8 @@ computation:
 * :func:`compare_models` -- OP against DP at each ``d`` (the linear-memory
   paper's conjecture that both have the same capacity, at finite size);
 * :func:`excess_fits` -- the relative excess ``threshold / theory - 1`` against
-  ``d`` fitted by a vanishing law ``A x(d)`` and by ``B + A x(d)``, for
-  ``x = 1/d``, ``1/sqrt(d)`` and ``ln p / d``, with their goodness of fit.
+  ``d`` fitted by a vanishing law :math:`A x(d)` and by :math:`B + A x(d)`, for
+  :math:`x = 1/d`, :math:`1/\sqrt{d}` and :math:`\ln p / d`, with their goodness of fit.
 
 Verdicts are computed from the numbers (a 95 % interval that contains zero, a
 chi-square p-value), never typed.
@@ -118,14 +118,14 @@ class ModelComparison(Result):
 
 @dataclass(frozen=True)
 class ExcessFit(Result):
-    """A weighted least-squares fit of the relative excess against ``x(d)``.
+    """A weighted least-squares fit of the relative excess against :math:`x(d)`.
 
     Parameters
     ----------
     form : str
         The regressor, a key of :data:`FORMS`.
     offset : bool
-        Whether the law has a constant (``B + A x``) or vanishes (``A x``).
+        Whether the law has a constant (:math:`B + A x`) or vanishes (:math:`A x`).
     amplitude, amplitude_stderr : float
         ``A`` and its standard error.
     constant, constant_stderr : float
@@ -135,7 +135,7 @@ class ExcessFit(Result):
     dof : int
         Points minus parameters.
     p_value : float
-        ``P(chi2_dof >= chi2)`` (NaN when ``dof = 0``).
+        :math:`P(\\chi^2_{\\mathrm{dof}} \\geq \\chi^2)` (NaN when ``dof = 0``).
     points : int
         Number of thresholds fitted.
 
@@ -183,7 +183,7 @@ def threshold_points(rows):
     See Also
     --------
     validation.linear_memory.finite_size.compare_models : OP and DP thresholds, dimension by dimension.
-    validation.linear_memory.finite_size.excess_fits : Relative excess regressed on ``x(d)``.
+    validation.linear_memory.finite_size.excess_fits : Relative excess regressed on :math:`x(d)`.
 
     References
     ----------
@@ -277,7 +277,7 @@ def excess_fits(rows, forms=tuple(FORMS)):
     Returns
     -------
     list of ExcessFit
-        For each form, the vanishing law ``A x`` then ``B + A x`` (the latter
+        For each form, the vanishing law :math:`A x` then :math:`B + A x` (the latter
         only with at least three points).
 
     Raises
@@ -296,7 +296,7 @@ def excess_fits(rows, forms=tuple(FORMS)):
     :math:`\\hat\\beta = (X^T S^{-2} X)^{-1} X^T S^{-2} r`, its covariance
     :math:`(X^T S^{-2} X)^{-1}` (the errors are taken as known, not rescaled by
     the residual scatter), and :math:`\\chi^2 = \\sum_i (r_i - X_i\\hat\\beta)^2 / s_i^2`
-    on ``n - k`` degrees of freedom.  A small p-value rejects the law; an
+    on :math:`n - k` degrees of freedom.  A small p-value rejects the law; an
     offset whose 95 % interval excludes 0 says the excess does not vanish in
     that form.
 

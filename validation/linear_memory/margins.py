@@ -1,10 +1,10 @@
 """Normalised scores and margins of trained memories, and their finite-``p`` capacity-point predictions.
 
 The prediction (:func:`replica.pinned_scores.pinned_scores`) comes from the
-minimiser of ``V_p``: at the capacity the correct score of a fact is the mean
-of its unperturbed score and of its ``k*`` largest competitors, which end tied
+minimiser of :math:`V_p`: at the capacity the correct score of a fact is the mean
+of its unperturbed score and of its :math:`k^*` largest competitors, which end tied
 with it (zero margin).  Below the capacity the replica-symmetric overlap
-``q* < 1`` gives a second prediction, the scores of a *typical* memory
+:math:`q^* < 1` gives a second prediction, the scores of a *typical* memory
 (:func:`replica.pinned_scores.typical_scores` at ``q* = replica.saddle(load, p).q``),
 with positive margins.  :func:`margin_trial` trains one OP memory at a given
 load and returns its normalised correct scores, margins and the profile of its
@@ -49,7 +49,7 @@ def observables(correct, competitors, n_top=N_TOP):
 
     See Also
     --------
-    validation.linear_memory.margins.predicted : Prediction from the minimiser of ``V_p``, at capacity.
+    validation.linear_memory.margins.predicted : Prediction from the minimiser of :math:`V_p`, at capacity.
     validation.linear_memory.margins.typical_predicted : Prediction for a typical memory below capacity.
 
     References
@@ -63,7 +63,7 @@ def observables(correct, competitors, n_top=N_TOP):
 
 @trial("linear_memory.margins", aliases=("validation.linear_memory.margins:margin_trial",))
 def margin_trial(params):
-    """Train one OP memory at load ``alpha`` (default preset); normalised score observables.
+    r"""Train one OP memory at load ``alpha`` (default preset); normalised score observables.
 
     Parameters
     ----------
@@ -79,7 +79,7 @@ def margin_trial(params):
     dict
         ``p``, ``load``, ``success``, ``steps``; on success also ``correct`` and
         ``margin`` (lists, 5 significant digits) and ``gap_profile`` (mean of
-        correct minus the ``j``-th largest competitor, ``j = 1..10``).
+        correct minus the ``j``-th largest competitor, :math:`j = 1, \ldots, 10`).
 
     See Also
     --------
@@ -111,7 +111,7 @@ def margin_trial(params):
 
 
 def predicted(p, *, samples=4000, rng=0):
-    """Predict the observables of :func:`observables` at ``p`` from the minimiser of ``V_p``.
+    """Predict the observables of :func:`observables` at ``p`` from the minimiser of :math:`V_p`.
 
     Parameters
     ----------
@@ -137,7 +137,7 @@ def predicted(p, *, samples=4000, rng=0):
     Notes
     -----
     At the capacity the correct score of a fact is the mean of its
-    unperturbed score and of its ``k*`` largest competitors, which end tied
+    unperturbed score and of its :math:`k^*` largest competitors, which end tied
     with it (zero margin).
 
     References
@@ -152,14 +152,14 @@ def predicted(p, *, samples=4000, rng=0):
 
 
 def typical_predicted(p, load, *, samples=1000, rng=0, saddle_samples=200):
-    """Predict the observables of :func:`observables` for a typical memory at load ``load`` below capacity.
+    r"""Predict the observables of :func:`observables` for a typical memory at load ``load`` below capacity.
 
     Parameters
     ----------
     p : int
         Number of facts.
     load : float
-        Load ``p ln p / d^2`` of the trained memories.
+        Load :math:`p \ln p / d^2` of the trained memories.
     samples : int
         Rows of :func:`replica.pinned_scores.typical_scores`.
     rng : int or Generator
@@ -173,17 +173,17 @@ def typical_predicted(p, load, *, samples=1000, rng=0, saddle_samples=200):
         ``q_star`` and ``q_stderr`` (RS overlap at ``(load, p)``), ``alpha_c``
         (the saddle's capacity at this ``p``), and arrays ``correct``,
         ``row_max``, ``margin``, ``gaps`` as :func:`observables`; ``None`` when
-        the load is at or beyond the RS capacity (``q* = 1``: the limit is
+        the load is at or beyond the RS capacity (:math:`q^* = 1`: the limit is
         :func:`predicted`).
 
     See Also
     --------
-    validation.linear_memory.margins.predicted : Same observables at capacity, from the minimiser of ``V_p``.
+    validation.linear_memory.margins.predicted : Same observables at capacity, from the minimiser of :math:`V_p`.
 
     Notes
     -----
     Scores of one memory drawn uniformly from the solution space: per fact
-    ``z = sqrt(q*) eta + sqrt(1 - q*) zeta`` with ``zeta`` conditioned on
+    :math:`z = \sqrt{q^*}\, \eta + \sqrt{1 - q^*}\, \zeta` with ``zeta`` conditioned on
     recall (:func:`replica.pinned_scores.typical_scores`).
 
     References

@@ -37,8 +37,8 @@ ACTIVE_RTOL = 1e-3
 
 
 def _pair_margins(E, U, W):
-    """Margins ``m[mu, rho]`` of the OP pairs in the solver's units (``inf`` on the diagonal):
-    unit inputs, candidates scaled to unit root-mean-square norm, per unit ``|W|_F``."""
+    r"""Margins ``m[mu, rho]`` of the OP pairs in the solver's units (``inf`` on the diagonal):
+    unit inputs, candidates scaled to unit root-mean-square norm, per unit :math:`\|W\|_F`."""
     Z = (E @ W.T) @ U.T                                   # Z[mu, rho] = (W e_mu) . u_rho
     scale = np.linalg.norm(E, axis=1)[:, None] * math.sqrt(float(np.mean((U * U).sum(axis=1)))) \
         * np.linalg.norm(W)
@@ -56,7 +56,7 @@ def active_counts(E, U, W, *, rtol=ACTIVE_RTOL):
     E : ndarray, shape (p, d)
         Inputs (rows).
     U : ndarray, shape (p, d)
-        Candidates (OP: shared; the correct one of input ``mu`` is ``U[mu]``).
+        Candidates (OP: shared; the correct one of input :math:`\mu` is ``U[mu]``).
     W : ndarray, shape (d, d)
         A memory recalling every fact.
     rtol : float, optional
@@ -84,7 +84,7 @@ def active_counts(E, U, W, *, rtol=ACTIVE_RTOL):
     Examples
     --------
     Two facts in two dimensions, the identity memory: both pairs tie at
-    :math:`1 / \sqrt 2` (unit inputs and candidates, :math:`\|I\|_F = \sqrt 2`).
+    :math:`1 / \sqrt{2}` (unit inputs and candidates, :math:`\|I\|_F = \sqrt{2}`).
 
     >>> import numpy as np
     >>> counts, gamma = active_counts(np.eye(2), np.eye(2), np.eye(2))

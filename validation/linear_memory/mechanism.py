@@ -1,12 +1,12 @@
-"""Mechanism diagnostics: normalised score statistics and singular-value spectra.
+r"""Mechanism diagnostics: normalised score statistics and singular-value spectra.
 
 * Scores in normalised units: each row of the score matrix is divided by the
-  standard deviation of its ``p - 1`` competitor scores.  A memory at capacity
+  standard deviation of its :math:`p - 1` competitor scores.  A memory at capacity
   holds its correct scores in a narrow band (small variance) at the level of
   the largest competitors; at finite ``p`` this level is the mean of the
-  correct score and the ``k*`` active competitors of the ``V_p`` minimiser
+  correct score and the :math:`k^*` active competitors of the :math:`V_p` minimiser
   (:func:`replica.pinned_scores.pinned_scores`), well below the large-``p``
-  value ``sqrt(2 ln p)`` (``docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p``).
+  value :math:`\sqrt{2 \ln p}` (``docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p``).
   Hebbian correct scores spread with variance about 1.
 * Spectra (docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation): singular values of the trained ``W`` against
   the (truncated) quarter circle after fitting only the scale, and of the
@@ -68,7 +68,7 @@ def hcizz_law(name, *args):
 
 @fill_doc
 def normalized_scores(W, facts):
-    """Divide correct and competitor scores by the competitor standard deviation.
+    r"""Divide correct and competitor scores by the competitor standard deviation.
 
     Parameters
     ----------
@@ -77,9 +77,9 @@ def normalized_scores(W, facts):
     Returns
     -------
     correct : ndarray, shape (p,)
-        ``z_{mu mu} / sigma_mu``.
+        :math:`z_{\mu\mu} / \sigma_\mu`.
     competitors : ndarray, shape (p, p - 1)
-        ``z_{mu rho} / sigma_mu`` for ``rho != mu``.
+        :math:`z_{\mu\rho} / \sigma_\mu` for :math:`\rho \neq \mu`.
 
     See Also
     --------
@@ -88,8 +88,8 @@ def normalized_scores(W, facts):
 
     Notes
     -----
-    ``sigma_mu`` is the sample standard deviation of the ``p - 1`` competitor
-    scores of input ``mu`` (no mean subtraction of the scores themselves;
+    :math:`\sigma_\mu` is the sample standard deviation of the :math:`p - 1` competitor
+    scores of input :math:`\mu` (no mean subtraction of the scores themselves;
     competitor means are 0 in distribution).
 
     References
@@ -108,7 +108,7 @@ def normalized_scores(W, facts):
 
 @dataclass(frozen=True)
 class ScoreSummary(Result):
-    """Statistics of normalised scores (:func:`score_summary`), a frozen record with ``to_dict()``.
+    r"""Statistics of normalised scores (:func:`score_summary`), a frozen record with ``to_dict()``.
 
     Parameters
     ----------
@@ -119,18 +119,18 @@ class ScoreSummary(Result):
     competitor_mean, competitor_var : float
         Mean and sample variance of all competitor scores.
     sqrt_2lnp : float
-        ``sqrt(2 ln p)``, the large-``p`` level of the largest of ``p`` standard normals.
+        :math:`\sqrt{2 \ln p}`, the large-``p`` level of the largest of ``p`` standard normals.
     correct_min : float
         Smallest correct score.
     competitor_max : float
         Largest competitor score.
     row_max_competitor_mean : float
         Mean over inputs of the largest competitor: the finite-``p`` extreme
-        level, below ``sqrt(2 ln p)``.
+        level, below :math:`\sqrt{2 \ln p}`.
     margin_min : float
         Smallest correct score minus the largest competitor of its row.
     frac_correct_above_sqrt_2lnp : float
-        Fraction of correct scores above ``sqrt(2 ln p)``.
+        Fraction of correct scores above :math:`\sqrt{2 \ln p}`.
     recall : float
         Fraction of rows whose correct score beats all competitors.
 
@@ -158,7 +158,7 @@ class ScoreSummary(Result):
 
 
 def score_summary(correct, competitors):
-    """Summarise normalised scores.
+    r"""Summarise normalised scores.
 
     Parameters
     ----------
@@ -170,7 +170,7 @@ def score_summary(correct, competitors):
     Returns
     -------
     ScoreSummary
-        Means, variances, extremes, the level ``sqrt(2 ln p)`` and the recall
+        Means, variances, extremes, the level :math:`\sqrt{2 \ln p}` and the recall
         (read as ``res.recall`` or ``res["recall"]``).
 
     See Also
@@ -181,7 +181,7 @@ def score_summary(correct, competitors):
     -----
     A memory at capacity holds its correct scores in a narrow band just above
     the mean largest competitor, which at finite ``p`` lies well below
-    ``sqrt(2 ln p)``; Hebbian correct scores spread with variance about 1.
+    :math:`\sqrt{2 \ln p}`; Hebbian correct scores spread with variance about 1.
 
     References
     ----------
@@ -207,7 +207,7 @@ def score_summary(correct, competitors):
 
 
 def singular_values(W):
-    """Compute the singular values of ``W / sqrt(d)`` in decreasing order.
+    r"""Compute the singular values of :math:`W / \sqrt{d}` in decreasing order.
 
     Parameters
     ----------
@@ -217,7 +217,7 @@ def singular_values(W):
     Returns
     -------
     ndarray, shape (d,)
-        Singular values of ``W / sqrt(d)`` (float64), largest first.
+        Singular values of :math:`W / \sqrt{d}` (float64), largest first.
 
     See Also
     --------
@@ -242,18 +242,18 @@ def _ks(x, dist):
 
 @dataclass(frozen=True)
 class SpectrumComparison(Result):
-    """Singular values against a law (:func:`spectrum_vs_quarter_circle`), a frozen record.
+    r"""Singular values against a law (:func:`spectrum_vs_quarter_circle`), a frozen record.
 
     Parameters
     ----------
     scale : float
-        The one fitted parameter: ``c`` with ``c^2 mean(s^2) = E_law[s^2]``.
+        The one fitted parameter: ``c`` with :math:`c^2 \, \mathrm{mean}(s^2) = \mathbb{E}_{\mathrm{law}}[s^2]`.
     ks : float
-        Kolmogorov-Smirnov statistic of ``c s`` against the law.
+        Kolmogorov-Smirnov statistic of :math:`c s` against the law.
     n : int
         Number of singular values compared.
     sv : list of float
-        The scaled singular values ``c s``.
+        The scaled singular values :math:`c s`.
     law : str
         ``"quarter_circle"`` or ``"truncated_quarter_circle(kappa)"``.
 
@@ -275,27 +275,27 @@ class SpectrumComparison(Result):
 
 @fill_doc
 def spectrum_vs_quarter_circle(W, kappa=1.0, *, rank=None):
-    """Compare the nonzero singular values of ``W`` with the (truncated) quarter circle.
+    r"""Compare the nonzero singular values of ``W`` with the (truncated) quarter circle.
 
     Parameters
     ----------
     %(W)s
     kappa : float
         Rank fraction; 1 compares all singular values with the quarter circle,
-        ``kappa < 1`` the top ``rank`` with ``hcizz.truncated_quarter_circle(kappa)``.
+        :math:`\kappa < 1` the top ``rank`` with ``hcizz.truncated_quarter_circle(kappa)``.
     rank : int, optional
-        Number of nonzero singular values (default ``round(kappa d)``).
+        Number of nonzero singular values (default :math:`\mathrm{round}(\kappa d)`).
 
     Returns
     -------
     SpectrumComparison
         ``scale`` (the one fitted parameter: second-moment match
-        ``c^2 mean(s^2) = E_law[s^2]``), ``ks`` (KS statistic of ``c s``
+        :math:`c^2 \, \mathrm{mean}(s^2) = \mathbb{E}_{\mathrm{law}}[s^2]`), ``ks`` (KS statistic of :math:`c s`
         against the law), ``n``, ``sv`` (scaled singular values), ``law``.
 
     See Also
     --------
-    validation.linear_memory.mechanism.singular_values : Sorted singular values of ``W / sqrt(d)``.
+    validation.linear_memory.mechanism.singular_values : Sorted singular values of :math:`W / \sqrt{d}`.
     hcizz.quarter_circle : Limiting singular-value law at full rank.
 
     Notes
@@ -322,7 +322,7 @@ def spectrum_vs_quarter_circle(W, kappa=1.0, *, rank=None):
 
 @dataclass(frozen=True)
 class InitSpectrum(Result):
-    """Initial low-rank spectrum against ``mp_product`` (:func:`init_spectrum_vs_mp_product`).
+    r"""Initial low-rank spectrum against ``mp_product`` (:func:`init_spectrum_vs_mp_product`).
 
     Parameters
     ----------
@@ -336,7 +336,7 @@ class InitSpectrum(Result):
     mean : float
         Their mean.
     law_mean : float
-        Mean of the law (``1 / kappa``).
+        Mean of the law (:math:`1 / \kappa`).
 
     See Also
     --------
@@ -355,7 +355,7 @@ class InitSpectrum(Result):
 
 
 def init_spectrum_vs_mp_product(W0, kappa, *, rank=None):
-    """Compare the squared singular values of ``W0 = Q R^T / sqrt(d m)`` with ``hcizz.mp_product(kappa)``.
+    r"""Compare the squared singular values of :math:`W_0 = Q R^T / \sqrt{d m}` with ``hcizz.mp_product(kappa)``.
 
     No parameter is fitted.
 
@@ -364,26 +364,26 @@ def init_spectrum_vs_mp_product(W0, kappa, *, rank=None):
     W0 : ndarray, shape (d, d)
         The low-rank memory at initialisation.
     kappa : float
-        Rank fraction ``m / d``.
+        Rank fraction :math:`m / d`.
     rank : int, optional
-        Number of nonzero singular values (default ``round(kappa d)``).
+        Number of nonzero singular values (default :math:`\mathrm{round}(\kappa d)`).
 
     Returns
     -------
     InitSpectrum
-        ``ks``, ``n``, ``sq`` (the top ``round(kappa d)`` squared singular
+        ``ks``, ``n``, ``sq`` (the top :math:`\mathrm{round}(\kappa d)` squared singular
         values of ``W0``), ``mean`` and ``law_mean``.
 
     See Also
     --------
     validation.linear_memory.mechanism.sample_init_spectra : Many initial draws pooled against the law.
-    hcizz.mp_product : Law of the squared singular values of ``Q R^T``.
+    hcizz.mp_product : Law of the squared singular values of :math:`Q R^T`.
 
     Notes
     -----
-    ``W0`` has i.i.d.-like entries of variance ``1/d`` (``||W0||_F^2 ~ d``), so
+    ``W0`` has i.i.d.-like entries of variance :math:`1/d` (:math:`\|W_0\|_F^2 \sim d`), so
     its squared singular values average 1 over all ``d`` of them and
-    ``1/kappa`` over the nonzero ones, the mean of ``mp_product(kappa)``.
+    :math:`1/\kappa` over the nonzero ones, the mean of ``mp_product(kappa)``.
 
     References
     ----------
@@ -399,19 +399,19 @@ def init_spectrum_vs_mp_product(W0, kappa, *, rank=None):
 
 @dataclass(frozen=True)
 class InitSpectrumSample(Result):
-    """Sampled initial low-rank spectra of one ``kappa`` against ``mp_product`` (:func:`sample_init_spectra`).
+    r"""Sampled initial low-rank spectra of one ``kappa`` against ``mp_product`` (:func:`sample_init_spectra`).
 
     Parameters
     ----------
     kappa : float
         Nominal rank fraction.
     d, m : int
-        Dimension and rank ``m = round(kappa d)``.
+        Dimension and rank :math:`m = \mathrm{round}(\kappa d)`.
     ks : float
         KS distance of the ``m`` nonzero squared singular values of the first
         sampled matrix to ``hcizz.mp_product(kappa)``.
     ks_calibration_mp : float
-        KS distance of the eigenvalues of the first ``Q^T Q / d`` to their exact
+        KS distance of the eigenvalues of the first :math:`Q^T Q / d` to their exact
         limit ``hcizz.marchenko_pastur(m / d)``: what finite ``d`` alone gives.
     sample_m2, sample_m2_stderr : float
         Mean over matrices of the second moment of the squared singular values,
@@ -454,7 +454,7 @@ class InitSpectrumSample(Result):
 
 
 def sample_init_spectra(d, reps, *, rng=None):
-    """Sample ``Q R^T / sqrt(d m)`` at initialisation and compare its spectrum with ``mp_product(kappa)``.
+    r"""Sample :math:`Q R^T / \sqrt{d m}` at initialisation and compare its spectrum with ``mp_product(kappa)``.
 
     Parameters
     ----------
@@ -477,13 +477,13 @@ def sample_init_spectra(d, reps, *, rng=None):
 
     Notes
     -----
-    With ``Q, R`` i.i.d. ``N(0, 1)`` of shape ``(d, m)``, the nonzero squared
-    singular values of ``Q R^T / sqrt(d m)`` are the eigenvalues of
-    ``(Q^T Q)^{1/2} (R^T R) (Q^T Q)^{1/2} / (d m)``, an ``m x m`` symmetric
-    matrix: no ``d x d`` decomposition is needed.  Eigenvalues are rigid, so
-    the KS distance at finite ``d`` is ``O(log d / d)``, far below the
+    With ``Q, R`` i.i.d. :math:`\mathcal{N}(0, 1)` of shape ``(d, m)``, the nonzero squared
+    singular values of :math:`Q R^T / \sqrt{d m}` are the eigenvalues of
+    :math:`(Q^T Q)^{1/2} (R^T R) (Q^T Q)^{1/2} / (d m)`, an :math:`m \times m` symmetric
+    matrix: no :math:`d \times d` decomposition is needed.  Eigenvalues are rigid, so
+    the KS distance at finite ``d`` is :math:`O(\log d / d)`, far below the
     critical value of independent samples; the Marchenko-Pastur calibration
-    of ``Q^T Q / d`` shows what finite ``d`` explains.
+    of :math:`Q^T Q / d` shows what finite ``d`` explains.
 
     References
     ----------

@@ -1,19 +1,19 @@
-"""Linear associative memories: scores, cross-entropy gradients, Hebbian rule.
+r"""Linear associative memories: scores, cross-entropy gradients, Hebbian rule.
 
-Score of candidate ``rho`` for input ``mu``: ``z_{mu rho} = u_rho^T W e_mu``
+Score of candidate :math:`\rho` for input :math:`\mu`: :math:`z_{\mu\rho} = u_\rho^T W e_\mu`
 (docs/theory_full_rank.md#the-model).  Everything is BLAS-shaped:
 
-* OP: ``Z = (E W^T) U^T`` — two matrix products, ``(p, p)`` result;
-* DP: ``h = E W^T`` then ``Z = (U @ h[:, :, None])[..., 0]`` — one batched
+* OP: :math:`Z = (E W^T) U^T` — two matrix products, ``(p, p)`` result;
+* DP: :math:`h = E W^T` then ``Z = (U @ h[:, :, None])[..., 0]`` — one batched
   matrix product over the ``(p, p, d)`` candidate tensor (no einsum, no Python
   loop over inputs).
 
 Training minimises the mean cross-entropy of the correct candidate among the
 ``p`` candidates of the logits ``scale * Z`` (``scale`` is a fixed inverse
-temperature, e.g. ``1/d``, which only sets the parameter scale Adam works at).
+temperature, e.g. :math:`1/d`, which only sets the parameter scale Adam works at).
 
-Low-rank (two-layer) memory: ``W = Q R^T / sqrt(d m)``, ``Q, R`` of shape
-``(d, m)``, ``m = kappa d`` (docs/rank_constrained.md#the-model).
+Low-rank (two-layer) memory: :math:`W = Q R^T / \sqrt{d m}`, ``Q, R`` of shape
+``(d, m)``, :math:`m = \kappa d` (docs/rank_constrained.md#the-model).
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ __all__ = ["scores", "xent_and_grad", "xent_overwrite", "hebbian_W", "lowrank_m"
 
 @fill_doc
 def scores(W, facts):
-    """Compute the score matrix ``Z[mu, rho] = u_rho^T W e_mu`` (shape (p, p)).
+    r"""Compute the score matrix :math:`Z_{\mu\rho} = u_\rho^T W e_\mu` (shape (p, p)).
 
     Parameters
     ----------
@@ -41,7 +41,7 @@ def scores(W, facts):
     Returns
     -------
     ndarray, shape (p, p)
-        Row ``mu`` holds the scores of the candidates of input ``mu``; the
+        Row :math:`\mu` holds the scores of the candidates of input :math:`\mu`; the
         correct one is the diagonal entry.
 
     See Also
@@ -90,7 +90,7 @@ def correct_candidates(facts):
 
 @fill_doc
 def xent_and_grad(W, facts, *, scale=1.0):
-    """Compute the cross-entropy of ``scale * Z`` and its gradient with respect to ``W``.
+    r"""Compute the cross-entropy of ``scale * Z`` and its gradient with respect to ``W``.
 
     Parameters
     ----------
@@ -101,7 +101,7 @@ def xent_and_grad(W, facts, *, scale=1.0):
     Returns
     -------
     loss : float
-        ``-(1/p) sum_mu log softmax(scale Z_mu)[mu]``.
+        :math:`-(1/p) \sum_\mu \log \mathrm{softmax}(\mathrm{scale}\, Z_\mu)_\mu`.
     dW : ndarray, shape (d, d)
         Gradient, same dtype as the product of ``W`` and the facts.
     correct : ndarray of bool, shape (p,)
@@ -114,12 +114,12 @@ def xent_and_grad(W, facts, *, scale=1.0):
 
     Notes
     -----
-    With ``G = dloss/dlogits`` (``(softmax - onehot)/p``, kept factored, see
+    With ``G = dloss/dlogits`` (:math:`(\mathrm{softmax} - \mathrm{onehot})/p`, kept factored, see
     :func:`xent_overwrite`):
 
-    * OP: ``dW = scale (G U)^T E``;
-    * DP: ``g_mu = sum_rho G[mu, rho] U[mu, rho]`` computed as the batched
-      product ``(G[:, None, :] @ U)[:, 0]``, then ``dW = scale g^T E``.
+    * OP: :math:`dW = \mathrm{scale}\; (G U)^T E`;
+    * DP: :math:`g_\mu = \sum_\rho G_{\mu\rho} U_{\mu\rho}` computed as the batched
+      product ``(G[:, None, :] @ U)[:, 0]``, then :math:`dW = \mathrm{scale}\; g^T E`.
 
     Both are checked against central finite differences in the tests.
 
@@ -145,7 +145,7 @@ def xent_and_grad(W, facts, *, scale=1.0):
 
 
 def hebbian_W(facts):
-    """Build the Hebbian memory ``W_H = sum_mu u_mu e_mu^T`` of a fact set.
+    r"""Build the Hebbian memory :math:`W_H = \sum_\mu u_\mu e_\mu^T` of a fact set.
 
     The fact-set form of :func:`replica.hebbian_matrix` (the one
     implementation of the rule), applied to the inputs and their correct
@@ -154,7 +154,7 @@ def hebbian_W(facts):
     Parameters
     ----------
     facts : Facts
-        OP or DP fact set; the correct candidate of input ``mu`` is ``u_mu``
+        OP or DP fact set; the correct candidate of input :math:`\mu` is :math:`u_\mu`
         (OP) or ``U[mu, mu]`` (DP).
 
     Returns
@@ -186,7 +186,7 @@ def hebbian_W(facts):
 
 
 def lowrank_m(d, kappa):
-    """Compute the inner width ``m = max(1, round(kappa d))`` of the two-layer memory.
+    r"""Compute the inner width :math:`m = \max(1, \mathrm{round}(\kappa d))` of the two-layer memory.
 
     Parameters
     ----------
@@ -198,7 +198,7 @@ def lowrank_m(d, kappa):
     Returns
     -------
     int
-        ``m``; the actual rank ratio is ``m / d``.
+        ``m``; the actual rank ratio is :math:`m / d`.
 
     See Also
     --------
@@ -220,7 +220,7 @@ def lowrank_m(d, kappa):
 
 @fill_doc
 def init_lowrank(d, kappa, *, rng=None, dtype=np.float32):
-    """Draw ``Q, R`` of shape (d, m) with i.i.d. N(0, 1) entries (m = kappa d).
+    r"""Draw ``Q, R`` of shape (d, m) with i.i.d. N(0, 1) entries (m = kappa d).
 
     Parameters
     ----------
@@ -240,12 +240,12 @@ def init_lowrank(d, kappa, *, rng=None, dtype=np.float32):
     See Also
     --------
     validation.linear_memory.models.lowrank_m : How ``m`` follows from ``kappa`` and ``d``.
-    validation.linear_memory.models.lowrank_W : Build the memory ``Q R^T / sqrt(d m)`` from them.
+    validation.linear_memory.models.lowrank_W : Build the memory :math:`Q R^T / \sqrt{d m}` from them.
 
     Notes
     -----
     At this initialisation the nonzero squared singular values of
-    ``Q R^T / sqrt(d m)`` follow ``hcizz.mp_product(kappa)`` as ``d -> inf``.
+    :math:`Q R^T / \sqrt{d m}` follow ``hcizz.mp_product(kappa)`` as :math:`d \to \infty`.
 
     References
     ----------
@@ -259,7 +259,7 @@ def init_lowrank(d, kappa, *, rng=None, dtype=np.float32):
 
 @fill_doc
 def lowrank_W(Q, R):
-    """Build the low-rank memory ``W = Q R^T / sqrt(d m)``.
+    r"""Build the low-rank memory :math:`W = Q R^T / \sqrt{d m}`.
 
     Parameters
     ----------
@@ -285,7 +285,7 @@ def lowrank_W(Q, R):
 
 @fill_doc
 def lowrank_grads(Q, R, dW):
-    """Apply the chain rule for ``W = Q R^T / sqrt(d m)``.
+    r"""Apply the chain rule for :math:`W = Q R^T / \sqrt{d m}`.
 
     Parameters
     ----------
@@ -296,7 +296,7 @@ def lowrank_grads(Q, R, dW):
     Returns
     -------
     dQ, dR : ndarray, shape (d, m)
-        ``dQ = dW R / sqrt(d m)``, ``dR = dW^T Q / sqrt(d m)``.
+        :math:`dQ = dW\, R / \sqrt{d m}`, :math:`dR = dW^T Q / \sqrt{d m}`.
 
     See Also
     --------

@@ -1,4 +1,4 @@
-"""Memory models, each declared once.
+r"""Memory models, each declared once.
 
 A *memory model* of the capacity experiments is one :class:`MemoryModel`
 record in :data:`MEMORY_MODELS`: its name (the ``--model`` choice of
@@ -15,9 +15,9 @@ help are all derived from this table, so adding a model is one
 Built-in models (docs/linear_memory.md#model):
 
 * ``op``, ``dp``: full-rank ``W`` (parametrisation ``full``) on OP or DP facts;
-* ``lowrank``: ``W = Q R^T / sqrt(d m)``, ``m = kappa d`` (parametrisation
+* ``lowrank``: :math:`W = Q R^T / \sqrt{d m}`, :math:`m = \kappa d` (parametrisation
   ``lowrank``, OP facts);
-* ``hebbian``: ``W_H = sum_mu u_mu e_mu^T`` (parametrisation ``hebbian``, no
+* ``hebbian``: :math:`W_H = \sum_\mu u_\mu e_\mu^T` (parametrisation ``hebbian``, no
   training, OP facts).
 """
 from __future__ import annotations
@@ -37,7 +37,7 @@ __all__ = ["Parametrization", "MemoryModel", "MEMORY_MODELS",
 
 @dataclass(frozen=True)
 class Parametrization:
-    """How a memory ``W`` (d, d) is built from its parameters.
+    r"""How a memory ``W`` (d, d) is built from its parameters.
 
     Parameters
     ----------
@@ -65,7 +65,7 @@ class Parametrization:
 
     Notes
     -----
-    Training minimises the cross-entropy of the scores ``u_rho^T W e_mu``
+    Training minimises the cross-entropy of the scores :math:`u_\rho^T W e_\mu`
     (:func:`validation.linear_memory.models.xent_and_grad` gives ``dW``);
     ``grads`` only composes that gradient with ``dW/dparams``.  The
     parameters are updated in place by Adam, so ``memory`` must be read
@@ -429,7 +429,7 @@ register_model(MemoryModel("hebbian", "op", HEBBIAN, _hebbian_theory,
 
 
 def prediction(model, d, kappa=None):
-    """Compute the matching prediction for a capacity measurement of a registered model.
+    r"""Compute the matching prediction for a capacity measurement of a registered model.
 
     Parameters
     ----------
@@ -439,7 +439,7 @@ def prediction(model, d, kappa=None):
     d : int
         Dimension.
     kappa : float, optional
-        Rank ratio (low rank only); the prediction uses the actual ``m / d``.
+        Rank ratio (low rank only); the prediction uses the actual :math:`m / d`.
 
     Returns
     -------
@@ -448,7 +448,7 @@ def prediction(model, d, kappa=None):
         ``name`` of the prediction, plus ``half`` = 1/2 (the large-``d``
         full-rank limit) for reference.  Full rank also ``p`` (the number of
         facts at the fixed point, :func:`validation.linear_memory.theory.full_rank_threshold`); low rank
-        ``kappa_eff`` (the actual ``m / d``, :func:`validation.linear_memory.theory.lowrank_threshold`);
+        ``kappa_eff`` (the actual :math:`m / d`, :func:`validation.linear_memory.theory.lowrank_threshold`);
         Hebbian ``plain_model`` (the independent-Gaussian model's threshold,
         :func:`replica.hebbian_threshold`).  The keys depend on the model,
         so this is a plain ``dict``.
@@ -461,8 +461,8 @@ def prediction(model, d, kappa=None):
     Notes
     -----
     Full rank: the fixed point ``alpha* = alpha_c_finite(p(alpha*))`` with
-    ``p ln p = alpha d^2``; low rank: ``alpha_c(m/d)``; Hebbian: the load
-    where the conditional finite-size model gives ``P(all recalled) = 1/2``.
+    :math:`p \ln p = \alpha d^2`; low rank: :math:`\alpha_c(m/d)`; Hebbian: the load
+    where the conditional finite-size model gives :math:`P(\mathrm{all\ recalled}) = 1/2`.
 
     References
     ----------

@@ -1,11 +1,11 @@
-"""Trained spectra against the (truncated) quarter circle: the trial, the pooled statistic, its calibration, the extrapolation.
+r"""Trained spectra against the (truncated) quarter circle: the trial, the pooled statistic, its calibration, the extrapolation.
 
 For rank fraction ``kappa`` (1: full rank from zero initialisation; < 1: the
 two-layer memory with its default N(0, 1) initialisation), dimension ``d`` and
 load fraction ``f`` of the finite-``p`` capacity
 (:func:`validation.linear_memory.theory.lowrank_finite_threshold`),
 :func:`spectrum_trial` trains one OP memory (default preset, stop at first
-full recall, or continue past it) and returns its top ``m = round(kappa d)``
+full recall, or continue past it) and returns its top :math:`m = \mathrm{round}(\kappa d)`
 singular values.  The successful instances of a setting are pooled, each
 scaled by its own second-moment match to the law (the only fitted
 parameter):
@@ -14,10 +14,10 @@ parameter):
   ``hcizz.truncated_quarter_circle(m/d)`` (``quarter_circle`` at full rank),
   and the mean lower edge;
 * :func:`gaussian_calibration`: the same statistics for the top ``m``
-  singular values of as many ``d x d`` Gaussian matrices (whose top-``kappa``
+  singular values of as many :math:`d \times d` Gaussian matrices (whose top-``kappa``
   spectrum converges to exactly this law), i.e. what a perfect match shows at
   this ``d`` and sample size;
-* :func:`extrapolate`: a weighted straight-line fit to ``d = inf`` with errors
+* :func:`extrapolate`: a weighted straight-line fit to :math:`d = \infty` with errors
   from :func:`bootstrap_instances` over instances.
 
 The study that runs these trials and fits (its plan, committed store and
@@ -44,7 +44,7 @@ def law_of(k_eff):
     Parameters
     ----------
     k_eff : float
-        Rank ratio ``m / d`` in (0, 1].
+        Rank ratio :math:`m / d` in (0, 1].
 
     Returns
     -------
@@ -79,7 +79,7 @@ def _theory_load(d, kappa):
 
 @trial("linear_memory.spectrum", aliases=("validation.linear_memory.spectra_study:spectrum_trial",))
 def spectrum_trial(params):
-    """Train one memory; return its top ``m`` singular values (of ``W / sqrt(d)``).
+    r"""Train one memory; return its top ``m`` singular values (of :math:`W / \sqrt{d}`).
 
     Parameters
     ----------
@@ -93,7 +93,7 @@ def spectrum_trial(params):
     dict
         ``p``, ``load``, ``success``, ``steps``, ``sv`` (descending, 6
         significant digits), ``margin`` (smallest correct-minus-largest-competitor
-        score over facts divided by ``||W||_F``, the normalised margin at stop).
+        score over facts divided by :math:`\|W\|_F`, the normalised margin at stop).
 
     See Also
     --------
@@ -180,7 +180,7 @@ def pooled_ks(instances, k_eff):
     instances : list of array_like
         Top ``m`` singular values of each memory.
     k_eff : float
-        Actual rank ratio ``m / d`` (1: quarter circle, else the truncated
+        Actual rank ratio :math:`m / d` (1: quarter circle, else the truncated
         quarter circle).
 
     Returns
@@ -247,7 +247,7 @@ _CALIBRATION_CACHE = {}
 
 
 def gaussian_calibration(d, m, instances, *, reps=40, rng=0):
-    """Calibrate the pooled KS distance and edge on i.i.d. Gaussian matrices.
+    r"""Calibrate the pooled KS distance and edge on i.i.d. Gaussian matrices.
 
     Parameters
     ----------
@@ -256,7 +256,7 @@ def gaussian_calibration(d, m, instances, *, reps=40, rng=0):
     m : int
         Number of top singular values kept.
     instances : int
-        Gaussian ``d x d`` matrices (entries ``N(0, 1/d)``) pooled per
+        Gaussian :math:`d \times d` matrices (entries :math:`\mathcal{N}(0, 1/d)`) pooled per
         repetition, as many as trained memories.
     reps : int
         Repetitions.
@@ -307,7 +307,7 @@ class LineFit(Result):
     Parameters
     ----------
     intercept : float
-        Weighted least-squares estimate of the value at ``x = 0`` (weights
+        Weighted least-squares estimate of the value at :math:`x = 0` (weights
         ``1 / y_sd**2``).
     intercept_se : float
         Its standard error: spread of the fit over the bootstrap replicates of
@@ -448,12 +448,12 @@ def _wls_coefficients(x, w):
 
 
 def extrapolate(x, y, replicates, *, offset_se=None):
-    """Fit ``y = a + b x`` by weighted least squares; errors from bootstrap replicates.
+    r"""Fit :math:`y = a + b x` by weighted least squares; errors from bootstrap replicates.
 
     Parameters
     ----------
     x : array_like, shape (n,)
-        Abscissae (e.g. ``1/d`` or ``1/ln p``), at least 3 distinct values.
+        Abscissae (e.g. :math:`1/d` or :math:`1/\ln p`), at least 3 distinct values.
     y : array_like, shape (n,)
         Measured values (e.g. KS minus its calibration).
     replicates : array_like, shape (boot, n)
@@ -466,7 +466,7 @@ def extrapolate(x, y, replicates, *, offset_se=None):
     Returns
     -------
     LineFit
-        Intercept (the value at ``x = 0``, i.e. ``d = inf``), slope, their
+        Intercept (the value at :math:`x = 0`, i.e. :math:`d = \infty`), slope, their
         standard errors, a 95% interval of the intercept and the fit's chi^2.
 
     See Also
@@ -476,11 +476,11 @@ def extrapolate(x, y, replicates, *, offset_se=None):
 
     Notes
     -----
-    With ``s_i^2 = var_boot(y_i) + offset_se_i^2`` and weights ``w_i = 1/s_i^2``
-    the estimates are linear in ``y``: ``a = c_a . y``, ``b = c_b . y`` with
-    ``(c_a, c_b) = (X^T W X)^{-1} X^T W``.  Their variance is the variance of
-    ``c . y^*`` over the replicates ``y^*`` plus ``sum_i c_i^2 offset_se_i^2``
-    (no normality assumed for ``y``).  ``chi2 / dof`` far above 1 says the points are
+    With ``s_i^2 = var_boot(y_i) + offset_se_i^2`` and weights :math:`w_i = 1/s_i^2`
+    the estimates are linear in ``y``: :math:`a = c_a \cdot y`, :math:`b = c_b \cdot y` with
+    :math:`(c_a, c_b) = (X^T W X)^{-1} X^T W`.  Their variance is the variance of
+    :math:`c \cdot y^*` over the replicates :math:`y^*` plus ``sum_i c_i^2 offset_se_i^2``
+    (no normality assumed for ``y``).  :math:`\chi^2 / \mathrm{dof}` far above 1 says the points are
     not on a line in ``x`` within their errors: then the intercept is a
     model-dependent extrapolation and its standard error understates the
     uncertainty.
@@ -531,7 +531,7 @@ def ks_edge_instance(sv, k_eff):
     sv : array_like
         Top ``m`` singular values of one memory.
     k_eff : float
-        Rank ratio ``m / d``.
+        Rank ratio :math:`m / d`.
 
     Returns
     -------

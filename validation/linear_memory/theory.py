@@ -1,17 +1,17 @@
-"""Theory predictions matched to each capacity measurement.
+r"""Theory predictions matched to each capacity measurement.
 
 Thin adaptors around ``replica`` (nothing is re-derived here):
 
 * full rank (OP/DP): the finite-``p`` RS capacity solved self-consistently at
-  dimension ``d``: the load ``alpha*`` with ``alpha* = alpha_c_finite(p)`` where
-  ``p ln p = alpha* d^2`` (:func:`full_rank_threshold`);
-* low rank: ``alpha_c(kappa)`` with the *actual* ``kappa = m / d``
+  dimension ``d``: the load :math:`\alpha^*` with ``alpha* = alpha_c_finite(p)`` where
+  :math:`p \ln p = \alpha^* d^2` (:func:`full_rank_threshold`);
+* low rank: :math:`\alpha_c(\kappa)` with the *actual* :math:`\kappa = m / d`
   (:func:`lowrank_threshold`);
-* low rank at finite ``p``: ``alpha_c(kappa, p)`` solved self-consistently at
-  ``d`` with the actual ``kappa = m / d`` (:func:`lowrank_finite_threshold`,
+* low rank at finite ``p``: :math:`\alpha_c(\kappa, p)` solved self-consistently at
+  ``d`` with the actual :math:`\kappa = m / d` (:func:`lowrank_finite_threshold`,
   :func:`lowrank_finite_prediction`);
 * Hebbian: the load where the conditional finite-size model of
-  ``replica.hebbian`` gives ``P(all recalled) = 1/2`` (:func:`replica.hebbian_threshold`).
+  ``replica.hebbian`` gives :math:`P(\mathrm{all\ recalled}) = 1/2` (:func:`replica.hebbian_threshold`).
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ __all__ = ["full_rank_threshold", "lowrank_threshold", "lowrank_finite_threshold
 
 @functools.lru_cache(maxsize=64)
 def full_rank_threshold(d, *, samples=20_000, rng=0, tol=1e-4):
-    """Self-consistent finite-size RS capacity at dimension ``d``.
+    r"""Self-consistent finite-size RS capacity at dimension ``d``.
 
     Parameters
     ----------
@@ -45,17 +45,17 @@ def full_rank_threshold(d, *, samples=20_000, rng=0, tol=1e-4):
     Returns
     -------
     Estimate
-        ``value`` = ``alpha*`` solving ``alpha = alpha_c_finite(round(p(alpha)))``,
-        ``p(alpha) = exp(W(alpha d^2))`` (Lambert W); ``stderr`` propagated from
+        ``value`` = :math:`\alpha^*` solving ``alpha = alpha_c_finite(round(p(alpha)))``,
+        :math:`p(\alpha) = \exp(W(\alpha d^2))` (Lambert W); ``stderr`` propagated from
         the Monte Carlo error of ``alpha_c_finite``; ``info``: ``p`` and the slope.
 
     Notes
     -----
     ``g(alpha) = alpha_c_finite(p(alpha))`` decreases slowly in ``alpha``
-    (``alpha_c(p)`` decreases towards 1/2 as ``p`` grows), so the fixed point is
-    unique and the iteration ``alpha <- g(alpha)`` contracts (``|g'| << 1``).
+    (:math:`\alpha_c(p)` decreases towards 1/2 as ``p`` grows), so the fixed point is
+    unique and the iteration :math:`\alpha \leftarrow g(\alpha)` contracts (:math:`|g'| \ll 1`).
     A Monte Carlo error ``s`` on ``g`` moves the fixed point by
-    ``s / (1 - g')``, reported as the standard error.  Cached (deterministic for an int ``rng``).
+    :math:`s / (1 - g')`, reported as the standard error.  Cached (deterministic for an int ``rng``).
 
     References
     ----------
@@ -98,14 +98,14 @@ def _self_consistent(d, kappa, *, start, step, samples, rng, tol):
 
 @functools.lru_cache(maxsize=64)
 def lowrank_finite_threshold(d, kappa, *, samples=20_000, rng=0, tol=1e-4):
-    """Self-consistent finite-``p`` capacity of a rank-``kappa`` memory at dimension ``d``.
+    r"""Self-consistent finite-``p`` capacity of a rank-``kappa`` memory at dimension ``d``.
 
     Parameters
     ----------
     d : int
         Dimension (>= 2).
     kappa : float
-        Rank fraction in ``(0, 1]``; pass the *actual* ``m / d``.
+        Rank fraction in ``(0, 1]``; pass the *actual* :math:`m / d`.
     samples, rng, tol
         As in :func:`full_rank_threshold` (common random numbers across the
         fixed-point iterations).
@@ -113,18 +113,18 @@ def lowrank_finite_threshold(d, kappa, *, samples=20_000, rng=0, tol=1e-4):
     Returns
     -------
     Estimate
-        ``value`` = ``alpha*`` solving ``alpha = replica.alpha_c_finite(p(alpha), kappa=kappa)``
-        with ``p(alpha) ln p(alpha) = alpha d^2``; ``stderr`` = Monte Carlo
+        ``value`` = :math:`\alpha^*` solving ``alpha = replica.alpha_c_finite(p(alpha), kappa=kappa)``
+        with :math:`p(\alpha) \ln p(\alpha) = \alpha d^2`; ``stderr`` = Monte Carlo
         error / ``(1 - slope)``; ``info``: ``p``, ``slope``, ``kappa``.
 
     Notes
     -----
-    ``alpha_c(kappa, p) = alpha_c(kappa) ln p / E[V_p]``
+    :math:`\alpha_c(\kappa, p) = \alpha_c(\kappa) \ln p / \mathbb{E}[V_p]`
     (``docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories``).
-    At ``kappa = 1`` this is :func:`full_rank_threshold`.  The low-rank
+    At :math:`\kappa = 1` this is :func:`full_rank_threshold`.  The low-rank
     threshold sits at a smaller ``p`` than the full-rank one at the same
-    ``d``, where ``ln p / E[V_p]`` is larger, so the ratio of the two
-    self-consistent predictions slightly exceeds ``alpha_c(kappa) / alpha_c(1)``.
+    ``d``, where :math:`\ln p / \mathbb{E}[V_p]` is larger, so the ratio of the two
+    self-consistent predictions slightly exceeds :math:`\alpha_c(\kappa) / \alpha_c(1)`.
 
     References
     ----------
@@ -138,7 +138,7 @@ def lowrank_finite_threshold(d, kappa, *, samples=20_000, rng=0, tol=1e-4):
 
 
 def lowrank_threshold(kappa):
-    """Return ``replica.alpha_c(kappa)``, the asymptotic rank-constrained RS capacity.
+    r"""Return ``replica.alpha_c(kappa)``, the asymptotic rank-constrained RS capacity.
 
     Parameters
     ----------
@@ -148,7 +148,7 @@ def lowrank_threshold(kappa):
     Returns
     -------
     float
-        ``alpha_c(kappa)`` (1/2 at ``kappa = 1``).
+        :math:`\alpha_c(\kappa)` (1/2 at :math:`\kappa = 1`).
 
     See Also
     --------
@@ -169,22 +169,22 @@ def lowrank_threshold(kappa):
 
 
 def lowrank_finite_prediction(d, kappa):
-    """Return the finite-``p`` prediction of a rank-``kappa`` memory at ``d``, with the actual rank ratio.
+    r"""Return the finite-``p`` prediction of a rank-``kappa`` memory at ``d``, with the actual rank ratio.
 
     Parameters
     ----------
     d : int
         Dimension (>= 2).
     kappa : float
-        Nominal rank ratio in (0, 1]; the memory has ``m = max(1, round(kappa d))``
-        (:func:`validation.linear_memory.models.lowrank_m`) and the prediction uses ``m / d``.
+        Nominal rank ratio in (0, 1]; the memory has :math:`m = \max(1, \mathrm{round}(\kappa d))`
+        (:func:`validation.linear_memory.models.lowrank_m`) and the prediction uses :math:`m / d`.
 
     Returns
     -------
     dict
         ``value`` and ``stderr`` of :func:`lowrank_finite_threshold` at
-        ``m / d``, ``p`` (facts at the fixed point), ``kappa_eff`` (``m / d``)
-        and ``alpha_c_kappa`` (:func:`lowrank_threshold` at ``m / d``, the
+        :math:`m / d`, ``p`` (facts at the fixed point), ``kappa_eff`` (:math:`m / d`)
+        and ``alpha_c_kappa`` (:func:`lowrank_threshold` at :math:`m / d`, the
         large-``p`` value), all floats but ``p``.
 
     See Also

@@ -1,4 +1,4 @@
-"""Full-batch training of linear associative memories with Adam.
+r"""Full-batch training of linear associative memories with Adam.
 
 Two presets (:data:`PRESETS`):
 
@@ -6,7 +6,7 @@ Two presets (:data:`PRESETS`):
   steps, stop as soon as 99.9% of the facts are recalled.
 * ``default`` — chosen by the budget study of ``docs/linear_memory.md``
   (threshold against step budget until it stops moving): logits at inverse
-  temperature ``1 / (0.05 sqrt(d))``, Adam lr ``0.1`` held constant
+  temperature :math:`1 / (0.05 \sqrt{d})`, Adam lr ``0.1`` held constant
   (``warmup_cosine`` with no warm-up and ``final = 1``: warm-up and cosine
   decay did not move the threshold, and a constant rate makes a run with a
   smaller budget an exact prefix of a longer one, which the budget study
@@ -36,7 +36,7 @@ __all__ = ["TrainConfig", "PRESETS", "get_config", "TrainResult", "train", "Cont
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """Optimiser settings of :func:`train`.
+    r"""Optimiser settings of :func:`train`.
 
     Parameters
     ----------
@@ -53,10 +53,10 @@ class TrainConfig:
         Stop as soon as this fraction of facts is recalled (1: all of them).
     temperature : float
         Logits are ``Z / (temperature * sqrt(d))`` (``Z`` the raw scores, of
-        order ``sqrt(d) ||W||_F / sqrt(d)`` at initialisation).
+        order :math:`\sqrt{d}\, \|W\|_F / \sqrt{d}` at initialisation).
     init_std : float
         Full-rank ``W`` starts with i.i.d. ``N(0, init_std^2 / d)`` entries
-        (0: zeros).  Low-rank ``Q, R`` always start i.i.d. ``N(0, 1)``.
+        (0: zeros).  Low-rank ``Q, R`` always start i.i.d. :math:`\mathcal{N}(0, 1)`.
 
     See Also
     --------
@@ -169,7 +169,7 @@ class TrainResult(Result):
 
 
 def train(facts, *, parametrization="full", kappa=1.0, preset="default", rng=None, **overrides):
-    """Train a memory on ``facts`` by full-batch Adam on the cross-entropy.
+    r"""Train a memory on ``facts`` by full-batch Adam on the cross-entropy.
 
     Parameters
     ----------
@@ -180,7 +180,7 @@ def train(facts, *, parametrization="full", kappa=1.0, preset="default", rng=Non
         of a registered memory model (:mod:`validation.linear_memory.registry`;
         not the model name: models ``"op"`` and ``"dp"`` both train
         ``"full"``): ``"full"`` (full-rank ``W``), ``"lowrank"``
-        (``W = Q R^T / sqrt(d m)`` with ``m = kappa d``), ``"hebbian"`` (no
+        (:math:`W = Q R^T / \sqrt{d m}` with :math:`m = \kappa d`), ``"hebbian"`` (no
         training), or a :class:`~validation.linear_memory.registry.Parametrization`.
     kappa : float
         Rank ratio in (0, 1] (low-rank model only).
@@ -242,7 +242,7 @@ def train(facts, *, parametrization="full", kappa=1.0, preset="default", rng=Non
 
 @dataclass(frozen=True)
 class ContinuedTraining(Result):
-    """Outcome of :func:`train_past_recall`.
+    r"""Outcome of :func:`train_past_recall`.
 
     Parameters
     ----------
@@ -258,7 +258,7 @@ class ContinuedTraining(Result):
         ``[steps after first recall, normalised margin]`` at 0, ``extra // 4``,
         ``extra // 2`` and ``extra`` steps after it (as far as reached); the
         margin is the smallest correct-minus-largest-competitor score over
-        facts divided by ``||W||_F``.
+        facts divided by :math:`\|W\|_F`.
 
     See Also
     --------
@@ -277,7 +277,7 @@ class ContinuedTraining(Result):
 
 @fill_doc
 def normalised_margin(W, facts):
-    """Return the smallest margin ``min_mu (z_{mu mu} - max_{rho != mu} z_{mu rho})`` over ``||W||_F``.
+    r"""Return the smallest margin :math:`\min_\mu (z_{\mu\mu} - \max_{\rho \neq \mu} z_{\mu\rho})` over :math:`\|W\|_F`.
 
     Parameters
     ----------
@@ -288,7 +288,7 @@ def normalised_margin(W, facts):
     Returns
     -------
     float
-        Positive iff every fact is recalled; invariant under ``W -> c W``.
+        Positive iff every fact is recalled; invariant under :math:`W \to c W`.
 
     References
     ----------

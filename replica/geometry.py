@@ -164,7 +164,7 @@ class GeometryV(Result):
     k_scores: float
 
     def conf_int(self, alpha=0.05):
-        """Return the normal-approximation interval of :attr:`ratio`.
+        """Return the normal-approximation interval of ``ratio``.
 
         Parameters
         ----------

@@ -623,7 +623,7 @@ def listwise_exact_trial(params):
     -------
     dict
         ``p``, ``load_quadratic`` (:math:`p / d^2`), ``success`` (None if
-        undecided) and the :meth:`ListwiseResult.summary` fields, with
+        undecided) and the ``ListwiseResult.summary()`` fields, with
         ``cpu_seconds``.
 
     See Also

@@ -16,7 +16,7 @@ from hcizz import docstrings
 
 __all__ = ["SectionResult", "Context", "md_table", "docs_href", "PARAMETERS", "fill_doc"]
 
-#: Shared docstring entries of the sections (filled by :func:`fill_doc`): the ``build(ctx)``
+#: Shared docstring entries of the sections (filled by ``fill_doc``): the ``build(ctx)``
 #: every section module exports, and the arguments of the part renderers
 #: ``render(ctx, md, data, figs)``.
 PARAMETERS = {

@@ -147,7 +147,7 @@ def legend_below(fig, axes=None, ncol=2, **kwargs):
     ncol : int, optional
         Number of legend columns.
     **kwargs
-        Passed to :meth:`matplotlib.figure.Figure.legend`, over the defaults
+        Passed to ``matplotlib.figure.Figure.legend``, over the defaults
         (``loc="outside lower center"``, the report's legend font).
 
     Returns

@@ -50,7 +50,7 @@ MAX_PLAN_TRIALS = 100_000
 STORED_DIR = Path(__file__).resolve().parent / "stored"
 
 #: Parameter texts the study modules share, besides :data:`hcizz.docstrings.PARAMETERS`
-#: (filled in by :func:`fill_doc`; ``docs/architecture.md#shared-parameter-docs``).
+#: (filled in by ``fill_doc``; ``docs/architecture.md#shared-parameter-docs``).
 DOC_PARAMETERS = {
     "runner": "runner : validation.studies.base.Runner\n    Computes or replays the trials.",
     "records": "results : list of dict\n    The engine records of the plan.",

@@ -36,7 +36,7 @@ def gaussian_success_prob(mean, std, n):
     validation.token_retrieval.success.extreme_success_prob
         Compute the Gaussian extreme-value model of "all ``n`` samples succeed".
     validation.token_retrieval.model.margins
-        Compute the per-sample margin ``logit_target - max_{k != target} logit_k``.
+        Compute the per-sample margin :math:`\mathrm{logit}_{\mathrm{target}} - \max_{k \neq \mathrm{target}} \mathrm{logit}_k`.
 
     References
     ----------

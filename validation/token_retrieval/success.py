@@ -109,7 +109,7 @@ def extreme_success_prob(mu_c, sd_c, groups, n, *, nodes=80):
 
     Examples
     --------
-    One competitor, both scores ``N(0, 1)``: the correct one wins with
+    One competitor, both scores :math:`\mathcal{N}(0, 1)`: the correct one wins with
     probability 1/2.
 
     >>> round(extreme_success_prob(0.0, 1.0, [(0.0, 1.0, 1)], 1), 6)

@@ -631,7 +631,7 @@ class LimitsOnGrid(Result):
 
 
 def limits_on_grid(tv, *, factor=1.5):
-    """Locate the retrieval boundaries of a comparison and put the statistical limits beside them.
+    r"""Locate the retrieval boundaries of a comparison and put the statistical limits beside them.
 
     Parameters
     ----------
@@ -650,7 +650,7 @@ def limits_on_grid(tv, *, factor=1.5):
     validation.token_retrieval.lower_bound.lower_bound_boundaries
         Compute the boundaries in ``N`` of the statistical limits, for the phase diagrams.
     validation.token_retrieval.theory.retrieval_boundary
-        Predict :math:`N_c(d, L)`, the smallest ``N`` with P(retrieval of all N) >= level.
+        Predict :math:`N_c(d, L)`, the smallest ``N`` with :math:`P(\text{retrieval of all } N) \geq` ``level``.
 
     Notes
     -----

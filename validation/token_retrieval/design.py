@@ -200,7 +200,7 @@ def theory_centre(d, L):
     See Also
     --------
     validation.token_retrieval.theory.retrieval_boundary
-        Predict :math:`N_c(d, L)`, the smallest ``N`` with P(retrieval of all N) >= level.
+        Predict :math:`N_c(d, L)`, the smallest ``N`` with :math:`P(\text{retrieval of all } N) \geq` ``level``.
     validation.token_retrieval.design.adaptive_design
         Replicate ``r`` of the adaptive design (``adaptive_threshold`` in :math:`\log N`).
 

@@ -3,7 +3,9 @@ embeddings and in the orthogonal limit from the token counts alone.
 
 After step 2 the key-query matrix is :math:`W_1 = c\, \tilde w q^T` with a scalar :math:`c > 0` and
 
-    w~ = sum_n P_n v_n,   v_n = sum_m K_mn h_m,   K_mn = (u_{t_m} - u_bar).(u_{t_n} - u_bar),
+.. math::
+
+    \tilde w = \sum_n P_n v_n, \quad v_n = \sum_m K_{mn} h_m, \quad K_{mn} = (u_{t_m} - \bar u) \cdot (u_{t_n} - \bar u),
 
 ``P_n`` the centred second-moment matrix of sequence ``n`` and ``h_n`` its mean
 (docs/token_retrieval.md#steps-1-and-2-the-key-vector).  Argmax attention depends only on

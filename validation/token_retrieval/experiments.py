@@ -760,7 +760,7 @@ def mlp_theory(ds, ms, L):
     See Also
     --------
     validation.token_retrieval.theory.recall_boundary
-        Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
+        Predict :math:`N_{\max}(d, L)`, the last ``N`` with :math:`P(\text{recall of all } N) \geq` ``level``.
     validation.token_retrieval.experiments.mlp_boundaries
         Locate the recall boundary per ``(d, m)`` and fit :math:`N_{\max} \sim d^a m^b`.
 
@@ -863,7 +863,7 @@ def beta_rows(records, *, d, Ns, Ls, seeds):
     validation.token_retrieval.experiments.beta_scan
         Measure the sensitivity of the boundaries to the step size :math:`\beta = \|W_1\|_F`.
     validation.token_retrieval.theory.retrieval_boundary
-        Predict :math:`N_c(d, L)`, the smallest ``N`` with P(retrieval of all N) >= level.
+        Predict :math:`N_c(d, L)`, the smallest ``N`` with :math:`P(\text{retrieval of all } N) \geq` ``level``.
 
     References
     ----------

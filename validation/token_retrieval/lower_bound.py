@@ -322,7 +322,7 @@ def storage_construction_bound(N, d, L, V, *, tau=1.0):
     See Also
     --------
     validation.token_retrieval.theory.counting_bound
-        Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+        Bound :math:`P(\text{recall of all } N)` from above for *any* predictor of our form with hard attention.
     validation.token_retrieval.lower_bound.lower_bound
         Evaluate the statistical limits of retrieval and storage at one ``(N, d, L)``.
 
@@ -498,7 +498,7 @@ class LowerBound(Result):
 
 
 def lower_bound(N, d, L, *, V=None, tau=1.0):
-    """Evaluate the statistical limits of retrieval and storage at one ``(N, d, L)``.
+    r"""Evaluate the statistical limits of retrieval and storage at one ``(N, d, L)``.
 
     Parameters
     ----------
@@ -519,7 +519,7 @@ def lower_bound(N, d, L, *, V=None, tau=1.0):
     validation.token_retrieval.lower_bound.lower_bound_boundaries
         Compute the boundaries in ``N`` of the statistical limits, for the phase diagrams.
     validation.token_retrieval.theory.counting_bound
-        Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+        Bound :math:`P(\text{recall of all } N)` from above for *any* predictor of our form with hard attention.
 
     References
     ----------

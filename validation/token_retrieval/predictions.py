@@ -224,7 +224,7 @@ class PredictedBoundaries(Result):
 
 
 def predicted_boundaries(ds, Ls):
-    """Locate the theory's retrieval and recall boundaries and the counting bound, and summarise them by power laws.
+    r"""Locate the theory's retrieval and recall boundaries and the counting bound, and summarise them by power laws.
 
     Parameters
     ----------
@@ -243,7 +243,7 @@ def predicted_boundaries(ds, Ls):
         Find the smallest ``N`` (with ``V = vocab_ratio N``) at which ``counting_bound`` drops below
         ``level``.
     validation.token_retrieval.theory.recall_boundary
-        Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
+        Predict :math:`N_{\max}(d, L)`, the last ``N`` with :math:`P(\text{recall of all } N) \geq` ``level``.
     validation.token_retrieval.predictions.PredictedBoundaries
         The theory's boundaries and the counting bound over ``ds x Ls``, with power-law summaries
         (``predicted_boundaries``).

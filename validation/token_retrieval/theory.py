@@ -11,8 +11,10 @@ fixed random ReLU MLP of width ``m``.
 Units.  After step 2 the key-query matrix is :math:`W_1 = c\, \tilde w q^T` with a positive
 scalar ``c`` (:math:`c = \gamma \eta / (L N^2)`) and
 
-    w~ = sum_{n,m} K_{mn} P_n h_m,   K_{mn} = (u_{t_m} - u_bar).(u_{t_n} - u_bar),
-    P_n = sum_i (x_{n,i} - h_n)(x_{n,i} - h_n)^T,
+.. math::
+
+    \tilde w = \sum_{n,m} K_{mn} P_n h_m, \qquad K_{mn} = (u_{t_m} - \bar u) \cdot (u_{t_n} - \bar u),
+    \qquad P_n = \sum_i (x_{n,i} - h_n)(x_{n,i} - h_n)^T
 
 (``h_n`` the uniform-attention average of sequence ``n``).  Every attention
 *score* moment below is a moment of :math:`x \cdot \tilde w`; argmax attention does not depend
@@ -649,7 +651,7 @@ def _boundary(key, direction, d, L, Ns, vocab_ratio, level, kw):
 
 @fill_doc
 def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
-    """Predict :math:`N_c(d, L)`, the smallest ``N`` with P(retrieval of all N) >= level.
+    r"""Predict :math:`N_c(d, L)`, the smallest ``N`` with :math:`P(\text{retrieval of all } N) \geq` ``level``.
 
     Parameters
     ----------
@@ -663,7 +665,7 @@ def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     See Also
     --------
     validation.token_retrieval.theory.recall_boundary
-        Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
+        Predict :math:`N_{\max}(d, L)`, the last ``N`` with :math:`P(\text{recall of all } N) \geq` ``level``.
     validation.token_retrieval.theory.success_probs
         Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
 
@@ -681,7 +683,7 @@ def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
 
 @fill_doc
 def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
-    """Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
+    r"""Predict :math:`N_{\max}(d, L)`, the last ``N`` with :math:`P(\text{recall of all } N) \geq` ``level``.
 
     Parameters
     ----------
@@ -695,7 +697,7 @@ def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     See Also
     --------
     validation.token_retrieval.theory.retrieval_boundary
-        Predict :math:`N_c(d, L)`, the smallest ``N`` with P(retrieval of all N) >= level.
+        Predict :math:`N_c(d, L)`, the smallest ``N`` with :math:`P(\text{retrieval of all } N) \geq` ``level``.
     validation.token_retrieval.theory.counting_boundary
         Find the smallest ``N`` (with ``V = vocab_ratio N``) at which ``counting_bound`` drops below
         ``level``.
@@ -738,13 +740,13 @@ def boundary_combination(N, d, L, *, vocab_ratio=4.0, tau=1.0):
     validation.token_retrieval.theory.score_moments
         Compute leading-order moments of the attention scores :math:`x \cdot \tilde w` after step 2.
     validation.token_retrieval.theory.retrieval_boundary
-        Predict :math:`N_c(d, L)`, the smallest ``N`` with P(retrieval of all N) >= level.
+        Predict :math:`N_c(d, L)`, the smallest ``N`` with :math:`P(\text{retrieval of all } N) \geq` ``level``.
 
     Notes
     -----
     For :math:`V = 4N` (docs): :math:`\mathrm{gap} \sim (\tau^4 / L)(N k_z - L/4)` and
-    ``var ~ gap^2 / (tau^2 d) + 1/(8N) + L/(64 N^2) + 1/(4d) + 1/(dL)
-    + N(N-1)/d^3``; the retrieval boundary of all ``N`` sequences sits at
+    :math:`\mathrm{var} \sim \mathrm{gap}^2 / (\tau^2 d) + 1/(8N) + L/(64 N^2) + 1/(4d) + 1/(dL)
+    + N(N-1)/d^3`; the retrieval boundary of all ``N`` sequences sits at
     :math:`x \approx 1.5`.  ``N``, ``d`` and ``L`` enter multiplicatively through ``x``,
     which is not a single power law (collision-dominated :math:`N_c \sim L` at large
     ``d``; cross-talk-dominated at small ``d``).
@@ -792,7 +794,7 @@ def counting_capacity(d, k, N, V):
     See Also
     --------
     validation.token_retrieval.theory.counting_bound
-        Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+        Bound :math:`P(\text{recall of all } N)` from above for *any* predictor of our form with hard attention.
     validation.token_retrieval.lower_bound.storage_construction_bound
         Bound the failure probability of an explicit predictor of our form storing ``N`` given facts.
 
@@ -819,7 +821,7 @@ def counting_capacity(d, k, N, V):
 
 
 def counting_bound(N, d, L, V, *, m=None):
-    r"""Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+    r"""Bound :math:`P(\text{recall of all } N)` from above for *any* predictor of our form with hard attention.
 
     The predictor may use any :math:`w \in \mathbb{R}^d` (attention = argmax of
     :math:`x_i \cdot w`) and any readout :math:`W_v`; the bound is information-theoretic.
@@ -886,7 +888,7 @@ def counting_bound(N, d, L, V, *, m=None):
 
 
 def counting_boundary(d, L, *, vocab_ratio=4.0, m=None, level=0.5):
-    """Find the smallest ``N`` (with ``V = vocab_ratio N``) at which :func:`counting_bound` drops below ``level``.
+    r"""Find the smallest ``N`` (with ``V = vocab_ratio N``) at which :func:`counting_bound` drops below ``level``.
 
     No predictor of the form recalls all ``N`` facts with probability
     ``>= level`` beyond it.
@@ -915,9 +917,9 @@ def counting_boundary(d, L, *, vocab_ratio=4.0, m=None, level=0.5):
     See Also
     --------
     validation.token_retrieval.theory.counting_bound
-        Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+        Bound :math:`P(\text{recall of all } N)` from above for *any* predictor of our form with hard attention.
     validation.token_retrieval.theory.recall_boundary
-        Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
+        Predict :math:`N_{\max}(d, L)`, the last ``N`` with :math:`P(\text{recall of all } N) \geq` ``level``.
 
     References
     ----------

@@ -401,7 +401,7 @@ def boundary_points(frac, *, along="N", by=("N", "d", "L"), direction="up", leve
     Notes
     -----
     Between grid points :math:`x_t < x_{t+1}` with fractions
-    :math:`f_t < \text{level} \le f_{t+1}`:
+    :math:`f_t < \text{level} \leq f_{t+1}`:
     :math:`\log x_c = \log x_t + w (\log x_{t+1} - \log x_t)`,
     :math:`w = (\text{level} - f_t) / (f_{t+1} - f_t)`.
 

@@ -413,7 +413,7 @@ def responsible_term(N, d, L, *, vocab_ratio=4.0):
     -------
     str
         ``"wishart_Pn"`` where a sequence's second-moment matrix is a Wishart matrix with
-        :math:`L \geq d` samples (the theory uses its mean, :math:`\mathbb E P_n^2` and
+        :math:`L \geq d` samples (the theory uses its mean, :math:`\mathbb{E} P_n^2` and
         :math:`P_n \approx (L/d) I`); ``"law_of_A"`` where :math:`V / d \geq 30` (the law (docs, eq. tokret-tl6) of the
         trigger coefficient); ``"token_variance"`` otherwise (the leading-order per-token variance
         terms :math:`T_1`, :math:`T_K` and the self term of eqs. tokret-tl4 and tokret-tl5).

@@ -860,7 +860,7 @@ def counting_bound(N, d, L, V, *, m=None):
     :math:`S_\text{attn} S_\text{read} (V - N)! / V!`.  It drops below 1/2 roughly when
     :math:`N \log V > d k \log(e N V / (d k)) + d \log(e N L^2 / (2 d))`: :math:`N` is
     limited by :math:`d k / \log V`, and :math:`L` enters only through a logarithm.
-    (Softmax attention with :math:`\|W\| \le \beta` is the limit of hard attention
+    (Softmax attention with :math:`\|W\| \leq \beta` is the limit of hard attention
     only as :math:`\beta \to \infty`; the bound is stated for hard attention.)
 
     References

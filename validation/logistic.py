@@ -476,7 +476,7 @@ def fit_threshold(x, success, *, increasing=False, level=0.95, n_grid=481, n_wid
     (``x50`` over the data's range extended by one span on each side, ``w``
     log-uniform from ``min_width`` to twice the span); the maximum is refined
     by Nelder-Mead from the best grid point.  The interval is
-    :math:`\{x_{50} : \max_w \ell(x_{50}, w) \ge \ell_{\max} - \chi^2_1(\text{level})/2\}`
+    :math:`\{x_{50} : \max_w \ell(x_{50}, w) \geq \ell_{\max} - \chi^2_1(\text{level})/2\}`
     (Wilks), its ends on the grid.  A profile interval rather than Wald or a
     bootstrap: with a few trials per value the data are often
     (quasi-)separated, where the Fisher information is singular and bootstrap

@@ -34,7 +34,7 @@ PARAMS = {
                         "sub : argparse._SubParsersAction\n"
                         "    The subparsers object of ``python -m validation``."),
     # ------------------------------------------------------------------ threshold fits
-    "trial_x": "x : array_like\n    Regressor of each trial (a load, ``log N``, ...).",
+    "trial_x": "x : array_like\n" r"    Regressor of each trial (a load, :math:`\log N`, ...).",
     "trial_success": "success : array_like of bool\n    Outcome of each trial.",
     # ------------------------------------------------------------------ optimisers
     "opt_params": "params : list of ndarray\n    Parameters, updated in place by :meth:`step`.",

@@ -1,8 +1,8 @@
-"""Sequential (adaptive) design for a success-probability threshold.
+r"""Sequential (adaptive) design for a success-probability threshold.
 
 A threshold experiment runs trials at a *load* ``x`` (a control parameter:
 facts per parameter, sequence length, ...) whose outcome is success or
-failure, and fits ``P(success | x)`` with a decreasing logistic (an
+failure, and fits :math:`P(\mathrm{success} \mid x)` with a decreasing logistic (an
 increasing one with ``increasing=True``, e.g. a number of training samples)
 whose 1/2 point is the threshold.  A fixed grid spends most trials at loads where the
 outcome is nearly certain and carries almost no information about the 1/2

@@ -1,17 +1,17 @@
 r"""Logistic regression: the one home of the binomial-logistic likelihood and its fits.
 
-Two experiments fit a success probability ``sigma(eta) = 1 / (1 + exp(-eta))``
+Two experiments fit a success probability :math:`\sigma(\eta) = 1 / (1 + e^{-\eta})`
 to pass/fail trials, in two regimes that need two solvers of the same
 likelihood:
 
 * :func:`fit_logistic` -- several regressors, many runs (the token-retrieval
-  boundary ``P(success | log N, log d, log L)``): Newton's method (iteratively
+  boundary :math:`P(\mathrm{success} \mid \log N, \log d, \log L)`): Newton's method (iteratively
   reweighted least squares) with an optional ridge on the slopes, which keeps
   the estimate finite under complete separation; the inverse penalised Fisher
   information is the covariance.
 * :func:`fit_threshold` -- one regressor, a few trials per value (the
   capacity threshold of a linear memory against its load, the adaptive design,
-  the token-retrieval boundary against ``log N``): the profile likelihood of
+  the token-retrieval boundary against :math:`\log N`): the profile likelihood of
   the 1/2 point on a grid, the maximum refined by Nelder-Mead, and a
   likelihood-ratio (Wilks) interval, returned as one result class,
   :class:`ThresholdFit` (``params``, ``conf_int(alpha)``, ``predict``,
@@ -77,7 +77,7 @@ def log_likelihood(eta, successes, trials=1):
 
     Examples
     --------
-    Two Bernoulli trials at even odds, one success: ``2 ln(1/2)``.
+    Two Bernoulli trials at even odds, one success: :math:`2 \ln(1/2)`.
 
     >>> print(f"{log_likelihood(np.array([0.0, 0.0]), np.array([1, 0])):.6f}", f"{2 * np.log(0.5):.6f}")
     -1.386294 -1.386294
@@ -253,7 +253,7 @@ def success_counts(x, success):
 
 
 def _profile(x, k, n, level, n_grid, n_width, wmin):
-    """Profile likelihood of ``x50`` in ``expit((x50 - x) / w)`` (decreasing).
+    r"""Profile likelihood of ``x50`` in :math:`\mathrm{expit}((x_{50} - x) / w)` (decreasing).
 
     Returns ``(x50, w, ci_low, ci_high, loglik, on_edge)``; see :func:`fit_threshold`.
     """
@@ -437,7 +437,7 @@ def fit_threshold(x, success, *, increasing=False, level=0.95, n_grid=481, n_wid
     Model: :math:`P(\mathrm{success} \mid x) = \sigma((x_{50} - x) / w)` (``increasing=True``:
     :math:`\sigma((x - x_{50}) / w)`).  The one threshold fit of the package: capacity
     thresholds against load, the adaptive design, token-retrieval boundaries
-    against ``log N``.
+    against :math:`\log N`.
 
     Parameters
     ----------
@@ -447,7 +447,7 @@ def fit_threshold(x, success, *, increasing=False, level=0.95, n_grid=481, n_wid
     level : float, optional
         Confidence level of the interval (in (0, 1), default 0.95).
     n_grid, n_width : int, optional
-        Grid sizes in ``x50`` and ``log w`` of the profile (>= 3 and >= 2).
+        Grid sizes in ``x50`` and :math:`\log w` of the profile (>= 3 and >= 2).
     min_width : float, optional
         Smallest width ``w`` considered (> 0; default ``1e-3 * median |x|``,
         at least ``1e-12``): keeps the likelihood bounded under complete
@@ -471,12 +471,12 @@ def fit_threshold(x, success, *, increasing=False, level=0.95, n_grid=481, n_wid
 
     Notes
     -----
-    The profile ``max_w l(x50, w)`` of the binomial log-likelihood
+    The profile :math:`\max_w l(x_{50}, w)` of the binomial log-likelihood
     :func:`log_likelihood` is evaluated on an ``n_grid x n_width`` grid
     (``x50`` over the data's range extended by one span on each side, ``w``
     log-uniform from ``min_width`` to twice the span); the maximum is refined
     by Nelder-Mead from the best grid point.  The interval is
-    :math:`\{x_{50} : \max_w \ell(x_{50}, w) \ge \ell_{\max} - \chi^2_1(\text{level})/2\}`
+    :math:`\{x_{50} : \max_w \ell(x_{50}, w) \geq \ell_{\max} - \chi^2_1(\text{level})/2\}`
     (Wilks), its ends on the grid.  A profile interval rather than Wald or a
     bootstrap: with a few trials per value the data are often
     (quasi-)separated, where the Fisher information is singular and bootstrap

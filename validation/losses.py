@@ -10,7 +10,7 @@ __all__ = ["softmax_xent", "xent_overwrite", "recalled"]
 
 
 def softmax_xent(logits, targets, *, grad=True):
-    """Mean softmax cross-entropy over rows, its gradient and recall flags.
+    r"""Mean softmax cross-entropy over rows, its gradient and recall flags.
 
     Parameters
     ----------
@@ -19,14 +19,14 @@ def softmax_xent(logits, targets, *, grad=True):
     targets : ndarray of int, shape (n,)
         Index of the correct candidate of each row.
     grad : bool
-        Also return ``d loss / d logits``.
+        Also return :math:`\partial \mathrm{loss} / \partial \mathrm{logits}`.
 
     Returns
     -------
     loss : float
-        ``-(1/n) sum_i log softmax(logits_i)[targets_i]``.
+        :math:`-\frac{1}{n} \sum_i \log \mathrm{softmax}(\mathrm{logits}_i)_{\mathrm{targets}_i}`.
     dlogits : ndarray or None
-        ``(softmax(logits) - onehot(targets)) / n``, same dtype as ``logits``.
+        :math:`\left(\mathrm{softmax}(\mathrm{logits}) - \mathrm{onehot}(\mathrm{targets})\right) / n`, same dtype as ``logits``.
     correct : ndarray of bool, shape (n,)
         Exact recall: the target's score is strictly larger than every other.
 
@@ -102,9 +102,9 @@ def xent_overwrite(Z, targets):
     it), but ``Z`` is overwritten by ``exp(Z - rowmax)`` and the gradient is
     returned in factored form ``dlogits = rowscale[:, None] * Z - onehot / n``
     (``rowscale = 1 / (n * rowsum)``): the caller applies the row scaling
-    after its ``(p, p) x (p, d)`` product, where it costs ``p d`` instead of
-    ``p^2``.  Only four passes over the ``(p, p)`` logits remain (max, subtract,
-    exp, sum), with no ``p^2`` allocation.
+    after its ``(p, p) x (p, d)`` product, where it costs :math:`p d` instead of
+    :math:`p^2`.  Only four passes over the ``(p, p)`` logits remain (max, subtract,
+    exp, sum), with no :math:`p^2` allocation.
 
     Parameters
     ----------

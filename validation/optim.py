@@ -52,8 +52,8 @@ def warmup_cosine(step, total, *, lr, warmup=0.0, final=0.0):
     Notes
     -----
     With :math:`w = \max(1, \mathrm{round}(\mathrm{warmup} \cdot \mathrm{total}))` warm-up steps (none if
-    ``warmup == 0``): ``lr (step + 1) / w`` for ``step < w``, then
-    ``lr [final + (1 - final) (1 + cos(pi s)) / 2]`` with
+    ``warmup == 0``): :math:`\mathrm{lr}\, (\mathrm{step} + 1) / w` for ``step < w``, then
+    :math:`\mathrm{lr}\, [\mathrm{final} + (1 - \mathrm{final}) (1 + \cos(\pi s)) / 2]` with
     :math:`s = (\mathrm{step} - w) / \max(1, \mathrm{total} - w)`.
 
     References
@@ -236,7 +236,7 @@ class LoopResult(Result):
 
 def adam_loop(params, evaluate, *, steps, lr, stop=None, callback=None, final=True,
               betas=(0.9, 0.999), eps=1e-8, optimizer=None):
-    """Run Adam on ``params`` for at most ``steps`` updates: the one training loop.
+    r"""Run Adam on ``params`` for at most ``steps`` updates: the one training loop.
 
     At each step ``t = 0, 1, ...``: ``loss, grads, info = evaluate(t)`` on the
     current parameters; if ``stop(t, loss, info)`` the loop returns *without*
@@ -289,7 +289,7 @@ def adam_loop(params, evaluate, *, steps, lr, stop=None, callback=None, final=Tr
 
     Examples
     --------
-    Minimise ``|w|^2`` and stop once it is below ``1e-4``:
+    Minimise :math:`\|w\|^2` and stop once it is below ``1e-4``:
 
     >>> w = np.array([1.0, -2.0])
     >>> r = adam_loop([w], lambda t: (float(w @ w), [2 * w], None), steps=500, lr=0.1,

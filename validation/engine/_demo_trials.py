@@ -34,11 +34,11 @@ def square(params):
 
 
 def lstsq_trial(params):
-    """A training-like numpy workload: least squares on random data.
+    r"""A training-like numpy workload: least squares on random data.
 
     ``params``: ``seed``, ``n`` (rows), ``d`` (columns), optional ``reps``
     (repeat the solve on fresh data to lengthen the trial). Draws
-    ``A ~ N(0, 1)^{n x d}``, ``w ~ N(0, 1)^d``, ``b = A w + 0.1 noise`` from
+    :math:`A \sim \mathcal{N}(0, 1)^{n \times d}`, :math:`w \sim \mathcal{N}(0, 1)^d`, :math:`b = A w + 0.1\, \mathrm{noise}` from
     ``default_rng(seed)``, fits ``w_hat`` by ``lstsq`` and also runs a few
     gradient steps on the normal equations (matmul-shaped). Returns the
     residual norms and the recovery error (floats depend on every bit of the

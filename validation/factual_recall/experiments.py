@@ -1,11 +1,11 @@
-"""The four factual-recall experiments of the report (docs/factual_recall.md).
+r"""The four factual-recall experiments of the report (docs/factual_recall.md).
 
 1. :func:`memory_capacity_experiment`: largest ``N`` stored at >= 99% accuracy by
-   linear (``d^2`` params) and MLP (``2 m d`` params) associative memories,
-   found by bisection over ``N``; fits ``N ln N = c d^2`` and ``N = c m d``.
+   linear (:math:`d^2` params) and MLP (:math:`2 m d` params) associative memories,
+   found by bisection over ``N``; fits :math:`N \ln N = c\, d^2` and :math:`N = c\, m d`.
 2. :func:`transformer_capacity_experiment`: facts stored by the one-layer
    transformer vs its parameter count over several ``d`` and ratios
-   ``H d_h / d``, ``m / d``; facts-per-parameter constant with its spread.
+   :math:`H d_h / d`, :math:`m / d`; facts-per-parameter constant with its spread.
 3. :func:`tradeoff_experiment`: accuracy over (attention params, MLP params) at
    a fixed number of facts.
 4. :func:`sequential_experiment`: total / relation / subject losses of the
@@ -256,7 +256,7 @@ def run_experiment(name, *, quick=False, seed=0, out=None):
 
 
 def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
-    """Find the largest integer ``n`` with ``passes(n)`` True, assuming monotonicity.
+    r"""Find the largest integer ``n`` with ``passes(n)`` True, assuming monotonicity.
 
     Parameters
     ----------
@@ -286,7 +286,7 @@ def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
     Notes
     -----
     Halving down from ``lo`` until a pass, doubling up until a failure, then
-    bisection; ``O(log(n / lo) + log(1 / rtol))`` calls.
+    bisection; :math:`O(\log(n / \mathrm{lo}) + \log(1 / \mathrm{rtol}))` calls.
 
     References
     ----------
@@ -332,7 +332,7 @@ def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
 def fit_through_origin(x, y):
     r"""Fit the slope of :math:`y = c x` by least squares, with its standard error and the ratio spread.
 
-    The spread is that of the pointwise ratios ``y / x``.
+    The spread is that of the pointwise ratios :math:`y / x`.
 
     Parameters
     ----------
@@ -345,7 +345,7 @@ def fit_through_origin(x, y):
         :math:`\mathrm{value} = \sum x y / \sum x^2`; ``stderr`` the usual regression standard
         error :math:`\sqrt{\sum r^2 / (n - 1) / \sum x^2}` (NaN for ``n = 1``);
         ``info`` has ``ratio_min``, ``ratio_max``, ``ratio_mean``,
-        ``ratio_std`` of ``y / x``.
+        ``ratio_std`` of :math:`y / x`.
 
     See Also
     --------
@@ -385,7 +385,7 @@ def fit_through_origin(x, y):
 def memory_capacity_experiment(*, quick=True, rng=None, threshold=0.99, progress=_progress):
     r"""Measure the capacity of linear and MLP associative memories against the parameter count.
 
-    Quick: linear ``d in {8, 16, 24, 32}``, MLP ``(d, m)`` with ``m d`` in a
+    Quick: linear :math:`d \in \{8, 16, 24, 32\}`, MLP ``(d, m)`` with :math:`m d` in a
     4-point range; full: more sizes and longer training.
 
     Parameters
@@ -503,7 +503,7 @@ class TransformerTrainResult(Result):
 
 @dataclass(frozen=True)
 class TransformerCapacity(Result):
-    """Outcome of :func:`transformer_capacity`, a frozen record with ``to_dict()``.
+    r"""Outcome of :func:`transformer_capacity`, a frozen record with ``to_dict()``.
 
     Parameters
     ----------
@@ -512,9 +512,9 @@ class TransformerCapacity(Result):
     params : int
         Parameter count.
     facts : int
-        Largest number of facts ``S R`` stored.
+        Largest number of facts :math:`S R` stored.
     facts_per_param : float
-        ``facts / params``.
+        :math:`\mathrm{facts} / \mathrm{params}`.
     evaluated : list
         ``(S R, accuracy)`` of every trial.
     D, T : int
@@ -549,10 +549,10 @@ class TransformerCapacity(Result):
 
 
 def _check_transformer_memory(task, d, H, d_h, m, batch, dtype):
-    """Refuse (``ValueError``) a transformer run whose arrays cannot fit in memory.
+    r"""Refuse (``ValueError``) a transformer run whose arrays cannot fit in memory.
 
     Lower bound of what exists at once: the parameters and Adam's two moments
-    (``3 x``), and per step the activations of one batch (embedded tokens, the
+    (:math:`3 \times`), and per step the activations of one batch (embedded tokens, the
     ``H`` heads' queries, keys and values, attention weights, MLP hidden layer
     and output logits).  See ``docs/reliability.md#sizes``.
     """
@@ -647,7 +647,7 @@ def _check_positive_heads(H, d_h):
 
 def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1e-2,
                          threshold=0.99, eval_repeats=2, rng=None, start=None, rtol=0.1):
-    """Largest number of facts ``S R`` the transformer stores at >= ``threshold`` accuracy.
+    """Largest number of facts :math:`S R` the transformer stores at >= ``threshold`` accuracy.
 
     Bisection over the number of facts ``n`` (``S, R`` from a square split, see
     :func:`~validation.factual_recall.task.split_facts`); each trial draws a fresh task and model.
@@ -678,7 +678,7 @@ def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1
     Returns
     -------
     TransformerCapacity
-        ``facts`` (largest stored ``S R``), ``params``, ``facts_per_param``,
+        ``facts`` (largest stored :math:`S R`), ``params``, ``facts_per_param``,
         ``evaluated`` (list of (S R, accuracy)) and the settings.
 
     See Also
@@ -737,10 +737,10 @@ def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1
 def transformer_capacity_experiment(*, quick=True, rng=None, progress=_progress, D=8):
     """Measure the facts stored against the parameters over several ``d`` and shapes.
 
-    The shapes vary the ratios ``H d_h / d`` and ``m / d``.
+    The shapes vary the ratios :math:`H d_h / d` and :math:`m / d`.
 
     Quick: ``d = 16``, three shapes, ``T = 8``, 500 steps of 128 sequences; full:
-    ``d = 16`` with ``(H d_h / d, m / d)`` in {(1, 1), (0.5, 1), (2, 1), (1, 0.5), (1, 2)},
+    ``d = 16`` with :math:`(H d_h / d, m / d)` in {(1, 1), (0.5, 1), (2, 1), (1, 0.5), (1, 2)},
     ``d = 24`` with {(1, 1), (0.5, 2), (2, 0.5)}, ``d = 32`` with (1, 1); ``T = 16``,
     1000 steps of 256 sequences (sized for a shared 2-core machine).
 

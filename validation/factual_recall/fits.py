@@ -1,14 +1,14 @@
-"""Fits of the factual-recall studies: capacities, slopes, escape times, the trade-off boundary.
+r"""Fits of the factual-recall studies: capacities, slopes, escape times, the trade-off boundary.
 
 Every function takes trial results (plain dicts of
 :mod:`validation.factual_recall.trials`) or numbers and returns a result record
 (:class:`hcizz.results.Result`), intervals as ``ci_low`` / ``ci_high``:
 
 * capacities: :func:`capacity_fits` (logistic threshold per step budget, in the
-  load), :func:`fit_capacity` (facts at 50 % success, logistic in ``ln N``),
+  load), :func:`fit_capacity` (facts at 50 % success, logistic in :math:`\ln N`),
   :func:`converged_budget` (the budget from which a threshold stops moving);
 * lines and slopes: :func:`fit_line` (OLS with a Student-t interval),
-  :func:`fit_origin_slope` and :func:`fit_log_ratio` (``y = c x`` through the
+  :func:`fit_origin_slope` and :func:`fit_log_ratio` (:math:`y = c x` through the
   origin, weighted), :func:`fit_slope` (facts against parameters over
   configurations);
 * :func:`fit_escape_slopes` (escape steps against the initial scale and the
@@ -289,7 +289,7 @@ def converged_budget(fits, value="threshold"):
 @fill_doc
 @dataclass(frozen=True)
 class LineFit(IntervalResult):
-    """Ordinary least-squares line ``y = intercept + slope x`` (:func:`fit_line`).
+    r"""Ordinary least-squares line :math:`y = \mathrm{intercept} + \mathrm{slope}\, x` (:func:`fit_line`).
 
     Parameters
     ----------
@@ -411,7 +411,7 @@ def fit_line(x, y, level=0.95):
 
 @dataclass(frozen=True)
 class PlateauEscape(Result):
-    """Escape-time fits of one plateau (relation or subject), :func:`fit_escape_slopes`.
+    r"""Escape-time fits of one plateau (relation or subject), :func:`fit_escape_slopes`.
 
     Parameters
     ----------
@@ -419,12 +419,12 @@ class PlateauEscape(Result):
         Linearised growth rate ``lambda`` of the mode at the saddle.
     init_slope : dict
         ``f"{lr:g}"`` -> :class:`SlopeCheck` of the escape step against
-        ``ln(1/init)`` (prediction ``1 / ln(1 + lr lambda)``).
+        :math:`\ln(1/\mathrm{init})` (prediction :math:`1 / \ln(1 + \mathrm{lr}\, \lambda)`).
     init_slope_scaled : SlopeCheck
-        ``ln(1 + lr lambda) t`` against ``ln(1/init)`` pooled over the rates
+        :math:`\ln(1 + \mathrm{lr}\, \lambda)\, t` against :math:`\ln(1/\mathrm{init})` pooled over the rates
         (prediction 1).
     lr_exponent : LineFit or None
-        ``ln t`` against ``ln lr`` at the smallest ``init`` (None with one rate).
+        :math:`\ln t` against :math:`\ln \mathrm{lr}` at the smallest ``init`` (None with one rate).
     lr_exponent_theory : float
         Discrete-step prediction of that slope at the geometric mean rate.
     lr_exponent_flow : float
@@ -491,7 +491,7 @@ class EscapeSlopes(Result):
 
 
 def fit_escape_slopes(records, S, R, D, level=0.95):
-    r"""Fit the escape steps against ``ln(1/init)`` and ``ln lr``; compare with theory.
+    r"""Fit the escape steps against :math:`\ln(1/\mathrm{init})` and :math:`\ln \mathrm{lr}`; compare with theory.
 
     Parameters
     ----------
@@ -508,10 +508,10 @@ def fit_escape_slopes(records, S, R, D, level=0.95):
     EscapeSlopes
         For each plateau ``relation`` / ``subject`` a :class:`PlateauEscape`:
         ``init_slope`` per ``lr`` (OLS slope of the escape step against
-        ``ln(1/init)`` with the prediction ``1 / ln(1 + lr lambda)``),
-        ``init_slope_scaled`` (``ln(1 + lr lambda) t`` against ``ln(1/init)``
-        pooled over all ``lr``, prediction 1), ``lr_exponent`` (``ln t``
-        against ``ln lr`` at the smallest ``init``; gradient flow: -1, the
+        :math:`\ln(1/\mathrm{init})` with the prediction :math:`1 / \ln(1 + \mathrm{lr}\, \lambda)`),
+        ``init_slope_scaled`` (:math:`\ln(1 + \mathrm{lr}\, \lambda)\, t` against :math:`\ln(1/\mathrm{init})`
+        pooled over all ``lr``, prediction 1), ``lr_exponent`` (:math:`\ln t`
+        against :math:`\ln \mathrm{lr}` at the smallest ``init``; gradient flow: -1, the
         discrete-step prediction :math:`d \ln(1/\ln(1 + \mathrm{lr}\, \lambda)) / d \ln \mathrm{lr}` at
         the geometric mean ``lr`` is ``lr_exponent_theory``).
 
@@ -567,14 +567,14 @@ def _fields(res):
 @fill_doc
 @dataclass(frozen=True)
 class FactsCapacity(IntervalResult):
-    """Facts stored at 50 % success within a step budget (:func:`fit_capacity`).
+    r"""Facts stored at 50 % success within a step budget (:func:`fit_capacity`).
 
     Parameters
     ----------
     budget : int
         Step budget.
     facts : float
-        ``exp`` of the fitted threshold in ``ln N`` (NaN if the data never cross 1/2).
+        ``exp`` of the fitted threshold in :math:`\ln N` (NaN if the data never cross 1/2).
     ci_low, ci_high : float
         Profile-likelihood interval (``0`` / ``inf`` at the edges).
     successes, trials : int
@@ -607,12 +607,12 @@ def _t99_success(result, budget):
 
 
 def fit_capacity(facts, results, budget, level=0.95):
-    """Fit the capacity (facts at 50 % success) by a logistic fit in ``ln N``.
+    r"""Fit the capacity (facts at 50 % success) by a logistic fit in :math:`\ln N`.
 
     Parameters
     ----------
     facts : array_like
-        Facts ``S R`` of each trial.
+        Facts :math:`S R` of each trial.
     results : list of dict
         Trial results (``t_99``).
     budget : int
@@ -627,7 +627,7 @@ def fit_capacity(facts, results, budget, level=0.95):
 
     See Also
     --------
-    validation.logistic.fit_threshold : The logistic fit in ``ln N``.
+    validation.logistic.fit_threshold : The logistic fit in :math:`\ln N`.
     validation.factual_recall.fits.fit_slope : Facts against parameters over configurations.
 
     Notes
@@ -836,7 +836,7 @@ def fit_log_ratio(x, y, sig_ln, level=0.95):
 @fill_doc
 @dataclass(frozen=True)
 class SlopeFit(Result):
-    """Facts against parameters over configurations (:func:`fit_slope`).
+    r"""Facts against parameters over configurations (:func:`fit_slope`).
 
     Parameters
     ----------
@@ -845,13 +845,13 @@ class SlopeFit(Result):
     ci_low, ci_high : float
         Its interval.
     bits_per_param : float
-        ``value log2 D``.
+        :math:`\mathrm{value} \cdot \log_2 D`.
     bits_ci_low, bits_ci_high : float or None
         Its interval (None without a fit).
     slope : RatioSlope or None
         The fit in logs, with its linear-scale companion in ``slope.linear``.
     exponent : LineFit or None
-        OLS slope of ``ln facts`` against ``ln params`` (None with fewer than
+        OLS slope of :math:`\ln \mathrm{facts}` against :math:`\ln \mathrm{params}` (None with fewer than
         three configurations).
     %(hidden_level)s
 
@@ -897,7 +897,7 @@ class SlopeFit(Result):
 
 
 def fit_slope(params, facts, ci_low, ci_high, D, level=0.95):
-    """Fit facts = ``c`` params over configurations with a finite capacity interval.
+    r"""Fit facts = ``c`` params over configurations with a finite capacity interval.
 
     Parameters
     ----------
@@ -906,7 +906,7 @@ def fit_slope(params, facts, ci_low, ci_high, D, level=0.95):
     ci_low, ci_high : sequence of float
         The capacities' intervals (at ``level``).
     D : int
-        Answers per relation (``log2 D`` bits per fact).
+        Answers per relation (:math:`\log_2 D` bits per fact).
     level : float
         Confidence level.
 
@@ -914,7 +914,7 @@ def fit_slope(params, facts, ci_low, ci_high, D, level=0.95):
     -------
     SlopeFit
         The slope in logs (:func:`fit_log_ratio`, weights from the interval in
-        ``ln N``) with its linear-scale companion (:func:`fit_origin_slope`,
+        :math:`\ln N`) with its linear-scale companion (:func:`fit_origin_slope`,
         which with relative errors favours the configurations with fewer
         facts), the log-log exponent (:func:`fit_line`), bits per parameter.
         Configurations with a NaN capacity, a zero lower end or an infinite
@@ -1052,7 +1052,7 @@ class SearchCriterion(Result):
 
 
 def search_criterion(records):
-    """Read the trials of one configuration as the paper's search criterion ("largest N that passed").
+    r"""Read the trials of one configuration as the paper's search criterion ("largest N that passed").
 
     Parameters
     ----------
@@ -1077,9 +1077,9 @@ def search_criterion(records):
     -----
     On a path that brackets and then bisects a monotone threshold, the
     largest pass is the last grid point below the first failure, i.e. up to
-    one grid step (``2^(1/4)``) below the path's own threshold.  A search
+    one grid step (:math:`2^{1/4}`) below the path's own threshold.  A search
     reports its own draw of the task and the initialisation, so when outcomes
-    vary between draws (a logistic of width ``w`` in ``ln N``) the largest
+    vary between draws (a logistic of width ``w`` in :math:`\ln N`) the largest
     pass of a lucky seed can lie above the 50 % point of all draws, and the
     best of several searches more so.
 
@@ -1142,7 +1142,7 @@ def _nll(theta, A, M, y, n, p):
 
 
 def _fit_p(A, M, y, n_facts, p, x0s=None):
-    """Minimum of :func:`_nll` over ``(ln c_a, ln c_m, ln w)`` at exponent ``p``."""
+    r"""Minimum of :func:`_nll` over :math:`(\ln c_a, \ln c_m, \ln w)` at exponent ``p``."""
     top = None
     for x0 in x0s or [[a, b, math.log(0.2)] for a in (-4.0, -2.0) for b in (-4.0, -2.0)]:
         r = optimize.minimize(_nll, x0, args=(A, M, y, n_facts, p), method="Nelder-Mead",
@@ -1170,10 +1170,10 @@ def _profile_nll(i, v, theta, A, M, y, n_facts, p):
 
 
 def _profile_interval(i, theta, nll_min, A, M, y, n_facts, p, level, span=8.0):
-    """Profile-likelihood interval of ``exp(theta[i])``: the ``v`` with
-    ``2 (profile(v) - nll_min) <= chi2_1(level)``; walks out from the MLE by doubling steps
+    r"""Profile-likelihood interval of :math:`\exp(\theta_i)`: the ``v`` with
+    :math:`2 (\mathrm{profile}(v) - \mathrm{nll}_{\min}) \leq \chi^2_1(\mathrm{level})`; walks out from the MLE by doubling steps
     (0.02 .. ``span`` in the log) and refines each crossing with Brent's method; ``0`` /
-    ``inf`` where the profile stays inside the cut up to ``span`` (a factor ``e^span``)."""
+    ``inf`` where the profile stays inside the cut up to ``span`` (a factor :math:`e^{\mathrm{span}}`)."""
     cut = stats.chi2.ppf(level, 1) / 2
     out = []
     for sgn in (-1.0, 1.0):
@@ -1197,7 +1197,7 @@ def _profile_interval(i, theta, nll_min, A, M, y, n_facts, p, level, span=8.0):
 
 @dataclass(frozen=True)
 class BoundaryLaw(Result):
-    """The boundary law at one exponent ``p`` (an entry of ``BoundaryFit.fits``).
+    r"""The boundary law at one exponent ``p`` (an entry of ``BoundaryFit.fits``).
 
     Parameters
     ----------
@@ -1206,7 +1206,7 @@ class BoundaryLaw(Result):
     c_a, c_m : float
         Maximum-likelihood facts per attention and per MLP parameter.
     width : float
-        Logistic width in ``ln N``.
+        Logistic width in :math:`\ln N`.
     loglik : float
         Maximum log-likelihood.
     c_a_ci_low, c_a_ci_high, c_m_ci_low, c_m_ci_high : float, optional
@@ -1250,7 +1250,7 @@ class BoundaryLaw(Result):
 
 @dataclass(frozen=True)
 class BoundaryFit(Result):
-    """Iso-capacity boundary fits of the trade-off grid (:func:`~validation.factual_recall.fits.fit_boundary`).
+    r"""Iso-capacity boundary fits of the trade-off grid (:func:`~validation.factual_recall.fits.fit_boundary`).
 
     Parameters
     ----------
@@ -1261,7 +1261,7 @@ class BoundaryFit(Result):
     ci_level : float
         Level of the coefficient intervals.
     additive_vs_max : float
-        ``loglik(1) - loglik(inf)`` (positive favours the additive law; NaN
+        :math:`\mathrm{loglik}(1) - \mathrm{loglik}(\infty)` (positive favours the additive law; NaN
         unless both were fitted).
     p_ci : list of float
         Exponents within :data:`LAW_CUT` of the best log-likelihood.
@@ -1326,7 +1326,7 @@ def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, m
     BoundaryFit
         Per ``p`` the maximum-likelihood :class:`BoundaryLaw` (intervals for
         ``ci_ps``; ``0`` / ``inf`` where the profile does not leave the cut
-        within a factor ``e^8``); the best ``p``; ``additive_vs_max``; the
+        within a factor :math:`e^8`); the best ``p``; ``additive_vs_max``; the
         ``p`` within :data:`LAW_CUT` of the best log-likelihood.
 
     See Also
@@ -1337,7 +1337,7 @@ def fit_boundary(A, M, success, n_facts, *, ps=(1.0, 1.5, 2.0, 3.0, 5.0, 10.0, m
     Notes
     -----
     :math:`P(\mathrm{success}) = \sigma((\ln C(A, M) - \ln N) / w)` with capacity :math:`C` the
-    ``l_p`` combination of ``c_a A`` and ``c_m M``.  Both laws have the same
+    ``l_p`` combination of :math:`c_a A` and :math:`c_m M`.  Both laws have the same
     number of free parameters (``c_a, c_m, w``), so their log-likelihoods are
     compared directly; a difference above :math:`\chi^2_1(0.95)/2 = 1.92` is the
     usual profile-likelihood 95 % statement about ``p``.  The interval of

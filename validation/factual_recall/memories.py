@@ -1,15 +1,15 @@
-"""Linear and MLP associative memories trained with cross-entropy.
+r"""Linear and MLP associative memories trained with cross-entropy.
 
-A memory stores ``N`` facts ``x_i -> y(i)``: input embeddings ``X`` (rows) are
+A memory stores ``N`` facts :math:`x_i \mapsto y(i)`: input embeddings ``X`` (rows) are
 mapped to scores against output embeddings ``U`` (rows) and fact ``i`` is
 *recalled* when the score of its output ``y(i)`` is strictly the largest.
 
-* linear memory: ``scores = X W^T U^T`` with ``W`` in ``R^{d x d}``
-  (``d^2`` parameters); docs/factual_recall.md: largest ``N`` at 99% accuracy
-  scales as ``N ln N ~ c d^2``;
-* MLP memory: ``scores = relu(X W1^T + b) W2^T U^T`` with ``W1`` (m x d),
-  ``b`` (m), ``W2`` (d x m) (``2 m d`` parameters, bias not counted); with a
-  fixed small number of output classes ``N ~ c m d``.
+* linear memory: :math:`\mathrm{scores} = X W^T U^T` with ``W`` in :math:`\mathbb{R}^{d \times d}`
+  (:math:`d^2` parameters); docs/factual_recall.md: largest ``N`` at 99% accuracy
+  scales as :math:`N \ln N \sim c\, d^2`;
+* MLP memory: :math:`\mathrm{scores} = \mathrm{relu}(X W_1^T + b) W_2^T U^T` with ``W1`` (m x d),
+  ``b`` (m), ``W2`` (d x m) (:math:`2 m d` parameters, bias not counted); with a
+  fixed small number of output classes :math:`N \sim c\, m d`.
 """
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ __all__ = ["sphere_embeddings", "linear_memory_loss", "mlp_memory_loss",
 
 
 def sphere_embeddings(n, d, rng=None, dtype=np.float64):
-    """Draw ``n`` i.i.d. points uniform on the unit sphere of ``R^d`` (rows).
+    r"""Draw ``n`` i.i.d. points uniform on the unit sphere of :math:`\mathbb{R}^d` (rows).
 
     Parameters
     ----------
@@ -155,7 +155,7 @@ def init_mlp_memory(d, m, rng=None, dtype=np.float64):
 
 @fill_doc
 def mlp_memory_loss(params, X, U, targets, grad=True):
-    r"""Compute the cross-entropy of the MLP memory ``x -> W2 relu(W1 x + b)`` and its gradients.
+    r"""Compute the cross-entropy of the MLP memory :math:`x \mapsto W_2 \mathrm{relu}(W_1 x + b)` and its gradients.
 
     Parameters
     ----------
@@ -208,8 +208,8 @@ def mlp_memory_loss(params, X, U, targets, grad=True):
 
 
 def _check_memory_need(kind, n, d, m, n_classes, dtype):
-    """Refuse (``ValueError``) a memory whose arrays cannot fit: the embeddings,
-    the parameters with Adam's two moments, and the ``n x k`` score matrix with
+    r"""Refuse (``ValueError``) a memory whose arrays cannot fit: the embeddings,
+    the parameters with Adam's two moments, and the :math:`n \times k` score matrix with
     its gradient (``docs/reliability.md#sizes``)."""
     from validation._memory import check_memory
 
@@ -282,7 +282,7 @@ def train_memory(kind, n, d, *, m=None, n_classes=None, steps=1000, lr=None, rng
     -------
     MemoryTrainResult
         ``accuracy`` (fraction of facts recalled at the end), ``loss``,
-        ``params`` (parameter count: ``d^2`` or ``2 m d``), ``n``.
+        ``params`` (parameter count: :math:`d^2` or :math:`2 m d`), ``n``.
 
     See Also
     --------

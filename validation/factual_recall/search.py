@@ -1,14 +1,14 @@
 """The adaptive search over the number of facts of the transformer capacity studies.
 
 Two searches.  The paper's protocol (:func:`next_paper_trial`,
-:func:`largest_passed`) walks over the number of subjects ``S = R`` one size
+:func:`largest_passed`) walks over the number of subjects :math:`S = R` one size
 at a time, each size trying the learning rates :data:`PAPER_LRS` until one
 passes, and reports the largest size that passed with the next one failing.
 The capacity of a configuration is searched on a geometric grid of numbers of
-facts (:func:`grid_facts`, ratio ``2^(1/4)`` in the studies): each path
+facts (:func:`grid_facts`, ratio :math:`2^{1/4}` in the studies): each path
 brackets the 99 % point by moves of several grid points and then bisects on
 the grid (:func:`next_grid_index`); :func:`shape_of` turns the paper's ratios
-``H d_h / d`` and ``m / d`` into a model shape.  The plans and the round-by-round
+:math:`H d_h / d` and :math:`m / d` into a model shape.  The plans and the round-by-round
 search live in :mod:`validation.studies.factual_recall_capacity`; the fit of the
 outcomes in :func:`validation.factual_recall.fits.fit_capacity`.
 
@@ -36,17 +36,17 @@ MAX_HEADS = 8
 
 
 def shape_of(d, attn_ratio, mlp_ratio, max_heads=MAX_HEADS):
-    """``(d, H, d_h, m)`` for the ratios ``H d_h / d`` and ``m / d``.
+    """``(d, H, d_h, m)`` for the ratios :math:`H d_h / d` and :math:`m / d`.
 
     Parameters
     ----------
     d : int
         Embedding dimension of the model.
     attn_ratio, mlp_ratio : float
-        ``H d_h / d`` and ``m / d``.
+        :math:`H d_h / d` and :math:`m / d`.
     max_heads : int
         Heads used when ``H d_h >= max_heads`` (the paper's 8); below that
-        ``H = H d_h`` heads of size 1.
+        :math:`H = H d_h` heads of size 1.
 
     Returns
     -------
@@ -84,7 +84,7 @@ def shape_of(d, attn_ratio, mlp_ratio, max_heads=MAX_HEADS):
 
 
 def grid_facts(k, n0, ratio):
-    """Number of facts ``S R`` (square split) at grid index ``k`` of a geometric grid.
+    r"""Number of facts :math:`S R` (square split) at grid index ``k`` of a geometric grid.
 
     Parameters
     ----------
@@ -94,13 +94,13 @@ def grid_facts(k, n0, ratio):
         Grid origin: the target number of facts at ``k = 0`` (the study uses
         ``rate0`` times the parameter count).
     ratio : float
-        Ratio of consecutive grid points (``2^(1/4)`` in the study).
+        Ratio of consecutive grid points (:math:`2^{1/4}` in the study).
 
     Returns
     -------
     int
-        ``S R`` for the square split ``R = round(sqrt(n))``, ``S = round(n / R)``
-        of the target ``n = max(4, round(n0 ratio^k))``; it can differ slightly
+        :math:`S R` for the square split :math:`R = \mathrm{round}(\sqrt{n})`, :math:`S = \mathrm{round}(n / R)`
+        of the target :math:`n = \max(4, \mathrm{round}(n_0\, \mathrm{ratio}^k))`; it can differ slightly
         from ``n`` (128 becomes 12 x 11 = 132), and two neighbouring indices can
         give the same number.
 
@@ -134,7 +134,7 @@ def next_grid_index(tested, start, *, max_trials=8, step=4):
         Most trials on one path: None is returned once ``tested`` holds this many.
     step : int
         Grid indices per move while not bracketed (4: a factor 2 in ``N`` on the
-        ``2^(1/4)`` grid).
+        :math:`2^{1/4}` grid).
 
     Returns
     -------
@@ -318,9 +318,9 @@ class LargestPassed(Result):
     Parameters
     ----------
     S : int or None
-        Largest size ``S = R`` that passed (None if none did).
+        Largest size :math:`S = R` that passed (None if none did).
     facts : int or None
-        ``S R`` at that size.
+        :math:`S R` at that size.
     bracketed : bool
         Whether the next size was tried with every rate and failed (the
         criterion is then resolved to one size).
@@ -417,7 +417,7 @@ class PaperCodeRow(Result):
     d, H, d_h, m : int
         Shape.
     params : int
-        ``4 H d_h d + 2 m d``.
+        :math:`4 H d_h d + 2 m d`.
     budget : int or None
         Step budget both sides are read at.
     paper_code : list of LargestPassed

@@ -1,23 +1,23 @@
-"""Sequential learning: linear attention with one-hot embeddings (docs/factual_recall.md).
+r"""Sequential learning: linear attention with one-hot embeddings (docs/factual_recall.md).
 
 With one-hot embeddings ``e_v`` and EOS as the only query, a linear-attention
-layer (no softmax) ``f(X) = sum_t W_OV e_{x_t} (e_{x_t}^T W_KQ e_EOS)`` depends on
-``W_KQ`` only through the vector ``k = W_KQ e_EOS`` in ``R^V``.  We therefore
-train ``k`` (attention score of each token) and ``W`` = ``W_OV`` (``D R x V``):
+layer (no softmax) :math:`f(X) = \sum_t W_{OV} e_{x_t} (e_{x_t}^T W_{KQ} e_{\mathrm{EOS}})` depends on
+``W_KQ`` only through the vector :math:`k = W_{KQ}\, e_{\mathrm{EOS}}` in :math:`\mathbb{R}^V`.  We therefore
+train ``k`` (attention score of each token) and ``W`` = ``W_OV`` (:math:`D R \times V`):
 
-``logits_b = sum_t k[x_{b,t}] W[:, x_{b,t}] = W (c_b * k)``
+:math:`\mathrm{logits}_b = \sum_t k[x_{b,t}]\, W[:, x_{b,t}] = W (c_b \odot k)`
 
 where ``c_b`` counts the tokens of sequence ``b``.  With the structured facts
-``a(s, r) = floor(s D / S) + r D`` the target is additive in (subject,
+:math:`a(s, r) = \lfloor s D / S \rfloor + r D` the target is additive in (subject,
 relation), so this model can fit the task exactly.  Trained by plain gradient
 descent from a small initialisation; we track
 
-* total loss ``-ln p(a*)``, starting at ``ln(D R)``;
-* relation loss ``-ln sum_{a in block r} p(a)`` (mass on the correct block);
-* subject loss ``-ln sum_{r'} p(c(s) + r' D)`` (mass on the correct index
-  ``c(s) = floor(s D / S)`` inside the blocks).
+* total loss :math:`-\ln p(a^*)`, starting at :math:`\ln(D R)`;
+* relation loss :math:`-\ln \sum_{a \in \text{block } r} p(a)` (mass on the correct block);
+* subject loss :math:`-\ln \sum_{r'} p(c(s) + r' D)` (mass on the correct index
+  :math:`c(s) = \lfloor s D / S \rfloor` inside the blocks).
 
-Expected (arXiv:2412.06538; docs/factual_recall.md#experiments): the total loss plateaus at ``ln(D R)``, then at ``ln D`` (relation
+Expected (arXiv:2412.06538; docs/factual_recall.md#experiments): the total loss plateaus at :math:`\ln(D R)`, then at :math:`\ln D` (relation
 learnt, subject not: the model answers with a plausible answer of the right
 type), then converges.
 """
@@ -60,7 +60,7 @@ def linear_attention_loss(k, W, counts, targets, grad=True):
     k : ndarray (V,)
         Attention score of each token against the EOS query.
     W : ndarray (A, V)
-        Value/output map (``A = D R`` answers).
+        Value/output map (:math:`A = D R` answers).
     counts : ndarray or scipy sparse matrix (B, V)
         Token counts of each sequence.
     targets : int ndarray (B,)
@@ -73,7 +73,7 @@ def linear_attention_loss(k, W, counts, targets, grad=True):
     grads : list of ndarray or None
         ``[dk (V,), dW (A, V)]`` (``None`` without ``grad``).
     logits : ndarray (B, A)
-        ``C (k * W^T)``.
+        :math:`C (k \odot W^T)`.
 
     See Also
     --------
@@ -141,9 +141,9 @@ def block_losses(logits, targets, D):
 
     Notes
     -----
-    At uniform logits the three are ``ln(D R)``, ``ln R`` and ``ln D``; a model
+    At uniform logits the three are :math:`\ln(D R)`, :math:`\ln R` and :math:`\ln D`; a model
     that knows the relation but not the subject (mass spread uniformly over the
-    right block) has total ``ln D``, relation ``0`` and subject ``ln D``.
+    right block) has total :math:`\ln D`, relation ``0`` and subject :math:`\ln D`.
 
     References
     ----------
@@ -171,12 +171,12 @@ def block_losses(logits, targets, D):
 
 def train_sequential(S, R, D, *, T=8, steps=3000, lr=1.0, init=1e-3, batch=None,
                      eval_every=10, rng=None, dtype=np.float64):
-    """Train the one-hot linear-attention model by plain GD and record the losses.
+    r"""Train the one-hot linear-attention model by plain GD and record the losses.
 
     Parameters
     ----------
     S, R, D : int
-        Subjects, relations (>= 1), answers per relation (>= 2), ``S >= D``.
+        Subjects, relations (>= 1), answers per relation (>= 2), :math:`S \geq D`.
     T : int
         Sequence length (>= 3).
     steps : int
@@ -187,7 +187,7 @@ def train_sequential(S, R, D, *, T=8, steps=3000, lr=1.0, init=1e-3, batch=None,
         Standard deviation of the initial ``k`` and ``W`` (small: the dynamics
         start near the saddle at 0).
     batch : int, optional
-        Sequences per step; default: every fact once per step (``S R``
+        Sequences per step; default: every fact once per step (:math:`S R`
         sequences with fresh positions and noise), i.e. gradient descent on the
         empirical loss up to the noise tokens.
     eval_every : int
@@ -216,8 +216,8 @@ def train_sequential(S, R, D, *, T=8, steps=3000, lr=1.0, init=1e-3, batch=None,
     as its optimiser.  The gradient ``[dk, dW]`` is :func:`linear_attention_loss`'s (checked
     against finite differences); the losses are evaluated on a fixed set
     holding every fact twice.  A relation column of ``W`` receives gradient
-    from ``1/R`` of the sequences and a subject column from ``1/S``, so with
-    ``S >> R`` the relation is learnt first.
+    from :math:`1/R` of the sequences and a subject column from :math:`1/S`, so with
+    :math:`S \gg R` the relation is learnt first.
 
     References
     ----------
@@ -324,7 +324,7 @@ class StageTimes(Result):
 
 
 def detect_stages(step, total, relation, subject, frac=0.1):
-    """Read the stage boundaries off the loss curves (no reference to the theory values).
+    r"""Read the stage boundaries off the loss curves (no reference to the theory values).
 
     Parameters
     ----------
@@ -356,7 +356,7 @@ def detect_stages(step, total, relation, subject, frac=0.1):
     Notes
     -----
     Every threshold is relative to the curve's own first value, so the
-    detector uses neither ``ln(D R)`` nor ``ln D``; "stays below" (the last
+    detector uses neither :math:`\ln(D R)` nor :math:`\ln D`; "stays below" (the last
     crossing) makes it insensitive to transient dips and to oscillations
     before the drop.  A curve whose initial value is not positive (e.g. the
     relation loss when ``R = 1``) is never "learnt".

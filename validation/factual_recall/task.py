@@ -1,14 +1,14 @@
 """The synthetic factual-recall task of docs/factual_recall.md#task.
 
 ``S`` subjects, ``R`` relations; relation ``r`` owns the answer block
-``[r D, (r + 1) D)`` and fact ``(s, r)`` has answer ``a*(s, r)`` in that block
+:math:`[r D, (r + 1) D)` and fact ``(s, r)`` has answer :math:`a^*(s, r)` in that block
 (uniform, fixed per task).  A sequence has length ``T``: the subject and the
 relation sit at two distinct uniform positions among the first ``T - 1``, every
 other position holds a uniform noise token from a separate noise vocabulary of
-size ``S + R`` and the last token is EOS.
+size :math:`S + R` and the last token is EOS.
 
-Token ids: subjects ``[0, S)``, relations ``[S, S + R)``, noise
-``[S + R, 2 (S + R))``, EOS ``2 (S + R)``; vocabulary size ``2 (S + R) + 1``.
+Token ids: subjects ``[0, S)``, relations :math:`[S, S + R)`, noise
+:math:`[S + R, 2 (S + R))`, EOS :math:`2 (S + R)`; vocabulary size :math:`2 (S + R) + 1`.
 """
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ class FactTask:
     T : int
         Sequence length (>= 3).
     answers : int ndarray (S, R)
-        ``a*(s, r)`` in ``[r D, (r + 1) D)``.
+        :math:`a^*(s, r)` in :math:`[r D, (r + 1) D)`.
 
     See Also
     --------
@@ -83,22 +83,22 @@ class FactTask:
 
     @property
     def n_facts(self):
-        """Number of facts ``S R``."""
+        """Number of facts :math:`S R`."""
         return self.S * self.R
 
     @property
     def n_answers(self):
-        """Number of answers ``D R``."""
+        """Number of answers :math:`D R`."""
         return self.D * self.R
 
     @property
     def vocab(self):
-        """Vocabulary size ``2 (S + R) + 1``."""
+        """Vocabulary size :math:`2 (S + R) + 1`."""
         return 2 * (self.S + self.R) + 1
 
     @property
     def eos(self):
-        """Token id of EOS, ``2 (S + R)``."""
+        """Token id of EOS, :math:`2 (S + R)`."""
         return 2 * (self.S + self.R)
 
     def sample(self, batch, rng=None, *, subjects=None, relations=None):
@@ -119,7 +119,7 @@ class FactTask:
         tokens : int ndarray (batch, T)
             Token ids.
         targets : int ndarray (batch,)
-            Answer index in ``[0, D R)``.
+            Answer index in :math:`[0, D R)`.
         subjects, relations : int ndarray (batch,)
             The facts of the sequences.
 
@@ -198,7 +198,7 @@ def make_task(S, R, D, T=32, rng=None, *, distinct=False):
     distinct : bool
         If True, the answers of a relation are distinct across subjects (a
         random injection of the subjects into the block), which needs
-        ``S <= D``.
+        :math:`S \leq D`.
 
     Returns
     -------
@@ -209,7 +209,7 @@ def make_task(S, R, D, T=32, rng=None, *, distinct=False):
     ------
     ValueError
         ``S, R < 1``, ``D < 2``, ``T < 3`` or, with ``distinct=True``,
-        ``S > D`` (more facts per relation than the block has answers).
+        :math:`S > D` (more facts per relation than the block has answers).
 
     See Also
     --------
@@ -274,8 +274,8 @@ def structured_answers(S, R, D):
     Notes
     -----
     The answer is additive in (subject, relation): the within-block index
-    ``floor(s D / S)`` depends on the subject only.  Every within-block index
-    is used when ``S >= D``; ``S < D`` is refused (more answers per block than
+    :math:`\lfloor s D / S \rfloor` depends on the subject only.  Every within-block index
+    is used when :math:`S \geq D`; :math:`S < D` is refused (more answers per block than
     subjects).
 
     References
@@ -306,14 +306,14 @@ def split_facts(n_facts):
     Parameters
     ----------
     n_facts : int
-        Target number of facts ``S R`` (>= 1).
+        Target number of facts :math:`S R` (>= 1).
 
     Returns
     -------
     tuple of int
         ``(S, R)`` with :math:`R = \max(1, \mathrm{round}(\sqrt{n}))` and
         :math:`S = \max(1, \mathrm{round}(n / R))`;
-        ``S R`` can differ slightly from ``n`` (128 becomes 12 x 11 = 132).
+        :math:`S R` can differ slightly from ``n`` (128 becomes 12 x 11 = 132).
 
     See Also
     --------
@@ -321,8 +321,8 @@ def split_facts(n_facts):
 
     Notes
     -----
-    A square split keeps the vocabulary ``2 (S + R) + 1`` (and so the noise
-    vocabulary ``S + R``) smallest for a given number of facts.
+    A square split keeps the vocabulary :math:`2 (S + R) + 1` (and so the noise
+    vocabulary :math:`S + R`) smallest for a given number of facts.
 
     References
     ----------

@@ -110,7 +110,7 @@ class CountingBounds(Result):
     effective_weights : int
         :math:`m d + 2 m`.
     cover_effective : float
-        ``2 (m d + 2 m) / (m d)``.
+        :math:`2 (m d + 2 m) / (m d)`.
     classes : int
         Number of output classes.
 
@@ -235,13 +235,13 @@ def escape_rates(S, R, D):
     cross-entropy couples each token ``v``'s score ``k_v`` and value column
     ``w_v`` through :math:`M_v = E[c_v (p - e_y)]` (:math:`c_v` the count of :math:`v`,
     :math:`p` uniform): :math:`dk_v/dt = -M_v \cdot w_v`, :math:`dw_v/dt = -k_v M_v`, whose
-    unstable mode grows as :math:`e^{|M_v| t}`.  A relation token is in ``1/R``
+    unstable mode grows as :math:`e^{|M_v| t}`.  A relation token is in :math:`1/R`
     of the facts, whose answers are uniform on its block:
-    :math:`|M_r|^2 = (1/D - 1/(D R)) / R^2`; a subject token in ``1/S`` of them,
+    :math:`|M_r|^2 = (1/D - 1/(D R)) / R^2`; a subject token in :math:`1/S` of them,
     answers one per block: :math:`|M_s|^2 = (1/R - 1/(D R)) / S^2`.  Once the
-    relation is learnt (mass uniform on the right block), ``|M_s|`` is
+    relation is learnt (mass uniform on the right block), :math:`|M_s|` is
     unchanged, so the subject mode grows at the same rate throughout.  The
-    logits of a mode are the product ``k_v w_v`` of two amplitudes of size
+    logits of a mode are the product :math:`k_v w_v` of two amplitudes of size
     :math:`\mathrm{init}\, e^{\lambda t}`, so escape (logits of order 1) takes
     :math:`t \sim \ln(1/\mathrm{init}) / \lambda` in continuous time; plain GD at rate ``lr``
     multiplies the amplitude by :math:`1 + \mathrm{lr}\, \lambda` per step, so the predicted

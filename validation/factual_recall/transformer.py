@@ -1,27 +1,27 @@
-"""One-layer transformer for factual recall, forward and analytic backward (numpy).
+r"""One-layer transformer for factual recall, forward and analytic backward (numpy).
 
-Model (docs/factual_recall.md#model): frozen token embeddings ``E`` (rows ``N(0, I/d)``)
-and answer unembeddings ``U`` (rows ``N(0, I/d)``); ``H`` attention heads of
+Model (docs/factual_recall.md#model): frozen token embeddings ``E`` (rows :math:`\mathcal{N}(0, I/d)`)
+and answer unembeddings ``U`` (rows :math:`\mathcal{N}(0, I/d)`); ``H`` attention heads of
 size ``d_h`` where only the last (EOS) position queries; output projection and
-residual; MLP ``W2 relu(W1 z + b)`` with residual; logits ``U y``.
+residual; MLP :math:`W_2 \mathrm{relu}(W_1 z + b)` with residual; logits :math:`U y`.
 
 For a sequence ``x_1..x_T`` (embedded):
 
-* scores ``s_{h,i} = x_i^T K_h Q_h^T x_T / sqrt(d_h)``, ``A_h = softmax_i(s_h)``;
-* ``z = x_T + sum_h O_h^T V_h^T (sum_i A_{h,i} x_i)`` (``variant="ours"``) or
-  ``z = sum_h O_h^T V_h^T (sum_i A_{h,i} x_i)`` (``variant="paper"``: the
+* scores :math:`s_{h,i} = x_i^T K_h Q_h^T x_T / \sqrt{d_h}`, :math:`A_h = \mathrm{softmax}_i(s_h)`;
+* :math:`z = x_T + \sum_h O_h^T V_h^T \left(\sum_i A_{h,i} x_i\right)` (``variant="ours"``) or
+  :math:`z = \sum_h O_h^T V_h^T \left(\sum_i A_{h,i} x_i\right)` (``variant="paper"``: the
   attention output alone is the residual stream, as in the paper's model);
-* ``y = z + W2^T relu(W1^T z + b)``; ``logits = U y``.
+* :math:`y = z + W_2^T \mathrm{relu}(W_1^T z + b)`; :math:`\mathrm{logits} = U y`.
 
 Shapes: ``Q, K, V`` are ``(H, d, d_h)``, ``O`` is ``(H, d_h, d)``, ``W1``
 ``(d, m)``, ``b`` ``(m,)``, ``W2`` ``(m, d)``.  Trainable parameters counted as
-``4 H d_h d + 2 m d`` (the ``m`` biases are not counted, as in the paper).
+:math:`4 H d_h d + 2 m d` (the ``m`` biases are not counted, as in the paper).
 
 Implementation: every head is handled by batched matmuls; the key side is
-never materialised per head: ``s_h = X (K_h Q_h^T x_T)`` and
-``sum_i A_{h,i} V_h^T x_i = V_h^T (A_h X)``, so one step costs
-``O(B T d H + B H d d_h + B d m + B d D R)``.  The four products that involve
-the sequence (``X (K_h Q_h^T x_T)``, ``A_h X`` and their two adjoints) are
+never materialised per head: :math:`s_h = X (K_h Q_h^T x_T)` and
+:math:`\sum_i A_{h,i} V_h^T x_i = V_h^T (A_h X)`, so one step costs
+:math:`O(B T d H + B H d\, d_h + B d m + B d D R)`.  The four products that involve
+the sequence (:math:`X (K_h Q_h^T x_T)`, :math:`A_h X` and their two adjoints) are
 per-sample ``(T, d) x (d, H)``-sized products, run as one stacked
 ``np.matmul`` each.  Computing the keys of all samples as one
 ``(B T, d) @ (d, H d_h)`` product instead costs ``d_h`` times more flops and
@@ -54,11 +54,11 @@ _TRUNC2_STD = 0.87962566103423978
 
 
 def truncated_normal(rng, shape, std, dtype=np.float64):
-    """Draw i.i.d. normals truncated at two standard deviations, rescaled to standard deviation ``std``.
+    r"""Draw i.i.d. normals truncated at two standard deviations, rescaled to standard deviation ``std``.
 
     The LeCun initialisation of the paper's framework default: draws of
-    ``N(0, 1)`` conditioned on ``|z| <= 2`` (by rejection), multiplied by
-    ``std / 0.8796...`` so that the variance is exactly ``std^2``.
+    :math:`\mathcal{N}(0, 1)` conditioned on :math:`|z| \leq 2` (by rejection), multiplied by
+    :math:`\mathrm{std} / 0.8796\ldots` so that the variance is exactly :math:`\mathrm{std}^2`.
 
     Parameters
     ----------
@@ -74,7 +74,7 @@ def truncated_normal(rng, shape, std, dtype=np.float64):
     Returns
     -------
     ndarray
-        Entries in ``[-2 std / 0.8796, 2 std / 0.8796]`` with mean 0 and variance ``std^2``.
+        Entries in :math:`[-2\, \mathrm{std} / 0.8796, 2\, \mathrm{std} / 0.8796]` with mean 0 and variance :math:`\mathrm{std}^2`.
 
     See Also
     --------
@@ -106,14 +106,14 @@ _mm = np.matmul
 
 
 class OneLayerTransformer:
-    """One-layer transformer with EOS-only attention (see module docstring).
+    r"""One-layer transformer with EOS-only attention (see module docstring).
 
     Parameters
     ----------
     d : int
         Embedding dimension (>= 1).
     H, d_h : int
-        Heads and head size (``H d_h`` must be positive).
+        Heads and head size (:math:`H d_h` must be positive).
     m : int
         MLP width (>= 0; 0 means no MLP).
     vocab : int
@@ -125,7 +125,7 @@ class OneLayerTransformer:
     dtype : numpy dtype
         Float32 for training, float64 for gradient checks.
     variant : {"ours", "paper"}
-        ``"ours"`` (default): EOS residual ``z = x_T + attention``, the
+        ``"ours"`` (default): EOS residual :math:`z = x_T + \mathrm{attention}`, the
         initialisation below; ``"paper"``: the model of the paper's code (see
         Notes).
 
@@ -150,17 +150,17 @@ class OneLayerTransformer:
 
     Notes
     -----
-    Initialisation of ``variant="ours"``: ``Q, K, V`` entries ``N(0, 1/d)``,
-    ``O`` entries ``N(0, 1/(H d_h))``, ``W1`` He (``N(0, 2/d)``), ``b = 0``,
-    ``W2`` entries ``N(0, 1/m)``.
+    Initialisation of ``variant="ours"``: ``Q, K, V`` entries :math:`\mathcal{N}(0, 1/d)`,
+    ``O`` entries :math:`\mathcal{N}(0, 1/(H d_h))`, ``W1`` He (:math:`\mathcal{N}(0, 2/d)`), ``b = 0``,
+    ``W2`` entries :math:`\mathcal{N}(0, 1/m)`.
 
     ``variant="paper"`` differs in four places: there is no EOS residual
-    (``z = sum_h O_h^T V_h^T xbar_h``, so the subject and relation reach
-    the MLP only through attention); ``Q, K, V`` entries ``N(0, 1/d_h)``; ``O``
-    entries ``N(0, 1/d)``; ``W1`` and ``W2`` LeCun (normal truncated at two
-    standard deviations, rescaled to variance ``1/d`` and ``1/m``,
+    (:math:`z = \sum_h O_h^T V_h^T \bar x_h`, so the subject and relation reach
+    the MLP only through attention); ``Q, K, V`` entries :math:`\mathcal{N}(0, 1/d_h)`; ``O``
+    entries :math:`\mathcal{N}(0, 1/d)`; ``W1`` and ``W2`` LeCun (normal truncated at two
+    standard deviations, rescaled to variance :math:`1/d` and :math:`1/m`,
     :func:`truncated_normal`).  ``E`` and ``U`` are drawn first in both
-    variants (rows ``N(0, I/d)``) and never trained.  The residual carries no
+    variants (rows :math:`\mathcal{N}(0, I/d)`) and never trained.  The residual carries no
     parameter, so :meth:`backward` is the same for both.
 
     References
@@ -218,7 +218,7 @@ class OneLayerTransformer:
 
     @staticmethod
     def count_params(d, H, d_h, m):
-        """``4 H d_h d + 2 m d`` without building a model (biases not counted).
+        """:math:`4 H d_h d + 2 m d` without building a model (biases not counted).
 
         Examples
         --------
@@ -229,17 +229,17 @@ class OneLayerTransformer:
 
     @property
     def param_count(self):
-        """``4 H d_h d + 2 m d``: attention (Q, K, V, O) plus MLP weights."""
+        """:math:`4 H d_h d + 2 m d`: attention (Q, K, V, O) plus MLP weights."""
         return self.count_params(self.d, self.H, self.d_h, self.m)
 
     @property
     def attention_params(self):
-        """``4 H d_h d``: the ``Q, K, V, O`` weights."""
+        """:math:`4 H d_h d`: the ``Q, K, V, O`` weights."""
         return self.count_params(self.d, self.H, self.d_h, 0)
 
     @property
     def mlp_params(self):
-        """``2 m d``: the ``W1, W2`` weights (biases not counted)."""
+        """:math:`2 m d`: the ``W1, W2`` weights (biases not counted)."""
         return self.count_params(self.d, 0, 0, self.m)
 
     def forward(self, tokens, params=None):
@@ -302,12 +302,12 @@ class OneLayerTransformer:
         return logits, cache
 
     def backward(self, dlogits, cache, params=None):
-        """Compute the gradients of a loss w.r.t. the parameters (reverse-mode, by hand).
+        r"""Compute the gradients of a loss w.r.t. the parameters (reverse-mode, by hand).
 
         Parameters
         ----------
         dlogits : ndarray (B, n_answers)
-            ``d loss / d logits``.
+            :math:`\partial \mathrm{loss} / \partial \mathrm{logits}`.
         cache : tuple
             Second output of :meth:`forward` (same ``params``).
         params : list of ndarray, optional
@@ -320,12 +320,12 @@ class OneLayerTransformer:
 
         Notes
         -----
-        With ``G = dlogits``: ``dy = G U``; MLP: ``dP = (dy W2^T) 1[P > 0]``,
-        ``dz = dy + dP W1^T``; attention output ``do_h = dz O_h^T``,
-        ``dV_h = xbar_h^T do_h``, ``dxbar_h = do_h V_h^T``; softmax:
-        ``ds = A (dA - <A, dA>) / sqrt(d_h)`` with ``dA_{h,i} = dxbar_h . x_i``;
-        scores ``s_h = X (K_h q_h)``: ``d(K_h q_h) = ds_h X``, ``dK_h``,
-        ``dq_h``, ``dQ_h = x_T^T dq_h``.  Checked against central finite
+        With ``G = dlogits``: :math:`dy = G U`; MLP: :math:`dP = (dy\, W_2^T) \odot 1[P > 0]`,
+        :math:`dz = dy + dP\, W_1^T`; attention output :math:`do_h = dz\, O_h^T`,
+        :math:`dV_h = \bar x_h^T do_h`, :math:`d\bar x_h = do_h V_h^T`; softmax:
+        :math:`ds = A \odot (dA - \langle A, dA \rangle) / \sqrt{d_h}` with :math:`dA_{h,i} = d\bar x_h \cdot x_i`;
+        scores :math:`s_h = X (K_h q_h)`: :math:`d(K_h q_h) = ds_h X`, ``dK_h``,
+        ``dq_h``, :math:`dQ_h = x_T^T dq_h`.  Checked against central finite
         differences in ``tests/test_fr_gradients.py``.
 
         Examples

@@ -54,14 +54,14 @@ RECALL_LEVEL = 0.99
 
 
 def embeddings(kind, G):
-    """Turn the rows of ``G`` (i.i.d. ``N(0, 1)``) into sphere or scaled Gaussian embeddings.
+    r"""Turn the rows of ``G`` (i.i.d. :math:`\mathcal{N}(0, 1)`) into sphere or scaled Gaussian embeddings.
 
     Parameters
     ----------
     kind : {"sphere", "gaussian"}
-        ``"sphere"``: ``g / ||g||`` (uniform on the unit sphere, as
+        ``"sphere"``: :math:`g / \|g\|` (uniform on the unit sphere, as
         :func:`validation.factual_recall.memories.sphere_embeddings`);
-        ``"gaussian"``: ``g / sqrt(d)`` (i.i.d. ``N(0, I/d)``, the OP data of
+        ``"gaussian"``: :math:`g / \sqrt{d}` (i.i.d. :math:`\mathcal{N}(0, I/d)`, the OP data of
         arXiv:2605.10795 up to a global scale, which changes no argmax).
     G : ndarray (n, d)
         Standard Gaussian draws.
@@ -119,10 +119,10 @@ class _RecallClock:
 
 
 def _train_until_recalled(lossfn, params, n, steps, lr):
-    """Constant-rate Adam (:func:`~validation.optim.adam_loop`) on ``params`` until all ``n``
+    r"""Constant-rate Adam (:func:`~validation.optim.adam_loop`) on ``params`` until all ``n``
     facts are recalled or ``steps`` updates are made; ``lossfn(grad) -> (loss, grads,
     correct)``.  Returns ``(t_all, t_99, final accuracy, updates made)``: the first step
-    with every fact recalled (None if never), the first with ``ceil(0.99 n)``."""
+    with every fact recalled (None if never), the first with :math:`\lceil 0.99 n \rceil`."""
     clock = _RecallClock(n, math.ceil(0.99 * n - 1e-9))
     r = adam_loop(params, lambda t: lossfn(t < steps), steps=steps, lr=lr, stop=clock)
     if not r.stopped:
@@ -132,7 +132,7 @@ def _train_until_recalled(lossfn, params, n, steps, lr):
 
 @trial("factual_recall.linear_recall", aliases=("validation.factual_recall.theory_check:linear_recall_trial",))
 def linear_recall_trial(params):
-    """One training run of the factual-recall linear memory (trial for ``run_sweep``).
+    r"""One training run of the factual-recall linear memory (trial for ``run_sweep``).
 
     Parameters
     ----------
@@ -145,9 +145,9 @@ def linear_recall_trial(params):
     Returns
     -------
     dict
-        ``n``, ``d``, ``load`` (``n ln n / d^2``), ``t_all`` and ``t_99``: first
+        ``n``, ``d``, ``load`` (:math:`n \ln n / d^2`), ``t_all`` and ``t_99``: first
         step (number of updates made) at which all facts, resp. at least
-        ``ceil(0.99 n)`` of them, are recalled (None if never within the
+        :math:`\lceil 0.99 n \rceil` of them, are recalled (None if never within the
         budget), ``final_accuracy`` (at the stop), ``steps`` (updates made),
         ``cpu_seconds``.
 
@@ -158,8 +158,8 @@ def linear_recall_trial(params):
 
     Notes
     -----
-    Facts ``x_i -> u_i`` with ``x, u`` from :func:`embeddings` of one Gaussian
-    draw fixed by ``(seed, d, n)``; scores ``X W^T U^T``, loss and gradient of
+    Facts :math:`x_i \mapsto u_i` with ``x, u`` from :func:`embeddings` of one Gaussian
+    draw fixed by ``(seed, d, n)``; scores :math:`X W^T U^T`, loss and gradient of
     :func:`validation.factual_recall.memories.linear_memory_loss`; Adam at a
     constant rate from ``W = 0``.  The run stops at the first step where all
     facts are recalled (strict argmax).  With a constant rate a run with budget
@@ -274,7 +274,7 @@ def _crossing(step, curve, level):
 
 @trial("factual_recall.escape", aliases=("validation.factual_recall.theory_check:escape_trial",))
 def escape_trial(params):
-    """Escape steps of the two plateaus of the sequential-learning model (trial).
+    r"""Escape steps of the two plateaus of the sequential-learning model (trial).
 
     Parameters
     ----------
@@ -286,7 +286,7 @@ def escape_trial(params):
     -------
     dict
         ``t_relation`` / ``t_subject``: first step at which the relation
-        (subject) loss falls below half its initial value ``ln R`` (``ln D``),
+        (subject) loss falls below half its initial value :math:`\ln R` (:math:`\ln D`),
         interpolated between recorded steps (None if never); ``final_total``;
         ``cpu_seconds``.
 
@@ -325,7 +325,7 @@ def transformer_budget_trial(params):
     Parameters
     ----------
     params : dict
-        ``d``, ``H``, ``d_h``, ``m`` (model), ``facts`` (``S R`` with the square
+        ``d``, ``H``, ``d_h``, ``m`` (model), ``facts`` (:math:`S R` with the square
         split of :func:`~validation.factual_recall.task.split_facts`),
         ``D``, ``T``, ``seed``, ``steps``, ``batch``, ``lr`` (Adam rate),
         ``schedule`` ("constant", default, or "cosine": warm-up over
@@ -338,7 +338,7 @@ def transformer_budget_trial(params):
     Returns
     -------
     dict
-        ``facts`` (actual ``S R``), ``params`` (count), ``eval_steps`` and
+        ``facts`` (actual :math:`S R`), ``params`` (count), ``eval_steps`` and
         ``accuracy`` (fraction of (fact, sequence) pairs recalled at each
         evaluation, on fresh sequences from a separate stream, so evaluating
         does not change training), ``t_99`` (first evaluated step with accuracy
@@ -425,7 +425,7 @@ def paper_protocol_trial(params):
     Returns
     -------
     dict
-        ``facts`` (``S R``), ``params`` (count ``4 H d_h d + 2 m d``),
+        ``facts`` (:math:`S R`), ``params`` (count :math:`4 H d_h d + 2 m d`),
         ``eval_steps`` and ``accuracy`` (test accuracy at every check),
         ``max_accuracy``, ``passed`` (``max_accuracy >= 0.99``),
         ``pass_step`` (step of the first check at 0.99 or more, None if none),

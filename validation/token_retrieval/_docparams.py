@@ -20,25 +20,25 @@ __all__ = ["PARAMS", "fill_doc"]
 #: Descriptions of the model options: name -> numpydoc entry.
 PARAMS = {
     "NdL": "N, d, L : int\n    Training sequences (>= 1), dimension (>= 1), length (>= 2).",
-    "V": "V : int, optional\n    Vocabulary (>= N); default ``4 N``.",
+    "V": "V : int, optional\n    Vocabulary (>= N); default :math:`4 N`.",
     "tau": "tau : float\n    Trigger scale (``trig_scale``, > 0).",
     "kind": ('kind : {"random", "orthogonal"}\n'
-             '    Embeddings; ``"orthogonal"`` sets every ``1/d`` interference to 0.'),
+             '    Embeddings; ``"orthogonal"`` sets every :math:`1/d` interference to 0.'),
     "noise": 'noise : {"vocab", "gaussian"}\n    Noise tokens from the vocabulary or fresh Gaussian vectors.',
     "m": "m : int, optional\n    Width of the fixed random MLP (None: no MLP).",
     "eta": "eta : float\n    First step size (> 0).",
-    "beta": "beta : float\n    ``||W1||_F`` under the ``beta`` convention (default 10).",
+    "beta": "beta : float\n" r"    :math:`\|W_1\|_F` under the ``beta`` convention (default 10).",
     "gamma": "gamma : float, optional\n    Literal step size of steps 2 and 3 (overrides ``beta``).",
     "fresh": "fresh : bool\n    Moments on fresh sequences instead of the training sequences.",
     "dL": "d, L : int\n    Dimension and sequence length.",
     "Ns": ("Ns : sequence of int, optional\n"
-           "    ``N`` values scanned (default ``2^(1..11)`` on a fine geometric grid)."),
+           r"    ``N`` values scanned (default :math:`2^1, \ldots, 2^{11}` on a fine geometric grid)."),
     "vocab_ratio": "vocab_ratio : float\n    ``V = round(vocab_ratio N)``.",
     "crossing_level": "level : float\n    Crossing level.",
     "success_kw": "**kw\n    Options of :func:`success_probs` (not ``V``).",
     "boundary_dL": "d, L : int\n    The boundary.",
     "replicate": "r : int\n    Replicate (seeds ``1000 r, 1000 r + 1, ...``).",
-    "target": "target : float\n    Target 95 % half-width of ``log N_c``.",
+    "target": "target : float\n" r"    Target 95 % half-width of :math:`\log N_c`.",
     "run": "run : callable\n    ``run(params) -> results`` (dicts with ``N``, ``seed``, ``retrieval``).",
     "design_returns": ("run_result : DesignRun\n    The replicate.\n"
                        "trials : list of dict\n    The results of its trials."),

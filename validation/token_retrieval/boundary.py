@@ -34,7 +34,7 @@ def _with_boot(out, r):
 
 @dataclass(frozen=True)
 class Exponent(Result):
-    """One fitted exponent of a boundary law, with its standard errors and 95 % intervals.
+    r"""One fitted exponent of a boundary law, with its standard errors and 95 % intervals.
 
     Parameters
     ----------
@@ -52,7 +52,7 @@ class Exponent(Result):
     See Also
     --------
     validation.token_retrieval.boundary.PowerLaw
-        Least-squares power law ``along = exp(log_prefactor) * prod_v v^{alpha_v}`` (``fit_power_law``).
+        Least-squares power law :math:`\mathrm{along} = e^{\mathrm{log\_prefactor}} \prod_v v^{\alpha_v}` (``fit_power_law``).
     validation.token_retrieval.boundary.BoundaryFit
         Power-law fit of a simulated success boundary (``fit_boundary``).
 
@@ -115,14 +115,14 @@ class Exponent(Result):
 
 @dataclass(frozen=True)
 class ProductTerm(Result):
-    """The coefficient ``g`` of ``log v1 log v2`` added to a two-covariate boundary fit.
+    r"""The coefficient ``g`` of :math:`\log v_1 \log v_2` added to a two-covariate boundary fit.
 
     Parameters
     ----------
     value, stderr : float
         ``g`` and its least-squares standard error.
     p_value : float or None
-        Two-sided t-test of ``g = 0`` (None when the standard error is 0).
+        Two-sided t-test of :math:`g = 0` (None when the standard error is 0).
     stderr_boot : float, optional
         Bootstrap standard error.
     boot_ci_low, boot_ci_high : float, optional
@@ -131,9 +131,9 @@ class ProductTerm(Result):
     See Also
     --------
     validation.token_retrieval.boundary.multiplicative_test
-        Test by likelihood ratio whether the boundary depends on one product ``prod v^{c_v}``.
+        Test by likelihood ratio whether the boundary depends on one product :math:`\prod_v v^{c_v}`.
     validation.token_retrieval.boundary.fit_boundary
-        Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
+        Fit the power law :math:`\mathrm{along}_c = C \prod_v v^{\alpha_v}` to the success boundary.
 
     References
     ----------
@@ -176,7 +176,7 @@ class PowerLaw(Result):
     See Also
     --------
     validation.token_retrieval.boundary.fit_power_law
-        Fit ``along = C * prod_v v^{alpha_v}`` to points by least squares in the logs: the one power-law fit.
+        Fit :math:`\mathrm{along} = C \prod_v v^{\alpha_v}` to points by least squares in the logs: the one power-law fit.
     validation.token_retrieval.boundary.Exponent
         One fitted exponent of a boundary law, with its standard errors and 95 % intervals.
 
@@ -203,7 +203,7 @@ class PowerLaw(Result):
 
 @dataclass(frozen=True)
 class BoundaryFit(Result):
-    """Power-law fit of a simulated success boundary (:func:`~validation.token_retrieval.boundary.fit_boundary`).
+    r"""Power-law fit of a simulated success boundary (:func:`~validation.token_retrieval.boundary.fit_boundary`).
 
     Parameters
     ----------
@@ -231,7 +231,7 @@ class BoundaryFit(Result):
     See Also
     --------
     validation.token_retrieval.boundary.fit_boundary
-        Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
+        Fit the power law :math:`\mathrm{along}_c = C \prod_v v^{\alpha_v}` to the success boundary.
     validation.token_retrieval.boundary.LogisticBoundary
         Logistic regression of per-run success on the logs of the variables (``logistic_fit``).
 
@@ -254,7 +254,7 @@ class BoundaryFit(Result):
 
 @dataclass(frozen=True)
 class LogisticBoundary(Result):
-    """Logistic regression of per-run success on the logs of the variables (:func:`logistic_fit`).
+    r"""Logistic regression of per-run success on the logs of the variables (:func:`logistic_fit`).
 
     Parameters
     ----------
@@ -265,7 +265,7 @@ class LogisticBoundary(Result):
     n : int
         Runs.
     exponents : dict
-        ``{v: Exponent}`` of the boundary ``N_c ~ prod v^{-b_v / b_N}`` (delta-method errors).
+        ``{v: Exponent}`` of the boundary :math:`N_c \sim \prod_v v^{-b_v / b_N}` (delta-method errors).
     key : str
         The success flag.
 
@@ -291,7 +291,7 @@ class LogisticBoundary(Result):
 
 @dataclass(frozen=True)
 class ProductFormTest(Result):
-    """Likelihood-ratio test of the product form of the boundary (:func:`multiplicative_test`).
+    r"""Likelihood-ratio test of the product form of the boundary (:func:`multiplicative_test`).
 
     Parameters
     ----------
@@ -309,9 +309,9 @@ class ProductFormTest(Result):
     See Also
     --------
     validation.token_retrieval.boundary.multiplicative_test
-        Test by likelihood ratio whether the boundary depends on one product ``prod v^{c_v}``.
+        Test by likelihood ratio whether the boundary depends on one product :math:`\prod_v v^{c_v}`.
     validation.token_retrieval.boundary.ProductTerm
-        The coefficient ``g`` of ``log v1 log v2`` added to a two-covariate boundary fit.
+        The coefficient ``g`` of :math:`\log v_1 \log v_2` added to a two-covariate boundary fit.
 
     References
     ----------
@@ -396,12 +396,12 @@ def boundary_points(frac, *, along="N", by=("N", "d", "L"), direction="up", leve
     --------
     validation.token_retrieval.boundary.aggregate : Average the success flag ``key`` per configuration.
     validation.token_retrieval.boundary.fit_boundary
-        Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
+        Fit the power law :math:`\mathrm{along}_c = C \prod_v v^{\alpha_v}` to the success boundary.
 
     Notes
     -----
     Between grid points :math:`x_t < x_{t+1}` with fractions
-    :math:`f_t < \text{level} \le f_{t+1}`:
+    :math:`f_t < \text{level} \leq f_{t+1}`:
     :math:`\log x_c = \log x_t + w (\log x_{t+1} - \log x_t)`,
     :math:`w = (\text{level} - f_t) / (f_{t+1} - f_t)`.
 
@@ -477,7 +477,7 @@ def fit_power_law(points, *, along="N", covars=("d", "L")):
     Returns
     -------
     PowerLaw
-        ``log_prefactor`` (``log C``), ``exponents`` ``{v: Exponent}`` with
+        ``log_prefactor`` (:math:`\log C`), ``exponents`` ``{v: Exponent}`` with
         least-squares standard errors and Student-t 95 % intervals,
         ``n_points`` and ``dof``.
 
@@ -489,9 +489,9 @@ def fit_power_law(points, *, along="N", covars=("d", "L")):
     See Also
     --------
     validation.token_retrieval.boundary.fit_boundary
-        Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
+        Fit the power law :math:`\mathrm{along}_c = C \prod_v v^{\alpha_v}` to the success boundary.
     validation.token_retrieval.boundary.PowerLaw
-        Least-squares power law ``along = exp(log_prefactor) * prod_v v^{alpha_v}`` (``fit_power_law``).
+        Least-squares power law :math:`\mathrm{along} = e^{\mathrm{log\_prefactor}} \prod_v v^{\alpha_v}` (``fit_power_law``).
 
     Notes
     -----
@@ -529,7 +529,7 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
     r"""Fit the power law :math:`\text{along}_c = C \prod_v v^{\alpha_v}` to the success boundary.
 
     Boundary points from :func:`boundary_points`; least squares of
-    ``log along_c`` on ``log covars``; uncertainties (a) from the least-squares
+    :math:`\log \mathrm{along}_c` on ``log covars``; uncertainties (a) from the least-squares
     covariance and (b) from a bootstrap resampling seeds (with replacement)
     within each configuration.
 
@@ -542,7 +542,7 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
     along : str
         Variable along which the boundary is located.
     covars : tuple of str
-        Regressors (their logs) of ``log along_c``.
+        Regressors (their logs) of :math:`\log \mathrm{along}_c`.
     direction : {"up", "down"}
         See :func:`boundary_points`.
     n_boot : int
@@ -561,8 +561,8 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
         ``n_boot_ok``; ``exponents`` is empty (and ``log_prefactor`` unset) if
         fewer than ``len(covars) + 2`` points exist.  With two covariates and
         >= 5 points also ``interaction`` (:class:`ProductTerm`): the
-        coefficient ``g`` of ``log v1 log v2`` added to the fit (a test of the
-        product form: ``g = 0`` iff the exponents do not drift), with its
+        coefficient ``g`` of :math:`\log v_1 \log v_2` added to the fit (a test of the
+        product form: :math:`g = 0` iff the exponents do not drift), with its
         least-squares error, t-test ``p_value`` and bootstrap error.
 
     See Also
@@ -570,7 +570,7 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
     validation.token_retrieval.boundary.boundary_points
         Locate where the success fraction crosses ``level`` along one variable.
     validation.token_retrieval.boundary.fit_power_law
-        Fit ``along = C * prod_v v^{alpha_v}`` to points by least squares in the logs: the one power-law fit.
+        Fit :math:`\mathrm{along} = C \prod_v v^{\alpha_v}` to points by least squares in the logs: the one power-law fit.
     validation.token_retrieval.boundary.logistic_fit
         Fit a logistic regression of per-run success on the logs of ``variables``.
 
@@ -588,7 +588,7 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
 
     Examples
     --------
-    Success iff ``N > 2 d`` (exactly): the fitted exponent of ``d`` is 1.
+    Success iff :math:`N > 2 d` (exactly): the fitted exponent of ``d`` is 1.
 
     >>> recs = [{"N": N, "d": d, "L": L, "ok": N > 2 * d} for N in (2, 4, 8, 16, 32, 64)
     ...         for d in (2, 4, 8) for L in (2, 4)]
@@ -690,7 +690,7 @@ def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
     See Also
     --------
     validation.token_retrieval.boundary.multiplicative_test
-        Test by likelihood ratio whether the boundary depends on one product ``prod v^{c_v}``.
+        Test by likelihood ratio whether the boundary depends on one product :math:`\prod_v v^{c_v}`.
     validation.logistic.fit_logistic
         Fit a logistic regression by Newton's method (IRLS), optionally ridge-penalised.
 
@@ -722,8 +722,8 @@ def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
 def multiplicative_test(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
     r"""Test by likelihood ratio whether the boundary depends on one product :math:`\prod_v v^{c_v}`.
 
-    The null is the logistic model linear in the ``log v``; the alternative
-    adds all pairwise products ``log v log w``.
+    The null is the logistic model linear in the :math:`\log v`; the alternative
+    adds all pairwise products :math:`\log v \log w`.
 
     Parameters
     ----------

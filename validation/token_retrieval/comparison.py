@@ -40,7 +40,7 @@ REPORT_NAMES = {"p_retrieval": "p_retrieval", "p_recall": "p_recall", "p_retriev
 
 
 def simulated_points(records):
-    """Group run records by ``(N, d, L)``: per quantity the mean over seeds and its standard error.
+    r"""Group run records by ``(N, d, L)``: per quantity the mean over seeds and its standard error.
 
     Parameters
     ----------
@@ -52,9 +52,9 @@ def simulated_points(records):
     -------
     dict
         ``(N, d, L)`` -> ``{"seeds": n, key: (mean, stderr)}`` for the keys of
-        :data:`QUANTITIES`.  All-``N`` events: ``stderr = sqrt(max(p(1-p), 1/(4n)) / n)``
+        :data:`QUANTITIES`.  All-``N`` events: :math:`\mathrm{stderr} = \sqrt{\max(p(1-p), 1/(4n)) / n}`
         (the floor keeps a 0/n or n/n fraction from claiming zero error); fractions: the
-        between-seed standard deviation over ``sqrt(n)``.
+        between-seed standard deviation over :math:`\sqrt{n}`.
 
     See Also
     --------
@@ -290,12 +290,12 @@ class TheoryVsSim(Result):
 
 
 def theory_vs_sim(records, *, theory=None, reps=100, rng=0, floor_draws=2000, progress=None):
-    """Compare the token-level and the closed-form theory with simulated runs, point by point.
+    r"""Compare the token-level and the closed-form theory with simulated runs, point by point.
 
     Parameters
     ----------
     records : list of dict
-        Simulated runs (one per seed and grid point, random embeddings, ``V = 4 N``).
+        Simulated runs (one per seed and grid point, random embeddings, :math:`V = 4 N`).
     theory : dict, optional
         Precomputed :func:`theory_grid` output (computed here when None).
     reps : int
@@ -323,9 +323,9 @@ def theory_vs_sim(records, *, theory=None, reps=100, rng=0, floor_draws=2000, pr
 
     Notes
     -----
-    ``z = (sim - pred) / sqrt(se_sim^2 + se_pred^2)`` with the simulated standard errors of
+    :math:`z = (\mathrm{sim} - \mathrm{pred}) / \sqrt{\mathrm{se}_{\mathrm{sim}}^2 + \mathrm{se}_{\mathrm{pred}}^2}` with the simulated standard errors of
     :func:`simulated_points`; for all-``N`` events the binomial error is taken at the
-    *predicted* probability (floored at ``1/(2n)``), the hypothesis under test.
+    *predicted* probability (floored at :math:`1/(2n)`), the hypothesis under test.
 
     References
     ----------
@@ -400,21 +400,21 @@ TARGET_QUANTITIES = ("p_retrieval", "p_recall")
 
 
 def responsible_term(N, d, L, *, vocab_ratio=4.0):
-    """Name the approximation of the token-level theory that dominates its error at ``(N, d, L)``.
+    r"""Name the approximation of the token-level theory that dominates its error at ``(N, d, L)``.
 
     Parameters
     ----------
     N, d, L : int
         Grid point (``V = vocab_ratio N``).
     vocab_ratio : float, optional
-        ``V / N``.
+        :math:`V / N`.
 
     Returns
     -------
     str
         ``"wishart_Pn"`` where a sequence's second-moment matrix is a Wishart matrix with
-        ``L >= d`` samples (the theory uses its mean, :math:`\\mathbb E P_n^2` and
-        :math:`P_n \\approx (L/d) I`); ``"law_of_A"`` where ``V / d >= 30`` (the law (docs, eq. tokret-tl6) of the
+        :math:`L \geq d` samples (the theory uses its mean, :math:`\mathbb{E} P_n^2` and
+        :math:`P_n \approx (L/d) I`); ``"law_of_A"`` where :math:`V / d \geq 30` (the law (docs, eq. tokret-tl6) of the
         trigger coefficient); ``"token_variance"`` otherwise (the leading-order per-token variance
         terms :math:`T_1`, :math:`T_K` and the self term of eqs. tokret-tl4 and tokret-tl5).
 
@@ -631,7 +631,7 @@ class LimitsOnGrid(Result):
 
 
 def limits_on_grid(tv, *, factor=1.5):
-    """Locate the retrieval boundaries of a comparison and put the statistical limits beside them.
+    r"""Locate the retrieval boundaries of a comparison and put the statistical limits beside them.
 
     Parameters
     ----------
@@ -650,7 +650,7 @@ def limits_on_grid(tv, *, factor=1.5):
     validation.token_retrieval.lower_bound.lower_bound_boundaries
         Compute the boundaries in ``N`` of the statistical limits, for the phase diagrams.
     validation.token_retrieval.theory.retrieval_boundary
-        Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
+        Predict :math:`N_c(d, L)`, the smallest ``N`` with :math:`P(\text{retrieval of all } N) \geq` ``level``.
 
     Notes
     -----
@@ -755,7 +755,7 @@ def seed_check(points, first, new, theory):
 
     Notes
     -----
-    ``z`` uses the binomial error at the predicted probability (floored at ``1/(2n)``) and the
+    ``z`` uses the binomial error at the predicted probability (floored at :math:`1/(2n)`) and the
     theory's Monte Carlo error, as :func:`theory_vs_sim`; ``se_new``/``se_all`` are the binomial
     errors at the measured fraction (floored like :func:`simulated_points`).
 
@@ -798,7 +798,7 @@ def seed_check(points, first, new, theory):
 
 @dataclass(frozen=True)
 class TokenMomentCheck(Result):
-    """Measured moments against the token-level theory (:func:`token_moment_check`).
+    r"""Measured moments against the token-level theory (:func:`token_moment_check`).
 
     Parameters
     ----------
@@ -808,9 +808,9 @@ class TokenMomentCheck(Result):
         draws), ``closed`` (closed form), ``z`` (``(simulated - token)`` over the combined standard
         error; None where both errors vanish) and ``z_closed`` (over the simulation's error).
     within : int
-        Moments with ``|z| <= 3``.
+        Moments with :math:`|z| \leq 3`.
     within_closed : int
-        Moments with ``|z_closed| <= 3``.
+        Moments with :math:`|z_{\mathrm{closed}}| \leq 3`.
     n : int
         Moments with a ``z`` score.
     n_closed : int
@@ -989,7 +989,7 @@ def scan_comparison(orthogonal, mlp, theory):
     ----------
     orthogonal, mlp : list of dict
         Run records (:func:`~validation.token_retrieval.runs.run_config` results with ``kind``
-        and ``m``) of the two scans; ``V = 4 N``.
+        and ``m``) of the two scans; :math:`V = 4 N`.
     theory : dict
         :func:`scan_theory` output covering every configuration.
 
@@ -1003,7 +1003,7 @@ def scan_comparison(orthogonal, mlp, theory):
     validation.token_retrieval.comparison.scan_theory
         Evaluate the token-level theory at scan configurations with their embedding kind and MLP width.
     validation.token_retrieval.experiments.orthogonal_contrast
-        Contrast random with orthogonal (one-hot) embeddings at equal ``d`` and ``V = 4 N``.
+        Contrast random with orthogonal (one-hot) embeddings at equal ``d`` and :math:`V = 4 N`.
     validation.token_retrieval.experiments.mlp_scan
         Locate the recall boundary ``N_max`` with a fixed random MLP of width ``m``.
 

@@ -1,10 +1,10 @@
-r"""Measuring one token-retrieval boundary ``N_c(d, L)``: the trial, the fit, a fixed ``N`` grid
+r"""Measuring one token-retrieval boundary :math:`N_c(d, L)`: the trial, the fit, a fixed ``N`` grid
 against the adaptive design, and their comparison on the same seeds.
 
 At fixed ``(d, L)`` the retrieval boundary is the number of training
 sequences ``N_c`` where the probability that the early phase retrieves the
 informative token of all ``N`` sequences crosses 1/2 (upward in ``N``).  Here
-it is one threshold in ``x = log N``,
+it is one threshold in :math:`x = \log N`,
 
 .. math:: P(\text{retrieval} \mid N) = \sigma\big((\log N - \log N_c) / w\big),
 
@@ -15,7 +15,7 @@ its seeds from the pool ``1000 r, 1000 r + 1, ...`` in both:
 
 * **grid** (:func:`grid_design`) -- seeds ``1000 r + 0 .. S - 1`` at every
   ``N`` of a fixed grid, ``S = 1, 2, ...`` until the 95% half-width of
-  ``log N_c`` is <= the target (at most ``s_max`` seeds);
+  :math:`\log N_c` is <= the target (at most ``s_max`` seeds);
 * **adaptive** (:func:`adaptive_design`) --
   :func:`validation.adaptive.adaptive_threshold` with ``increasing=True``: a
   first round at a centre (the theory's ``N_c``) times ``exp(start)``, then
@@ -123,7 +123,7 @@ def boundary_trial(params):
     -----
     The run draws everything (embeddings, labels, sequences) from
     ``default_rng(SeedSequence([root, d, L, N, seed]))`` with the defaults of
-    :func:`~validation.token_retrieval.runs.run_config` (``V = 4N``, random
+    :func:`~validation.token_retrieval.runs.run_config` (:math:`V = 4N`, random
     embeddings, ``eta = 0.1``, ``beta = 10``).  Unlike the report's grid
     (whose seeds follow the position of a value in the grid), the draw does
     not depend on which design asked for the trial: that is what makes the
@@ -143,12 +143,12 @@ def boundary_trial(params):
 
 
 def fit_log_boundary(log_n, success, **kw):
-    """Fit the boundary in ``log N``: :func:`validation.logistic.fit_threshold`, increasing, widths >= 0.01.
+    r"""Fit the boundary in :math:`\log N`: :func:`validation.logistic.fit_threshold`, increasing, widths >= 0.01.
 
     Parameters
     ----------
     log_n : sequence of float
-        ``log N`` of each trial.
+        :math:`\log N` of each trial.
     success : sequence of bool
         Retrieval of all ``N`` sequences.
     **kw
@@ -157,14 +157,14 @@ def fit_log_boundary(log_n, success, **kw):
     Returns
     -------
     validation.logistic.ThresholdFit
-        The fit (threshold and interval in ``log N``).
+        The fit (threshold and interval in :math:`\log N`).
 
     See Also
     --------
     validation.logistic.fit_threshold
         Fit a logistic threshold to pass/fail trials, with a profile-likelihood interval.
     validation.token_retrieval.design.adaptive_design
-        Replicate ``r`` of the adaptive design (``adaptive_threshold`` in ``log N``).
+        Replicate ``r`` of the adaptive design (``adaptive_threshold`` in :math:`\log N`).
 
     Notes
     -----
@@ -185,7 +185,7 @@ def fit_log_boundary(log_n, success, **kw):
 
 
 def theory_centre(d, L):
-    """Return the centre of the adaptive design's first round: the theory's ``N_c(d, L)`` (16 without a crossing).
+    r"""Return the centre of the adaptive design's first round: the theory's :math:`N_c(d, L)` (16 without a crossing).
 
     Parameters
     ----------
@@ -200,9 +200,9 @@ def theory_centre(d, L):
     See Also
     --------
     validation.token_retrieval.theory.retrieval_boundary
-        Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
+        Predict :math:`N_c(d, L)`, the smallest ``N`` with :math:`P(\text{retrieval of all } N) \geq` ``level``.
     validation.token_retrieval.design.adaptive_design
-        Replicate ``r`` of the adaptive design (``adaptive_threshold`` in ``log N``).
+        Replicate ``r`` of the adaptive design (``adaptive_threshold`` in :math:`\log N`).
 
     References
     ----------
@@ -256,7 +256,7 @@ class _ThresholdRecord(Result):
 
 @dataclass(frozen=True)
 class DesignRun(_ThresholdRecord):
-    """One replicate of one design (:func:`grid_design`, :func:`adaptive_design`).
+    r"""One replicate of one design (:func:`grid_design`, :func:`adaptive_design`).
 
     Parameters
     ----------
@@ -278,7 +278,7 @@ class DesignRun(_ThresholdRecord):
     validation.token_retrieval.design.grid_design
         Replicate ``r`` of the fixed grid: one more seed at every ``N`` until the target is met.
     validation.token_retrieval.design.adaptive_design
-        Replicate ``r`` of the adaptive design (``adaptive_threshold`` in ``log N``).
+        Replicate ``r`` of the adaptive design (``adaptive_threshold`` in :math:`\log N`).
 
     Notes
     -----
@@ -301,14 +301,14 @@ class DesignRun(_ThresholdRecord):
 
 @dataclass(frozen=True)
 class DesignComparison(_ThresholdRecord):
-    """One boundary of :func:`compare_designs`: trials of the fixed grid and of the adaptive design.
+    r"""One boundary of :func:`compare_designs`: trials of the fixed grid and of the adaptive design.
 
     Parameters
     ----------
     d, L : int
         The boundary's dimension and sequence length.
     target_halfwidth : float
-        Target 95% half-width of ``log N_c``.
+        Target 95% half-width of :math:`\log N_c`.
     replicates : int
         Replicates per design.
     centre : float
@@ -318,7 +318,7 @@ class DesignComparison(_ThresholdRecord):
     ci_low, ci_high : float
         Its 95% profile-likelihood interval (in ``N``).
     width : float
-        The logistic width ``w`` (in ``log N``) of that fit.
+        The logistic width ``w`` (in :math:`\log N`) of that fit.
     trials_grid, trials_adaptive : float
         Mean trials to reach the target (or the cap) over replicates.
     trials_grid_stderr, trials_adaptive_stderr : float
@@ -425,7 +425,7 @@ class DesignComparisons(Result):
 
 
 def _design_run(fit, trials, reached, res, seeds):
-    """The :class:`DesignRun` of a replicate from its last fit in ``log N`` (``threshold``,
+    r"""The :class:`DesignRun` of a replicate from its last fit in :math:`\log N` (``threshold``,
     ``ci_low``, ``ci_high``), its trial results ``res`` and its first and last seed."""
     return DesignRun(trials=trials, threshold=math.exp(fit.threshold) if math.isfinite(fit.threshold) else math.nan,
                      ci_low=_exp(fit.ci_low), ci_high=math.exp(fit.ci_high) if math.isfinite(fit.ci_high) else math.inf,
@@ -434,7 +434,7 @@ def _design_run(fit, trials, reached, res, seeds):
 
 @fill_doc
 def grid_design(d, L, r, target, run, *, grid_ns, s_max):
-    """Replicate ``r`` of the fixed grid: one more seed at every ``N`` until the target is met.
+    r"""Replicate ``r`` of the fixed grid: one more seed at every ``N`` until the target is met.
 
     Parameters
     ----------
@@ -451,7 +451,7 @@ def grid_design(d, L, r, target, run, *, grid_ns, s_max):
     See Also
     --------
     validation.token_retrieval.design.adaptive_design
-        Replicate ``r`` of the adaptive design (``adaptive_threshold`` in ``log N``).
+        Replicate ``r`` of the adaptive design (``adaptive_threshold`` in :math:`\log N`).
     validation.token_retrieval.design.design_runs : Run every replicate of both designs at one boundary.
 
     References
@@ -471,7 +471,7 @@ def grid_design(d, L, r, target, run, *, grid_ns, s_max):
 
 @fill_doc
 def adaptive_design(d, L, r, target, run, *, centre, max_trials, start, batch):
-    """Replicate ``r`` of the adaptive design (:func:`validation.adaptive.adaptive_threshold` in ``log N``).
+    r"""Replicate ``r`` of the adaptive design (:func:`validation.adaptive.adaptive_threshold` in :math:`\log N`).
 
     Parameters
     ----------
@@ -481,7 +481,7 @@ def adaptive_design(d, L, r, target, run, *, centre, max_trials, start, batch):
     max_trials : int
         Cap on the trials.
     start : sequence of float
-        ``log N`` offsets of the first round from ``log centre``.
+        :math:`\log N` offsets of the first round from ``log centre``.
     batch : int
         Values of ``N`` per later round.
 
@@ -517,7 +517,7 @@ def adaptive_design(d, L, r, target, run, *, centre, max_trials, start, batch):
 
 @fill_doc
 def design_runs(d, L, replicates, target, run, *, centre, grid_ns, s_max, start, batch):
-    """Run every replicate of both designs at one boundary.
+    r"""Run every replicate of both designs at one boundary.
 
     Parameters
     ----------
@@ -532,7 +532,7 @@ def design_runs(d, L, replicates, target, run, *, centre, grid_ns, s_max, start,
     s_max : int
         Most seeds per grid value (the adaptive cap is ``len(grid_ns) * s_max``).
     start : sequence of float
-        First-round offsets in ``log N``.
+        First-round offsets in :math:`\log N`.
     batch : int
         Values of ``N`` per adaptive round.
 
@@ -672,7 +672,7 @@ def check_design(replicates, target, grid_ns, s_max):
 @fill_doc
 def compare_designs(boundaries, replicates, target, *, run, grid_ns, s_max, start=(-0.6, -0.2, 0.2, 0.6),
                     batch=4, centre=theory_centre):
-    """Run the fixed grid and the adaptive design on every boundary and replicate, and compare them.
+    r"""Run the fixed grid and the adaptive design on every boundary and replicate, and compare them.
 
     Parameters
     ----------
@@ -682,7 +682,7 @@ def compare_designs(boundaries, replicates, target, *, run, grid_ns, s_max, star
         Replicates per boundary and design (1 to 1000); replicate ``r`` uses
         the seeds ``1000 r, 1000 r + 1, ...`` in both designs.
     target : float
-        Target 95% CI half-width of ``log N_c`` (> 0).
+        Target 95% CI half-width of :math:`\log N_c` (> 0).
     run : callable
         ``run(params) -> results``: receives a list of :func:`~validation.token_retrieval.design.trial_params`
         records and returns one dict per record with at least ``N``, ``seed``
@@ -693,7 +693,7 @@ def compare_designs(boundaries, replicates, target, *, run, grid_ns, s_max, star
         Most seeds per grid value (1 to ``1000 // len(grid_ns)``); the
         adaptive design is capped at ``len(grid_ns) * s_max`` trials.
     start : sequence of float, optional
-        First adaptive round: ``log N`` offsets from ``log centre(d, L)``.
+        First adaptive round: :math:`\log N` offsets from ``log centre(d, L)``.
     batch : int, optional
         Values of ``N`` per adaptive round.
     centre : callable, optional

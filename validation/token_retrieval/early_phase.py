@@ -1,4 +1,4 @@
-"""Three-step early phase of gradient descent from zero, and full training.
+r"""Three-step early phase of gradient descent from zero, and full training.
 
 Early phase (docs/token_retrieval.md#early-phase-and-full-training)::
 
@@ -8,7 +8,7 @@ Early phase (docs/token_retrieval.md#early-phase-and-full-training)::
 
 with a small ``eta`` (``V1`` stays in the linear regime of the softmax) and a
 large ``gamma``.  ``gamma`` is either given, or fixed by ``beta`` through
-``gamma = beta / ||grad_W||_F`` so that ``||W1||_F = beta`` (our normalised
+:math:`\gamma = \beta / \|\nabla_W\|_F` so that :math:`\|W_1\|_F = \beta` (our normalised
 choice: the attention sharpness after step 2 no longer depends on the 1/N,
 1/L^2 prefactors of the mean-loss gradient; the same ``gamma`` is used for
 step 3).  The predictor after the early phase is ``(W1, V2)``.
@@ -120,7 +120,7 @@ def _zeros(emb, A):
 
 
 def early_phase(emb, batch, *, eta=0.1, gamma=None, beta=None, A=None):
-    """Run the three early-phase steps on the training ``batch``.
+    r"""Run the three early-phase steps on the training ``batch``.
 
     Parameters
     ----------
@@ -134,7 +134,7 @@ def early_phase(emb, batch, *, eta=0.1, gamma=None, beta=None, A=None):
         Step size of steps 2 and 3 (> 0).  Exactly one of ``gamma`` and
         ``beta`` must be given.
     beta : float, optional
-        Target ``||W1||_F``; sets ``gamma = beta / ||grad_W||_F``.
+        Target :math:`\|W_1\|_F`; sets :math:`\gamma = \beta / \|\nabla_W\|_F`.
     A : ndarray (m, d), optional
         Fixed MLP layer.
 
@@ -162,7 +162,7 @@ def early_phase(emb, batch, *, eta=0.1, gamma=None, beta=None, A=None):
         V2 = V1 - gamma grad_V(W=W1, V=V1)
 
     If ``grad_W`` vanishes exactly (degenerate task), ``beta`` gives
-    ``gamma = 0`` and ``W1 = 0``.  A closed form of all three steps for one
+    ``gamma = 0`` and :math:`W_1 = 0`.  A closed form of all three steps for one
     one-hot sequence of length 2 is derived by hand and tested in
     ``tests/test_tr_model.py::test_three_steps_by_hand``.
 
@@ -204,7 +204,7 @@ def early_phase(emb, batch, *, eta=0.1, gamma=None, beta=None, A=None):
 
 
 def evaluate(W, Wv, emb, batch, A=None):
-    """Compute recall statistics of the predictor ``(W, Wv)`` on ``batch``.
+    r"""Compute recall statistics of the predictor ``(W, Wv)`` on ``batch``.
 
     Parameters
     ----------
@@ -230,7 +230,7 @@ def evaluate(W, Wv, emb, batch, A=None):
     --------
     validation.token_retrieval.early_phase.early_phase : Run the three early-phase steps on the training ``batch``.
     validation.token_retrieval.model.margins
-        Compute the per-sample margin ``logit_target - max_{k != target} logit_k``.
+        Compute the per-sample margin :math:`\mathrm{logit}_{\mathrm{target}} - \max_{k \neq \mathrm{target}} \mathrm{logit}_k`.
 
     References
     ----------

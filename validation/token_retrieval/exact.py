@@ -1,22 +1,24 @@
-"""The key vector of the early phase in closed form (leading order in ``eta``), for given
+r"""The key vector of the early phase in closed form (leading order in ``eta``), for given
 embeddings and in the orthogonal limit from the token counts alone.
 
-After step 2 the key-query matrix is ``W1 = c w~ q^T`` with a scalar ``c > 0`` and
+After step 2 the key-query matrix is :math:`W_1 = c\, \tilde w q^T` with a scalar :math:`c > 0` and
 
-    w~ = sum_n P_n v_n,   v_n = sum_m K_mn h_m,   K_mn = (u_{t_m} - u_bar).(u_{t_n} - u_bar),
+.. math::
+
+    \tilde w = \sum_n P_n v_n, \quad v_n = \sum_m K_{mn} h_m, \quad K_{mn} = (u_{t_m} - \bar u) \cdot (u_{t_n} - \bar u),
 
 ``P_n`` the centred second-moment matrix of sequence ``n`` and ``h_n`` its mean
 (docs/token_retrieval.md#steps-1-and-2-the-key-vector).  Argmax attention depends only on
-``w~``, so :func:`key_vector` decides retrieval exactly (up to the ``O(eta)`` softmax
+:math:`\tilde w`, so :func:`key_vector` decides retrieval exactly (up to the :math:`O(\eta)` softmax
 corrections of step 2) without running the three gradient steps.
 
-Because ``P_n v_n = sum_i x_{n,i} ((x_{n,i} - h_n).v_n)``, the key vector is a combination
-of the token embeddings and the trigger, ``w~ = sum_k c_k e_k + A_z z``, and the attention
-score of a noise token ``k`` is ``e_k . w~``: **the same number in every sequence that
+Because :math:`P_n v_n = \sum_i x_{n,i} ((x_{n,i} - h_n) \cdot v_n)`, the key vector is a combination
+of the token embeddings and the trigger, :math:`\tilde w = \sum_k c_k e_k + A_z z`, and the attention
+score of a noise token ``k`` is :math:`e_k \cdot \tilde w`: **the same number in every sequence that
 contains ``k``** (docs/token_retrieval.md#token-level-theory).  In the orthogonal limit
-(``e_k.e_l = delta_kl``, ``z`` orthogonal to the tokens, the label kernel replaced by its
-mean ``K_mn = delta_mn - 1/V``) the coefficients are functions of the token counts only;
-:func:`orthogonal_key` computes them in ``O(N L)`` operations.
+(:math:`e_k \cdot e_l = \delta_{kl}`, ``z`` orthogonal to the tokens, the label kernel replaced by its
+mean :math:`K_{mn} = \delta_{mn} - 1/V`) the coefficients are functions of the token counts only;
+:func:`orthogonal_key` computes them in :math:`O(N L)` operations.
 """
 from __future__ import annotations
 
@@ -52,7 +54,7 @@ def key_vector(emb, batch):
     validation.token_retrieval.exact.orthogonal_key
         Compute the key vector's coefficients in the orthogonal limit from the token counts.
     validation.token_retrieval.theory.score_moments
-        Compute leading-order moments of the attention scores ``x·w~`` after step 2.
+        Compute leading-order moments of the attention scores :math:`x \cdot \tilde w` after step 2.
 
     Notes
     -----
@@ -86,7 +88,7 @@ def key_vector(emb, batch):
 
 
 def token_counts(tokens):
-    """Return the multiplicity of each slot's token in its own sequence.
+    r"""Return the multiplicity of each slot's token in its own sequence.
 
     Parameters
     ----------
@@ -103,7 +105,7 @@ def token_counts(tokens):
     validation.token_retrieval.exact.orthogonal_key
         Compute the key vector's coefficients in the orthogonal limit from the token counts.
     validation.token_retrieval.exact.key_vector
-        Compute the key vector ``w~`` of the early phase at leading order in ``eta``.
+        Compute the key vector :math:`\tilde w` of the early phase at leading order in ``eta``.
 
     References
     ----------
@@ -124,16 +126,16 @@ def token_counts(tokens):
 
 @dataclass(frozen=True)
 class OrthogonalKey:
-    """Coefficients of the key vector in the orthogonal limit (:func:`orthogonal_key`).
+    r"""Coefficients of the key vector in the orthogonal limit (:func:`orthogonal_key`).
 
     Parameters
     ----------
     c : ndarray, shape (n_tokens,)
-        Token coefficients ``c_k``: the attention score of token ``k`` (``e_k . w~``).
+        Token coefficients ``c_k``: the attention score of token ``k`` (:math:`e_k \cdot \tilde w`).
     A : float
-        Trigger coefficient ``A = z . w~ / ||z||^2``.
+        Trigger coefficient :math:`A = z \cdot \tilde w / \|z\|^2`.
     inf_scores : ndarray, shape (N,)
-        Informative scores ``c_{y_n} + tau^2 A``.
+        Informative scores :math:`c_{y_n} + \tau^2 A`.
     noise_scores : ndarray, shape (N, L - 1)
         Scores of the noise slots of each sequence (``c`` of their tokens).
     slot_tokens : ndarray of int, shape (N, L)
@@ -165,7 +167,7 @@ class OrthogonalKey:
 
 
 def orthogonal_key(tokens, pos, V, *, tau=1.0):
-    """Compute the key vector's coefficients in the orthogonal limit from the token counts.
+    r"""Compute the key vector's coefficients in the orthogonal limit from the token counts.
 
     Parameters
     ----------
@@ -175,9 +177,9 @@ def orthogonal_key(tokens, pos, V, *, tau=1.0):
     pos : ndarray of int, shape (N,)
         Informative positions.
     V : int
-        Vocabulary size (the label kernel's centring ``-1/V``).
+        Vocabulary size (the label kernel's centring :math:`-1/V`).
     tau : float
-        Trigger scale (``||z||^2 = tau^2``).
+        Trigger scale (:math:`\|z\|^2 = \tau^2`).
 
     Returns
     -------
@@ -188,25 +190,25 @@ def orthogonal_key(tokens, pos, V, *, tau=1.0):
     --------
     validation.token_retrieval.exact.token_counts : Return the multiplicity of each slot's token in its own sequence.
     validation.token_retrieval.exact.key_vector
-        Compute the key vector ``w~`` of the early phase at leading order in ``eta``.
+        Compute the key vector :math:`\tilde w` of the early phase at leading order in ``eta``.
 
     Notes
     -----
-    With one-hot tokens and the mean label kernel ``K_mn = delta_mn - 1/V``,
-    ``v_n = h_n - H/V`` (``H = sum_m h_m``).  In the basis of the tokens and ``z``,
-    ``h_n = (C_n + z)/L`` with ``C_n`` the count vector of sequence ``n``, so
+    With one-hot tokens and the mean label kernel :math:`K_{mn} = \delta_{mn} - 1/V`,
+    :math:`v_n = h_n - H/V` (:math:`H = \sum_m h_m`).  In the basis of the tokens and ``z``,
+    :math:`h_n = (C_n + z)/L` with ``C_n`` the count vector of sequence ``n``, so
 
     .. math::
 
-        \\beta_{n,i} = \\frac{C_n[k]}{L} - \\frac{C[k]}{LV} - h_n\\cdot v_n
-        + [i = p_n]\\,\\frac{\\tau^2 (1 - N/V)}{L},\\qquad
-        h_n\\cdot v_n = \\frac{1}{L^2}\\Big(\\sum_k C_n[k]^2 - \\frac1V\\sum_k C_n[k]C[k]
-        + \\tau^2\\big(1 - \\tfrac NV\\big)\\Big)
+        \beta_{n,i} = \frac{C_n[k]}{L} - \frac{C[k]}{LV} - h_n\cdot v_n
+        + [i = p_n]\,\frac{\tau^2 (1 - N/V)}{L},\qquad
+        h_n\cdot v_n = \frac{1}{L^2}\Big(\sum_k C_n[k]^2 - \frac1V\sum_k C_n[k]C[k]
+        + \tau^2\big(1 - \tfrac NV\big)\Big)
 
-    (``k`` the slot's token, ``C = sum_n C_n``), ``c_k`` is the sum of ``beta`` over the slots
-    holding ``k`` and ``A = sum_n beta_{n,p_n}``.  Every collision (a token repeated in a
+    (``k`` the slot's token, :math:`C = \sum_n C_n`), ``c_k`` is the sum of ``beta`` over the slots
+    holding ``k`` and :math:`A = \sum_n \beta_{n,p_n}`.  Every collision (a token repeated in a
     sequence, shared between sequences, or equal to another sequence's informative token) is
-    exact; this is the ``1/d -> 0`` limit of the model with the labels' random overlaps
+    exact; this is the :math:`1/d \to 0` limit of the model with the labels' random overlaps
     averaged.  Equal to the key vector of the one-hot task with the centred label kernel
     (tested against :func:`key_vector` on one-hot embeddings).
 
@@ -216,8 +218,8 @@ def orthogonal_key(tokens, pos, V, *, tau=1.0):
 
     Examples
     --------
-    One sequence of length 2, ``V = 2`` (the hand case of the docs: ``A = 1/8``,
-    informative score ``1/4``, noise score ``-1/8``):
+    One sequence of length 2, :math:`V = 2` (the hand case of the docs: :math:`A = 1/8`,
+    informative score :math:`1/4`, noise score :math:`-1/8`):
 
     >>> ok = orthogonal_key(np.array([[0, 1]]), np.array([0]), 2)
     >>> ok.A, float(ok.inf_scores[0]), float(ok.noise_scores[0, 0])

@@ -88,7 +88,7 @@ def _preset(preset):
 
 
 def _skippable(exc):
-    """A configuration that cannot exist (``N > V``, orthogonal ``d < V + 2``)."""
+    """A configuration that cannot exist (:math:`N > V`, orthogonal :math:`d < V + 2`)."""
     return "kind='orthogonal'" in str(exc) or "when distinct" in str(exc)
 
 
@@ -255,8 +255,8 @@ def run_grid(Ns, ds, Ls, *, seeds=3, seed=0, progress=None, executor=None, store
     -------
     list of dict
         The :func:`run_config` results, with ``seed`` (the seed index)
-        added.  Configurations with ``N > V`` or an orthogonal
-        ``d < V + 2`` are skipped.
+        added.  Configurations with :math:`N > V` or an orthogonal
+        :math:`d < V + 2` are skipped.
 
     See Also
     --------
@@ -473,7 +473,7 @@ def _run_part(preset, part, seed, progress):
 
 
 def fits(records, *, seed=0):
-    """Compute the boundary fits and the product-form test of a grid's records.
+    r"""Compute the boundary fits and the product-form test of a grid's records.
 
     Parameters
     ----------
@@ -495,11 +495,11 @@ def fits(records, *, seed=0):
     See Also
     --------
     validation.token_retrieval.boundary.fit_boundary
-        Fit the power law ``along_c = C * prod_v v^{alpha_v}`` to the success boundary.
+        Fit the power law :math:`\mathrm{along}_c = C \prod_v v^{\alpha_v}` to the success boundary.
     validation.token_retrieval.boundary.logistic_fit
         Fit a logistic regression of per-run success on the logs of ``variables``.
     validation.token_retrieval.boundary.multiplicative_test
-        Test by likelihood ratio whether the boundary depends on one product ``prod v^{c_v}``.
+        Test by likelihood ratio whether the boundary depends on one product :math:`\prod_v v^{c_v}`.
 
     References
     ----------
@@ -559,14 +559,14 @@ class OrthogonalContrast(Result):
         ``kind``, ``key`` (``recall``, ``retrieval``, ``test_acc``,
         ``recall_acc``), ``N``, ``L``, ``value`` (simulated fraction), ``n``
         (runs) and, for ``recall``, ``retrieval`` and ``test_acc``,
-        ``predicted`` (:func:`validation.token_retrieval.theory.success_probs`, ``V = 4 N``).
+        ``predicted`` (:func:`validation.token_retrieval.theory.success_probs`, :math:`V = 4 N`).
 
     See Also
     --------
     validation.token_retrieval.experiments.contrast
         Tabulate the success fractions per embedding kind beside the theory's prediction.
     validation.token_retrieval.experiments.orthogonal_contrast
-        Contrast random with orthogonal (one-hot) embeddings at equal ``d`` and ``V = 4 N``.
+        Contrast random with orthogonal (one-hot) embeddings at equal ``d`` and :math:`V = 4 N`.
 
     References
     ----------
@@ -606,7 +606,7 @@ def contrast(records, *, d, Ns, Ls, seeds):
     See Also
     --------
     validation.token_retrieval.experiments.orthogonal_contrast
-        Contrast random with orthogonal (one-hot) embeddings at equal ``d`` and ``V = 4 N``.
+        Contrast random with orthogonal (one-hot) embeddings at equal ``d`` and :math:`V = 4 N`.
     validation.token_retrieval.experiments.OrthogonalContrast
         Random against orthogonal embeddings at equal ``d`` (``contrast``).
 
@@ -627,7 +627,7 @@ def contrast(records, *, d, Ns, Ls, seeds):
 
 @fill_doc
 def orthogonal_contrast(preset, *, seed=0, progress=None):
-    """Contrast random with orthogonal (one-hot) embeddings at equal ``d`` and ``V = 4 N``.
+    """Contrast random with orthogonal (one-hot) embeddings at equal ``d`` and :math:`V = 4 N`.
 
     Parameters
     ----------
@@ -658,7 +658,7 @@ def orthogonal_contrast(preset, *, seed=0, progress=None):
 
 @dataclass(frozen=True)
 class MLPScan(Result):
-    """The recall boundary ``N_max`` with a fixed random MLP of width ``m`` (:func:`mlp_boundaries`).
+    r"""The recall boundary ``N_max`` with a fixed random MLP of width ``m`` (:func:`mlp_boundaries`).
 
     Parameters
     ----------
@@ -671,14 +671,14 @@ class MLPScan(Result):
     boundary : list of dict
         Boundary points ``{"d", "m", "N"}`` (downward crossing of 1/2 in ``N``).
     fit : BoundaryFit
-        ``N_max ~ d^a m^b`` over the runs with an MLP.
+        :math:`N_{\max} \sim d^a m^b` over the runs with an MLP.
     recall : dict
         ``{"(N, d, m)": fraction}``.
 
     See Also
     --------
     validation.token_retrieval.experiments.mlp_boundaries
-        Locate the recall boundary per ``(d, m)`` and fit ``N_max ~ d^a m^b``.
+        Locate the recall boundary per ``(d, m)`` and fit :math:`N_{\max} \sim d^a m^b`.
     validation.token_retrieval.experiments.mlp_theory
         Compute the theory's recall boundary with and without the MLP over ``ds x ({0} + ms)``.
 
@@ -698,7 +698,7 @@ class MLPScan(Result):
 
 
 def mlp_boundaries(records, *, L, Ns, ds, ms, seeds, seed=0):
-    """Locate the recall boundary per ``(d, m)`` and fit ``N_max ~ d^a m^b``.
+    r"""Locate the recall boundary per ``(d, m)`` and fit :math:`N_{\max} \sim d^a m^b`.
 
     Parameters
     ----------
@@ -742,7 +742,7 @@ def mlp_boundaries(records, *, L, Ns, ds, ms, seeds, seed=0):
 
 
 def mlp_theory(ds, ms, L):
-    """Compute the theory's recall boundary with and without the MLP over ``ds x ({0} + ms)``.
+    r"""Compute the theory's recall boundary with and without the MLP over ``ds x ({0} + ms)``.
 
     Parameters
     ----------
@@ -760,9 +760,9 @@ def mlp_theory(ds, ms, L):
     See Also
     --------
     validation.token_retrieval.theory.recall_boundary
-        Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
+        Predict :math:`N_{\max}(d, L)`, the last ``N`` with :math:`P(\text{recall of all } N) \geq` ``level``.
     validation.token_retrieval.experiments.mlp_boundaries
-        Locate the recall boundary per ``(d, m)`` and fit ``N_max ~ d^a m^b``.
+        Locate the recall boundary per ``(d, m)`` and fit :math:`N_{\max} \sim d^a m^b`.
 
     References
     ----------
@@ -774,7 +774,7 @@ def mlp_theory(ds, ms, L):
 
 @fill_doc
 def mlp_scan(preset, *, seed=0, progress=None):
-    """Locate the recall boundary ``N_max`` with a fixed random MLP of width ``m``.
+    r"""Locate the recall boundary ``N_max`` with a fixed random MLP of width ``m``.
 
     Parameters
     ----------
@@ -790,7 +790,7 @@ def mlp_scan(preset, *, seed=0, progress=None):
     See Also
     --------
     validation.token_retrieval.experiments.mlp_boundaries
-        Locate the recall boundary per ``(d, m)`` and fit ``N_max ~ d^a m^b``.
+        Locate the recall boundary per ``(d, m)`` and fit :math:`N_{\max} \sim d^a m^b`.
     validation.token_retrieval.experiments.MLPScan
         The recall boundary ``N_max`` with a fixed random MLP of width ``m`` (``mlp_boundaries``).
 
@@ -805,7 +805,7 @@ def mlp_scan(preset, *, seed=0, progress=None):
 
 @dataclass(frozen=True)
 class BetaScan(Result):
-    """Sensitivity of the boundaries to the step size ``beta = ||W1||_F`` (:func:`beta_rows`).
+    r"""Sensitivity of the boundaries to the step size :math:`\beta = \|W_1\|_F` (:func:`beta_rows`).
 
     Parameters
     ----------
@@ -825,7 +825,7 @@ class BetaScan(Result):
     validation.token_retrieval.experiments.beta_rows
         Locate the boundaries and the mean informative attention per step size, beside the theory's boundary.
     validation.token_retrieval.experiments.beta_scan
-        Measure the sensitivity of the boundaries to the step size ``beta = ||W1||_F``.
+        Measure the sensitivity of the boundaries to the step size :math:`\beta = \|W_1\|_F`.
 
     References
     ----------
@@ -840,7 +840,7 @@ class BetaScan(Result):
 
 
 def beta_rows(records, *, d, Ns, Ls, seeds):
-    """Locate the boundaries and the mean informative attention per step size, beside the theory's boundary.
+    r"""Locate the boundaries and the mean informative attention per step size, beside the theory's boundary.
 
     Parameters
     ----------
@@ -861,9 +861,9 @@ def beta_rows(records, *, d, Ns, Ls, seeds):
     See Also
     --------
     validation.token_retrieval.experiments.beta_scan
-        Measure the sensitivity of the boundaries to the step size ``beta = ||W1||_F``.
+        Measure the sensitivity of the boundaries to the step size :math:`\beta = \|W_1\|_F`.
     validation.token_retrieval.theory.retrieval_boundary
-        Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
+        Predict :math:`N_c(d, L)`, the smallest ``N`` with :math:`P(\text{retrieval of all } N) \geq` ``level``.
 
     References
     ----------
@@ -884,7 +884,7 @@ def beta_rows(records, *, d, Ns, Ls, seeds):
 
 @fill_doc
 def beta_scan(preset, *, seed=0, progress=None):
-    """Measure the sensitivity of the boundaries to the step size ``beta = ||W1||_F``.
+    r"""Measure the sensitivity of the boundaries to the step size :math:`\beta = \|W_1\|_F`.
 
     Parameters
     ----------
@@ -902,7 +902,7 @@ def beta_scan(preset, *, seed=0, progress=None):
     validation.token_retrieval.experiments.beta_rows
         Locate the boundaries and the mean informative attention per step size, beside the theory's boundary.
     validation.token_retrieval.experiments.BetaScan
-        Sensitivity of the boundaries to the step size ``beta = ||W1||_F`` (``beta_rows``).
+        Sensitivity of the boundaries to the step size :math:`\beta = \|W_1\|_F` (``beta_rows``).
 
     References
     ----------
@@ -915,7 +915,7 @@ def beta_scan(preset, *, seed=0, progress=None):
 
 @dataclass(frozen=True)
 class SNRComparison(Result):
-    """The bulk SNR models against the measured success of one key (:func:`snr_comparison`).
+    r"""The bulk SNR models against the measured success of one key (:func:`snr_comparison`).
 
     Parameters
     ----------
@@ -929,7 +929,7 @@ class SNRComparison(Result):
     mean_abs_diff_snr, mean_abs_diff_margin : float
         Mean absolute difference of the success fractions.
     mean_log_ratio_snr, sd_log_ratio_snr : float or None
-        Mean and standard deviation of ``log(N_snr / N_measured)``.
+        Mean and standard deviation of :math:`\log(N_{\mathrm{snr}} / N_{\mathrm{measured}})`.
     n_matched_snr : int
         Boundary points with an SNR crossing.
 

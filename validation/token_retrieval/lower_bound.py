@@ -1,25 +1,25 @@
-"""Statistical limits of token retrieval in our formulation: what any predictor or learner can do.
+r"""Statistical limits of token retrieval in our formulation: what any predictor or learner can do.
 
 Three questions, stated for the task of ``validation.token_retrieval.task``
 (docs/token_retrieval.md#which-question-a-lower-bound-answers):
 
 * **storage** -- does *some* predictor of our form (any key ``w``, hard attention, any readout
   ``W_v``) recall all ``N`` given training facts?  Upper bound: Cover counting
-  (:func:`validation.token_retrieval.theory.counting_bound`, ``N <~ d^2 / log V``); lower
-  bound: an explicit predictor that stores any ``N <= d - 1`` facts
+  (:func:`validation.token_retrieval.theory.counting_bound`, :math:`N \lesssim d^2 / \log V`); lower
+  bound: an explicit predictor that stores any :math:`N \leq d - 1` facts
   (:func:`storage_construction_bound`).  ``L`` enters both only through logarithms.
 * **retrieval on fresh sequences, knowing the trigger** -- with Gaussian noise tokens the
-  Bayes-optimal rule given ``z`` is the linear key ``w = z``; :func:`oracle_retrieval`
+  Bayes-optimal rule given ``z`` is the linear key :math:`w = z`; :func:`oracle_retrieval`
   computes its success probability exactly: no learner, with any number of samples, does
-  better.  It needs ``d tau^2 >~ 2 log(N L)``.
+  better.  It needs :math:`d \tau^2 \gtrsim 2 \log(N L)`.
 * **learning the trigger from ``N`` sequences** -- a learner that picks, in each training
   sequence, the slot of largest norm and averages those slots needs one sequence
-  (:func:`norm_learner_bound`), so the sample complexity of retrieval is ``O(1)`` in ``L``
+  (:func:`norm_learner_bound`), so the sample complexity of retrieval is :math:`O(1)` in ``L``
   wherever retrieval is possible at all; the Fano bound :func:`fano_samples` is polynomial in
-  ``L`` (``N >~ L d / e^{d tau^2}``) only for weak triggers, where the oracle fails anyway.
+  ``L`` (:math:`N \gtrsim L d / e^{d \tau^2}`) only for weak triggers, where the oracle fails anyway.
   Restricted to learners that see the *mean-pooled* sequences (the statistics of uniform
   attention, i.e. of the first gradient step), the optimum is exact
-  (:func:`mean_pool_retrieval`) and needs ``N d tau^4 >~ L log(N L)``: there ``N``, ``d`` and
+  (:func:`mean_pool_retrieval`) and needs :math:`N d \tau^4 \gtrsim L \log(N L)`: there ``N``, ``d`` and
   ``L`` are coupled multiplicatively.
 
 All probabilities are exact one- to three-dimensional integrals (Gauss quadrature), no
@@ -47,7 +47,7 @@ _GH_W = _GH_W / _GH_W.sum()
 
 
 def _chi2_nodes(k, n=32):
-    """Nodes and weights of ``chi2_k / k``: generalised Gauss-Laguerre for the Gamma(k/2) law
+    r"""Nodes and weights of :math:`\chi^2_k / k`: generalised Gauss-Laguerre for the Gamma(k/2) law
     (exact for polynomials of degree < 2n in the variable)."""
     x, w = special.roots_genlaguerre(n, k / 2.0 - 1.0)
     w = w / w.sum()
@@ -62,7 +62,7 @@ def best_of(a, L):
     a : float or ndarray
         Signal-to-noise ratio of the informative score (gap over one noise standard deviation).
     L : int
-        Sequence length (``L - 1`` competitors, >= 2).
+        Sequence length (:math:`L - 1` competitors, >= 2).
 
     Returns
     -------
@@ -92,7 +92,7 @@ def best_of(a, L):
 
 
 def _zpdf(d, tau):
-    """Nodes/weights of ``||z||`` for ``z ~ N(0, tau^2 I / d)``."""
+    r"""Nodes/weights of :math:`\|z\|` for :math:`z \sim \mathcal{N}(0, \tau^2 I / d)`."""
     s, w = _chi2_nodes(d, 64)
     return tau * np.sqrt(s), w
 
@@ -115,12 +115,12 @@ def oracle_retrieval(N, d, L, *, tau=1.0):
     Returns
     -------
     ndarray
-        ``E_z[F_L(sqrt(d) ||z||)^N]`` (:func:`best_of`).
+        :math:`\mathbb{E}_z[F_L(\sqrt{d}\, \|z\|)^N]` (:func:`best_of`).
 
     See Also
     --------
     validation.token_retrieval.lower_bound.best_of
-        Compute ``F_L(a) = P(a + g_0 > max_{j<L} g_j)`` for i.i.d. standard normal ``g``.
+        Compute :math:`F_L(a) = P(a + g_0 > \max_{j<L} g_j)` for i.i.d. standard normal ``g``.
     validation.token_retrieval.lower_bound.mean_pool_retrieval
         Compute the best fresh-sequence retrieval of any learner that sees only mean-pooled sequences.
 
@@ -155,7 +155,7 @@ def oracle_retrieval(N, d, L, *, tau=1.0):
 
 
 def _noisy_key_success(sig2, d, L, tau, K):
-    """``E[F_L(sqrt(d) z . w^)^K]`` for the key ``w = z + eps``, ``eps ~ N(0, sig2 I)``."""
+    r""":math:`\mathbb{E}[F_L(\sqrt{d}\, z \cdot \hat w)^K]` for the key :math:`w = z + \epsilon`, :math:`\epsilon \sim \mathcal{N}(0, \sigma^2 I)`."""
     sig = math.sqrt(sig2)
     r, wr = _zpdf(d, tau)
     c, wc = _chi2_nodes(d - 1, 24)
@@ -236,7 +236,7 @@ def mean_pool_retrieval(N, d, L, *, tau=1.0, fresh=None):
 
 
 def norm_learner_bound(N, d, L, *, tau=1.0, fresh=1):
-    """Bound the failure probability of a one-pass learner of the trigger from ``N`` sequences.
+    r"""Bound the failure probability of a one-pass learner of the trigger from ``N`` sequences.
 
     The learner takes the largest-norm slot of each training sequence and uses their mean as
     the key ``w``; the bound is on P(it fails to retrieve ``fresh`` fresh sequences).
@@ -266,16 +266,16 @@ def norm_learner_bound(N, d, L, *, tau=1.0, fresh=1):
 
     Notes
     -----
-    Gaussian noise tokens.  The informative slot has ``||x||^2 = ||e + z||^2``, ``1/d`` times
-    a noncentral chi-square, the noise slots ``chi2_d / d``; step 1 misses in a sequence with
-    probability at most ``(L-1) P(chi2_d/d > t) + P(||e+z||^2 <= t)`` for every threshold ``t``
-    (minimised over a grid).  The key ``w' = z + (1/N) sum_n e_{y_n}``, i.e.
-    ``z + eps`` with ``eps ~ N(0, I/(dN))``, equals the learner's key when nothing is missed,
+    Gaussian noise tokens.  The informative slot has :math:`\|x\|^2 = \|e + z\|^2`, :math:`1/d` times
+    a noncentral chi-square, the noise slots :math:`\chi^2_d / d`; step 1 misses in a sequence with
+    probability at most :math:`(L-1)\, P(\chi^2_d/d > t) + P(\|e+z\|^2 \leq t)` for every threshold ``t``
+    (minimised over a grid).  The key :math:`w' = z + (1/N) \sum_n e_{y_n}`, i.e.
+    :math:`z + \epsilon` with :math:`\epsilon \sim \mathcal{N}(0, I/(dN))`, equals the learner's key when nothing is missed,
     so P(failure) <= P(miss) + P(``w'`` fails), and ``w'`` retrieves ``K`` fresh sequences with
-    probability ``E[F_L(sqrt(d) z . w'/||w'||)^K]`` (the same integral as
-    :func:`mean_pool_retrieval` with ``L/(dN)`` replaced by ``1/(dN)``).  Nothing here grows
-    with ``L`` except the ``L - 1`` competitors, so ``O(1)`` training sequences suffice once
-    ``d tau^4 >~ log L`` (docs, eq. tokret-lb6).
+    probability :math:`\mathbb{E}[F_L(\sqrt{d}\, z \cdot w'/\|w'\|)^K]` (the same integral as
+    :func:`mean_pool_retrieval` with :math:`L/(dN)` replaced by :math:`1/(dN)`).  Nothing here grows
+    with ``L`` except the :math:`L - 1` competitors, so :math:`O(1)` training sequences suffice once
+    :math:`d \tau^4 \gtrsim \log L` (docs, eq. tokret-lb6).
 
     References
     ----------
@@ -303,14 +303,14 @@ def norm_learner_bound(N, d, L, *, tau=1.0, fresh=1):
 
 
 def storage_construction_bound(N, d, L, V, *, tau=1.0):
-    """Bound the failure probability of an explicit predictor of our form storing ``N`` given facts.
+    r"""Bound the failure probability of an explicit predictor of our form storing ``N`` given facts.
 
-    The predictor uses the key ``w = z``, hard attention and the readout that interpolates.
+    The predictor uses the key :math:`w = z`, hard attention and the readout that interpolates.
 
     Parameters
     ----------
     N, d, L, V : int
-        Training facts (``1 <= N <= d - 1``), dimension, length, vocabulary (``V >= N``).
+        Training facts (:math:`1 \leq N \leq d - 1`), dimension, length, vocabulary (:math:`V \geq N`).
     tau : float
         Trigger scale.
 
@@ -322,22 +322,22 @@ def storage_construction_bound(N, d, L, V, *, tau=1.0):
     See Also
     --------
     validation.token_retrieval.theory.counting_bound
-        Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+        Bound :math:`P(\text{recall of all } N)` from above for *any* predictor of our form with hard attention.
     validation.token_retrieval.lower_bound.lower_bound
         Evaluate the statistical limits of retrieval and storage at one ``(N, d, L)``.
 
     Notes
     -----
     Random embeddings, vocabulary noise.  Attention: the informative slot beats noise token
-    ``k`` iff ``||z||^2 + (e_y - e_k) . z > 0``, and ``(e_y - e_k) . z ~ N(0, 2 ||z||^2 / d)``
-    given ``z``, so the ``N (L - 1)`` comparisons fail with probability at most
-    ``N (L-1) E Phi(-||z|| sqrt(d/2))``.  Readout: the ``N <= d - 1`` attended vectors
-    ``e_{y_n} + z`` are linearly independent (with probability one), so some ``W_v`` maps each
+    ``k`` iff :math:`\|z\|^2 + (e_y - e_k) \cdot z > 0`, and :math:`(e_y - e_k) \cdot z \sim \mathcal{N}(0, 2 \|z\|^2 / d)`
+    given ``z``, so the :math:`N (L - 1)` comparisons fail with probability at most
+    :math:`N (L-1)\, \mathbb{E}\, \Phi(-\|z\| \sqrt{d/2})`.  Readout: the :math:`N \leq d - 1` attended vectors
+    :math:`e_{y_n} + z` are linearly independent (with probability one), so some ``W_v`` maps each
     to ``u_{t_n}``; the logits of sample ``n`` are then ``u_k . u_{t_n}``, and label ``k`` beats
-    the target with probability ``E Phi(-||u|| sqrt(d))`` (``u_k . u_t ~ N(0, ||u_t||^2 / d)``
-    given ``u_t``).  Union over ``N (V - 1)`` pairs.  ``L`` enters only through the factor
-    ``L - 1`` of the first union, so the storage capacity is at least ``d - 1`` whenever
-    ``d tau^2 >~ 4 log(N L)`` (docs, eq. tokret-lb2).
+    the target with probability :math:`\mathbb{E}\, \Phi(-\|u\| \sqrt{d})` (:math:`u_k \cdot u_t \sim \mathcal{N}(0, \|u_t\|^2 / d)`
+    given ``u_t``).  Union over :math:`N (V - 1)` pairs.  ``L`` enters only through the factor
+    :math:`L - 1` of the first union, so the storage capacity is at least :math:`d - 1` whenever
+    :math:`d \tau^2 \gtrsim 4 \log(N L)` (docs, eq. tokret-lb2).
 
     References
     ----------
@@ -365,7 +365,7 @@ def storage_construction_bound(N, d, L, V, *, tau=1.0):
 
 
 def fano_samples(d, L, *, tau=1.0, cos=0.9, error=0.5):
-    """Lower-bound the number of sequences any learner needs to estimate the trigger direction.
+    r"""Lower-bound the number of sequences any learner needs to estimate the trigger direction.
 
     The estimate must reach cosine ``cos`` with probability ``>= 1 - error``.
 
@@ -376,7 +376,7 @@ def fano_samples(d, L, *, tau=1.0, cos=0.9, error=0.5):
     tau : float
         Trigger scale.
     cos : float
-        Target cosine between the estimate and ``z``, in ``(1/sqrt(2), 1)``.
+        Target cosine between the estimate and ``z``, in :math:`(1/\sqrt{2}, 1)`.
     error : float
         Allowed failure probability (in (0, 1)).
 
@@ -395,15 +395,15 @@ def fano_samples(d, L, *, tau=1.0, cos=0.9, error=0.5):
     Notes
     -----
     Gaussian noise tokens; ``z`` uniform on a packing of the sphere of radius ``tau`` at angle
-    ``2 theta`` (``cos theta = cos``): an estimate within angle ``theta`` of ``z`` identifies the
-    packing point.  A maximal packing has ``M >= 1 / sigma(cap(2 theta))`` points and a cap
-    ``{x . v >= eps}`` of the unit sphere has measure ``<= exp(-d eps^2 / 2)``, so
-    ``log M >= d cos^2(2 theta) / 2``.  Fano: ``I(z; data) >= (1 - error) log M - log 2``.
-    Per sequence, ``I <= KL(P_z || P_0)``, at most ``d tau^2 / 2`` (the sequence is a garbling
-    of the informative slot with its position) and at most ``log(1 + chi^2)`` with
-    ``chi^2(P_z || P_0) = (e^{d tau^2} - 1) / L`` (likelihood ratio
-    ``(1/L) sum_i exp(d x_i . z - d tau^2 / 2)``).  The second bound makes ``N_min`` grow
-    linearly with ``L`` when ``d tau^2 <~ log L`` -- where even the oracle of
+    :math:`2 \theta` (:math:`\cos \theta = \cos`): an estimate within angle ``theta`` of ``z`` identifies the
+    packing point.  A maximal packing has :math:`M \geq 1 / \sigma(\mathrm{cap}(2 \theta))` points and a cap
+    ``{x . v >= eps}`` of the unit sphere has measure :math:`\leq e^{-d \epsilon^2 / 2}`, so
+    :math:`\log M \geq d \cos^2(2 \theta) / 2`.  Fano: :math:`I(z; \mathrm{data}) \geq (1 - \mathrm{error}) \log M - \log 2`.
+    Per sequence, :math:`I \leq \mathrm{KL}(P_z \,\|\, P_0)`, at most :math:`d \tau^2 / 2` (the sequence is a garbling
+    of the informative slot with its position) and at most :math:`\log(1 + \chi^2)` with
+    :math:`\chi^2(P_z \,\|\, P_0) = (e^{d \tau^2} - 1) / L` (likelihood ratio
+    :math:`(1/L) \sum_i \exp(d\, x_i \cdot z - d \tau^2 / 2)`).  The second bound makes ``N_min`` grow
+    linearly with ``L`` when :math:`d \tau^2 \lesssim \log L` -- where even the oracle of
     :func:`oracle_retrieval` cannot retrieve (docs: the Fano bound).
 
     References
@@ -434,7 +434,7 @@ def fano_samples(d, L, *, tau=1.0, cos=0.9, error=0.5):
 
 @dataclass(frozen=True)
 class LowerBound(Result):
-    """Statistical limits at one ``(N, d, L)`` (:func:`lower_bound`).
+    r"""Statistical limits at one ``(N, d, L)`` (:func:`lower_bound`).
 
     Parameters
     ----------
@@ -445,7 +445,7 @@ class LowerBound(Result):
     counting : float
         Upper bound on P(recall all ``N`` given facts), any predictor of our form.
     storage_failure : float or None
-        Upper bound on the failure probability of the explicit storage predictor (``N <= d-1``).
+        Upper bound on the failure probability of the explicit storage predictor (:math:`N \leq d - 1`).
     oracle : float
         P(the Bayes rule knowing ``z`` retrieves ``N`` fresh sequences), an upper bound for any learner.
     mean_pool : float
@@ -498,14 +498,14 @@ class LowerBound(Result):
 
 
 def lower_bound(N, d, L, *, V=None, tau=1.0):
-    """Evaluate the statistical limits of retrieval and storage at one ``(N, d, L)``.
+    r"""Evaluate the statistical limits of retrieval and storage at one ``(N, d, L)``.
 
     Parameters
     ----------
     N, d, L : int
         Training facts, dimension (>= 8), sequence length.
     V : int, optional
-        Vocabulary (default ``4 N``).
+        Vocabulary (default :math:`4 N`).
     tau : float
         Trigger scale.
 
@@ -519,7 +519,7 @@ def lower_bound(N, d, L, *, V=None, tau=1.0):
     validation.token_retrieval.lower_bound.lower_bound_boundaries
         Compute the boundaries in ``N`` of the statistical limits, for the phase diagrams.
     validation.token_retrieval.theory.counting_bound
-        Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+        Bound :math:`P(\text{recall of all } N)` from above for *any* predictor of our form with hard attention.
 
     References
     ----------
@@ -567,7 +567,7 @@ def _first(f, lo, hi, up=True):
 
 
 def _first_up(f, hi):
-    """Smallest ``N`` with ``f(N)`` on the first doubling bracket ``[N/2, N]`` where it turns
+    """Smallest ``N`` with ``f(N)`` on the first doubling bracket :math:`[N/2, N]` where it turns
     True (the success region of a learner is an interval in ``N``); None before ``hi``."""
     lo, n = 0, 1
     while n <= hi and not f(n):
@@ -597,7 +597,7 @@ def lower_bound_boundaries(d, L, *, vocab_ratio=4.0, tau=1.0, level=0.5, n_max=2
     -------
     dict
         ``N_counting`` (no predictor stores more with probability ``>= level``),
-        ``N_storage`` (``d - 1``: the explicit predictor stores this many with probability
+        ``N_storage`` (:math:`d - 1`: the explicit predictor stores this many with probability
         ``>= level``, or None if its bound exceeds ``1 - level`` there),
         ``N_oracle_max`` (from it on no learner retrieves all ``N`` fresh sequences with
         probability ``>= level``, Gaussian noise tokens), ``N_mean_pool`` (the lower end of

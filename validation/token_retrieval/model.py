@@ -1,8 +1,8 @@
-"""One attention layer + value/output matrix for token retrieval (numpy).
+r"""One attention layer + value/output matrix for token retrieval (numpy).
 
 Model (ours; see ``docs/token_retrieval.md``)
 --------------------------------------------
-For a sequence ``X = (x_1, ..., x_L)`` (rows in ``R^d``) and the EOS query
+For a sequence :math:`X = (x_1, \ldots, x_L)` (rows in :math:`\mathbb{R}^d`) and the EOS query
 ``q``::
 
     s_i    = x_i^T W q                      (W = W_KQ, d x d, trained)
@@ -12,12 +12,12 @@ For a sequence ``X = (x_1, ..., x_L)`` (rows in ``R^d``) and the EOS query
     logits = U Wv f                          (Wv: d x k trained, k = d or m)
 
 ``U`` (V x d) holds the fixed label unembeddings ``u_k``, so the logit of
-label ``k`` is ``u_k^T Wv f``: the trained value/output matrix ``Wv`` (called
+label ``k`` is :math:`u_k^T W_v f`: the trained value/output matrix ``Wv`` (called
 ``V`` in the issue) maps the attention output into the label-embedding space.
 The loss is the mean cross-entropy of :func:`validation.losses.softmax_xent`.
 
-Because the query is always ``q``, ``grad_W = g q^T`` is rank one; from a zero
-start ``W`` stays of the form ``w q^T``.
+Because the query is always ``q``, :math:`\nabla_W = g\, q^T` is rank one; from a zero
+start ``W`` stays of the form :math:`w\, q^T`.
 """
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def forward(W, Wv, emb, X, A=None):
     W : ndarray, shape (d, d)
         Key-query matrix ``W_KQ``.
     Wv : ndarray, shape (d, k)
-        Value/output matrix (``k = d`` without MLP, ``k = m`` with it).
+        Value/output matrix (:math:`k = d` without MLP, :math:`k = m` with it).
     emb : Embeddings
         The task's fixed vectors (query ``q``, unembeddings ``U``).
     X : ndarray, shape (N, L, d)
@@ -129,7 +129,7 @@ def forward(W, Wv, emb, X, A=None):
     validation.token_retrieval.model.loss_and_grads
         Compute the mean cross-entropy, its analytic gradients and recall flags.
     validation.token_retrieval.model.margins
-        Compute the per-sample margin ``logit_target - max_{k != target} logit_k``.
+        Compute the per-sample margin :math:`\mathrm{logit}_{\mathrm{target}} - \max_{k \neq \mathrm{target}} \mathrm{logit}_k`.
 
     Notes
     -----
@@ -214,7 +214,7 @@ def loss_and_grads(W, Wv, emb, batch, A=None, *, grad=True):
 
     Examples
     --------
-    At zero the logits vanish, so ``loss = log V`` and ``grad_W = 0`` (the
+    At zero the logits vanish, so :math:`\mathrm{loss} = \log V` and :math:`\nabla_W = 0` (the
     value matrix is zero, no signal reaches the attention):
 
     >>> from validation.token_retrieval.task import make_embeddings, sample_sequences

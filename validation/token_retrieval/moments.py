@@ -50,7 +50,7 @@ class MomentSample(Result):
 
 @dataclass(frozen=True)
 class MomentCheck(Result):
-    """One moment of the early phase: the theory's value against the simulated one (:func:`moment_check`).
+    r"""One moment of the early phase: the theory's value against the simulated one (:func:`moment_check`).
 
     Parameters
     ----------
@@ -77,7 +77,7 @@ class MomentCheck(Result):
     validation.token_retrieval.moments.moment_check
         Check every moment of the theory against the simulation at the given configurations.
     validation.token_retrieval.theory.score_moments
-        Compute leading-order moments of the attention scores ``x·w~`` after step 2.
+        Compute leading-order moments of the attention scores :math:`x \cdot \tilde w` after step 2.
 
     References
     ----------
@@ -144,7 +144,7 @@ def _moments_one(N, d, L, rng, V, kind, m, eta, beta, gamma, trig_scale, noise):
 
 def measure_moments(N, d, L, *, seeds=8, seed=0, V=None, kind="random", m=None, eta=0.1,
                     beta=10.0, gamma=None, trig_scale=1.0, noise="vocab"):
-    """Measure the simulated counterparts of the theory's moments, with standard errors.
+    r"""Measure the simulated counterparts of the theory's moments, with standard errors.
 
     Parameters
     ----------
@@ -156,13 +156,13 @@ def measure_moments(N, d, L, *, seeds=8, seed=0, V=None, kind="random", m=None, 
     seed : int
         Root seed.
     V : int, optional
-        Vocabulary size (default ``4 N``).
+        Vocabulary size (default :math:`4 N`).
     kind : {"random", "orthogonal"}
         As in :func:`run_config`.
     m : int, optional
         MLP width, as in :func:`run_config`.
     eta, beta : float
-        Early-phase step size and ``||W1||_F``, as in :func:`run_config`.
+        Early-phase step size and :math:`\|W_1\|_F`, as in :func:`run_config`.
     gamma : float, optional
         Step size of steps 2 and 3 (overrides ``beta``).
     trig_scale : float
@@ -174,7 +174,7 @@ def measure_moments(N, d, L, *, seeds=8, seed=0, V=None, kind="random", m=None, 
     -------
     dict
         ``{key: MomentSample}`` (``mean``, ``stderr``, ``values``) for each key of
-        :data:`MOMENT_KEYS`: ``A`` (``z . w~ / ||z||^2``), ``mu_inf`` /
+        :data:`MOMENT_KEYS`: ``A`` (:math:`z \cdot \tilde w / \|z\|^2`), ``mu_inf`` /
         ``var_inf`` (informative score: mean, variance over the ``N``
         sequences of one task), ``mu_noise`` / ``var_noise`` (noise scores,
         training sequences), the same on fresh sequences, ``alpha`` (mean
@@ -182,8 +182,8 @@ def measure_moments(N, d, L, *, seeds=8, seed=0, V=None, kind="random", m=None, 
         other-trained logits minus the mean untrained logit), ``var_0`` /
         ``var_1`` (variance of the untrained / other-trained logits within a
         sample), ``var_c`` (variance of the target margin over samples).
-        Scores in units of ``w~`` (``W1 = gamma eta / (L N^2) w~ q^T``),
-        logits in units of ``gamma / N``.
+        Scores in units of :math:`\tilde w` (:math:`W_1 = \frac{\gamma \eta}{L N^2}\, \tilde w q^T`),
+        logits in units of :math:`\gamma / N`.
 
     See Also
     --------
@@ -233,7 +233,7 @@ def moment_check(configs, *, seeds, seed=0):
     Parameters
     ----------
     configs : sequence of (int, int, int, str)
-        ``(N, d, L, kind)`` of each configuration (``V = 4 N``, default step sizes).
+        ``(N, d, L, kind)`` of each configuration (:math:`V = 4 N`, default step sizes).
     seeds : int
         Independent tasks per configuration (>= 2).
     seed : int, optional

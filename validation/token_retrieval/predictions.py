@@ -19,7 +19,7 @@ __all__ = ["success_grid", "TheoryVsSimulation", "theory_vs_simulation", "Predic
 
 
 def success_grid(key, Ns, ds, Ls):
-    """Evaluate the theory's success probability ``key`` on a product grid (``V = 4 N``).
+    """Evaluate the theory's success probability ``key`` on a product grid (:math:`V = 4 N`).
 
     Parameters
     ----------
@@ -102,12 +102,12 @@ class TheoryVsSimulation(Result):
 
 
 def theory_vs_simulation(records):
-    """Compare the theory with the simulated success fractions at every grid point.
+    r"""Compare the theory with the simulated success fractions at every grid point.
 
     Parameters
     ----------
     records : list of dict
-        Runs of a grid (:func:`validation.token_retrieval.experiments.run_grid`, ``V = 4 N``).
+        Runs of a grid (:func:`validation.token_retrieval.experiments.run_grid`, :math:`V = 4 N`).
 
     Returns
     -------
@@ -117,14 +117,14 @@ def theory_vs_simulation(records):
     See Also
     --------
     validation.token_retrieval.predictions.success_grid
-        Evaluate the theory's success probability ``key`` on a product grid (``V = 4 N``).
+        Evaluate the theory's success probability ``key`` on a product grid (:math:`V = 4 N`).
     validation.token_retrieval.comparison.theory_vs_sim
         Compare the token-level and the closed-form theory with simulated runs, point by point.
 
     Notes
     -----
     The standard error of a simulated fraction ``f`` over ``n`` seeds is
-    ``sqrt(max(f (1 - f), 1 / 4n) / n)``: the binomial one, floored where
+    :math:`\sqrt{\max(f (1 - f), 1 / 4n) / n}`: the binomial one, floored where
     ``f`` is 0 or 1 so that a fraction measured on few seeds never claims to
     be exact.
 
@@ -170,27 +170,27 @@ def theory_vs_simulation(records):
 
 @dataclass(frozen=True)
 class PredictedBoundaries(Result):
-    """The theory's boundaries and the counting bound over ``ds x Ls``, with power-law summaries (:func:`predicted_boundaries`).
+    r"""The theory's boundaries and the counting bound over ``ds x Ls``, with power-law summaries (:func:`predicted_boundaries`).
 
     Parameters
     ----------
     ds, Ls : list of int
         The grid.
     retrieval, recall : list of dict
-        ``{"d", "L", "N"}`` where the predicted ``P(all N) = 1/2`` crosses
+        ``{"d", "L", "N"}`` where the predicted :math:`P(\text{all } N) = 1/2` crosses
         (:func:`~validation.token_retrieval.theory.retrieval_boundary`,
         :func:`~validation.token_retrieval.theory.recall_boundary`).
     counting : list of dict
         ``{"d", "L", "N_counting"}``
         (:func:`~validation.token_retrieval.theory.counting_boundary`) at every point.
     retrieval_law : PowerLaw or None
-        ``N_c ~ d^a L^b`` fitted to ``retrieval`` (None with fewer than 3 crossings).
+        :math:`N_c \sim d^a L^b` fitted to ``retrieval`` (None with fewer than 3 crossings).
     recall_law : PowerLaw or None
         The same for ``recall`` (None with fewer than 4 crossings).
     counting_law : PowerLaw
         The same for ``counting``.
     local_L_exponent : dict
-        ``{"d": slope}``: the slope of ``log N_c`` against ``log L`` at
+        ``{"d": slope}``: the slope of :math:`\log N_c` against :math:`\log L` at
         ``d = 32`` and ``d = 256`` where both are in ``ds`` (least squares,
         :func:`numpy.polyfit`).
     combination_at_retrieval : list of float
@@ -204,7 +204,7 @@ class PredictedBoundaries(Result):
         Locate the theory's retrieval and recall boundaries and the counting bound, and summarise them by
         power laws.
     validation.token_retrieval.boundary.fit_power_law
-        Fit ``along = C * prod_v v^{alpha_v}`` to points by least squares in the logs: the one power-law fit.
+        Fit :math:`\mathrm{along} = C \prod_v v^{\alpha_v}` to points by least squares in the logs: the one power-law fit.
 
     References
     ----------
@@ -224,12 +224,12 @@ class PredictedBoundaries(Result):
 
 
 def predicted_boundaries(ds, Ls):
-    """Locate the theory's retrieval and recall boundaries and the counting bound, and summarise them by power laws.
+    r"""Locate the theory's retrieval and recall boundaries and the counting bound, and summarise them by power laws.
 
     Parameters
     ----------
     ds, Ls : sequence of int
-        Dimensions and sequence lengths (``V = 4 N``, default step sizes).
+        Dimensions and sequence lengths (:math:`V = 4 N`, default step sizes).
 
     Returns
     -------
@@ -243,7 +243,7 @@ def predicted_boundaries(ds, Ls):
         Find the smallest ``N`` (with ``V = vocab_ratio N``) at which ``counting_bound`` drops below
         ``level``.
     validation.token_retrieval.theory.recall_boundary
-        Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
+        Predict :math:`N_{\max}(d, L)`, the last ``N`` with :math:`P(\text{recall of all } N) \geq` ``level``.
     validation.token_retrieval.predictions.PredictedBoundaries
         The theory's boundaries and the counting bound over ``ds x Ls``, with power-law summaries
         (``predicted_boundaries``).

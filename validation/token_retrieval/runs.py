@@ -48,7 +48,7 @@ def check_run_options(*, V=None, vocab_ratio=4.0, kind="random", m=None, eta=0.1
     V : int, optional
         Vocabulary size (>= 2).
     vocab_ratio : float
-        ``V / N``, finite and >= 1.
+        :math:`V / N`, finite and >= 1.
     kind : {"random", "orthogonal"}
         Embeddings.
     m : int, optional
@@ -164,8 +164,8 @@ def _recall_stats(logits, targets):
 
 
 def memory_need(N, d, L, V, m=None, itemsize=8):
-    """Lower bound (bytes) of one run's arrays: embeddings ``V d``, train and
-    test sequences ``2 N L d``, ``W`` (``d^2``) and the MLP (``m d``)."""
+    """Lower bound (bytes) of one run's arrays: embeddings :math:`V d`, train and
+    test sequences :math:`2 N L d`, ``W`` (:math:`d^2`) and the MLP (:math:`m d`)."""
     return itemsize * (float(V) * d + 2.0 * N * L * d + float(d) * d + (m or 0) * float(d))
 
 
@@ -213,7 +213,7 @@ def _attention_gap(W, emb, batch):
 
 def run_config(N, d, L, *, seed=0, V=None, vocab_ratio=4.0, kind="random", m=None, eta=0.1,
                beta=10.0, gamma=None, trig_scale=1.0, noise="vocab", dtype=np.float64):
-    """Run the early phase once on a fresh task and return its success statistics.
+    r"""Run the early phase once on a fresh task and return its success statistics.
 
     Parameters
     ----------
@@ -224,13 +224,13 @@ def run_config(N, d, L, *, seed=0, V=None, vocab_ratio=4.0, kind="random", m=Non
     V : int, optional
         Vocabulary size (>= 2, >= N); default ``round(vocab_ratio * N)``.
     vocab_ratio : float
-        ``V / N`` when ``V`` is not given.
+        :math:`V / N` when ``V`` is not given.
     kind : {"random", "orthogonal"}
         Embeddings, see :func:`~validation.token_retrieval.task.make_embeddings`.
     m : int, optional
         Width of the fixed random MLP (None: no MLP).
     eta, beta : float
-        Early-phase step size and ``||W1||_F`` (see
+        Early-phase step size and :math:`\|W_1\|_F` (see
         :func:`~validation.token_retrieval.early_phase.early_phase`).
     gamma : float, optional
         Step size of steps 2 and 3; overrides ``beta``.

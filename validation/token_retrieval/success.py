@@ -36,7 +36,7 @@ def gaussian_success_prob(mean, std, n):
     validation.token_retrieval.success.extreme_success_prob
         Compute the Gaussian extreme-value model of "all ``n`` samples succeed".
     validation.token_retrieval.model.margins
-        Compute the per-sample margin ``logit_target - max_{k != target} logit_k``.
+        Compute the per-sample margin :math:`\mathrm{logit}_{\mathrm{target}} - \max_{k \neq \mathrm{target}} \mathrm{logit}_k`.
 
     References
     ----------
@@ -109,7 +109,7 @@ def extreme_success_prob(mu_c, sd_c, groups, n, *, nodes=80):
 
     Examples
     --------
-    One competitor, both scores ``N(0, 1)``: the correct one wins with
+    One competitor, both scores :math:`\mathcal{N}(0, 1)`: the correct one wins with
     probability 1/2.
 
     >>> round(extreme_success_prob(0.0, 1.0, [(0.0, 1.0, 1)], 1), 6)

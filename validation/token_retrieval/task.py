@@ -1,4 +1,4 @@
-"""Token-retrieval task: embeddings, permutation labels and sequences.
+r"""Token-retrieval task: embeddings, permutation labels and sequences.
 
 The formulation is *ours*: only the abstract and reviews of Vural, Bietti,
 Soltanolkotabi & Wu, "Learning to recall with transformers beyond orthogonal
@@ -11,15 +11,15 @@ Task
   random permutation ``perm`` (the map ``Pi*``) sending token ``v`` to label
   ``perm[v]``, label unembeddings ``u_k`` (rows of ``U``), a trigger embedding
   ``z_trig`` and the EOS (query) embedding ``q``.
-* ``kind="random"``: ``E``, ``U``, ``z_trig``, ``q`` have i.i.d. ``N(0, 1/d)``
-  entries (norm ~ 1, pairwise overlaps ~ ``1/sqrt(d)``; ``d < V`` allowed).
-* ``kind="orthogonal"``: one-hot vectors, ``e_v = u_v = b_v`` (``v < V``),
-  ``z_trig = b_V``, ``q = b_{V+1}`` (needs ``d >= V + 2``).  One-hot and any
+* ``kind="random"``: ``E``, ``U``, ``z_trig``, ``q`` have i.i.d. :math:`\mathcal{N}(0, 1/d)`
+  entries (norm ~ 1, pairwise overlaps ~ :math:`1/\sqrt{d}`; :math:`d < V` allowed).
+* ``kind="orthogonal"``: one-hot vectors, :math:`e_v = u_v = b_v` (``v < V``),
+  :math:`z_{\mathrm{trig}} = b_V`, :math:`q = b_{V+1}` (needs :math:`d \geq V + 2`).  One-hot and any
   orthonormal frame give identical predictions (the model and GD are
-  equivariant under a rotation of ``R^d``), so one-hot is used.
+  equivariant under a rotation of :math:`\mathbb{R}^d`), so one-hot is used.
 * A sequence has ``L`` positions; at one position ``p`` (uniform) sits the
-  informative token ``y`` whose embedding is ``e_y + z_trig``; the other
-  ``L - 1`` positions hold noise tokens.  The target is ``perm[y]``.  The EOS
+  informative token ``y`` whose embedding is :math:`e_y + z_{\mathrm{trig}}`; the other
+  :math:`L - 1` positions hold noise tokens.  The target is ``perm[y]``.  The EOS
   query ``q`` is *not* one of the ``L`` attended positions.
 """
 from __future__ import annotations
@@ -91,14 +91,14 @@ def check_sizes(*, V=None, d=None, L=None, N=None, m=None):
 
 @dataclass(frozen=True)
 class Embeddings:
-    """Fixed (untrained) vectors of the task, drawn by :func:`make_embeddings`.
+    r"""Fixed (untrained) vectors of the task, drawn by :func:`make_embeddings`.
 
     Parameters
     ----------
     E : ndarray, shape (V, d)
         Token embeddings ``e_v``.
     U : ndarray, shape (V, d)
-        Label unembeddings ``u_k`` (logit of label ``k`` is ``u_k^T (...)``).
+        Label unembeddings ``u_k`` (logit of label ``k`` is :math:`u_k^T (\ldots)`).
     z_trig : ndarray, shape (d,)
         Trigger added to the informative token.
     q : ndarray, shape (d,)
@@ -181,16 +181,16 @@ class Batch:
 
 
 def make_embeddings(V, d, *, kind="random", trig_scale=1.0, rng=None, dtype=np.float64):
-    """Draw the fixed vectors of the task.
+    r"""Draw the fixed vectors of the task.
 
     Parameters
     ----------
     V : int
         Vocabulary size (>= 2); also the number of labels.
     d : int
-        Embedding dimension (>= 1; ``d >= V + 2`` for ``kind="orthogonal"``).
+        Embedding dimension (>= 1; :math:`d \geq V + 2` for ``kind="orthogonal"``).
     kind : {"random", "orthogonal"}
-        ``"random"``: i.i.d. ``N(0, 1/d)`` entries for ``E``, ``U``,
+        ``"random"``: i.i.d. :math:`\mathcal{N}(0, 1/d)` entries for ``E``, ``U``,
         ``z_trig``, ``q``.  ``"orthogonal"``: one-hot (see module notes).
     trig_scale : float
         The trigger is multiplied by ``trig_scale`` (> 0): ``||z_trig|| ~ trig_scale``.
@@ -245,7 +245,7 @@ def make_embeddings(V, d, *, kind="random", trig_scale=1.0, rng=None, dtype=np.f
 
 
 def sample_sequences(emb, N, L, *, rng=None, distinct=True, noise="vocab", informative=None):
-    """Draw ``N`` sequences of length ``L``.
+    r"""Draw ``N`` sequences of length ``L``.
 
     Parameters
     ----------
@@ -254,7 +254,7 @@ def sample_sequences(emb, N, L, *, rng=None, distinct=True, noise="vocab", infor
     N : int
         Number of sequences (>= 1; ``<= V`` when ``distinct``).
     L : int
-        Sequence length (>= 2): one informative token and ``L - 1`` noise tokens.
+        Sequence length (>= 2): one informative token and :math:`L - 1` noise tokens.
     rng : None, int, SeedSequence or Generator
         Randomness.
     distinct : bool
@@ -262,7 +262,7 @@ def sample_sequences(emb, N, L, *, rng=None, distinct=True, noise="vocab", infor
         appears in exactly one sequence); otherwise uniform with replacement.
     noise : {"vocab", "gaussian"}
         ``"vocab"``: noise tokens uniform over the vocabulary minus the
-        informative token; ``"gaussian"``: fresh ``N(0, 1/d)`` vectors (not
+        informative token; ``"gaussian"``: fresh :math:`\mathcal{N}(0, 1/d)` vectors (not
         in the vocabulary, token id ``-1``).
     informative : array of int, optional
         Use these informative tokens (shape ``(N,)``) instead of drawing them

@@ -1,30 +1,32 @@
-"""Closed-form leading-order theory of the three-step early phase.
+r"""Closed-form leading-order theory of the three-step early phase.
 
 Everything here is derived in ``docs/token_retrieval.md#theory-of-the-early-phase``
 for *our* formulation (``validation.token_retrieval.task`` / ``model`` /
 ``early_phase``): Gaussian (``kind="random"``) or one-hot (``"orthogonal"``)
 embeddings, vocabulary (``noise="vocab"``) or Gaussian noise tokens, ``V``
 labels given by a permutation, the step-size conventions ``beta`` (fixed
-``||W1||_F``) or a literal ``gamma``, trigger scale ``tau`` and the optional
+:math:`\|W_1\|_F`) or a literal ``gamma``, trigger scale ``tau`` and the optional
 fixed random ReLU MLP of width ``m``.
 
-Units.  After step 2 the key-query matrix is ``W1 = c w~ q^T`` with a positive
-scalar ``c`` (``c = gamma eta / (L N^2)``) and
+Units.  After step 2 the key-query matrix is :math:`W_1 = c\, \tilde w q^T` with a positive
+scalar ``c`` (:math:`c = \gamma \eta / (L N^2)`) and
 
-    w~ = sum_{n,m} K_{mn} P_n h_m,   K_{mn} = (u_{t_m} - u_bar).(u_{t_n} - u_bar),
-    P_n = sum_i (x_{n,i} - h_n)(x_{n,i} - h_n)^T,
+.. math::
+
+    \tilde w = \sum_{n,m} K_{mn} P_n h_m, \qquad K_{mn} = (u_{t_m} - \bar u) \cdot (u_{t_n} - \bar u),
+    \qquad P_n = \sum_i (x_{n,i} - h_n)(x_{n,i} - h_n)^T
 
 (``h_n`` the uniform-attention average of sequence ``n``).  Every attention
-*score* moment below is a moment of ``x . w~``; argmax attention does not depend
-on ``c``.  Every *logit* moment is one of ``(N / gamma) u_k^T V2 f``, i.e. of
-``sum_n K'_{kn} Gamma_n`` with the Gram ``Gamma_n = f_n' . f``.
+*score* moment below is a moment of :math:`x \cdot \tilde w`; argmax attention does not depend
+on ``c``.  Every *logit* moment is one of :math:`(N / \gamma)\, u_k^T V_2 f`, i.e. of
+:math:`\sum_n K'_{kn} \Gamma_n` with the Gram :math:`\Gamma_n = f_n' \cdot f`.
 
 The leading order keeps, for every random inner product between independent
-vectors, its first non-vanishing moment (``1/d`` for Gaussian embeddings, the
-collision probability ``1/(V-1)`` for repeated vocabulary tokens) and drops
+vectors, its first non-vanishing moment (:math:`1/d` for Gaussian embeddings, the
+collision probability :math:`1/(V-1)` for repeated vocabulary tokens) and drops
 products of two such small factors unless they are summed ``N`` or ``L``
 times; the neglected terms and their size are listed in the docs.  The one-hot
-(orthonormal) case is the same formulas with every ``1/d`` interference term
+(orthonormal) case is the same formulas with every :math:`1/d` interference term
 set to zero (``kind="orthogonal"``).
 """
 from __future__ import annotations
@@ -73,8 +75,8 @@ def _check(N, d, L, V, tau, kind, noise, m):
 
 
 def _kappas(N, V, m):
-    """Mean z-weight ``kappa_z`` and own-sequence weight ``kappa_s`` of
-    ``v_n = sum_m K_mn J_n^T f_m`` (no MLP: ``1 - N/V`` and ``1 - 1/V``)."""
+    r"""Mean z-weight ``kappa_z`` and own-sequence weight ``kappa_s`` of
+    :math:`v_n = \sum_m K_{mn} J_n^T f_m` (no MLP: :math:`1 - N/V` and :math:`1 - 1/V`)."""
     k_nn = 1.0 - 1.0 / V
     k_off = -(N - 1.0) / V                 # sum_{m != n} E K_mn
     if m is None:
@@ -98,14 +100,14 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
         Moments on fresh sequences (same facts, new noise and positions)
         instead of the training sequences.
     _zeta, _skap : float
-        Internal: the seed-level factors ``||z||^2 / tau^2`` and
-        ``sum_n kappa_n / E[...]`` at a quadrature node of :func:`success_probs`
+        Internal: the seed-level factors :math:`\|z\|^2 / \tau^2` and
+        :math:`\sum_n \kappa_n / \mathbb{E}[\ldots]` at a quadrature node of :func:`success_probs`
         (both 1, their mean, for the mean moments).
 
     Returns
     -------
     dict
-        ``A`` (mean trigger coefficient ``z . w~ / ||z||^2``), ``mu_inf``,
+        ``A`` (mean trigger coefficient :math:`z \cdot \tilde w / \|z\|^2`), ``mu_inf``,
         ``var_inf`` (informative score, per-sequence variance), ``mu_noise``,
         ``var_noise`` (a noise-token score), ``gap`` (``mu_inf - mu_noise``),
         ``rel_global`` (relative std of the seed-level factor shared by all
@@ -115,7 +117,7 @@ def score_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
 
     See Also
     --------
-    validation.token_retrieval.theory.weight_norm2 : Compute the leading-order ``E ||w~||^2``.
+    validation.token_retrieval.theory.weight_norm2 : Compute the leading-order :math:`\mathbb{E}\, \|\tilde w\|^2`.
     validation.token_retrieval.theory.attention_weight
         Predict the mean attention weight on the informative position after step 2.
     validation.token_retrieval.moments.measure_moments
@@ -235,7 +237,7 @@ def weight_norm2(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
     See Also
     --------
     validation.token_retrieval.theory.score_moments
-        Compute leading-order moments of the attention scores ``x·w~`` after step 2.
+        Compute leading-order moments of the attention scores :math:`x \cdot \tilde w` after step 2.
     validation.token_retrieval.theory.attention_weight
         Predict the mean attention weight on the informative position after step 2.
 
@@ -299,7 +301,7 @@ def attention_weight(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", 
     See Also
     --------
     validation.token_retrieval.theory.score_moments
-        Compute leading-order moments of the attention scores ``x·w~`` after step 2.
+        Compute leading-order moments of the attention scores :math:`x \cdot \tilde w` after step 2.
     validation.token_retrieval.theory.margin_moments
         Compute leading-order moments of the (normalised) logits after step 3.
 
@@ -343,8 +345,8 @@ def attention_weight(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", 
 
 
 def _relu_moments(c):
-    """For unit-variance Gaussians X, Y with correlation c:
-    ``k = 2 E[relu X relu Y]`` and ``v = 4 Var(relu X relu Y)`` (Gauss-Hermite)."""
+    r"""For unit-variance Gaussians X, Y with correlation c:
+    :math:`k = 2\, \mathbb{E}[\mathrm{relu}\, X\, \mathrm{relu}\, Y]` and :math:`v = 4 \operatorname{Var}(\mathrm{relu}\, X\, \mathrm{relu}\, Y)` (Gauss-Hermite)."""
     th = math.acos(max(-1.0, min(1.0, c)))
     k = (math.sin(th) + (math.pi - th) * c) / math.pi
     x, w = np.polynomial.hermite_e.hermegauss(60)
@@ -372,10 +374,10 @@ def margin_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=
     -------
     dict
         ``Gs``, ``Gc`` (self and cross Gram), ``mu_c``, ``sd_c`` (correct
-        logit), ``mu_1``, ``sd_1`` (the ``N - 1`` other trained labels),
-        ``mu_0``, ``sd_0`` (the ``V - N`` untrained labels); all logits are
-        measured from the common ``-(1/V) sum_n Gamma_n`` and in units of
-        ``gamma / N``; ``alpha``, ``alpha_f`` (fresh) and ``parts``.
+        logit), ``mu_1``, ``sd_1`` (the :math:`N - 1` other trained labels),
+        ``mu_0``, ``sd_0`` (the :math:`V - N` untrained labels); all logits are
+        measured from the common :math:`-(1/V) \sum_n \Gamma_n` and in units of
+        :math:`\gamma / N`; ``alpha``, ``alpha_f`` (fresh) and ``parts``.
 
     See Also
     --------
@@ -640,8 +642,8 @@ def _crossing(f, Ns, level=0.5, direction="up"):
 
 
 def _boundary(key, direction, d, L, Ns, vocab_ratio, level, kw):
-    """Crossing of ``level`` by ``success_probs(N, d, L, V=round(vocab_ratio N))[key]``
-    along ``Ns`` (default ``2^(1..11)`` in steps of ``2^0.5``)."""
+    r"""Crossing of ``level`` by ``success_probs(N, d, L, V=round(vocab_ratio N))[key]``
+    along ``Ns`` (default :math:`2^1, \ldots, 2^{11}` in steps of :math:`2^{0.5}`)."""
     Ns = Ns if Ns is not None else np.unique(np.round(2 ** np.arange(1, 11.01, 0.5)).astype(int))
     f = lambda N: success_probs(int(N), d, L, V=max(2, int(round(vocab_ratio * N))), **kw)[key]
     return _crossing(f, Ns, level, direction)
@@ -649,7 +651,7 @@ def _boundary(key, direction, d, L, Ns, vocab_ratio, level, kw):
 
 @fill_doc
 def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
-    """Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
+    r"""Predict :math:`N_c(d, L)`, the smallest ``N`` with :math:`P(\text{retrieval of all } N) \geq` ``level``.
 
     Parameters
     ----------
@@ -663,7 +665,7 @@ def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     See Also
     --------
     validation.token_retrieval.theory.recall_boundary
-        Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
+        Predict :math:`N_{\max}(d, L)`, the last ``N`` with :math:`P(\text{recall of all } N) \geq` ``level``.
     validation.token_retrieval.theory.success_probs
         Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
 
@@ -681,7 +683,7 @@ def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
 
 @fill_doc
 def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
-    """Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
+    r"""Predict :math:`N_{\max}(d, L)`, the last ``N`` with :math:`P(\text{recall of all } N) \geq` ``level``.
 
     Parameters
     ----------
@@ -695,7 +697,7 @@ def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     See Also
     --------
     validation.token_retrieval.theory.retrieval_boundary
-        Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
+        Predict :math:`N_c(d, L)`, the smallest ``N`` with :math:`P(\text{retrieval of all } N) \geq` ``level``.
     validation.token_retrieval.theory.counting_boundary
         Find the smallest ``N`` (with ``V = vocab_ratio N``) at which ``counting_bound`` drops below
         ``level``.
@@ -713,11 +715,11 @@ def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
 
 
 def boundary_combination(N, d, L, *, vocab_ratio=4.0, tau=1.0):
-    """Compute the combination of ``(N, d, L)`` that sets the retrieval boundary at leading order.
+    r"""Compute the combination of ``(N, d, L)`` that sets the retrieval boundary at leading order.
 
     It is the squared signal-to-noise ratio of one score gap,
-    ``snr2 = gap^2 / (var_inf + var_noise)``, divided by the ``2 log(L - 1)``
-    it must exceed for the maximum of ``L - 1`` noise scores.
+    ``snr2 = gap^2 / (var_inf + var_noise)``, divided by the :math:`2 \log(L - 1)`
+    it must exceed for the maximum of :math:`L - 1` noise scores.
 
     Parameters
     ----------
@@ -736,17 +738,17 @@ def boundary_combination(N, d, L, *, vocab_ratio=4.0, tau=1.0):
     See Also
     --------
     validation.token_retrieval.theory.score_moments
-        Compute leading-order moments of the attention scores ``x·w~`` after step 2.
+        Compute leading-order moments of the attention scores :math:`x \cdot \tilde w` after step 2.
     validation.token_retrieval.theory.retrieval_boundary
-        Predict ``N_c(d, L)``, the smallest ``N`` with P(retrieval of all N) >= level.
+        Predict :math:`N_c(d, L)`, the smallest ``N`` with :math:`P(\text{retrieval of all } N) \geq` ``level``.
 
     Notes
     -----
-    For ``V = 4N`` (docs): ``gap ~ (tau^4 / L)(N kz - L/4)`` and
-    ``var ~ gap^2 / (tau^2 d) + 1/(8N) + L/(64 N^2) + 1/(4d) + 1/(dL)
-    + N(N-1)/d^3``; the retrieval boundary of all ``N`` sequences sits at
-    ``x ~ 1.5``.  ``N``, ``d`` and ``L`` enter multiplicatively through ``x``,
-    which is not a single power law (collision-dominated ``N_c ~ L`` at large
+    For :math:`V = 4N` (docs): :math:`\mathrm{gap} \sim (\tau^4 / L)(N k_z - L/4)` and
+    :math:`\mathrm{var} \sim \mathrm{gap}^2 / (\tau^2 d) + 1/(8N) + L/(64 N^2) + 1/(4d) + 1/(dL)
+    + N(N-1)/d^3`; the retrieval boundary of all ``N`` sequences sits at
+    :math:`x \approx 1.5`.  ``N``, ``d`` and ``L`` enter multiplicatively through ``x``,
+    which is not a single power law (collision-dominated :math:`N_c \sim L` at large
     ``d``; cross-talk-dominated at small ``d``).
 
     References
@@ -776,7 +778,7 @@ def counting_capacity(d, k, N, V):
     Parameters
     ----------
     d, k : int
-        Rows and columns of ``Wv`` (``k = d`` without MLP, ``m`` with it).
+        Rows and columns of ``Wv`` (:math:`k = d` without MLP, ``m`` with it).
     N, V : int
         Inputs and labels.
 
@@ -792,7 +794,7 @@ def counting_capacity(d, k, N, V):
     See Also
     --------
     validation.token_retrieval.theory.counting_bound
-        Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+        Bound :math:`P(\text{recall of all } N)` from above for *any* predictor of our form with hard attention.
     validation.token_retrieval.lower_bound.storage_construction_bound
         Bound the failure probability of an explicit predictor of our form storing ``N`` given facts.
 
@@ -819,7 +821,7 @@ def counting_capacity(d, k, N, V):
 
 
 def counting_bound(N, d, L, V, *, m=None):
-    r"""Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+    r"""Bound :math:`P(\text{recall of all } N)` from above for *any* predictor of our form with hard attention.
 
     The predictor may use any :math:`w \in \mathbb{R}^d` (attention = argmax of
     :math:`x_i \cdot w`) and any readout :math:`W_v`; the bound is information-theoretic.
@@ -827,9 +829,9 @@ def counting_bound(N, d, L, V, *, m=None):
     Parameters
     ----------
     N, d, L, V : int
-        Training facts, dimension, sequence length, vocabulary (``V >= N``).
+        Training facts, dimension, sequence length, vocabulary (:math:`V \geq N`).
     m : int, optional
-        MLP width (the readout then has ``d m`` parameters).
+        MLP width (the readout then has :math:`d m` parameters).
 
     Returns
     -------
@@ -858,7 +860,7 @@ def counting_bound(N, d, L, V, *, m=None):
     :math:`S_\text{attn} S_\text{read} (V - N)! / V!`.  It drops below 1/2 roughly when
     :math:`N \log V > d k \log(e N V / (d k)) + d \log(e N L^2 / (2 d))`: :math:`N` is
     limited by :math:`d k / \log V`, and :math:`L` enters only through a logarithm.
-    (Softmax attention with :math:`\|W\| \le \beta` is the limit of hard attention
+    (Softmax attention with :math:`\|W\| \leq \beta` is the limit of hard attention
     only as :math:`\beta \to \infty`; the bound is stated for hard attention.)
 
     References
@@ -886,7 +888,7 @@ def counting_bound(N, d, L, V, *, m=None):
 
 
 def counting_boundary(d, L, *, vocab_ratio=4.0, m=None, level=0.5):
-    """Find the smallest ``N`` (with ``V = vocab_ratio N``) at which :func:`counting_bound` drops below ``level``.
+    r"""Find the smallest ``N`` (with ``V = vocab_ratio N``) at which :func:`counting_bound` drops below ``level``.
 
     No predictor of the form recalls all ``N`` facts with probability
     ``>= level`` beyond it.
@@ -910,14 +912,14 @@ def counting_boundary(d, L, *, vocab_ratio=4.0, m=None, level=0.5):
     Raises
     ------
     ValueError
-        If the bound stays above ``level`` up to ``N = 2^40``.
+        If the bound stays above ``level`` up to :math:`N = 2^{40}`.
 
     See Also
     --------
     validation.token_retrieval.theory.counting_bound
-        Bound P(recall of all N) from above for *any* predictor of our form with hard attention.
+        Bound :math:`P(\text{recall of all } N)` from above for *any* predictor of our form with hard attention.
     validation.token_retrieval.theory.recall_boundary
-        Predict ``N_max(d, L)``, the last ``N`` with P(recall of all N) >= level.
+        Predict :math:`N_{\max}(d, L)`, the last ``N`` with :math:`P(\text{recall of all } N) \geq` ``level``.
 
     References
     ----------

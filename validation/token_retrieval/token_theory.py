@@ -1,9 +1,9 @@
-"""Token-level theory of the three-step early phase: exact collision structure, Gaussian
+r"""Token-level theory of the three-step early phase: exact collision structure, Gaussian
 interference, and the all-``N`` events from their joint law.
 
-The attention score of a noise token ``k`` after step 2 is ``e_k . w~`` -- one number per
+The attention score of a noise token ``k`` after step 2 is :math:`e_k \cdot \tilde w` -- one number per
 *token*, shared by every sequence that contains ``k`` -- and the informative score of
-sequence ``n`` is ``e_{y_n} . w~ + ||z||^2 A`` (docs/token_retrieval.md#token-level-theory).
+sequence ``n`` is :math:`e_{y_n} \cdot \tilde w + \|z\|^2 A` (docs/token_retrieval.md#token-level-theory).
 This module predicts the law of these numbers and of the logits after step 3:
 
 * the token counts (collisions inside a sequence, tokens shared between sequences,
@@ -15,9 +15,9 @@ This module predicts the law of these numbers and of the logits after step 3:
   including the Wishart-amplified coherent Gram sums, the label-kernel cross-talk, the
   token's own Gram-row fluctuations and the trigger cross-talk), and, per task, a
   fluctuation of the trigger coefficient ``A`` (trigger overlapping the sum of all token
-  embeddings, ``||z||^2``, ``sum_n kappa_n``);
+  embeddings, :math:`\|z\|^2`, :math:`\sum_n \kappa_n`);
 * retrieval of all ``N`` sequences, recall of all ``N`` facts (per-sequence attention
-  weights, exact shared-token Grams, the ``N - 1`` trained and ``V - N`` untrained
+  weights, exact shared-token Grams, the :math:`N - 1` trained and :math:`V - N` untrained
   competitors) and fresh-sequence accuracy are then evaluated on each draw, so the tail
   events come from the joint law (a Monte Carlo over these low-dimensional statistics: no
   ``d``-dimensional vector is drawn).
@@ -64,7 +64,7 @@ def _structure(N, L, V, rng, noise, informative=None):
 
 
 def _cooccurrence(tok, n_tok):
-    """Sparse count matrix ``C_n[k]`` (N x n_tok) and co-occurrence ``M = C^T C``."""
+    """Sparse count matrix ``C_n[k]`` (N x n_tok) and co-occurrence :math:`M = C^T C`."""
     N, L = tok.shape
     Cn = sp.csr_matrix((np.ones(N * L), (np.repeat(np.arange(N), L), tok.ravel())), shape=(N, n_tok))
     Cn.sum_duplicates()
@@ -106,7 +106,7 @@ def _gram_terms(ok, N, L, V, d, kz):
 @fill_doc
 def draw_scores(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, rng=None,
                 structure=None):
-    """Draw one task's attention scores from the token-level theory.
+    r"""Draw one task's attention scores from the token-level theory.
 
     Parameters
     ----------
@@ -125,9 +125,9 @@ def draw_scores(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=Non
     Returns
     -------
     dict
-        ``scores`` (one per token id), ``A``, ``z2`` (``||z||^2``), ``q2``,
+        ``scores`` (one per token id), ``A``, ``z2`` (:math:`\|z\|^2`), ``q2``,
         ``inf_scores`` (N,), ``noise_scores`` (N, L - 1), ``retrieved`` (N,) bool,
-        ``w2`` (``||w~||^2``), ``tokens``, ``pos``, ``informative``, ``sd`` (per-token
+        ``w2`` (:math:`\|\tilde w\|^2`), ``tokens``, ``pos``, ``informative``, ``sd`` (per-token
         standard deviation), ``orth`` (the :class:`~validation.token_retrieval.exact.OrthogonalKey`).
 
     See Also
@@ -139,9 +139,9 @@ def draw_scores(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=Non
 
     Notes
     -----
-    ``s_k = c_k^0 + kappa_z C_k / d + sigma_k g_k`` with ``c^0`` the orthogonal-limit
+    :math:`s_k = c_k^0 + \kappa_z C_k / d + \sigma_k g_k` with :math:`c^0` the orthogonal-limit
     coefficient, ``C_k`` the number of slots holding ``k`` and independent standard normal
-    ``g_k``; the informative score is ``s_{y_n} + ||z||^2 A`` (docs, eqs. tokret-tl1 to tokret-tl6).
+    ``g_k``; the informative score is :math:`s_{y_n} + \|z\|^2 A` (docs, eqs. tokret-tl1 to tokret-tl6).
 
     References
     ----------
@@ -208,7 +208,7 @@ def _draw(N, d, L, V, tau, kind, noise, m, rng, structure=None):
 
 
 def _attention(draw, L, beta, gamma, eta, N):
-    """Per-slot attention after step 2 (softmax of ``t x . w~``)."""
+    r"""Per-slot attention after step 2 (softmax of :math:`t\, x \cdot \tilde w`)."""
     tok, pos = draw["tokens"], draw["pos"]
     s = draw["scores"][tok].copy()
     rows = np.arange(tok.shape[0])
@@ -233,12 +233,12 @@ def _h_matrix(a, tok, pos, n_tok):
 
 def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_target=None,
                        cov_extra=None):
-    """Probability that each sample's correct logit beats its trained and untrained competitors.
+    r"""Probability that each sample's correct logit beats its trained and untrained competitors.
 
     Parameters
     ----------
     Gam : ndarray, shape (n, N)
-        Grams ``Gamma_{n m} = f_n . f_m'`` of sample ``n``'s feature with the training
+        Grams :math:`\Gamma_{n m} = f_n \cdot f_m'` of sample ``n``'s feature with the training
         features (row ``n``; the target's own column given by ``targets_self``).
     var_pair : ndarray, shape (n, N)
         Variance of each Gram from random overlaps.
@@ -268,11 +268,11 @@ def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_
 
     Notes
     -----
-    Logit of label ``t_m`` for sample ``n``: ``Gamma_{nm} + eps_{nm}`` plus the cross-talk
-    ``sum_{m'} (u_{t_m} . u~_{m'}) Gamma_{n m'}``, Gaussian with variance
-    ``X_n = (sum_m Gamma_{nm}^2 - (sum_m Gamma_{nm})^2 / V) / d`` for every label (untrained
-    labels: cross-talk only); the label's own overlap ``||u~_m||^2`` has variance ``2/d``
-    instead of ``1/d``.  The overlap ``u_{t_n}.u_{t_m}`` is shared by the target logit and
+    Logit of label ``t_m`` for sample ``n``: :math:`\Gamma_{nm} + \epsilon_{nm}` plus the cross-talk
+    :math:`\sum_{m'} (u_{t_m} \cdot \tilde u_{m'}) \Gamma_{n m'}`, Gaussian with variance
+    :math:`X_n = (\sum_m \Gamma_{nm}^2 - (\sum_m \Gamma_{nm})^2 / V) / d` for every label (untrained
+    labels: cross-talk only); the label's own overlap :math:`\|\tilde u_m\|^2` has variance :math:`2/d`
+    instead of :math:`1/d`.  The overlap ``u_{t_n}.u_{t_m}`` is shared by the target logit and
     competitor ``t_m``'s logit, so the competitors are taken Gaussian given the target logit
     (conditional mean and variance), independent of each other; Gauss-Hermite quadrature in the
     target logit (docs, eq. tokret-tl7).
@@ -335,14 +335,14 @@ def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_
 
 
 def _grams(Hq, zq, Ht, zt, z2, m, d, zeta_q=None, zeta_t=None, kind="random"):
-    """Grams of features (query rows) with the training features, and the variance of their
+    r"""Grams of features (query rows) with the training features, and the variance of their
     independent random-overlap part.
 
     ``Hq``, ``Ht``: token-basis weights (sparse), ``zq``, ``zt``: trigger weights.  The
-    features' overlaps with the trigger (``zeta_q``, ``zeta_t``: ``f^(E) . z``) are drawn by the
+    features' overlaps with the trigger (``zeta_q``, ``zeta_t``: :math:`f^{(E)} \cdot z`) are drawn by the
     caller and enter exactly (they are shared by all the Grams of a row or of a column); the
     remaining token-token overlaps are independent with variance
-    ``||f^(E)||^2 ||f'^(E)||^2 / d`` (docs, eq. tokret-tl7)."""
+    :math:`\|f^{(E)}\|^2 \|f'^{(E)}\|^2 / d` (docs, eq. tokret-tl7)."""
     G = (Hq @ Ht.T).toarray() + z2 * np.outer(zq, zt)
     eq = np.asarray(Hq.multiply(Hq).sum(axis=1)).ravel()
     et = np.asarray(Ht.multiply(Ht).sum(axis=1)).ravel()
@@ -377,7 +377,7 @@ _ARC_SLOPE = np.gradient(_ARC_KV[:, 0], _ARC_C)
 
 
 def _relu_cov_self(c):
-    """``4 Cov(relu(X)^2, relu(X) relu(Y))`` for unit Gaussians with correlation ``c``
+    r""":math:`4 \operatorname{Cov}(\mathrm{relu}(X)^2, \mathrm{relu}(X)\, \mathrm{relu}(Y))` for unit Gaussians with correlation ``c``
     (2-d Gauss-Hermite, 60 x 60 nodes): the finite-width covariance of a self Gram and a cross Gram
     that share one feature."""
     x, w = np.polynomial.hermite_e.hermegauss(60)
@@ -394,14 +394,14 @@ _ARC_COV = np.array([_relu_cov_self(c) for c in _ARC_C])
 
 
 def _arccos(c):
-    """Arc-cosine kernel ``2 E[relu X relu Y]`` and ``4 Var(relu X relu Y)`` at correlation ``c``
+    r"""Arc-cosine kernel :math:`2\, \mathbb{E}[\mathrm{relu}\, X\, \mathrm{relu}\, Y]` and :math:`4 \operatorname{Var}(\mathrm{relu}\, X\, \mathrm{relu}\, Y)` at correlation ``c``
     (interpolated from :func:`validation.token_retrieval.theory._relu_moments`)."""
     return np.interp(c, _ARC_C, _ARC_KV[:, 0]), np.interp(c, _ARC_C, _ARC_KV[:, 1])
 
 
 @dataclass(frozen=True)
 class TokenTheory(Result):
-    """Success probabilities of the early phase predicted by the token-level theory.
+    r"""Success probabilities of the early phase predicted by the token-level theory.
 
     Parameters
     ----------
@@ -425,7 +425,7 @@ class TokenTheory(Result):
     test_acc, test_acc_se : float
         Fresh-sequence accuracy.
     alpha, A, w2 : float
-        Mean attention on the informative position, trigger coefficient and ``||w~||^2``.
+        Mean attention on the informative position, trigger coefficient and :math:`\|\tilde w\|^2`.
 
     See Also
     --------
@@ -491,7 +491,7 @@ def _mean_se(x):
 def token_theory(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, eta=0.1,
                  beta=10.0, gamma=None, reps=200, rng=0, recall=True,
                  reps_recall_budget=8192):
-    """Predict the early phase's success probabilities from the token-level theory.
+    r"""Predict the early phase's success probabilities from the token-level theory.
 
     Parameters
     ----------
@@ -504,7 +504,7 @@ def token_theory(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
         Also predict recall and fresh-sequence accuracy (the retrieval part is cheaper).
     reps_recall_budget : int
         Recall is evaluated on the first ``min(reps, ceil(reps_recall_budget / N))`` draws
-        (its cost per draw grows like ``N^2``; the per-sample average of a draw is already an
+        (its cost per draw grows like :math:`N^2`; the per-sample average of a draw is already an
         average over ``N`` samples).
 
     Returns
@@ -523,11 +523,11 @@ def token_theory(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
 
     Notes
     -----
-    Each draw: the counts of one task (exact), the task-level factors (``||z||^2``,
-    ``||q||^2``, ``sum_n kappa_n``, the trigger's overlap with the slot embeddings) and one
+    Each draw: the counts of one task (exact), the task-level factors (:math:`\|z\|^2`,
+    :math:`\|q\|^2`, :math:`\sum_n \kappa_n`, the trigger's overlap with the slot embeddings) and one
     Gaussian per token (:func:`draw_scores`); retrieval of every sequence is decided on the
     draw.  Recall: the attention of each training sequence (softmax of its scores at the
-    sharpness ``beta ||q|| / ||w~||``), the exact token-basis Grams of the attention outputs
+    sharpness :math:`\beta \|q\| / \|\tilde w\|`), the exact token-basis Grams of the attention outputs
     and their random-overlap variance, then :func:`recall_probability` for each sample; the
     samples of one draw are treated as independent given the draw.  Fresh accuracy: the same
     on new sequences of the same facts.
@@ -630,7 +630,7 @@ def _unseen_scores(dr, n, rng, kind, d):
 @fill_doc
 def token_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=None, eta=0.1,
                   beta=10.0, gamma=None, reps=64, rng=0):
-    """Predict the per-task moments of :func:`~validation.token_retrieval.moments.measure_moments`.
+    r"""Predict the per-task moments of :func:`~validation.token_retrieval.moments.measure_moments`.
 
     Parameters
     ----------
@@ -644,8 +644,8 @@ def token_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
     -------
     dict
         ``{key: {"mean", "stderr"}}`` for the keys of :data:`~validation.token_retrieval.moments.MOMENT_KEYS`: the mean over draws
-        of the same per-task statistic as the simulation (scores in units of ``w~``, logits in
-        units of ``gamma / N`` measured from the mean untrained logit) and its Monte Carlo error.
+        of the same per-task statistic as the simulation (scores in units of :math:`\tilde w`, logits in
+        units of :math:`\gamma / N` measured from the mean untrained logit) and its Monte Carlo error.
 
     See Also
     --------

@@ -15,14 +15,14 @@ __all__ = ["train_trial"]
 
 @trial("token_retrieval.train", aliases=("validation.token_retrieval.trials:train_trial",))
 def train_trial(params):
-    """Train the token-retrieval attention model from zero as a sweep-engine trial.
+    r"""Train the token-retrieval attention model from zero as a sweep-engine trial.
 
     A real training trial for the sweep engine's benchmarks and tests: the
     model is trained from zero by full-batch Adam.
     ``params``: ``seed``, ``N`` (sequences), ``d``, ``L``, ``steps``,
-    optional ``lr`` (default 0.05).  Vocabulary ``V = 4 N``, random
+    optional ``lr`` (default 0.05).  Vocabulary :math:`V = 4 N`, random
     embeddings, everything drawn from ``default_rng(seed)``.  Returns the
-    final loss, training accuracy and ``||W||_F`` (floats that depend on
+    final loss, training accuracy and :math:`\|W\|_F` (floats that depend on
     every bit of the run) and ``import_seconds``, the time this call spent
     importing ``validation.token_retrieval`` (seconds on the first call in a
     fresh worker process, ~0 afterwards; timing metadata, not a result).  The

@@ -101,3 +101,31 @@ def test_bad_arguments(kw, match):
 def test_zero_data_refused():
     with pytest.raises(ValueError, match="nonzero"):
         tam_loss_and_grad(Facts("op", np.zeros((3, 2)), np.ones((3, 2))), np.eye(2), tau=0.5)
+
+
+def test_study_plans_the_exact_studys_instances_and_checks_options():
+    from validation.studies import get_study
+    from validation.studies.linear_memory_listwise import ListwiseStudy
+
+    s = get_study("linear_memory.listwise_trained")
+    with pytest.raises(ValueError, match="--d"):
+        s.check_options(ds="25")
+    q = s.plan(ds=(20,), seeds=4, steps=100)
+    ex = [r for r in ListwiseStudy().plan_d("dp", 20)
+          if (r["criterion"], r["tau"], r["margin"]) == ("tam", 0.05, 0.0) and "inputs" not in r]
+    assert {(r["n"], r["seed"]) for r in q} == {(r["n"], r["seed"]) for r in ex}
+
+
+def test_committed_trained_runs_never_beat_the_exact_decision():
+    # Oracle: the exact decisions of linear_memory.listwise (verified certificates) on the same
+    # instances. A trained success is a feasibility certificate, so "trained success, exact
+    # infeasible" must never occur, and every trained success passed the independent verifier.
+    from validation.studies import get_study
+
+    run = get_study("linear_memory.listwise_trained").run(compute=False, progress=False)
+    assert run.missing == 0
+    for d, row in run.outcome.items():
+        assert row.unverified == 0, d
+        assert row.paired[0][1] == 0, d                       # trained only: impossible
+        assert sum(map(sum, row.paired)) > 0, d               # the exact store covers some instances
+        assert sum(c[2] for c in row.counts) == row.instances, d

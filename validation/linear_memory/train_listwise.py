@@ -45,7 +45,7 @@ from .exact_listwise import _arrays, _scores, _tail, _tail_k, _trial_facts, _wei
 __all__ = ["tam_loss_and_grad", "train_tam", "listwise_trained_trial", "TRAIN_DEFAULTS"]
 
 #: Defaults of :func:`train_tam` (Adam rate, step budget, hinge offset, init scale).
-TRAIN_DEFAULTS = {"lr": 0.02, "steps": 4000, "kappa": 1.0, "init_std": 1.0}
+TRAIN_DEFAULTS = {"lr": 0.05, "steps": 4000, "kappa": 1.0, "init_std": 1.0}
 
 
 def _scaled(facts):

@@ -30,7 +30,7 @@ from validation.linear_memory.capacity import ThresholdRecord
 from validation.linear_memory.train_listwise import TRAIN_DEFAULTS, listwise_trained_trial
 from validation.logistic import fit_threshold
 
-from .base import Option, Runner, Study, dims_option, fill_doc, is_ok, seeds_option
+from .base import Option, Runner, Study, fill_doc, is_ok, seeds_option
 from .linear_memory_listwise import CASES, CENTRE, PLAN, ListwiseStudy, case_label, theory_at
 
 __all__ = ["CASE", "TrainedListwiseThreshold", "ListwiseTrainedStudy", "exact_threshold", "STUDIES"]
@@ -144,16 +144,13 @@ class ListwiseTrainedStudy(Study):
     docs = "docs/listwise.md#trained-memories"
     title = ("trained thresholds under the tail-average margin (Adam on a squared-hinge surrogate), DP, "
              "against the exact thresholds on the same instances and the finite-p theory")
-    options = (dims_option((20, 30), help=f"dimensions (planned: {', '.join(map(str, sorted(PLAN)))})"),
+    options = (ListwiseStudy.options[0],                 # --d: the exact study's planned dimensions
                seeds_option(8),
                Option("steps", "--steps", int, TRAIN_DEFAULTS["steps"], "Adam step budget per run", low=1,
                       high=10**6))
 
     def validate(self, options):
-        bad = [d for d in options["ds"] if d not in PLAN]
-        if bad:
-            raise ValueError(f"--d must be planned dimensions ({', '.join(map(str, sorted(PLAN)))}), got {bad[0]}")
-        return options
+        return ListwiseStudy.validate(self, options)      # the same planned dimensions
 
     def plan(self, ds, seeds, steps):
         i = CASES.index(CASE)

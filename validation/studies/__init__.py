@@ -30,6 +30,7 @@ STUDY_MODULES = (
     "validation.studies.linear_memory_adaptive",
     "validation.studies.linear_memory_budget",
     "validation.studies.linear_memory_listwise",
+    "validation.studies.linear_memory_listwise_trained",
     "validation.studies.linear_memory_max_margin",
     "validation.studies.factual_recall_memory",
     "validation.studies.factual_recall_capacity",

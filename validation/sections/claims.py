@@ -480,6 +480,17 @@ def _listwise_rows(r):
         else:
             rows.append(_row(f"{claim}, d = {d} (exact)", source, e["theory"], e["threshold"], e["ci"], sec,
                              prediction_stderr=e.get("theory_stderr") or 0.0))
+    trained = _get(r, "listwise", "trained", "dp") or {}
+    ds = sorted(int(d) for d, c in trained.items()
+                if (c.get("tam tau=0.05 margin=0") or {}).get("exact_ci_low") is not None)
+    claim = "trained TAM memory reaches the exact threshold (trained - exact), tau = 0.05, DP"
+    if ds:
+        t = trained[str(ds[-1])]["tam tau=0.05 margin=0"]
+        diff = t["threshold"] - t["exact_threshold"]
+        hw = math.hypot((t["ci"][1] - t["ci"][0]) / 2, (t["exact_ci_high"] - t["exact_ci_low"]) / 2)
+        rows.append(_row(f"{claim}, d = {ds[-1]}", _LW, 0.0, diff, (diff - hw, diff + hw), sec))
+    else:
+        rows.append(_missing(claim, _LW, sec, "the trained listwise study"))
     return rows
 
 

@@ -138,7 +138,19 @@ def test_listwise_rows_pick_the_largest_d_and_compute_verdicts():
 def test_listwise_rows_say_what_is_missing():
     from validation.sections.claims import ledger
     rows = [r for r in ledger({"listwise": {"exact": {}}}) if "margin 0.5" in r["claim"] or "TAM" in r["claim"]]
-    assert len(rows) == 3 and all(r["verdict"].startswith("not decided") for r in rows)
+    assert len(rows) == 4 and all(r["verdict"].startswith("not decided") for r in rows)
+
+
+def test_trained_listwise_row_is_the_difference_with_both_intervals():
+    from validation.sections.claims import ledger
+    t = {"threshold": 0.2270, "ci": [0.2212, 0.2325], "exact_threshold": 0.2325,
+         "exact_ci_low": 0.2254, "exact_ci_high": 0.2396}
+    report = {"listwise": {"exact": {}, "trained": {"dp": {"20": {"tam tau=0.05 margin=0": t}}}}}
+    row = next(r for r in ledger(report) if r["claim"].startswith("trained TAM"))
+    # difference -0.0055; half-widths 0.00565 and 0.0071 in quadrature: 0.00907 > 0.0055 -> agrees
+    assert row["measured"] == pytest.approx(-0.0055)
+    assert row["ci"] == pytest.approx([-0.0055 - 0.009074, -0.0055 + 0.009074], abs=1e-5)
+    assert row["verdict"] == "agrees" and row["claim"].endswith("d = 20")
 
 
 def test_ledger_reads_results_as_their_dicts():

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import nnls
 
-from hcizz.checks import check_array, check_int, check_real, check_rng
+from hcizz.checks import check_array, check_int, check_rng
+from hcizz.docstrings import fill_doc
 from hcizz.estimate import Estimate
 from hcizz.results import Result
 
@@ -163,13 +164,13 @@ class GeometryV(Result):
     k_true: float
     k_scores: float
 
+    @fill_doc
     def conf_int(self, alpha=0.05):
         """Return the normal-approximation interval of ``ratio``.
 
         Parameters
         ----------
-        alpha : float, optional
-            One minus the confidence level, in (0, 1) (default 0.05).
+        %(conf_alpha)s
 
         Returns
         -------

@@ -54,6 +54,8 @@ STORED_DIR = Path(__file__).resolve().parent / "stored"
 DOC_PARAMETERS = {
     "runner": "runner : validation.studies.base.Runner\n    Computes or replays the trials.",
     "records": "results : list of dict\n    The engine records of the plan.",
+    "record_pairs": ("results : list\n    ``(params, record)`` pairs, as :meth:`execute` returns them.\n"
+                     "ds : tuple of int\n    The dimensions."),
     "model": 'model : str\n    ``"op"`` or ``"dp"``.',
     "ci": "ci_low, ci_high : float\n    Its 95 % profile-likelihood interval.",
     "boundary_options": ("boundaries : tuple of str\n    ``\"d:L\"`` pairs.\nreplicates : int\n    Replicates per design.\n"

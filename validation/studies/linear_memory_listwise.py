@@ -236,15 +236,13 @@ class ListwiseStudy(Study):
         params = self.plan(ds, models)
         return list(zip(params, recs))
 
+    @fill_doc
     def summarise(self, results, ds, models):
         """Fit the threshold of every (model, case, d); one :class:`ListwiseThreshold` each.
 
         Parameters
         ----------
-        results : list
-            ``(params, record)`` pairs, as :meth:`execute` returns them.
-        ds : tuple of int
-            The dimensions.
+        %(record_pairs)s
         models : tuple of str
             The fact models.
 

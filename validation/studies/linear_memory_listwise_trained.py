@@ -167,15 +167,13 @@ class ListwiseTrainedStudy(Study):
         params = self.plan(ds, seeds, steps)
         return list(zip(params, runner(params)))
 
+    @fill_doc
     def summarise(self, results, ds, seeds, steps):
         """Fit the trained threshold at every ``d``; one :class:`TrainedListwiseThreshold` each.
 
         Parameters
         ----------
-        results : list
-            ``(params, record)`` pairs, as :meth:`execute` returns them.
-        ds : tuple of int
-            The dimensions.
+        %(record_pairs)s
         seeds : int
             Runs per load.
         steps : int

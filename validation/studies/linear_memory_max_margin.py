@@ -29,7 +29,7 @@ from validation.linear_memory.max_margin import max_margin_trial
 from validation.linear_memory.registry import prediction
 from validation.linear_memory.spectra import gaussian_calibration, pooled_ks
 
-from .base import Study, dims_option, is_ok
+from .base import Study, dims_option, is_ok, fill_doc
 
 __all__ = ["PLAN", "MaxMarginRow", "MaxMargin", "STUDIES"]
 
@@ -135,15 +135,13 @@ class MaxMargin(Study):
         recs = runner(self.plan(ds))
         return list(zip(self.plan(ds), recs))
 
+    @fill_doc
     def summarise(self, results, ds):
         """One :class:`MaxMarginRow` per ``(d, load)``.
 
         Parameters
         ----------
-        results : list
-            ``(params, record)`` pairs, as :meth:`execute` returns them.
-        ds : tuple of int
-            The dimensions.
+        %(record_pairs)s
 
         Returns
         -------

@@ -139,6 +139,7 @@ html_theme_options = {
 # single pages have no section navigation: no empty left column there
 html_sidebars = {page: [] for page in ("index", "install", "quickstart", "citing",
                                        "changelog")}
+html_sidebars["report/*"] = []   # the report's wide tables get the page's full width
 html_show_sourcelink = False
 html_static_path = ["_static"]
 html_css_files = ["site.css"]

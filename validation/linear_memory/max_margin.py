@@ -49,7 +49,7 @@ def _pair_margins(E, U, W):
 
 
 def active_counts(E, U, W, *, rtol=ACTIVE_RTOL):
-    r"""Count, per fact, the competitor pairs tied at the smallest cosine margin.
+    r"""Count, per fact, the competitor pairs tied at the smallest margin.
 
     Parameters
     ----------

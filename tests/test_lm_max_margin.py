@@ -70,3 +70,14 @@ def test_trial_record():
     assert np.mean(sv ** 2) == pytest.approx(1.0, rel=1e-4)    # 6 significant digits kept
     assert np.all(np.diff(sv) <= 0)
     assert out["margin_q"][0] <= out["margin_q"][1] <= out["margin_q"][2]
+
+
+@pytest.mark.parametrize("E,U,W,msg", [
+    (np.ones(3), np.ones(3), np.eye(3), "E must be a \\(p, d\\) array"),
+    (np.ones((3, 2)), np.ones((4, 2)), np.eye(2), "U must have the shape of E"),
+    (np.ones((3, 2)), np.ones((3, 2)), np.eye(3), "W must be \\(2, 2\\)"),
+])
+def test_bad_shapes_name_the_argument(E, U, W, msg):
+    for f in (active_counts, normalised_margins):
+        with pytest.raises(ValueError, match=msg):
+            f(E, U, W)

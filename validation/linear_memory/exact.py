@@ -1576,6 +1576,26 @@ def verify_infeasible(facts, pairs, lam, *, tol=DEFAULT_TOL):
             "support": int(np.count_nonzero(lam)), "zero_pairs": 0}
 
 
+def _trial_instance(params):
+    """``(d, p, facts)`` of an exact trial record (``model``, ``d``, ``alpha``, ``seed``,
+    optional ``dtype``): the facts of :func:`exact_trial`, also used by the max-margin trial.
+    DP candidates are redrawn in blocks (:class:`LazyDPFacts`), never held at once."""
+    from replica.load import p_from_load
+
+    from .data import make_facts, trial_rngs
+
+    model = params["model"]
+    if model not in ("op", "dp"):
+        raise ValueError(f"model must be 'op' or 'dp' for the exact method, got {model!r}")
+    d = check_int("d", params["d"], low=1)
+    p = p_from_load(params["alpha"], d)
+    rf, _ = trial_rngs(params["seed"], d, p)
+    dtype = np.dtype(params.get("dtype", "float32"))
+    if model == "dp":
+        return d, p, LazyDPFacts(p, d, rng=rf, dtype=dtype)
+    return d, p, make_facts(model, p, d, rng=rf, dtype=dtype)
+
+
 @trial("linear_memory.exact", aliases=("validation.linear_memory.exact:exact_trial",))
 def exact_trial(params):
     """One exact-capacity trial (module level, for :func:`validation.engine.run_sweep`).
@@ -1604,22 +1624,10 @@ def exact_trial(params):
     validation.linear_memory.exact.exact_params : One parameter record per load and seed.
     validation.linear_memory.exact.certificate_summary : Counts of decided and verified instances over many trials.
     """
-    from .data import trial_rngs
-    from replica.load import p_from_load, load_of
-    from .data import make_facts
+    from replica.load import load_of
 
-    model = params["model"]
-    if model not in ("op", "dp"):
-        raise ValueError(f"model must be 'op' or 'dp' for the exact method, got {model!r}")
-    d = check_int("d", params["d"], low=1)
-    p = p_from_load(params["alpha"], d)
-    rf, _ = trial_rngs(params["seed"], d, p)
     t0, c0 = time.perf_counter(), time.process_time()
-    dtype = np.dtype(params.get("dtype", "float32"))
-    if model == "dp":
-        facts = LazyDPFacts(p, d, rng=rf, dtype=dtype)
-    else:
-        facts = make_facts(model, p, d, rng=rf, dtype=dtype)
+    d, p, facts = _trial_instance(params)
     r = exact_feasibility(facts, tol=params.get("tol", DEFAULT_TOL))
     out = r.summary()
     out.update(p=p, load=float(load_of(p, d)), success=r.feasible, method=r.info.get("method", "lh"),

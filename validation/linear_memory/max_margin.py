@@ -24,9 +24,8 @@ import numpy as np
 
 from validation.engine import trial
 
-from .data import make_facts, trial_rngs
-from .exact import exact_feasibility
-from replica.load import load_of, p_from_load
+from .exact import _trial_instance, exact_feasibility
+from replica.load import load_of
 
 __all__ = ["active_counts", "normalised_margins", "max_margin_trial", "ACTIVE_RTOL"]
 
@@ -34,6 +33,18 @@ __all__ = ["active_counts", "normalised_margins", "max_margin_trial", "ACTIVE_RT
 #: the smallest one counts as tied with it (the solver's optimum is accurate to about
 #: ``1e-6`` relative; counts change by under 1 % between ``1e-4`` and ``1e-2``).
 ACTIVE_RTOL = 1e-3
+
+
+def _op_arrays(E, U, W):
+    """``E``, ``U``, ``W`` as float arrays of an OP fact set and a memory, shapes checked."""
+    E, U, W = (np.asarray(a, float) for a in (E, U, W))
+    if E.ndim != 2 or E.shape[0] < 2:
+        raise ValueError(f"E must be a (p, d) array with p >= 2, got shape {E.shape}")
+    if U.shape != E.shape:
+        raise ValueError(f"U must have the shape of E {E.shape}, got {U.shape}")
+    if W.shape != (E.shape[1], E.shape[1]):
+        raise ValueError(f"W must be ({E.shape[1]}, {E.shape[1]}), got shape {W.shape}")
+    return E, U, W
 
 
 def _pair_margins(E, U, W):
@@ -91,7 +102,7 @@ def active_counts(E, U, W, *, rtol=ACTIVE_RTOL):
     >>> print(counts, f"{gamma:.4f}")
     [1 1] 0.7071
     """
-    c = _pair_margins(np.asarray(E, float), np.asarray(U, float), np.asarray(W, float))
+    c = _pair_margins(*_op_arrays(E, U, W))
     gamma = float(c.min())
     return (c <= gamma * (1.0 + rtol) + 1e-15).sum(axis=1), gamma
 
@@ -134,7 +145,7 @@ def normalised_margins(E, U, W):
     >>> print(m.round(3), c.round(3))
     [ 2.    14.     0.929] [ 3.    15.     1.929]
     """
-    E, U, W = (np.asarray(a, float) for a in (E, U, W))
+    E, U, W = _op_arrays(E, U, W)
     Z = (E @ W.T) @ U.T
     p = Z.shape[0]
     off = ~np.eye(p, dtype=bool)
@@ -174,11 +185,8 @@ def max_margin_trial(params):
     ----------
     docs/linear_memory.md#the-max-margin-memory-at-the-threshold
     """
-    d, seed = int(params["d"]), int(params["seed"])
-    p = p_from_load(params["alpha"], d)
-    rf, _ = trial_rngs(seed, d, p)
-    facts = make_facts("op", p, d, rng=rf, dtype=np.float32)
     c0 = time.process_time()
+    d, p, facts = _trial_instance({**params, "model": "op"})
     r = exact_feasibility(facts, optimal=True)
     out = {"p": p, "load": float(load_of(p, d)), "feasible": r.feasible, "optimal": bool(r.optimal)}
     if r.feasible:

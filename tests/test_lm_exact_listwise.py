@@ -228,7 +228,7 @@ def test_cli_checks_before_work():
     import sys
     base = [sys.executable, "-m", "validation", "capacity", "--d", "10"]
     for extra, word in [(["--model", "dp", "--method", "exact", "--criterion", "tam", "--tau", "1.5"], "tau"),
-                        (["--model", "dp", "--criterion", "tam", "--tau", "0.5"], "method"),
+                        (["--model", "dp", "--criterion", "tam", "--tau", "0.5", "--preset", "paper"], "preset"),
                         (["--model", "hebbian", "--method", "exact", "--criterion", "tam", "--tau", "0.5"], "model"),
                         (["--model", "op", "--method", "exact", "--margin", "-1"], "margin")]:
         r = subprocess.run(base + extra, capture_output=True, text=True, timeout=120)

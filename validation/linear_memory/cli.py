@@ -12,6 +12,7 @@ Examples::
     python -m validation capacity --model op --method exact --d 20 --seeds 6 --json
     python -m validation capacity --model op --d 30 --design adaptive --ci-halfwidth 0.03 --json
     python -m validation capacity --model dp --method exact --criterion tam --tau 0.05 --margin 0.1 --d 20
+    python -m validation capacity --model dp --method train --criterion tam --tau 0.05 --d 20 --seeds 4
 """
 from __future__ import annotations
 
@@ -80,8 +81,9 @@ def register(sub):
     p.add_argument("--lr", type=float, default=None, help="override the preset's Adam learning rate")
     p.add_argument("--criterion", default="top1", choices=["top1", "tam"],
                    help="top1: correct score above every competitor; tam: above the mean of the top "
-                        "tau fraction of competitors (docs/listwise.md); with tam or --margin > 0 "
-                        "only --method exact, op/dp")
+                        "tau fraction of competitors (docs/listwise.md); with tam or --margin > 0: "
+                        "op/dp, --method exact (existence) or train (Adam on the squared-hinge "
+                        "surrogate, same instances)")
     p.add_argument("--tau", type=float, default=None, help="tail fraction in (0, 1] (tam)")
     p.add_argument("--margin", type=float, default=0.0,
                    help="margin >= 0 in competitor-score units (default 0)")
@@ -155,9 +157,19 @@ def run(args):
 
 
 def _run_listwise(args):
-    """``capacity --criterion tam`` or ``--margin > 0``: exact listwise decisions."""
+    """``capacity --criterion tam`` or ``--margin > 0``: exact decisions or trained runs (``--method``)."""
     from .exact_listwise import measure_listwise_capacity
+    from .train_listwise import measure_trained_listwise_capacity
 
+    for flag, value, default in (("--kappa", args.kappa, None), ("--preset", args.preset, "default"),
+                                 ("--design", args.design, "grid"), ("--extend", args.extend, None)):
+        if value != default:
+            raise ValueError(f"{flag} applies to top-1 capacity at margin 0 only, got {flag} {value} "
+                             "with --criterion tam or --margin > 0")
+    if args.method == "exact":
+        for flag, value in (("--steps", args.steps), ("--lr", args.lr)):
+            if value is not None:
+                raise ValueError(f"{flag} applies to --method train, got {flag} {value} with --method exact")
     ns = None
     if args.alphas is not None:
         # loads in the criterion's units (tam: n / d^2; top1: n ln n / d^2) -> numbers of facts
@@ -166,12 +178,13 @@ def _run_listwise(args):
         loads = parse_list(args.alphas, "--alphas", item=float, low=0)
         ns = [int(round(a * args.d ** 2)) if args.criterion == "tam" else int(p_from_load(a, args.d))
               for a in loads]
+    common = dict(criterion=args.criterion, tau=args.tau, margin=args.margin, seeds=args.seeds, ns=ns,
+                  store=args.store, workers=args.workers, executor=args.executor, progress=True)
     try:
-        res = measure_listwise_capacity(args.model, args.d, criterion=args.criterion,
-                                        tau=args.tau,
-                                        margin=args.margin, seeds=args.seeds, ns=ns, store=args.store,
-                                        workers=args.workers, executor=args.executor, progress=True,
-                                        method=args.method)
+        if args.method == "exact":
+            res = measure_listwise_capacity(args.model, args.d, **common)
+        else:
+            res = measure_trained_listwise_capacity(args.model, args.d, lr=args.lr, steps=args.steps, **common)
     except RuntimeError as exc:
         print(f"python -m validation capacity: failed: {exc}".splitlines()[0][:500], file=sys.stderr)
         return 1
@@ -180,14 +193,15 @@ def _run_listwise(args):
         return 0
     th = res.theory
     unit = "n/d^2" if args.criterion == "tam" else "n ln n/d^2"
+    what = "exact" if res.method == "exact" else "trained"
     print(f"model={res.model} d={res.d} criterion={res.criterion}"
-          + (f" tau={res.tau:g}" if res.tau is not None else "") + f" margin={res.margin:g} method=exact")
-    print(f"exact threshold ({unit}): {res.threshold:.4f}  95% CI [{res.ci_low:.4f}, {res.ci_high:.4f}]")
+          + (f" tau={res.tau:g}" if res.tau is not None else "") + f" margin={res.margin:g} method={res.method}")
+    print(f"{what} threshold ({unit}): {res.threshold:.4f}  95% CI [{res.ci_low:.4f}, {res.ci_high:.4f}]")
     print(f"theory ({th['name']}): {th['value']:.4f} +- {th['stderr']:.2g} (n = {th['p']}); "
           f"large-p limit {th['limit']:.4f}")
-    print("load      feasible/decided")
+    print("load      feasible/decided" if res.method == "exact" else "load      successes/runs")
     for a, k, n in res.counts:
         print(f"{a:8.4f}  {k}/{n}")
     print(f"{res.trials} instances, {res.undecided} undecided, {res.unverified} unverified, "
-          f"{res.cpu_seconds:.1f} s CPU deciding", file=sys.stderr)
+          f"{res.cpu_seconds:.1f} s CPU " + ("deciding" if res.method == "exact" else "training"), file=sys.stderr)
     return 0

@@ -66,7 +66,8 @@ from ._docparams import fill_doc
 __all__ = ["ListwiseResult", "listwise_feasibility", "listwise_margins", "verify_listwise_feasible",
            "verify_listwise_infeasible", "score_unit", "listwise_exact_trial", "CRITERIA",
            "listwise_load", "listwise_prediction", "listwise_params", "ListwiseCapacity",
-           "measure_listwise_capacity", "hebbian_listwise_trial", "HEBBIAN_TAUS"]
+           "measure_listwise_capacity", "listwise_capacity_from_records", "hebbian_listwise_trial",
+           "HEBBIAN_TAUS"]
 
 #: The criteria decided here.
 CRITERIA = ("top1", "tam")
@@ -826,13 +827,17 @@ class ListwiseCapacity(Result):
     theory : dict
         :func:`listwise_prediction`.
     trials, undecided, unverified : int
-        Instances, undecided ones, decided ones whose certificate did not verify.
+        Instances, undecided ones, decided ones whose certificate did not verify
+        (trained: runs, 0, successes whose memory failed the verifier).
     cpu_seconds : float
-        Summed CPU time of the decisions.
+        Summed CPU time of the decisions (or of the training runs).
+    method : {"exact", "train"}
+        Exact decisions (does a memory exist?) or trained successes (did Adam find one?).
 
     See Also
     --------
     validation.linear_memory.exact_listwise.measure_listwise_capacity : Sweep and fit that build this record.
+    validation.linear_memory.train_listwise.measure_trained_listwise_capacity : The same from trained runs.
 
     References
     ----------
@@ -855,6 +860,26 @@ class ListwiseCapacity(Result):
     undecided: int
     unverified: int
     cpu_seconds: float
+    method: str = "exact"
+
+
+def _sweep_args(model, d, criterion, tau, margin, seeds, ns, n_loads, rel, theory):
+    """Check the arguments of a listwise sweep (exact or trained); the sizes and the prediction."""
+    if model not in ("op", "dp"):
+        raise ValueError(f"model must be 'op' or 'dp' for listwise sweeps, got {model!r}")
+    d = check_int("d", d, low=2)
+    _tail_k(criterion, tau, 2)
+    margin = check_real("margin", margin, low=0, allow_array=False)
+    seeds = check_int("seeds", seeds, low=1)
+    n_loads = check_int("n_loads", n_loads, low=2)
+    rel = check_real("rel", rel, low=0, high=1, low_open=True, high_open=True, allow_array=False)
+    if ns is not None:
+        ns = sorted({check_int("ns", v, low=2) for v in np.atleast_1d(np.asarray(ns, dtype=object))})
+    if theory is None:
+        theory = listwise_prediction(criterion, d, tau=tau, margin=margin)
+    if ns is None:
+        ns = sorted({max(2, int(round(theory["p"] * f))) for f in np.linspace(1 - rel, 1 + rel, n_loads)})
+    return d, margin, seeds, ns, theory
 
 
 def measure_listwise_capacity(model, d, *, criterion="tam", tau=None, margin=0.0, seeds=4, ns=None,
@@ -899,8 +924,8 @@ def measure_listwise_capacity(model, d, *, criterion="tam", tau=None, margin=0.0
     theory : dict, optional
         A precomputed :func:`listwise_prediction` (default: computed here).
     method : {"exact"}
-        Only exact decisions are implemented for these criteria (the value is
-        checked so that a command line asking for training gets a clear error).
+        Exact decisions only (checked; trained runs on the same instances:
+        :func:`~validation.linear_memory.train_listwise.measure_trained_listwise_capacity`).
 
     Returns
     -------
@@ -921,25 +946,10 @@ def measure_listwise_capacity(model, d, *, criterion="tam", tau=None, margin=0.0
     ----------
     docs/listwise.md#exact-decisions
     """
-    from validation.logistic import fit_threshold
-
     if method != "exact":
-        raise ValueError(f"method must be 'exact' for criterion {criterion!r} or a margin > 0 "
-                         f"(trained listwise capacity is not implemented), got {method!r}")
-    if model not in ("op", "dp"):
-        raise ValueError(f"model must be 'op' or 'dp' for exact listwise decisions, got {model!r}")
-    d = check_int("d", d, low=2)
-    _tail_k(criterion, tau, 2)
-    margin = check_real("margin", margin, low=0, allow_array=False)
-    seeds = check_int("seeds", seeds, low=1)
-    n_loads = check_int("n_loads", n_loads, low=2)
-    rel = check_real("rel", rel, low=0, high=1, low_open=True, high_open=True, allow_array=False)
-    if ns is not None:
-        ns = sorted({int(v) for v in np.atleast_1d(check_int("ns", ns, low=2))})
-    if theory is None:
-        theory = listwise_prediction(criterion, d, tau=tau, margin=margin)
-    if ns is None:
-        ns = sorted({max(2, int(round(theory["p"] * f))) for f in np.linspace(1 - rel, 1 + rel, n_loads)})
+        raise ValueError(f"method must be 'exact' here, got {method!r} (trained runs: "
+                         "validation.linear_memory.train_listwise.measure_trained_listwise_capacity)")
+    d, margin, seeds, ns, theory = _sweep_args(model, d, criterion, tau, margin, seeds, ns, n_loads, rel, theory)
     params = listwise_params(model, d, ns, range(seed0, seed0 + seeds), criterion=criterion, tau=tau,
                              margin=margin)
     if runner is None:
@@ -949,7 +959,54 @@ def measure_listwise_capacity(model, d, *, criterion="tam", tau=None, margin=0.0
                          progress=progress, label=f"listwise {criterion} {model} d={d}")
     else:
         recs = runner(params)
-    res = [r["result"] for r in recs if r is not None and r["status"] == "ok"]
+    return listwise_capacity_from_records(model, d, criterion, tau, margin, recs, theory)
+
+
+def listwise_capacity_from_records(model, d, criterion, tau, margin, records, theory, method="exact"):
+    r"""Fit the threshold of sweep records (exact decisions or trained runs) and set it next to theory.
+
+    Parameters
+    ----------
+    model : {"op", "dp"}
+        Fact model.
+    d : int
+        Dimension.
+    criterion : {"top1", "tam"}
+        Criterion.
+    tau : float or None
+        Tail fraction (``tam``).
+    margin : float
+        Margin.
+    records : list of dict or None
+        Sweep records (:func:`validation.engine.run_sweep`); a record's
+        ``result`` has ``p``, ``success`` (None: undecided), ``verified`` and
+        ``cpu_seconds``.  Records that are None or not ``ok`` are left out.
+    theory : dict
+        :func:`listwise_prediction` at ``d``.
+    method : {"exact", "train"}
+        What the records are (stored in the result).
+
+    Returns
+    -------
+    ListwiseCapacity
+        The logistic fit (:func:`validation.logistic.fit_threshold`) of the
+        successes against :func:`listwise_load`; NaN threshold when the
+        outcomes do not vary.
+
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.measure_listwise_capacity : Exact decisions, then this fit.
+    validation.linear_memory.train_listwise.measure_trained_listwise_capacity : Trained runs, then this fit.
+
+    References
+    ----------
+    docs/listwise.md#exact-decisions
+    """
+    from validation.logistic import fit_threshold
+
+    if method not in ("exact", "train"):
+        raise ValueError(f"method must be 'exact' or 'train', got {method!r}")
+    res = [r["result"] for r in records if r is not None and r["status"] == "ok"]
     dec = [r for r in res if r["success"] is not None]
     loads = [listwise_load(criterion, r["p"], d) for r in dec]
     if dec and len({r["success"] for r in dec}) > 1:
@@ -959,11 +1016,14 @@ def measure_listwise_capacity(model, d, *, criterion="tam", tau=None, margin=0.0
         thr = lo = hi = w = math.nan
         counts = [[float(x), int(sum(r["success"] for r, y in zip(dec, loads) if y == x)),
                    int(sum(y == x for y in loads))] for x in sorted(set(loads))]
+    if method == "exact":
+        unverified = sum(r.get("verified") is not True for r in dec)
+    else:                                  # a trained failure has no certificate to verify
+        unverified = sum(r["success"] is True and r.get("verified") is not True for r in dec)
     return ListwiseCapacity(model=model, d=d, criterion=criterion, tau=tau, margin=margin, threshold=thr,
                             ci_low=lo, ci_high=hi, width=w, counts=counts, theory=theory, trials=len(res),
-                            undecided=len(res) - len(dec),
-                            unverified=sum(r.get("verified") is not True for r in dec),
-                            cpu_seconds=float(sum(r.get("cpu_seconds", 0.0) for r in res)))
+                            undecided=len(res) - len(dec), unverified=unverified,
+                            cpu_seconds=float(sum(r.get("cpu_seconds", 0.0) for r in res)), method=method)
 
 
 #: Tail fractions evaluated by :func:`hebbian_listwise_trial`.

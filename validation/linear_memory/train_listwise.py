@@ -40,9 +40,11 @@ from hcizz.checks import check_int, check_real
 from validation.engine.trials import trial
 from validation.optim import adam_loop
 
-from .exact_listwise import _arrays, _scores, _tail, _tail_k, _trial_facts, _weights, verify_listwise_feasible
+from .exact_listwise import (_arrays, _scores, _sweep_args, _tail, _tail_k, _trial_facts, _weights,
+                             listwise_capacity_from_records, verify_listwise_feasible)
 
-__all__ = ["tam_loss_and_grad", "train_tam", "listwise_trained_trial", "TRAIN_DEFAULTS"]
+__all__ = ["tam_loss_and_grad", "train_tam", "listwise_trained_trial", "trained_listwise_params",
+           "measure_trained_listwise_capacity", "TRAIN_DEFAULTS"]
 
 #: Defaults of :func:`train_tam` (Adam rate, step budget, hinge offset, init scale).
 TRAIN_DEFAULTS = {"lr": 0.05, "steps": 4000, "kappa": 1.0, "init_std": 1.0}
@@ -129,15 +131,15 @@ def tam_loss_and_grad(facts, W, *, tau, kappa=1.0, margin=0.0):
 
 
 def train_tam(facts, *, tau, margin=0.0, lr=TRAIN_DEFAULTS["lr"], steps=TRAIN_DEFAULTS["steps"],
-              kappa=TRAIN_DEFAULTS["kappa"], init_std=TRAIN_DEFAULTS["init_std"], rng=None):
+              kappa=TRAIN_DEFAULTS["kappa"], init_std=TRAIN_DEFAULTS["init_std"], rng=None, criterion="tam"):
     """Train a full-rank memory by full-batch Adam on the TAM surrogate; stop at the first TAM success.
 
     Parameters
     ----------
     facts : Facts
         OP or DP fact set, ``p >= 2``.
-    tau : float
-        Tail fraction ``0 < tau <= 1``.
+    tau : float or None
+        Tail fraction ``0 < tau <= 1`` (None with ``criterion="top1"``).
     margin : float
         Margin ``gamma >= 0`` the memory must meet (strictly ``> 0`` at 0).
     lr : float
@@ -150,6 +152,9 @@ def train_tam(facts, *, tau, margin=0.0, lr=TRAIN_DEFAULTS["lr"], steps=TRAIN_DE
         ``W`` starts with i.i.d. ``N(0, init_std^2 / d)`` entries (0: zeros).
     rng : None, int or Generator
         Initialisation randomness.
+    criterion : {"tam", "top1"}
+        ``"top1"``: the tail is the single largest competitor (``k = 1``), so
+        the condition is top-1 recall at margin ``gamma``.
 
     Returns
     -------
@@ -186,7 +191,7 @@ def train_tam(facts, *, tau, margin=0.0, lr=TRAIN_DEFAULTS["lr"], steps=TRAIN_DE
 
     kind, E, U, C = _scaled(facts)
     p, d = E.shape
-    k = _tail_k("tam", tau, p)
+    k = _tail_k(criterion, tau, p)
     margin = check_real("margin", margin, low=0, allow_array=False)
     lr = check_real("lr", lr, low=0, low_open=True, allow_array=False)
     steps = check_int("steps", steps, low=1)
@@ -220,8 +225,9 @@ def listwise_trained_trial(params):
     ----------
     params : dict
         ``model`` ("op"/"dp"), ``d``, ``n`` (facts), ``tau``, ``margin``,
-        ``seed``; optional ``lr``, ``steps``, ``kappa``, ``init_std``
-        (defaults :data:`TRAIN_DEFAULTS`).  The facts are those of
+        ``seed``; optional ``criterion`` (default ``"tam"``; ``"top1"`` with
+        ``tau`` None), ``lr``, ``steps``, ``kappa``, ``init_std`` (defaults
+        :data:`TRAIN_DEFAULTS`).  The facts are those of
         :func:`~validation.linear_memory.exact_listwise.listwise_exact_trial`
         for the same ``(model, d, n, seed)``; the initialisation is drawn from
         the second generator of :func:`validation.linear_memory.data.trial_rngs`.
@@ -249,11 +255,152 @@ def listwise_trained_trial(params):
     d, p, facts = _trial_facts(params)
     _, rinit = trial_rngs(params["seed"], d, p)
     margin = params.get("margin", 0.0)
+    criterion = params.get("criterion", "tam")
     kw = {key: params.get(key, v) for key, v in TRAIN_DEFAULTS.items()}
-    r = train_tam(facts, tau=params["tau"], margin=margin, rng=rinit, **kw)
+    r = train_tam(facts, tau=params["tau"], margin=margin, rng=rinit, criterion=criterion, **kw)
     W = r.pop("W")
     verified = None
     if r["success"]:
-        verified = verify_listwise_feasible(facts, W, criterion="tam", tau=params["tau"], margin=margin)["ok"]
+        verified = verify_listwise_feasible(facts, W, criterion=criterion, tau=params["tau"], margin=margin)["ok"]
     r.update(p=p, load_quadratic=p / d**2, verified=verified, cpu_seconds=time.process_time() - c0)
     return r
+
+
+def trained_listwise_params(model, d, ns, seeds, *, criterion="tam", tau=None, margin=0.0,
+                            lr=TRAIN_DEFAULTS["lr"], steps=TRAIN_DEFAULTS["steps"]):
+    """Return the parameter records (one per ``n`` and seed) of :func:`listwise_trained_trial`.
+
+    Parameters
+    ----------
+    model : {"op", "dp"}
+        Fact model.
+    d : int
+        Dimension.
+    ns : sequence of int
+        Numbers of facts.
+    seeds : sequence of int
+        Seeds.
+    criterion : {"tam", "top1"}
+        Criterion.
+    tau : float or None
+        Tail fraction (``tam``; None for ``top1``).
+    margin : float
+        Margin.
+    lr : float
+        Adam learning rate.
+    steps : int
+        Step budget.
+
+    Returns
+    -------
+    list of dict
+        The records; TAM records carry no ``criterion`` key, so they are the
+        records of the study ``linear_memory.listwise_trained`` and a store
+        seeded from its committed one reuses them.
+
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.listwise_params : The exact decisions' records of the same instances.
+
+    References
+    ----------
+    docs/listwise.md#trained-memories
+    """
+    extra = {} if criterion == "tam" else {"criterion": criterion}
+    return [{"model": model, "d": int(d), "n": int(n), "tau": None if tau is None else float(tau),
+             "margin": float(margin), "seed": int(s), "lr": float(lr), "steps": int(steps), **extra}
+            for n in ns for s in seeds]
+
+
+def measure_trained_listwise_capacity(model, d, *, criterion="tam", tau=None, margin=0.0, seeds=4, ns=None,
+                                      n_loads=7, rel=0.25, seed0=0, lr=None, steps=None, store=None,
+                                      workers=None, executor="processes", progress=True, runner=None,
+                                      theory=None):
+    r"""Measure the trained threshold of one criterion at one ``d``: does Adam find a memory?
+
+    The instances are those of
+    :func:`~validation.linear_memory.exact_listwise.measure_listwise_capacity`
+    with the same arguments (same ``(model, d, n, seed)``), so the trained
+    threshold can be set next to the exact one; each run is
+    :func:`listwise_trained_trial` and each success is verified independently.
+
+    Parameters
+    ----------
+    model : {"op", "dp"}
+        Fact model.
+    d : int
+        Dimension (>= 2).
+    criterion : {"top1", "tam"}
+        Criterion (``top1`` trains the same surrogate with a tail of one).
+    tau : float, optional
+        Tail fraction (``tam`` only).
+    margin : float
+        Margin :math:`\geq 0`.
+    seeds : int
+        Runs per ``n``.
+    ns : sequence of int, optional
+        Numbers of facts; default ``n_loads`` values spanning ``(1 +- rel)``
+        times the predicted ``n``.
+    n_loads : int
+        Size of the default grid (>= 2).
+    rel : float
+        Relative half-width of the default grid, in ``(0, 1)``.
+    seed0 : int
+        First seed.
+    lr : float, optional
+        Adam learning rate (default ``TRAIN_DEFAULTS["lr"]``).
+    steps : int, optional
+        Step budget (default ``TRAIN_DEFAULTS["steps"]``).
+    store : path, optional
+        JSONL store of :func:`validation.engine.run_sweep`.
+    workers : int, optional
+        Worker processes.
+    executor : {"processes", "inprocess", "dask"}
+        Executor of ``run_sweep``.
+    progress : bool
+        Print progress.
+    runner : callable, optional
+        ``runner(params) -> records``; then ``store``, ``workers``,
+        ``executor``, ``progress`` are not used.
+    theory : dict, optional
+        A precomputed :func:`~validation.linear_memory.exact_listwise.listwise_prediction`.
+
+    Returns
+    -------
+    ListwiseCapacity
+        The trained threshold (``method="train"``) and its prediction.
+
+    Raises
+    ------
+    ValueError
+        Any argument out of range (checked before any run).
+
+    See Also
+    --------
+    validation.linear_memory.exact_listwise.measure_listwise_capacity : Exact decisions on the same instances.
+    validation.linear_memory.train_listwise.train_tam : One run.
+
+    References
+    ----------
+    docs/listwise.md#trained-memories
+
+    Examples
+    --------
+    >>> res = measure_trained_listwise_capacity("dp", 6, tau=0.5, seeds=2, executor="inprocess",
+    ...                                         progress=False)
+    >>> res.method, res.trials == 2 * len(res.counts), res.unverified
+    ('train', True, 0)
+    """
+    d, margin, seeds, ns, theory = _sweep_args(model, d, criterion, tau, margin, seeds, ns, n_loads, rel, theory)
+    lr = TRAIN_DEFAULTS["lr"] if lr is None else check_real("lr", lr, low=0, low_open=True, allow_array=False)
+    steps = TRAIN_DEFAULTS["steps"] if steps is None else check_int("steps", steps, low=1)
+    params = trained_listwise_params(model, d, ns, range(seed0, seed0 + seeds), criterion=criterion, tau=tau,
+                                     margin=margin, lr=lr, steps=steps)
+    if runner is None:
+        from validation.engine import run_sweep
+
+        recs = run_sweep(listwise_trained_trial, params, store=store, workers=workers, executor=executor,
+                         progress=progress, label=f"listwise trained {criterion} {model} d={d}")
+    else:
+        recs = runner(params)
+    return listwise_capacity_from_records(model, d, criterion, tau, margin, recs, theory, method="train")

@@ -276,6 +276,22 @@ def test_grid_params_seed_by_position_and_checks_before_any_run(monkeypatch):
     assert calls == []
 
 
+def _assert_same_records(a, b, path="runs"):
+    """Equal records: same keys, types and discrete values; floats to 1e-9 relative."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), path
+        for k in a:
+            _assert_same_records(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, (list, tuple)):
+        assert isinstance(b, (list, tuple)) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_same_records(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and not isinstance(b, bool):
+        assert b == pytest.approx(a, rel=1e-9, abs=0.0, nan_ok=True), path
+    else:
+        assert type(a) is type(b) and a == b, path
+
+
 def test_grid_study_replays_the_committed_quick_preset_as_computed_serially():
     # the committed store of study token_retrieval.grid holds the quick preset at seed 0: a replay finds
     # every planned run and computes nothing, and its main-grid runs are those of the serial loop
@@ -289,7 +305,10 @@ def test_grid_study_replays_the_committed_quick_preset_as_computed_serially():
     ref = ex.run_grid(g["Ns"], g["ds"], g["Ls"], seeds=g["seeds"], seed=0)
     got = run.results["grid"]
     assert len(got) == len(ref) == run.outcome.runs == 24
-    assert got == ref
+    # the stored runs were computed on another machine: outcomes, counts and keys must be identical,
+    # floats equal up to the rounding of a different BLAS kernel order (a few ulps, times the
+    # conditioning of tail probabilities such as p_recall_snr ~ 1e-44: seen 4e-14 relative; 1e-9 is ample)
+    _assert_same_records(got, ref)
     out = run.outcome
     assert out.success["retrieval"] == aggregate(ref, "retrieval")
     assert out.mlp is None and out.beta is None                     # scans: full preset only

@@ -38,7 +38,8 @@ def test_fits_agree_with_curve_fit():
     thr = 1 + 0.3 / np.sqrt(ds) + 0.004 + se * rng.standard_normal(len(ds))
     rows = [_row(int(d), float(t), float(s)) for d, t, s in zip(ds, thr, se)]
     fits = {(f.form, f.offset): f for f in excess_fits(rows)}
-    for form, x in (("1/d", 1 / ds), ("1/sqrt(d)", 1 / np.sqrt(ds)), ("ln p/d", np.log(10 * ds) / ds)):
+    for form, x in (("1/d", 1 / ds), ("1/sqrt(d)", 1 / np.sqrt(ds)), ("ln p/d", np.log(10 * ds) / ds),
+                    ("p/d^2", 10 * ds / ds**2)):
         (a,), cov = curve_fit(lambda x, a: a * x, x, thr - 1, sigma=se, absolute_sigma=True)
         f = fits[(form, False)]
         assert f.amplitude == pytest.approx(a, rel=1e-7) and f.amplitude_stderr == pytest.approx(

@@ -30,10 +30,13 @@ __all__ = ["ThresholdPoint", "ModelComparison", "ExcessFit", "threshold_points",
 
 _Z95 = float(stats.norm.ppf(0.975))
 
-#: The regressors of the excess fits: name -> x(d, p).
+#: The regressors of the excess fits: name -> x(d, p).  ``p/d^2`` is the order of the
+#: neglected corrections of the entropic term (facts per weight; docs/linear_memory.md,
+#: "The excess over the finite-p theory", candidate 2).
 FORMS = {"1/d": lambda d, p: 1.0 / d,
          "1/sqrt(d)": lambda d, p: 1.0 / math.sqrt(d),
-         "ln p/d": lambda d, p: math.log(p) / d}
+         "ln p/d": lambda d, p: math.log(p) / d,
+         "p/d^2": lambda d, p: p / d**2}
 
 
 @dataclass(frozen=True)
@@ -272,7 +275,7 @@ def excess_fits(rows, forms=tuple(FORMS)):
     rows : iterable
         Exact thresholds (see :func:`threshold_points`).
     forms : sequence of str, optional
-        Keys of :data:`FORMS` (default: all three).
+        Keys of :data:`FORMS` (default: all of them).
 
     Returns
     -------

@@ -257,8 +257,9 @@ def _exact(ctx, cfg, data_rows, d150):
     if trows:
         md.append("\nCost of one exact decision (one core; CPU ms of the process, wall ms inflated by the "
                   "other jobs on the machine; solver that decided: `alm` = augmented Lagrangian, `alm+lh` = "
-                  "Lawson-Hanson fallback, `lh` = earlier solver). Rows without a threshold above are "
-                  "timing-only instances (`validation.studies.linear_memory_exact.TIMING`).\n")
+                  "Lawson-Hanson fallback, `lh` = earlier solver)."
+                  + (" Rows without a threshold above are timing-only instances "
+                     "(`validation.studies.linear_memory_exact.TIMING`)." if TIMING else "") + "\n")
         md.append(md_table(["d", "p", "instances", "feasible / infeasible / undecided", "CPU ms median",
                             "CPU ms mean", "CPU ms max", "wall ms mean", "solver"], trows))
     miss = {d: m for d, m in missing.items() if m}

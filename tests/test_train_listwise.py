@@ -111,9 +111,12 @@ def test_study_plans_the_exact_studys_instances_and_checks_options():
     with pytest.raises(ValueError, match="--d"):
         s.check_options(ds="25")
     q = s.plan(ds=(20,), seeds=4, steps=100)
-    ex = [r for r in ListwiseStudy().plan_d("dp", 20)
-          if (r["criterion"], r["tau"], r["margin"]) == ("tam", 0.05, 0.0) and "inputs" not in r]
-    assert {(r["n"], r["seed"]) for r in q} == {(r["n"], r["seed"]) for r in ex}
+    for model in ("dp", "op"):
+        for case in (("tam", 0.01, 0.0), ("tam", 0.05, 0.0), ("tam", 0.2, 0.0), ("tam", 0.05, 0.1)):
+            ex = [r for r in ListwiseStudy().plan_d(model, 20)
+                  if (r["criterion"], r["tau"], r["margin"]) == case and "inputs" not in r]
+            mine = [r for r in q if (r["model"], r["tau"], r["margin"]) == (model,) + case[1:]]
+            assert ex and {(r["n"], r["seed"]) for r in mine} == {(r["n"], r["seed"]) for r in ex}
 
 
 def test_committed_trained_runs_never_beat_the_exact_decision():
@@ -129,3 +132,70 @@ def test_committed_trained_runs_never_beat_the_exact_decision():
         assert row.paired[0][1] == 0, d                       # trained only: impossible
         assert sum(map(sum, row.paired)) > 0, d               # the exact store covers some instances
         assert sum(c[2] for c in row.counts) == row.instances, d
+
+
+@pytest.mark.parametrize("criterion,tau,margin,model", [("tam", 0.1, 0.0, "dp"), ("top1", None, 0.2, "op")])
+def test_trained_capacity_never_beats_existence_on_the_same_instances(criterion, tau, margin, model):
+    # A trained success is a verified memory, so on every instance it implies the exact
+    # decision "feasible" (oracle: the convex solver with its independent certificate check).
+    from validation.linear_memory.exact_listwise import measure_listwise_capacity
+    from validation.linear_memory.train_listwise import measure_trained_listwise_capacity
+
+    kw = dict(criterion=criterion, tau=tau, margin=margin, seeds=2, ns=[12, 20, 30], executor="inprocess",
+              progress=False)
+    trained = measure_trained_listwise_capacity(model, 8, **kw)
+    exact = measure_listwise_capacity(model, 8, **kw)
+    assert trained.method == "train" and exact.method == "exact"
+    assert trained.trials == exact.trials == 6 and trained.unverified == 0 and trained.undecided == 0
+    for (a, k_tr, n_tr), (b, k_ex, n_ex) in zip(trained.counts, exact.counts):
+        assert a == b and n_tr == n_ex and k_tr <= k_ex
+
+
+def test_trained_params_are_the_study_records():
+    # The CLI's TAM records equal the study's, so a store seeded from the committed one reuses runs.
+    from validation.linear_memory.train_listwise import trained_listwise_params
+    from validation.studies.linear_memory_listwise_trained import ListwiseTrainedStudy
+
+    plan = [q for q in ListwiseTrainedStudy().plan((20,), 2, 4000)
+            if (q["model"], q["tau"], q["margin"]) == ("dp", 0.05, 0.0)]
+    ns = sorted({q["n"] for q in plan})
+    mine = trained_listwise_params("dp", 20, ns, range(2), tau=0.05, margin=0.0, steps=4000)
+    key = lambda q: (q["seed"], q["n"])  # noqa: E731
+    assert sorted(mine, key=key) == sorted(plan, key=key)
+
+
+def test_top1_training_uses_a_tail_of_one():
+    # criterion="top1" at margin 0 is plain top-1 recall: every fact's correct score above all competitors
+    f = make_op(15, 8, rng=2, dtype=np.float64)
+    r = train_tam(f, tau=None, criterion="top1", rng=0)
+    if r["success"]:
+        Z = (f.E @ r["W"].T) @ f.U.T
+        assert np.all(np.argmax(Z, axis=1) == np.arange(15))
+    with pytest.raises(ValueError, match="tau"):
+        train_tam(f, tau=0.1, criterion="top1")
+
+
+def test_cli_train_and_exact_refusals():
+    import subprocess
+    import sys
+    base = [sys.executable, "-m", "validation", "capacity", "--d", "10", "--model", "dp", "--criterion", "tam",
+            "--tau", "0.1"]
+    for extra, word in [(["--design", "adaptive"], "--design"), (["--kappa", "0.5"], "--kappa"),
+                        (["--method", "exact", "--steps", "10"], "--steps"),
+                        (["--method", "train", "--lr", "-1"], "lr")]:
+        r = subprocess.run(base + extra, capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and word in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_cli_alphas_with_tam_runs():
+    # --alphas in n / d^2 for TAM: 0.3 * 64 = 19.2 -> 19 facts, 0.5 * 64 = 32 facts (this path refused
+    # every --alphas before: the size check was given the whole list)
+    import json
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "validation", "capacity", "--d", "8", "--model", "dp", "--criterion",
+                        "tam", "--tau", "0.2", "--method", "train", "--alphas", "0.3,0.5", "--seeds", "1",
+                        "--executor", "inprocess", "--json"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["method"] == "train" and [c[0] for c in out["counts"]] == [19 / 64, 32 / 64]

@@ -74,13 +74,12 @@ def build(ctx):
     limits = {f"{t:g}": {f"{g:g}": float(tam_capacity(t, margin=g)) for g in margins} for t in taus}
     data = {"theory": {"tam_limit": limits, "top1_limit": 0.5}, "exact": {}, "hebbian": {}, "trained": {}}
     trows, same, paired_total = [], 0, 0
-    for d, r in sorted(tr_run.outcome.items()):
-        label = f"tam tau={r.tau:g} margin={r.margin:g}"
-        data["trained"].setdefault("dp", {}).setdefault(str(d), {})[label] = r.to_dict()
+    for (model, label, d), r in sorted(tr_run.outcome.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1])):
+        data["trained"].setdefault(model, {}).setdefault(str(d), {})[label] = r.to_dict()
         (both, t_only), (e_only, neither) = r.paired
         same += both + neither
         paired_total += both + t_only + e_only + neither
-        trows.append(["DP", d, label, f"{_fmt(r.threshold)} [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]",
+        trows.append([model.upper(), d, label, f"{_fmt(r.threshold)} [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]",
                       f"{_fmt(r.exact_threshold)} [{_fmt(r.exact_ci_low)}, {_fmt(r.exact_ci_high)}]",
                       _fmt(r.theory), r.verdict_theory, r.verdict_exact,
                       f"{both + neither} of {both + t_only + e_only + neither}", r.instances, r.steps_budget])

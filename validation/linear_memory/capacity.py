@@ -40,6 +40,7 @@ MAX_SEEDS = 10_000
 MAX_LOAD = 1e6
 
 
+@fill_doc
 @trial("linear_memory.capacity", aliases=("validation.linear_memory.capacity:capacity_trial",))
 def capacity_trial(params):
     r"""One capacity trial (module-level, for :func:`validation.engine.run_sweep`).
@@ -74,9 +75,7 @@ def capacity_trial(params):
     The model's declaration (:func:`validation.linear_memory.registry.get_model`)
     gives the fact set and the parametrisation trained.
 
-    References
-    ----------
-    docs/linear_memory.md#protocol
+    %(ref_protocol)s
     """
     model = params["model"]
     decl = get_model(model)
@@ -124,6 +123,7 @@ def _check_candidates(model, d, p, where):
                          "use a smaller d or smaller loads (alphas)")
 
 
+@fill_doc
 def load_grid(center, *, n=7, rel=0.25, d=None):
     """Build the load grid ``center * linspace(1 - rel, 1 + rel, n)``.
 
@@ -149,9 +149,7 @@ def load_grid(center, *, n=7, rel=0.25, d=None):
     validation.linear_memory.capacity.grid_center : Centre of the default grid for a model.
     validation.linear_memory.capacity.extension_loads : More loads where the crossing lies outside the grid.
 
-    References
-    ----------
-    docs/linear_memory.md#protocol
+    %(ref_protocol)s
 
     Examples
     --------
@@ -198,9 +196,7 @@ def trial_params(model, d, loads, seeds, *, kappa=None, preset="default", **extr
     validation.linear_memory.capacity.capacity_trial : Consumer of these parameter records.
     validation.linear_memory.capacity.load_grid : Loads spread evenly around a centre.
 
-    References
-    ----------
-    docs/linear_memory.md#protocol
+    %(ref_protocol)s
     """
     out = []
     for a in loads:
@@ -366,9 +362,7 @@ def grid_center(model, d, kappa=None, theory=None):
     prediction, because at laptop sizes full-rank thresholds sit ~1.8x above
     their large-``d`` limit and :math:`\alpha_c(\kappa)` is a large-``d`` number.
 
-    References
-    ----------
-    docs/linear_memory.md#protocol
+    %(ref_protocol)s
     """
     return get_model(model).center(d, kappa, theory)
 
@@ -713,6 +707,7 @@ class ThresholdRecord(Result):
     level = 0.95
 
 
+@fill_doc
 @dataclass(frozen=True)
 class BudgetThreshold(ThresholdRecord):
     """The threshold refitted at one step budget (:func:`budget_thresholds`).
@@ -737,9 +732,7 @@ class BudgetThreshold(ThresholdRecord):
     ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``
     (:class:`ThresholdRecord`).
 
-    References
-    ----------
-    docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen
+    %(ref_budget_study)s
     """
 
     budget: int
@@ -749,6 +742,7 @@ class BudgetThreshold(ThresholdRecord):
     successes: int
 
 
+@fill_doc
 def budget_thresholds(records, budgets):
     """Refit the threshold at each step budget from the trials of one run at a larger budget.
 
@@ -777,9 +771,7 @@ def budget_thresholds(records, budgets):
     stops at the first full recall, so ``success(B) = success and steps <= B``
     is the outcome the shorter run would have had.
 
-    References
-    ----------
-    docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen
+    %(ref_budget_study)s
 
     Examples
     --------

@@ -49,8 +49,15 @@ MAX_PLAN_TRIALS = 100_000
 #: Folder of the committed stores (package data, read-only).
 STORED_DIR = Path(__file__).resolve().parent / "stored"
 
+
+def _refs(text):
+    """A whole ``References`` section citing ``text`` (a :data:`DOC_PARAMETERS` entry)."""
+    return "References\n----------\n" + text
+
+
 #: Parameter texts the study modules share, besides :data:`hcizz.docstrings.PARAMETERS`
-#: (filled in by ``fill_doc``; ``docs/architecture.md#shared-parameter-docs``).
+#: (filled in by ``fill_doc``; ``docs/architecture.md#shared-parameter-docs``); the ``ref_*``
+#: entries are whole ``References`` sections, one per docs page that several docstrings cite.
 DOC_PARAMETERS = {
     "runner": "runner : validation.studies.base.Runner\n    Computes or replays the trials.",
     "records": "results : list of dict\n    The engine records of the plan.",
@@ -64,12 +71,30 @@ DOC_PARAMETERS = {
              "margin : float\n    Margin."),
     "ci_pair": ("ci_low, ci_high : float\n    Its 95 % profile-likelihood interval (``to_dict()`` writes it as "
                 "``\"ci\": [ci_low, ci_high]``, the key ``report.json`` has always used)."),
+    # whole References sections that several docstrings cite (one docs page each)
+    "ref_where_to_add": _refs("docs/architecture.md#where-to-add"),
+    "ref_mechanism": _refs("docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p"),
+    "ref_d150": _refs("docs/linear_memory.md#thresholds-at-d--100-and-150"),
+    "ref_fpp_budget": _refs("docs/factual_recall.md#facts-per-parameter-budget-checked"),
+    "ref_fpp_budget_paper": _refs("arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked"),
+    "ref_optimiser_scan": _refs("docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity"),
+    "ref_optimiser_scan_paper": _refs("arXiv:2412.06538; docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity"),
+    "ref_tradeoff_paper": _refs("arXiv:2412.06538; docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters"),
+    "ref_spectra_study": _refs("docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration"),
+    "ref_mlp_memory": _refs("docs/factual_recall.md#mlp-memory-against-counting-bounds"),
+    "ref_exact_decisions": _refs("docs/listwise.md#exact-decisions"),
+    "ref_quick_report": _refs("docs/linear_memory.md#measured-comparison-quick-report"),
+    "ref_paper_protocol": _refs("docs/factual_recall.md#the-papers-protocol-against-the-papers-code"),
+    "ref_rank_capacity": _refs("docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories"),
+    "ref_token_theory": _refs("docs/token_retrieval.md#token-level-theory-against-simulation"),
+    "ref_transformer_budget": _refs("docs/factual_recall.md#transformer-budget-study-small-size"),
 }
 
 #: :func:`hcizz.docstrings.fill_doc` with :data:`DOC_PARAMETERS` (a decorator of the study modules).
 fill_doc = functools.partial(hcizz.docstrings.fill_doc, **DOC_PARAMETERS)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class Option:
     """One option of a study: its flag, type, default, range and help.
@@ -95,9 +120,7 @@ class Option:
     choices : tuple of str, optional
         Allowed values of ``str`` options.
 
-    References
-    ----------
-    docs/architecture.md#where-to-add
+    %(ref_where_to_add)s
     """
 
     name: str
@@ -208,6 +231,7 @@ def ok_pairs(records):
     return [(r["params"], r["result"]) for r in records if is_ok(r)]
 
 
+@fill_doc
 def dims_option(default, *, low=2, high=None, help="dimensions"):
     """Return the ``--d`` option of a study: the list of dimensions ``ds``.
 
@@ -225,9 +249,7 @@ def dims_option(default, *, low=2, high=None, help="dimensions"):
     Option
         ``Option("ds", "--d", int, default, help, many=True, low=low, high=high)``.
 
-    References
-    ----------
-    docs/architecture.md#where-to-add
+    %(ref_where_to_add)s
 
     Examples
     --------
@@ -237,6 +259,7 @@ def dims_option(default, *, low=2, high=None, help="dimensions"):
     return Option("ds", "--d", int, tuple(default), help, many=True, low=low, high=high)
 
 
+@fill_doc
 def seeds_option(default):
     """Return the ``--seeds`` option of a trained-threshold study: trials per load (1 to 1000).
 
@@ -250,13 +273,12 @@ def seeds_option(default):
     Option
         ``Option("seeds", "--seeds", int, default, "trials per load", low=1, high=1000)``.
 
-    References
-    ----------
-    docs/architecture.md#where-to-add
+    %(ref_where_to_add)s
     """
     return Option("seeds", "--seeds", int, default, "trials per load", low=1, high=1000)
 
 
+@fill_doc
 def models_option():
     """Return the ``--models`` option of an exact study: the fact models, ``op`` and / or ``dp``.
 
@@ -265,9 +287,7 @@ def models_option():
     Option
         A list of ``"op"`` / ``"dp"`` (default both).
 
-    References
-    ----------
-    docs/architecture.md#where-to-add
+    %(ref_where_to_add)s
     """
     return Option("models", "--models", str, ("op", "dp"), "fact models", many=True, choices=("op", "dp"))
 
@@ -411,6 +431,7 @@ class Runner:
         return [{**p, **r} if with_params else dict(r) for p, r in ok_pairs(self(params))]
 
 
+@fill_doc
 @dataclass(frozen=True)
 class StudyRun(Result):
     """Result of :meth:`Study.run`: what was run or replayed, and the study's summary.
@@ -441,9 +462,7 @@ class StudyRun(Result):
     seconds : float
         Wall time of the run.
 
-    References
-    ----------
-    docs/architecture.md#where-to-add
+    %(ref_where_to_add)s
     """
 
     study: str
@@ -504,6 +523,7 @@ def _plain_summary(obj, limit=40):
     return json.dumps(to_json_value(obj), allow_nan=False, indent=1)[:6000]
 
 
+@fill_doc
 class Study:
     """Base class of a study (one subclass instance per study; see the module notes).
 
@@ -514,9 +534,7 @@ class Study:
     committed runs, ``committed = False``.  The file name of the committed
     store in :data:`STORED_DIR` follows from the name (:attr:`stored`).
 
-    References
-    ----------
-    docs/architecture.md#where-to-add
+    %(ref_where_to_add)s
     """
 
     name = None

@@ -92,9 +92,7 @@ def group_loads(model, kappa, d, cfg, preset, theory):
     params : list of dict
         :func:`~validation.linear_memory.capacity.capacity_trial` parameters.
 
-    References
-    ----------
-    docs/linear_memory.md#measured-comparison-quick-report
+    %(ref_quick_report)s
     """
     heb = model == "hebbian"
     c = grid_center(model, d, kappa, theory)
@@ -188,9 +186,7 @@ class CapacityRow(Result):
     ratio_to_op : float or None
         Low rank: threshold over the OP threshold at the same ``d``.
 
-    References
-    ----------
-    docs/linear_memory.md#measured-comparison-quick-report
+    %(ref_quick_report)s
     """
 
     model: str
@@ -241,9 +237,7 @@ class Mechanism(Result):
     spectra_table : list
         ``[name, load, law, KS, n]`` rows.
 
-    References
-    ----------
-    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism)s
     """
 
     d: int
@@ -277,9 +271,7 @@ def mechanism(by_group, d):
     Trials are deterministic in ``(seed, d, p)``, so the memory of a recorded
     trial is retrained exactly (default preset, its full budget).
 
-    References
-    ----------
-    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism)s
     """
     from validation.linear_memory.data import make_facts, trial_rngs
     from validation.linear_memory.mechanism import (init_spectrum_vs_mp_product, normalized_scores, score_summary,
@@ -325,6 +317,7 @@ def mechanism(by_group, d):
                      spectrum_init=init, lowrank_m=m, spectra_table=table)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class CapacitySweep(Result):
     """Summary of ``linear_memory.capacity``.
@@ -345,9 +338,7 @@ class CapacitySweep(Result):
     trials : int
         Trials of the grids and the extension round.
 
-    References
-    ----------
-    docs/linear_memory.md#measured-comparison-quick-report
+    %(ref_quick_report)s
     """
 
     config: dict
@@ -371,12 +362,11 @@ class CapacitySweep(Result):
             + ("-" if r.theory is None else f"{r.theory:.4f}") + f", {r.trials} trials" for r in self.rows)
 
 
+@fill_doc
 class CapacityStudy(Study):
     """``linear_memory.capacity``: the report's capacity sweep (see the module notes).
 
-    References
-    ----------
-    docs/linear_memory.md#measured-comparison-quick-report
+    %(ref_quick_report)s
     """
 
     name = "linear_memory.capacity"

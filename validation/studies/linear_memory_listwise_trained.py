@@ -53,9 +53,7 @@ def exact_threshold(d):
         The row of ``linear_memory.listwise`` for DP, :data:`CASE` and ``d``
         (None if the committed store has no fit there).
 
-    References
-    ----------
-    docs/listwise.md#exact-decisions
+    %(ref_exact_decisions)s
     """
     ls = ListwiseStudy()
     q = [r for r in ls.plan_d("dp", d) if (r["criterion"], r["tau"], r["margin"]) == CASE and "inputs" not in r]

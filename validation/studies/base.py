@@ -60,7 +60,9 @@ def _refs(text):
 #: entries are whole ``References`` sections, one per docs page that several docstrings cite.
 DOC_PARAMETERS = {
     "runner": "runner : validation.studies.base.Runner\n    Computes or replays the trials.",
-    "records": "results : list of dict\n    The engine records of the plan.",
+    # the whole Parameters section of a summarise(results) that takes the engine records only
+    "records_params": "Parameters\n----------\nresults : list of dict\n    The engine records of the plan.",
+    "executed": "results : dict\n    As :meth:`execute` returns it.",
     "record_pairs": ("results : list\n    ``(params, record)`` pairs, as :meth:`execute` returns them.\n"
                      "ds : tuple of int\n    The dimensions."),
     "model": 'model : str\n    ``"op"`` or ``"dp"``.',

@@ -1262,9 +1262,7 @@ class Tradeoff(Study):
     def summarise(self, results):
         """Summarise the grid (:func:`summarize_tradeoff`).
 
-        Parameters
-        ----------
-        %(records)s
+        %(records_params)s
 
         Returns
         -------

@@ -635,9 +635,7 @@ class MlpMemory(Study):
     def summarise(self, results):
         """Fit ``c`` per ``(d, m, steps)`` and pooled over the base design.
 
-        Parameters
-        ----------
-        %(records)s
+        %(records_params)s
 
         Returns
         -------
@@ -699,9 +697,7 @@ class EscapeTimes(Study):
     def summarise(self, results):
         """Fit the escape slopes (:func:`~validation.factual_recall.fits.fit_escape_slopes`).
 
-        Parameters
-        ----------
-        %(records)s
+        %(records_params)s
 
         Returns
         -------
@@ -819,9 +815,7 @@ class TransformerBudget(Study):
     def summarise(self, results):
         """Fit the capacity per schedule, rate and budget.
 
-        Parameters
-        ----------
-        %(records)s
+        %(records_params)s
 
         Returns
         -------

@@ -33,7 +33,7 @@ from validation.linear_memory.capacity import MAX_TRAINED_D as MAX_D, adaptive_s
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
-from .base import Option, Study, dims_option
+from .base import Option, Study, dims_option, fill_doc
 from .linear_memory_d150 import BATCH, START
 
 __all__ = ["DS", "REPLICATES", "TARGET", "GRID_FACTORS", "S_MAX", "STEPS", "DesignRun", "summarise_designs",
@@ -212,13 +212,13 @@ class AdaptiveDesignStudy(Study):
                       "theory": th}
         return out
 
+    @fill_doc
     def summarise(self, results, ds, replicates, target):
         """Per ``d``: :func:`summarise_designs`.
 
         Parameters
         ----------
-        results : dict
-            As :meth:`execute` returns it.
+        %(executed)s
         ds, replicates, target
             The options.
 

@@ -430,13 +430,13 @@ class CapacityStudy(Study):
             collect(more, runner(more))
         return {"theories": theories, "plan": plan, "by_group": by_group, "trials": len(params) + len(more)}
 
+    @fill_doc
     def summarise(self, results, config):
         """Fit every group; the mechanism diagnostics (see :class:`CapacitySweep`).
 
         Parameters
         ----------
-        results : dict
-            As :meth:`execute` returns it.
+        %(executed)s
         config : {"quick", "full"}
             The configuration.
 

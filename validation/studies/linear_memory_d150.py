@@ -414,13 +414,13 @@ class PaperSizeStudy(Study):
             out[g] = _with_params([(q, r) for q, r in zip(params, runner(params)) if is_ok(r)])
         return out
 
+    @fill_doc
     def summarise(self, results, groups, lr_check):
         """One :class:`GroupThreshold` and budget table per group, and the learning-rate check.
 
         Parameters
         ----------
-        results : dict
-            As :meth:`execute` returns it.
+        %(executed)s
         groups : tuple of int
             The chosen groups.
         lr_check : bool

@@ -272,13 +272,13 @@ class LowRankStudy(Study):
                     out.setdefault((prm["kappa"], prm["d"]), []).append({**r["result"], "seed": prm["seed"]})
         return out
 
+    @fill_doc
     def summarise(self, results, ds, kappas, seeds):
         """Fits, the short-budget refits and the agreement counts.
 
         Parameters
         ----------
-        results : dict
-            As :meth:`execute` returns it.
+        %(executed)s
         ds, kappas, seeds
             The options.
 

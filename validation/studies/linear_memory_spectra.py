@@ -527,13 +527,13 @@ class SpectraStudy(Study):
         return {"own": list(zip(own, recs)), "rest": list(zip(rest, runner(rest))), "trials": trials,
                 "reused": reused}
 
+    @fill_doc
     def summarise(self, results, config):
         """Rows, continued rows, the extrapolation and the figure panels (see :class:`SpectraSummary`).
 
         Parameters
         ----------
-        results : dict
-            As :meth:`execute` returns it.
+        %(executed)s
         config : {"full", "quick"}
             The configuration.
 

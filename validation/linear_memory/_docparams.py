@@ -15,9 +15,22 @@ import functools
 from hcizz.docstrings import fill_doc as _fill_doc
 
 
-def _refs(text):
-    """A whole ``References`` section citing ``text``."""
-    return "References\n----------\n" + text
+#: What the ``References`` sections that several docstrings share cite (a docs page, and a paper):
+#: key -> text; :data:`PARAMS` holds each whole section as ``ref_<key>``.
+REFERENCES = {
+    "spectra_init": "docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation",
+    "spectra_study": "docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration",
+    "protocol": "docs/linear_memory.md#protocol",
+    "exact_decisions": "docs/listwise.md#exact-decisions",
+    "full_rank_model": "arXiv:2605.10795; docs/theory_full_rank.md#the-model",
+    "finite_size": "docs/linear_memory.md#finite-size-law-op-against-dp",
+    "mechanism_paper": "arXiv:2605.10795; docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p",
+    "budget_study": "docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen",
+    "model": "docs/linear_memory.md#model",
+    "mechanism": "docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p",
+    "rank_model": "docs/rank_constrained.md#the-model",
+    "max_margin": "docs/linear_memory.md#the-max-margin-memory-at-the-threshold",
+}
 
 
 #: The package's own descriptions: key -> numpydoc entry ("name : type", then the text).
@@ -35,19 +48,8 @@ PARAMS = {
              "margin : float\n    Margin."),
     "Q": "Q : ndarray, shape (d, m)\n    Left factor.",
     "R": "R : ndarray, shape (d, m)\n    Right factor.",
-    # whole References sections that several docstrings cite (one docs page each)
-    "ref_spectra_init": _refs("docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation"),
-    "ref_spectra_study": _refs("docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration"),
-    "ref_protocol": _refs("docs/linear_memory.md#protocol"),
-    "ref_exact_decisions": _refs("docs/listwise.md#exact-decisions"),
-    "ref_full_rank_model": _refs("arXiv:2605.10795; docs/theory_full_rank.md#the-model"),
-    "ref_finite_size": _refs("docs/linear_memory.md#finite-size-law-op-against-dp"),
-    "ref_mechanism_paper": _refs("arXiv:2605.10795; docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p"),
-    "ref_budget_study": _refs("docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen"),
-    "ref_model": _refs("docs/linear_memory.md#model"),
-    "ref_mechanism": _refs("docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p"),
-    "ref_rank_model": _refs("docs/rank_constrained.md#the-model"),
-    "ref_max_margin": _refs("docs/linear_memory.md#the-max-margin-memory-at-the-threshold"),
+    # the whole References sections: "ref_<key>" for each key of REFERENCES
+    **{"ref_" + k: "References\n----------\n" + v for k, v in REFERENCES.items()},
 }
 
 #: :func:`hcizz.docstrings.fill_doc` with :data:`PARAMS` added.

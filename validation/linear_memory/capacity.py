@@ -27,7 +27,7 @@ from ._docparams import fill_doc
 
 __all__ = ["capacity_trial", "trial_params", "load_grid", "extension_loads", "grid_center", "measure_capacity",
            "CapacityMeasurement", "adaptive_settings", "budget_thresholds", "BudgetThreshold",
-           "ThresholdRecord", "MAX_D", "MAX_TRAINED_D", "MAX_SEEDS", "MAX_LOAD"]
+           "ThresholdEstimate", "ThresholdRecord", "MAX_D", "MAX_TRAINED_D", "MAX_SEEDS", "MAX_LOAD"]
 
 #: Largest dimension the trained linear-memory studies accept (their plans stop at d = 150;
 #: the memory of a trial grows like p d ~ d^3 / ln d and its training time faster).
@@ -685,7 +685,30 @@ def _measure_adaptive(model, d, kappa, preset, theory, alphas, sweep, seed0, ci_
 
 
 @dataclass(frozen=True)
-class ThresholdRecord(Result):
+class ThresholdEstimate(Result):
+    """Base of the records whose main estimate is ``threshold``, with its 95% interval ``ci_low`` / ``ci_high``.
+
+    A subclass adds its fields (``threshold``, ``ci_low`` and ``ci_high``
+    among them); :meth:`~hcizz.results.Result.conf_int` returns the interval
+    and ``to_dict()`` writes ``ci_low`` and ``ci_high`` as two keys
+    (:class:`ThresholdRecord` packs them into one).
+
+    See Also
+    --------
+    validation.linear_memory.capacity.ThresholdRecord : The same record, its interval written as ``"ci"``.
+    hcizz.results.Result : Protocol of every result record.
+
+    References
+    ----------
+    docs/architecture.md#one-result-protocol
+    """
+
+    _estimate = "threshold"
+    level = 0.95
+
+
+@dataclass(frozen=True)
+class ThresholdRecord(ThresholdEstimate):
     """Base of the threshold records: main estimate ``threshold``, 95% interval ``ci_low`` / ``ci_high``.
 
     A subclass adds its fields (``threshold``, ``ci_low`` and ``ci_high``
@@ -695,6 +718,7 @@ class ThresholdRecord(Result):
     See Also
     --------
     validation.linear_memory.capacity.BudgetThreshold : A threshold refitted at one step budget.
+    validation.linear_memory.capacity.ThresholdEstimate : The base that declares the estimate and its level.
     hcizz.results.Result : Protocol of every result record.
 
     References
@@ -702,9 +726,7 @@ class ThresholdRecord(Result):
     docs/architecture.md#one-result-protocol
     """
 
-    _estimate = "threshold"
     _ci_pair = True
-    level = 0.95
 
 
 @fill_doc

@@ -57,9 +57,9 @@ import numpy as np
 from scipy.linalg import qr_insert
 
 from hcizz.checks import check_int, check_real
-from hcizz.results import Result
 from validation.engine.trials import trial
 
+from .capacity import ThresholdEstimate
 from .exact import DEFAULT_TOL, _ActiveSet, _Decision, _Factor
 from ._docparams import fill_doc
 
@@ -801,7 +801,7 @@ def listwise_params(model, d, ns, seeds, *, criterion, tau=None, margin=0.0, inp
 
 @fill_doc
 @dataclass(frozen=True, kw_only=True)
-class ListwiseCapacity(Result):
+class ListwiseCapacity(ThresholdEstimate):
     """Result of :func:`measure_listwise_capacity`: an exact threshold next to its prediction.
 
     Parameters
@@ -828,7 +828,6 @@ class ListwiseCapacity(Result):
     %(ref_exact_decisions)s
     """
 
-    _estimate = "threshold"
     model: str
     d: int
     criterion: str

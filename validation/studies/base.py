@@ -50,9 +50,26 @@ MAX_PLAN_TRIALS = 100_000
 STORED_DIR = Path(__file__).resolve().parent / "stored"
 
 
-def _refs(text):
-    """A whole ``References`` section citing ``text`` (a :data:`DOC_PARAMETERS` entry)."""
-    return "References\n----------\n" + text
+#: What the ``References`` sections that several study docstrings share cite (a docs page, and a
+#: paper): key -> text; :data:`DOC_PARAMETERS` holds each whole section as ``ref_<key>``.
+DOC_REFERENCES = {
+    "where_to_add": "docs/architecture.md#where-to-add",
+    "mechanism": "docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p",
+    "d150": "docs/linear_memory.md#thresholds-at-d--100-and-150",
+    "fpp_budget": "docs/factual_recall.md#facts-per-parameter-budget-checked",
+    "fpp_budget_paper": "arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked",
+    "optimiser_scan": "docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity",
+    "optimiser_scan_paper": "arXiv:2412.06538; docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity",
+    "tradeoff_paper": "arXiv:2412.06538; docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters",
+    "spectra_study": "docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration",
+    "mlp_memory": "docs/factual_recall.md#mlp-memory-against-counting-bounds",
+    "exact_decisions": "docs/listwise.md#exact-decisions",
+    "quick_report": "docs/linear_memory.md#measured-comparison-quick-report",
+    "paper_protocol": "docs/factual_recall.md#the-papers-protocol-against-the-papers-code",
+    "rank_capacity": "docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories",
+    "token_theory": "docs/token_retrieval.md#token-level-theory-against-simulation",
+    "transformer_budget": "docs/factual_recall.md#transformer-budget-study-small-size",
+}
 
 
 #: Parameter texts the study modules share, besides :data:`hcizz.docstrings.PARAMETERS`
@@ -73,23 +90,8 @@ DOC_PARAMETERS = {
              "margin : float\n    Margin."),
     "ci_pair": ("ci_low, ci_high : float\n    Its 95 % profile-likelihood interval (``to_dict()`` writes it as "
                 "``\"ci\": [ci_low, ci_high]``, the key ``report.json`` has always used)."),
-    # whole References sections that several docstrings cite (one docs page each)
-    "ref_where_to_add": _refs("docs/architecture.md#where-to-add"),
-    "ref_mechanism": _refs("docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p"),
-    "ref_d150": _refs("docs/linear_memory.md#thresholds-at-d--100-and-150"),
-    "ref_fpp_budget": _refs("docs/factual_recall.md#facts-per-parameter-budget-checked"),
-    "ref_fpp_budget_paper": _refs("arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked"),
-    "ref_optimiser_scan": _refs("docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity"),
-    "ref_optimiser_scan_paper": _refs("arXiv:2412.06538; docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity"),
-    "ref_tradeoff_paper": _refs("arXiv:2412.06538; docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters"),
-    "ref_spectra_study": _refs("docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration"),
-    "ref_mlp_memory": _refs("docs/factual_recall.md#mlp-memory-against-counting-bounds"),
-    "ref_exact_decisions": _refs("docs/listwise.md#exact-decisions"),
-    "ref_quick_report": _refs("docs/linear_memory.md#measured-comparison-quick-report"),
-    "ref_paper_protocol": _refs("docs/factual_recall.md#the-papers-protocol-against-the-papers-code"),
-    "ref_rank_capacity": _refs("docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories"),
-    "ref_token_theory": _refs("docs/token_retrieval.md#token-level-theory-against-simulation"),
-    "ref_transformer_budget": _refs("docs/factual_recall.md#transformer-budget-study-small-size"),
+    # the whole References sections: "ref_<key>" for each key of DOC_REFERENCES
+    **{"ref_" + k: "References\n----------\n" + v for k, v in DOC_REFERENCES.items()},
 }
 
 #: :func:`hcizz.docstrings.fill_doc` with :data:`DOC_PARAMETERS` (a decorator of the study modules).

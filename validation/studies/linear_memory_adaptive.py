@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hcizz.results import Result
-from validation.linear_memory.capacity import MAX_TRAINED_D as MAX_D, adaptive_settings, capacity_trial, trial_params
+from validation.linear_memory.capacity import (MAX_TRAINED_D as MAX_D, ThresholdEstimate, adaptive_settings,
+                                               capacity_trial, trial_params)
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
@@ -51,7 +51,7 @@ STEPS = 4096
 
 
 @dataclass(frozen=True)
-class DesignRun(Result):
+class DesignRun(ThresholdEstimate):
     """One replicate of one design.
 
     Parameters
@@ -78,9 +78,6 @@ class DesignRun(Result):
     ci_high: float
     reached: bool
     cpu_seconds: float
-
-    _estimate = "threshold"
-    level = 0.95
 
 
 def _results(runner, params):

@@ -42,7 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hcizz.results import Result
-from validation.linear_memory.capacity import capacity_trial, extension_loads, grid_center, trial_params
+from validation.linear_memory.capacity import (ThresholdEstimate, capacity_trial, extension_loads, grid_center,
+                                               trial_params)
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
@@ -148,7 +149,7 @@ def row_command(params, loads):
 
 @fill_doc
 @dataclass(frozen=True)
-class CapacityRow(Result):
+class CapacityRow(ThresholdEstimate):
     """The trained threshold of one group against its prediction.
 
     Parameters
@@ -209,9 +210,6 @@ class CapacityRow(Result):
     mean_steps: float | None
     command: str
     ratio_to_op: float | None
-
-    _estimate = "threshold"
-    level = 0.95
 
 
 @fill_doc

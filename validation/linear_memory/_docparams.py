@@ -4,13 +4,34 @@ The descriptions common to the whole project (``d``, ``p``, ``rng``, ...) live i
 :data:`hcizz.docstrings.PARAMETERS`; this table holds those of the linear
 memories, each written once.  A docstring names entries on a placeholder line
 (``%(W)s %(facts)s``) and its function is decorated with :data:`fill_doc`, which
-fills both tables in (``docs/architecture.md#shared-parameter-docs``).
+fills both tables in (``docs/architecture.md#shared-parameter-docs``).  The
+``ref_*`` entries are whole ``References`` sections, one per docs page that
+several docstrings cite.
 """
 from __future__ import annotations
 
 import functools
 
 from hcizz.docstrings import fill_doc as _fill_doc
+
+
+#: What the ``References`` sections that several docstrings share cite (a docs page, and a paper):
+#: key -> text; :data:`PARAMS` holds each whole section as ``ref_<key>``.
+REFERENCES = {
+    "spectra_init": "docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation",
+    "spectra_study": "docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration",
+    "protocol": "docs/linear_memory.md#protocol",
+    "exact_decisions": "docs/listwise.md#exact-decisions",
+    "full_rank_model": "arXiv:2605.10795; docs/theory_full_rank.md#the-model",
+    "finite_size": "docs/linear_memory.md#finite-size-law-op-against-dp",
+    "mechanism_paper": "arXiv:2605.10795; docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p",
+    "budget_study": "docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen",
+    "model": "docs/linear_memory.md#model",
+    "mechanism": "docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p",
+    "rank_model": "docs/rank_constrained.md#the-model",
+    "max_margin": "docs/linear_memory.md#the-max-margin-memory-at-the-threshold",
+}
+
 
 #: The package's own descriptions: key -> numpydoc entry ("name : type", then the text).
 PARAMS = {
@@ -27,6 +48,8 @@ PARAMS = {
              "margin : float\n    Margin."),
     "Q": "Q : ndarray, shape (d, m)\n    Left factor.",
     "R": "R : ndarray, shape (d, m)\n    Right factor.",
+    # the whole References sections: "ref_<key>" for each key of REFERENCES
+    **{"ref_" + k: "References\n----------\n" + v for k, v in REFERENCES.items()},
 }
 
 #: :func:`hcizz.docstrings.fill_doc` with :data:`PARAMS` added.

@@ -27,7 +27,7 @@ from ._docparams import fill_doc
 
 __all__ = ["capacity_trial", "trial_params", "load_grid", "extension_loads", "grid_center", "measure_capacity",
            "CapacityMeasurement", "adaptive_settings", "budget_thresholds", "BudgetThreshold",
-           "ThresholdRecord", "MAX_D", "MAX_TRAINED_D", "MAX_SEEDS", "MAX_LOAD"]
+           "ThresholdEstimate", "ThresholdRecord", "MAX_D", "MAX_TRAINED_D", "MAX_SEEDS", "MAX_LOAD"]
 
 #: Largest dimension the trained linear-memory studies accept (their plans stop at d = 150;
 #: the memory of a trial grows like p d ~ d^3 / ln d and its training time faster).
@@ -40,6 +40,7 @@ MAX_SEEDS = 10_000
 MAX_LOAD = 1e6
 
 
+@fill_doc
 @trial("linear_memory.capacity", aliases=("validation.linear_memory.capacity:capacity_trial",))
 def capacity_trial(params):
     r"""One capacity trial (module-level, for :func:`validation.engine.run_sweep`).
@@ -74,9 +75,7 @@ def capacity_trial(params):
     The model's declaration (:func:`validation.linear_memory.registry.get_model`)
     gives the fact set and the parametrisation trained.
 
-    References
-    ----------
-    docs/linear_memory.md#protocol
+    %(ref_protocol)s
     """
     model = params["model"]
     decl = get_model(model)
@@ -124,6 +123,7 @@ def _check_candidates(model, d, p, where):
                          "use a smaller d or smaller loads (alphas)")
 
 
+@fill_doc
 def load_grid(center, *, n=7, rel=0.25, d=None):
     """Build the load grid ``center * linspace(1 - rel, 1 + rel, n)``.
 
@@ -149,9 +149,7 @@ def load_grid(center, *, n=7, rel=0.25, d=None):
     validation.linear_memory.capacity.grid_center : Centre of the default grid for a model.
     validation.linear_memory.capacity.extension_loads : More loads where the crossing lies outside the grid.
 
-    References
-    ----------
-    docs/linear_memory.md#protocol
+    %(ref_protocol)s
 
     Examples
     --------
@@ -198,9 +196,7 @@ def trial_params(model, d, loads, seeds, *, kappa=None, preset="default", **extr
     validation.linear_memory.capacity.capacity_trial : Consumer of these parameter records.
     validation.linear_memory.capacity.load_grid : Loads spread evenly around a centre.
 
-    References
-    ----------
-    docs/linear_memory.md#protocol
+    %(ref_protocol)s
     """
     out = []
     for a in loads:
@@ -366,9 +362,7 @@ def grid_center(model, d, kappa=None, theory=None):
     prediction, because at laptop sizes full-rank thresholds sit ~1.8x above
     their large-``d`` limit and :math:`\alpha_c(\kappa)` is a large-``d`` number.
 
-    References
-    ----------
-    docs/linear_memory.md#protocol
+    %(ref_protocol)s
     """
     return get_model(model).center(d, kappa, theory)
 
@@ -691,7 +685,30 @@ def _measure_adaptive(model, d, kappa, preset, theory, alphas, sweep, seed0, ci_
 
 
 @dataclass(frozen=True)
-class ThresholdRecord(Result):
+class ThresholdEstimate(Result):
+    """Base of the records whose main estimate is ``threshold``, with its 95% interval ``ci_low`` / ``ci_high``.
+
+    A subclass adds its fields (``threshold``, ``ci_low`` and ``ci_high``
+    among them); :meth:`~hcizz.results.Result.conf_int` returns the interval
+    and ``to_dict()`` writes ``ci_low`` and ``ci_high`` as two keys
+    (:class:`ThresholdRecord` packs them into one).
+
+    See Also
+    --------
+    validation.linear_memory.capacity.ThresholdRecord : The same record, its interval written as ``"ci"``.
+    hcizz.results.Result : Protocol of every result record.
+
+    References
+    ----------
+    docs/architecture.md#one-result-protocol
+    """
+
+    _estimate = "threshold"
+    level = 0.95
+
+
+@dataclass(frozen=True)
+class ThresholdRecord(ThresholdEstimate):
     """Base of the threshold records: main estimate ``threshold``, 95% interval ``ci_low`` / ``ci_high``.
 
     A subclass adds its fields (``threshold``, ``ci_low`` and ``ci_high``
@@ -701,6 +718,7 @@ class ThresholdRecord(Result):
     See Also
     --------
     validation.linear_memory.capacity.BudgetThreshold : A threshold refitted at one step budget.
+    validation.linear_memory.capacity.ThresholdEstimate : The base that declares the estimate and its level.
     hcizz.results.Result : Protocol of every result record.
 
     References
@@ -708,11 +726,10 @@ class ThresholdRecord(Result):
     docs/architecture.md#one-result-protocol
     """
 
-    _estimate = "threshold"
     _ci_pair = True
-    level = 0.95
 
 
+@fill_doc
 @dataclass(frozen=True)
 class BudgetThreshold(ThresholdRecord):
     """The threshold refitted at one step budget (:func:`budget_thresholds`).
@@ -737,9 +754,7 @@ class BudgetThreshold(ThresholdRecord):
     ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]``
     (:class:`ThresholdRecord`).
 
-    References
-    ----------
-    docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen
+    %(ref_budget_study)s
     """
 
     budget: int
@@ -749,6 +764,7 @@ class BudgetThreshold(ThresholdRecord):
     successes: int
 
 
+@fill_doc
 def budget_thresholds(records, budgets):
     """Refit the threshold at each step budget from the trials of one run at a larger budget.
 
@@ -777,9 +793,7 @@ def budget_thresholds(records, budgets):
     stops at the first full recall, so ``success(B) = success and steps <= B``
     is the outcome the shorter run would have had.
 
-    References
-    ----------
-    docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen
+    %(ref_budget_study)s
 
     Examples
     --------

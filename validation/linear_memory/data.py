@@ -62,6 +62,7 @@ class _FactShape:
         return load_of(self.p, self.d)
 
 
+@fill_doc
 class Facts(_FactShape):
     r"""A fact set: inputs ``E`` (p, d) and their candidates ``U``; one subclass per problem.
 
@@ -94,9 +95,7 @@ class Facts(_FactShape):
     :math:`\alpha = p \ln p / d^2`.  Instances are immutable (the arrays are not
     copied).
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#the-model
+    %(ref_full_rank_model)s
 
     Examples
     --------
@@ -180,8 +179,8 @@ class Facts(_FactShape):
         """
         raise NotImplementedError
 
-    @fill_doc
     @classmethod
+    @fill_doc
     def candidate_nbytes(cls, p, d, dtype=np.float32):
         """Return the bytes of the candidate tensor ``U`` of a fact set of this problem.
 
@@ -196,8 +195,8 @@ class Facts(_FactShape):
         """
         raise NotImplementedError
 
-    @fill_doc
     @classmethod
+    @fill_doc
     def draw(cls, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
         r"""Draw a fact set of this problem, all entries i.i.d. :math:`\mathcal{N}(0, 1)`.
 
@@ -228,6 +227,7 @@ class Facts(_FactShape):
         raise NotImplementedError
 
 
+@fill_doc
 class OPFacts(Facts):
     r"""An OP fact set: one candidate set ``U`` (p, d) shared by all inputs (see :class:`Facts`).
 
@@ -243,9 +243,7 @@ class OPFacts(Facts):
     validation.linear_memory.data.make_op : Draw an OP fact set with i.i.d. N(0, 1) entries.
     validation.linear_memory.data.DPFacts : The decoupled problem, each input with its own candidates.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#the-model
+    %(ref_full_rank_model)s
     """
 
     __slots__ = ()
@@ -273,6 +271,7 @@ class OPFacts(Facts):
         return self.U
 
 
+@fill_doc
 class DPFacts(Facts):
     r"""A DP fact set: input :math:`\mu` has its own candidates ``U[mu]`` (p, d) (see :class:`Facts`).
 
@@ -288,9 +287,7 @@ class DPFacts(Facts):
     validation.linear_memory.data.make_dp : Draw a DP fact set with i.i.d. N(0, 1) entries.
     validation.linear_memory.exact.LazyDPFacts : The same numbers, redrawn block by block instead of held.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#the-model
+    %(ref_full_rank_model)s
     """
 
     __slots__ = ()
@@ -390,9 +387,7 @@ def dp_nbytes(p, d, dtype=np.float32):
     --------
     validation.linear_memory.data.Facts.candidate_nbytes : The byte count of either problem, as a class method.
 
-    References
-    ----------
-    docs/linear_memory.md#protocol
+    %(ref_protocol)s
 
     Examples
     --------
@@ -423,9 +418,7 @@ def make_op(p, d, *, rng=None, dtype=np.float64):
     validation.linear_memory.data.make_dp : Per-input candidates instead of one shared set.
     validation.linear_memory.data.make_facts : Draw either problem, chosen by name.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#the-model
+    %(ref_full_rank_model)s
 
     Examples
     --------
@@ -467,9 +460,7 @@ def make_dp(p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_BYTES):
     correct one.  Rows of different inputs are independent, so the recall
     events of different inputs are independent given ``W``.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#the-model
+    %(ref_full_rank_model)s
 
     Examples
     --------
@@ -505,9 +496,7 @@ def make_facts(kind, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_
     validation.linear_memory.data.make_dp : The DP draw it dispatches to.
     validation.linear_memory.data.trial_rngs : The facts and initialisation generators of one trial.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#the-model
+    %(ref_full_rank_model)s
 
     Examples
     --------
@@ -517,6 +506,7 @@ def make_facts(kind, p, d, *, rng=None, dtype=np.float32, max_bytes=DEFAULT_MAX_
     return fact_type(kind).draw(p, d, rng=rng, dtype=dtype, max_bytes=max_bytes)
 
 
+@fill_doc
 def trial_rngs(seed, d, p):
     """Return independent generators for the facts and the initialisation of a trial.
 
@@ -543,9 +533,7 @@ def trial_rngs(seed, d, p):
     The facts depend on ``(seed, d, p)`` only, so OP, low-rank and Hebbian
     trials with equal ``(seed, d, p)`` see the same facts (paired comparison).
 
-    References
-    ----------
-    docs/linear_memory.md#protocol
+    %(ref_protocol)s
     """
     ss = np.random.SeedSequence(entropy=int(seed), spawn_key=(int(d), int(p)))
     a, b = ss.spawn(2)

@@ -1107,6 +1107,19 @@ def _verified(res, facts, verify, tol):
     return res.verified
 
 
+def _phase_scorer(facts, sc):
+    """The scorer of a solver phase and what the phase reads off it.
+
+    ``sc``: the :class:`_Scorer` shared with an earlier phase, or None for a new
+    one on ``facts``.  Returns ``(sc, src, p, d, E, C)``: the scorer, its source,
+    the source's sizes and its ``E`` / ``C`` arrays.
+    """
+    if sc is None:
+        sc = _Scorer(_Source(facts))
+    src = sc.src
+    return sc, src, src.p, src.d, src.E, src.C
+
+
 def _alm(facts, *, tol, verify, rho_max=1e8, rho0=1.0, newton_per_stage=80, cg_max=250, sc=None,
          screen="stage"):
     r"""Augmented Lagrangian phase of :func:`exact_feasibility` (primal, in ``W`` space).
@@ -1125,11 +1138,7 @@ def _alm(facts, *, tol, verify, rho_max=1e8, rho0=1.0, newton_per_stage=80, cg_m
     import scipy.sparse as sps
 
     t0 = time.perf_counter()
-    if sc is None:
-        sc = _Scorer(_Source(facts))
-    src = sc.src
-    p, d = src.p, src.d
-    E, C = src.E, src.C
+    sc, src, p, d, E, C = _phase_scorer(facts, sc)
     if screen not in ("stage", "exact"):
         raise ValueError(f"screen must be 'stage' or 'exact', got {screen!r}")
 
@@ -1281,11 +1290,7 @@ def _lawson_hanson(facts, *, tol, batch, max_iter, optimal, verify, start=None, 
     ``start``: optional (m, 2) pairs that form the first active set; ``sc``: the
     :class:`_Scorer` of the facts (shared with the augmented Lagrangian phase)."""
     t0 = time.perf_counter()
-    if sc is None:
-        sc = _Scorer(_Source(facts))
-    src = sc.src
-    p, d = src.p, src.d
-    E, C = src.E, src.C
+    sc, src, p, d, E, C = _phase_scorer(facts, sc)
     batch = max(16, d * d // 40) if batch is None else check_int("batch", batch, low=1)
     max_iter = 20 * d * d if max_iter is None else check_int("max_iter", max_iter, low=1)
     hole_limit = max(32, (d * d + 1) // 10)

@@ -57,9 +57,9 @@ import numpy as np
 from scipy.linalg import qr_insert
 
 from hcizz.checks import check_int, check_real
-from hcizz.results import Result
 from validation.engine.trials import trial
 
+from .capacity import ThresholdEstimate
 from .exact import DEFAULT_TOL, _ActiveSet, _Decision, _Factor
 from ._docparams import fill_doc
 
@@ -73,6 +73,7 @@ __all__ = ["ListwiseResult", "listwise_feasibility", "listwise_margins", "verify
 CRITERIA = ("top1", "tam")
 
 
+@fill_doc
 @dataclass
 class ListwiseResult(_Decision):
     r"""Outcome of :func:`listwise_feasibility`.
@@ -115,9 +116,7 @@ class ListwiseResult(_Decision):
     --------
     validation.linear_memory.exact_listwise.listwise_feasibility : Solver whose decision, bracket and certificate this records.
 
-    References
-    ----------
-    docs/listwise.md#exact-decisions
+    %(ref_exact_decisions)s
     """
 
     gamma_low: float = math.nan
@@ -178,9 +177,7 @@ def score_unit(facts):
     --------
     validation.linear_memory.exact_listwise.listwise_margins : Margins of every fact, in this unit.
 
-    References
-    ----------
-    docs/listwise.md#exact-decisions
+    %(ref_exact_decisions)s
 
     Examples
     --------
@@ -313,9 +310,7 @@ def verify_listwise_feasible(facts, W, *, criterion="tam", tau=None, margin=0.0)
     validation.linear_memory.exact_listwise.listwise_margins : Per-fact margins that are checked.
     validation.linear_memory.exact_listwise.verify_listwise_infeasible : Counterpart for certificates of infeasibility.
 
-    References
-    ----------
-    docs/listwise.md#exact-decisions
+    %(ref_exact_decisions)s
     """
     margin = check_real("margin", margin, low=0, allow_array=False)
     g = listwise_margins(facts, W, criterion=criterion, tau=tau)
@@ -362,9 +357,7 @@ def verify_listwise_infeasible(facts, cert, *, criterion="tam", tau=None, margin
     g_{\mu_i}(W)` for every ``W``, and :math:`\min_\mu g_\mu(W) \sum \lambda \leq \|X\| \|W\|`:
     no memory has margin above ``bound``.
 
-    References
-    ----------
-    docs/listwise.md#exact-decisions
+    %(ref_exact_decisions)s
     """
     margin = check_real("margin", margin, low=0, allow_array=False)
     tol = check_real("tol", tol, low=0, allow_array=False)
@@ -604,6 +597,7 @@ def _trial_facts(params):
     return d, p, make_facts(model, p, d, rng=rf, dtype=np.float32)
 
 
+@fill_doc
 @trial("linear_memory.listwise_exact")
 def listwise_exact_trial(params):
     r"""One exact listwise / margin decision (module level, for the sweep engine).
@@ -632,9 +626,7 @@ def listwise_exact_trial(params):
     validation.linear_memory.exact_listwise.listwise_params : One record per number of facts and seed.
     validation.linear_memory.exact_listwise.listwise_feasibility : Exact decision made by each trial.
 
-    References
-    ----------
-    docs/listwise.md#exact-decisions
+    %(ref_exact_decisions)s
     """
     c0 = time.process_time()
     d, p, facts = _trial_facts(params)
@@ -767,6 +759,7 @@ def listwise_prediction(criterion, d, *, tau=None, margin=0.0, samples=20_000, r
     return {"value": float(est.value), "stderr": float(est.stderr), "p": int(n), "limit": limit, "name": name}
 
 
+@fill_doc
 def listwise_params(model, d, ns, seeds, *, criterion, tau=None, margin=0.0, inputs=None):
     r"""Return the parameter records (one per ``n`` and seed) of :func:`listwise_exact_trial`.
 
@@ -799,9 +792,7 @@ def listwise_params(model, d, ns, seeds, *, criterion, tau=None, margin=0.0, inp
     --------
     validation.linear_memory.exact_listwise.listwise_exact_trial : Decides one instance per record.
 
-    References
-    ----------
-    docs/listwise.md#exact-decisions
+    %(ref_exact_decisions)s
     """
     extra = {} if inputs is None else {"inputs": inputs}
     return [{"model": model, "d": int(d), "n": int(n), "criterion": criterion,
@@ -811,7 +802,7 @@ def listwise_params(model, d, ns, seeds, *, criterion, tau=None, margin=0.0, inp
 
 @fill_doc
 @dataclass(frozen=True, kw_only=True)
-class ListwiseCapacity(Result):
+class ListwiseCapacity(ThresholdEstimate):
     """Result of :func:`measure_listwise_capacity`: an exact threshold next to its prediction.
 
     Parameters
@@ -839,12 +830,9 @@ class ListwiseCapacity(Result):
     validation.linear_memory.exact_listwise.measure_listwise_capacity : Sweep and fit that build this record.
     validation.linear_memory.train_listwise.measure_trained_listwise_capacity : The same from trained runs.
 
-    References
-    ----------
-    docs/listwise.md#exact-decisions
+    %(ref_exact_decisions)s
     """
 
-    _estimate = "threshold"
     model: str
     d: int
     criterion: str
@@ -882,6 +870,7 @@ def _sweep_args(model, d, criterion, tau, margin, seeds, ns, n_loads, rel, theor
     return d, margin, seeds, ns, theory
 
 
+@fill_doc
 def measure_listwise_capacity(model, d, *, criterion="tam", tau=None, margin=0.0, seeds=4, ns=None,
                               n_loads=7, rel=0.25, seed0=0, store=None, workers=None, executor="processes",
                               progress=True, runner=None, theory=None, method="exact"):
@@ -942,9 +931,7 @@ def measure_listwise_capacity(model, d, *, criterion="tam", tau=None, margin=0.0
     validation.linear_memory.exact_listwise.listwise_exact_trial : A single exact decision of the sweep.
     validation.linear_memory.exact_listwise.listwise_prediction : Replica prediction reported beside the threshold.
 
-    References
-    ----------
-    docs/listwise.md#exact-decisions
+    %(ref_exact_decisions)s
     """
     if method != "exact":
         raise ValueError(f"method must be 'exact' here, got {method!r} (trained runs: "

@@ -25,6 +25,8 @@ from scipy import stats
 
 from hcizz.results import Result
 
+from ._docparams import fill_doc
+
 __all__ = ["ThresholdPoint", "ModelComparison", "ExcessFit", "threshold_points", "compare_models",
            "excess_fits", "FORMS"]
 
@@ -39,6 +41,7 @@ FORMS = {"1/d": lambda d, p: 1.0 / d,
          "p/d^2": lambda d, p: p / d**2}
 
 
+@fill_doc
 @dataclass(frozen=True)
 class ThresholdPoint(Result):
     """One exact threshold reduced to a Gaussian estimate of the relative excess.
@@ -62,9 +65,7 @@ class ThresholdPoint(Result):
     --------
     validation.linear_memory.finite_size.threshold_points : Builds these points from exact thresholds.
 
-    References
-    ----------
-    docs/linear_memory.md#finite-size-law-op-against-dp
+    %(ref_finite_size)s
     """
 
     d: int
@@ -77,6 +78,7 @@ class ThresholdPoint(Result):
     excess_stderr: float
 
 
+@fill_doc
 @dataclass(frozen=True)
 class ModelComparison(Result):
     """OP against DP at one ``d``.
@@ -100,9 +102,7 @@ class ModelComparison(Result):
     --------
     validation.linear_memory.finite_size.compare_models : Builds one such comparison per dimension.
 
-    References
-    ----------
-    docs/linear_memory.md#finite-size-law-op-against-dp
+    %(ref_finite_size)s
     """
 
     d: int
@@ -119,6 +119,7 @@ class ModelComparison(Result):
     level = 0.95
 
 
+@fill_doc
 @dataclass(frozen=True)
 class ExcessFit(Result):
     """A weighted least-squares fit of the relative excess against :math:`x(d)`.
@@ -146,9 +147,7 @@ class ExcessFit(Result):
     --------
     validation.linear_memory.finite_size.excess_fits : Weighted least squares that yields this fit.
 
-    References
-    ----------
-    docs/linear_memory.md#finite-size-law-op-against-dp
+    %(ref_finite_size)s
     """
 
     form: str
@@ -167,6 +166,7 @@ def _stderr_from_ci(lo, hi):
     return (hi - lo) / (2 * _Z95)
 
 
+@fill_doc
 def threshold_points(rows):
     """Reduce exact thresholds to :class:`ThresholdPoint` (rows without a finite fit are left out).
 
@@ -188,9 +188,7 @@ def threshold_points(rows):
     validation.linear_memory.finite_size.compare_models : OP and DP thresholds, dimension by dimension.
     validation.linear_memory.finite_size.excess_fits : Relative excess regressed on :math:`x(d)`.
 
-    References
-    ----------
-    docs/linear_memory.md#finite-size-law-op-against-dp
+    %(ref_finite_size)s
 
     Examples
     --------
@@ -267,6 +265,7 @@ def compare_models(op_rows, dp_rows):
     return out
 
 
+@fill_doc
 def excess_fits(rows, forms=tuple(FORMS)):
     """Fit the relative excess over the finite-``p`` theory against ``d``.
 
@@ -303,9 +302,7 @@ def excess_fits(rows, forms=tuple(FORMS)):
     offset whose 95 % interval excludes 0 says the excess does not vanish in
     that form.
 
-    References
-    ----------
-    docs/linear_memory.md#finite-size-law-op-against-dp
+    %(ref_finite_size)s
 
     Examples
     --------

@@ -20,12 +20,15 @@ import numpy as np
 
 from validation.engine.trials import trial
 
+from ._docparams import fill_doc
+
 __all__ = ["N_TOP", "margin_trial", "observables", "predicted", "typical_predicted"]
 
 #: Number of largest competitors in the gap profile.
 N_TOP = 10
 
 
+@fill_doc
 def observables(correct, competitors, n_top=N_TOP):
     """Compute per-row normalised correct score, largest competitor, margin and top gaps.
 
@@ -52,15 +55,14 @@ def observables(correct, competitors, n_top=N_TOP):
     validation.linear_memory.margins.predicted : Prediction from the minimiser of :math:`V_p`, at capacity.
     validation.linear_memory.margins.typical_predicted : Prediction for a typical memory below capacity.
 
-    References
-    ----------
-    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism)s
     """
     top = -np.sort(-competitors, axis=1)[:, :n_top]
     return {"correct": correct, "row_max": top[:, 0], "margin": correct - top[:, 0],
             "gaps": correct[:, None] - top}
 
 
+@fill_doc
 @trial("linear_memory.margins", aliases=("validation.linear_memory.margins:margin_trial",))
 def margin_trial(params):
     r"""Train one OP memory at load ``alpha`` (default preset); normalised score observables.
@@ -85,9 +87,7 @@ def margin_trial(params):
     --------
     validation.linear_memory.margins.observables : Score observables recorded per trained memory.
 
-    References
-    ----------
-    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism)s
     """
     from replica.load import load_of, p_from_load
     from .data import make_facts, trial_rngs
@@ -110,6 +110,7 @@ def margin_trial(params):
     return out
 
 
+@fill_doc
 def predicted(p, *, samples=4000, rng=0):
     """Predict the observables of :func:`observables` at ``p`` from the minimiser of :math:`V_p`.
 
@@ -140,9 +141,7 @@ def predicted(p, *, samples=4000, rng=0):
     unperturbed score and of its :math:`k^*` largest competitors, which end tied
     with it (zero margin).
 
-    References
-    ----------
-    arXiv:2605.10795; docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism_paper)s
     """
     from replica.pinned_scores import pinned_scores
 
@@ -151,6 +150,7 @@ def predicted(p, *, samples=4000, rng=0):
             "gaps": s["gaps"], "k_active": s["k_active"]}
 
 
+@fill_doc
 def typical_predicted(p, load, *, samples=1000, rng=0, saddle_samples=200):
     r"""Predict the observables of :func:`observables` for a typical memory at load ``load`` below capacity.
 
@@ -186,9 +186,7 @@ def typical_predicted(p, load, *, samples=1000, rng=0, saddle_samples=200):
     :math:`z = \sqrt{q^*}\, \eta + \sqrt{1 - q^*}\, \zeta` with ``zeta`` conditioned on
     recall (:func:`replica.pinned_scores.typical_scores`).
 
-    References
-    ----------
-    arXiv:2605.10795; docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism_paper)s
     """
     from replica import saddle
     from replica.pinned_scores import typical_scores

@@ -24,6 +24,7 @@ import numpy as np
 
 from validation.engine import trial
 
+from ._docparams import fill_doc
 from .exact import _trial_instance, exact_feasibility
 from replica.load import load_of
 
@@ -59,6 +60,7 @@ def _pair_margins(E, U, W):
     return m
 
 
+@fill_doc
 def active_counts(E, U, W, *, rtol=ACTIVE_RTOL):
     r"""Count, per fact, the competitor pairs tied at the smallest margin.
 
@@ -88,9 +90,7 @@ def active_counts(E, U, W, *, rtol=ACTIVE_RTOL):
     validation.linear_memory.max_margin.normalised_margins : The margins in score units.
     validation.linear_memory.exact.exact_feasibility : The solver whose optimum this reads.
 
-    References
-    ----------
-    docs/linear_memory.md#the-max-margin-memory-at-the-threshold
+    %(ref_max_margin)s
 
     Examples
     --------
@@ -107,6 +107,7 @@ def active_counts(E, U, W, *, rtol=ACTIVE_RTOL):
     return (c <= gamma * (1.0 + rtol) + 1e-15).sum(axis=1), gamma
 
 
+@fill_doc
 def normalised_margins(E, U, W):
     r"""Return each fact's margin and correct score in units of its competitors' spread.
 
@@ -133,9 +134,7 @@ def normalised_margins(E, U, W):
     validation.linear_memory.max_margin.active_counts : The ties at the smallest margin.
     replica.pinned_scores.pinned_scores : The :math:`V_p` minimiser's scores, same units.
 
-    References
-    ----------
-    docs/linear_memory.md#the-max-margin-memory-at-the-threshold
+    %(ref_max_margin)s
 
     Examples
     --------
@@ -156,6 +155,7 @@ def normalised_margins(E, U, W):
         return (diag - comp.max(axis=1)) / s, (diag - comp.mean(axis=1)) / s
 
 
+@fill_doc
 @trial("linear_memory.max_margin")
 def max_margin_trial(params):
     """One max-margin OP memory: its margin, ties per fact, normalised scores, spectrum.
@@ -181,9 +181,7 @@ def max_margin_trial(params):
     --------
     validation.linear_memory.exact.exact_trial : The decision on the same instance.
 
-    References
-    ----------
-    docs/linear_memory.md#the-max-margin-memory-at-the-threshold
+    %(ref_max_margin)s
     """
     c0 = time.process_time()
     d, p, facts = _trial_instance({**params, "model": "op"})

@@ -31,6 +31,7 @@ __all__ = ["normalized_scores", "score_summary", "singular_values", "spectrum_vs
            "InitSpectrum", "InitSpectrumSample", "sample_init_spectra"]
 
 
+@fill_doc
 def hcizz_law(name, *args):
     """Return the law ``hcizz.<name>``, called with ``args`` if given.
 
@@ -51,9 +52,7 @@ def hcizz_law(name, *args):
     --------
     validation.linear_memory.mechanism.spectrum_vs_quarter_circle : Comparison of a spectrum with such a law.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
+    %(ref_spectra_init)s
 
     Examples
     --------
@@ -92,9 +91,7 @@ def normalized_scores(W, facts):
     scores of input :math:`\mu` (no mean subtraction of the scores themselves;
     competitor means are 0 in distribution).
 
-    References
-    ----------
-    arXiv:2605.10795; docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism_paper)s
     """
     Z = np.asarray(scores(W, facts), dtype=np.float64)
     p = Z.shape[0]
@@ -106,6 +103,7 @@ def normalized_scores(W, facts):
     return correct / sig, comp / sig[:, None]
 
 
+@fill_doc
 @dataclass(frozen=True)
 class ScoreSummary(Result):
     r"""Statistics of normalised scores (:func:`score_summary`), a frozen record with ``to_dict()``.
@@ -138,9 +136,7 @@ class ScoreSummary(Result):
     --------
     validation.linear_memory.mechanism.score_summary : Computes these statistics from normalised scores.
 
-    References
-    ----------
-    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism)s
     """
 
     p: int
@@ -157,6 +153,7 @@ class ScoreSummary(Result):
     recall: float
 
 
+@fill_doc
 def score_summary(correct, competitors):
     r"""Summarise normalised scores.
 
@@ -183,9 +180,7 @@ def score_summary(correct, competitors):
     the mean largest competitor, which at finite ``p`` lies well below
     :math:`\sqrt{2 \ln p}`; Hebbian correct scores spread with variance about 1.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism_paper)s
 
     Examples
     --------
@@ -206,6 +201,7 @@ def score_summary(correct, competitors):
         recall=float(np.mean(correct > competitors.max(axis=1))))
 
 
+@fill_doc
 def singular_values(W):
     r"""Compute the singular values of :math:`W / \sqrt{d}` in decreasing order.
 
@@ -223,9 +219,7 @@ def singular_values(W):
     --------
     validation.linear_memory.mechanism.spectrum_vs_quarter_circle : KS distance of these values to the quarter circle.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
+    %(ref_spectra_init)s
 
     Examples
     --------
@@ -240,6 +234,7 @@ def _ks(x, dist):
     return float(stats.kstest(x, dist.cdf).statistic)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class SpectrumComparison(Result):
     r"""Singular values against a law (:func:`spectrum_vs_quarter_circle`), a frozen record.
@@ -261,9 +256,7 @@ class SpectrumComparison(Result):
     --------
     validation.linear_memory.mechanism.spectrum_vs_quarter_circle : Computes this comparison from a memory.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
+    %(ref_spectra_init)s
     """
 
     scale: float
@@ -320,6 +313,7 @@ def spectrum_vs_quarter_circle(W, kappa=1.0, *, rank=None):
         law="quarter_circle" if kappa >= 1 else f"truncated_quarter_circle({kappa:g})")
 
 
+@fill_doc
 @dataclass(frozen=True)
 class InitSpectrum(Result):
     r"""Initial low-rank spectrum against ``mp_product`` (:func:`init_spectrum_vs_mp_product`).
@@ -342,9 +336,7 @@ class InitSpectrum(Result):
     --------
     validation.linear_memory.mechanism.init_spectrum_vs_mp_product : Computes this comparison from one initial draw.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
+    %(ref_spectra_init)s
     """
 
     ks: float
@@ -354,6 +346,7 @@ class InitSpectrum(Result):
     law_mean: float
 
 
+@fill_doc
 def init_spectrum_vs_mp_product(W0, kappa, *, rank=None):
     r"""Compare the squared singular values of :math:`W_0 = Q R^T / \sqrt{d m}` with ``hcizz.mp_product(kappa)``.
 
@@ -385,9 +378,7 @@ def init_spectrum_vs_mp_product(W0, kappa, *, rank=None):
     its squared singular values average 1 over all ``d`` of them and
     :math:`1/\kappa` over the nonzero ones, the mean of ``mp_product(kappa)``.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
+    %(ref_spectra_init)s
     """
     law = hcizz_law("mp_product", kappa)
     d = W0.shape[0]
@@ -397,6 +388,7 @@ def init_spectrum_vs_mp_product(W0, kappa, *, rank=None):
                         law_mean=float(law.mean()))
 
 
+@fill_doc
 @dataclass(frozen=True)
 class InitSpectrumSample(Result):
     r"""Sampled initial low-rank spectra of one ``kappa`` against ``mp_product`` (:func:`sample_init_spectra`).
@@ -433,9 +425,7 @@ class InitSpectrumSample(Result):
     --------
     validation.linear_memory.mechanism.sample_init_spectra : Pools many initial draws into this record.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
+    %(ref_spectra_init)s
     """
 
     kappa: float
@@ -453,6 +443,7 @@ class InitSpectrumSample(Result):
     seconds: float
 
 
+@fill_doc
 def sample_init_spectra(d, reps, *, rng=None):
     r"""Sample :math:`Q R^T / \sqrt{d m}` at initialisation and compare its spectrum with ``mp_product(kappa)``.
 
@@ -485,9 +476,7 @@ def sample_init_spectra(d, reps, *, rng=None):
     critical value of independent samples; the Marchenko-Pastur calibration
     of :math:`Q^T Q / d` shows what finite ``d`` explains.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
+    %(ref_spectra_init)s
 
     Examples
     --------

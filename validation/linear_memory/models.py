@@ -185,6 +185,7 @@ def hebbian_W(facts):
     return hebbian_matrix(facts.E, correct_candidates(facts))
 
 
+@fill_doc
 def lowrank_m(d, kappa):
     r"""Compute the inner width :math:`m = \max(1, \mathrm{round}(\kappa d))` of the two-layer memory.
 
@@ -204,9 +205,7 @@ def lowrank_m(d, kappa):
     --------
     validation.linear_memory.models.init_lowrank : Gaussian factors with ``m`` columns.
 
-    References
-    ----------
-    docs/rank_constrained.md#the-model
+    %(ref_rank_model)s
 
     Examples
     --------
@@ -247,9 +246,7 @@ def init_lowrank(d, kappa, *, rng=None, dtype=np.float32):
     At this initialisation the nonzero squared singular values of
     :math:`Q R^T / \sqrt{d m}` follow ``hcizz.mp_product(kappa)`` as :math:`d \to \infty`.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
+    %(ref_spectra_init)s
     """
     m = lowrank_m(d, kappa)
     rng = check_rng(rng)
@@ -275,9 +272,7 @@ def lowrank_W(Q, R):
     validation.linear_memory.models.lowrank_grads : Its gradient with respect to ``Q`` and ``R``.
     validation.linear_memory.models.init_lowrank : Gaussian ``Q`` and ``R`` at initialisation.
 
-    References
-    ----------
-    docs/rank_constrained.md#the-model
+    %(ref_rank_model)s
     """
     d, m = Q.shape
     return (Q @ R.T) * (1.0 / math.sqrt(d * m))
@@ -302,9 +297,7 @@ def lowrank_grads(Q, R, dW):
     --------
     validation.linear_memory.models.lowrank_W : The product whose chain rule this is.
 
-    References
-    ----------
-    docs/rank_constrained.md#the-model
+    %(ref_rank_model)s
     """
     d, m = Q.shape
     c = 1.0 / math.sqrt(d * m)

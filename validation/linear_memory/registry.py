@@ -28,6 +28,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ._docparams import fill_doc
 from .data import FACT_TYPES
 
 __all__ = ["Parametrization", "MemoryModel", "MEMORY_MODELS",
@@ -249,6 +250,7 @@ def unregister_model(name):
     return MEMORY_MODELS.pop(name)
 
 
+@fill_doc
 def get_model(name):
     """The declaration of a registered memory model.
 
@@ -267,9 +269,7 @@ def get_model(name):
     validation.linear_memory.registry.model_names : Every name this lookup accepts.
     validation.linear_memory.registry.prediction : Evaluate the theory of the declaration.
 
-    References
-    ----------
-    docs/linear_memory.md#model
+    %(ref_model)s
 
     Examples
     --------
@@ -284,6 +284,7 @@ def get_model(name):
         raise ValueError(f"model must be one of {model_names()}, got {name!r}") from None
 
 
+@fill_doc
 def model_names():
     """Return the names of the registered memory models.
 
@@ -297,13 +298,12 @@ def model_names():
     --------
     validation.linear_memory.registry.get_model : Look a declaration up by one of these names.
 
-    References
-    ----------
-    docs/linear_memory.md#model
+    %(ref_model)s
     """
     return tuple(MEMORY_MODELS)
 
 
+@fill_doc
 def get_parametrization(name):
     """A parametrisation of a registered model, by name.
 
@@ -322,9 +322,7 @@ def get_parametrization(name):
     --------
     validation.linear_memory.registry.Parametrization : How the parameters of a memory build ``W``.
 
-    References
-    ----------
-    docs/linear_memory.md#model
+    %(ref_model)s
 
     Examples
     --------

@@ -33,11 +33,14 @@ import numpy as np
 from hcizz.results import Result
 from validation.engine.trials import trial
 
+from ._docparams import fill_doc
+
 __all__ = ["law_of", "spectrum_trial", "scaled_values", "pooled_ks", "gaussian_calibration",
            "GaussianCalibration", "LineFit", "bootstrap_instances", "extrapolate", "ks_edge_instance",
            "ks_edge_statistic"]
 
 
+@fill_doc
 def law_of(k_eff):
     """Return the law of the top ``k_eff`` fraction of singular values at capacity.
 
@@ -56,9 +59,7 @@ def law_of(k_eff):
     --------
     validation.linear_memory.spectra.pooled_ks : KS distance of scaled singular values to this law.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
+    %(ref_spectra_init)s
 
     Examples
     --------
@@ -77,6 +78,7 @@ def _theory_load(d, kappa):
     return float(lowrank_finite_threshold(d, lowrank_m(d, kappa) / d).value)
 
 
+@fill_doc
 @trial("linear_memory.spectrum", aliases=("validation.linear_memory.spectra_study:spectrum_trial",))
 def spectrum_trial(params):
     r"""Train one memory; return its top ``m`` singular values (of :math:`W / \sqrt{d}`).
@@ -99,9 +101,7 @@ def spectrum_trial(params):
     --------
     validation.linear_memory.spectra.scaled_values : Rescale the returned values to a law's second moment.
 
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    %(ref_spectra_study)s
     """
     from replica.load import load_of, p_from_load
     from .data import make_facts, trial_rngs
@@ -140,6 +140,7 @@ def spectrum_trial(params):
             "sv": [float(f"{v:.6g}") for v in sv], "margin": margin}
 
 
+@fill_doc
 def scaled_values(sv, law):
     """Scale singular values by their second-moment match to a law.
 
@@ -159,9 +160,7 @@ def scaled_values(sv, law):
     --------
     validation.linear_memory.spectra.pooled_ks : Pooled KS distance of values scaled this way.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
+    %(ref_spectra_init)s
 
     Examples
     --------
@@ -172,6 +171,7 @@ def scaled_values(sv, law):
     return sv * math.sqrt(float(law.moment(2)) / float(np.mean(sv * sv)))
 
 
+@fill_doc
 def pooled_ks(instances, k_eff):
     """Compute the KS distance of pooled, per-instance scaled singular values to the law.
 
@@ -198,9 +198,7 @@ def pooled_ks(instances, k_eff):
     validation.linear_memory.spectra.gaussian_calibration : What this distance is for i.i.d. Gaussian matrices.
     validation.linear_memory.spectra.ks_edge_statistic : Faster pooled distance and edge from prepared instances.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectra-at-capacity-and-at-initialisation
+    %(ref_spectra_init)s
     """
     from scipy import stats
 
@@ -212,6 +210,7 @@ def pooled_ks(instances, k_eff):
     return ks, edge, int(pool.size)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class GaussianCalibration(Result):
     """Calibration of the pooled KS distance on Gaussian matrices (:func:`gaussian_calibration`).
@@ -229,9 +228,7 @@ class GaussianCalibration(Result):
     --------
     validation.linear_memory.spectra.gaussian_calibration : Monte Carlo on Gaussian matrices that fills this record.
 
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    %(ref_spectra_study)s
     """
 
     ks_mean: float
@@ -246,6 +243,7 @@ class GaussianCalibration(Result):
 _CALIBRATION_CACHE = {}
 
 
+@fill_doc
 def gaussian_calibration(d, m, instances, *, reps=40, rng=0):
     r"""Calibrate the pooled KS distance and edge on i.i.d. Gaussian matrices.
 
@@ -277,9 +275,7 @@ def gaussian_calibration(d, m, instances, *, reps=40, rng=0):
     validation.linear_memory.spectra.GaussianCalibration : Mean and spread of the calibrated statistics.
     validation.linear_memory.spectra.pooled_ks : KS statistic under calibration.
 
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    %(ref_spectra_study)s
     """
     key = (int(d), int(m), int(instances), int(reps), rng) if isinstance(rng, (int, np.integer)) else None
     if key is not None and key in _CALIBRATION_CACHE:
@@ -300,6 +296,7 @@ def gaussian_calibration(d, m, instances, *, reps=40, rng=0):
     return out
 
 
+@fill_doc
 @dataclass(frozen=True)
 class LineFit(Result):
     """Weighted straight-line fit ``y = intercept + slope * x`` (:func:`extrapolate`).
@@ -334,9 +331,7 @@ class LineFit(Result):
     ``to_dict()`` writes the interval as ``"intercept_ci": [low, high]`` (the
     key of ``report.json``).
 
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    %(ref_spectra_study)s
     """
 
     intercept: float
@@ -447,6 +442,7 @@ def _wls_coefficients(x, w):
     return np.linalg.solve(A @ X, A)
 
 
+@fill_doc
 def extrapolate(x, y, replicates, *, offset_se=None):
     r"""Fit :math:`y = a + b x` by weighted least squares; errors from bootstrap replicates.
 
@@ -485,9 +481,7 @@ def extrapolate(x, y, replicates, *, offset_se=None):
     model-dependent extrapolation and its standard error understates the
     uncertainty.
 
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    %(ref_spectra_study)s
 
     Examples
     --------
@@ -523,6 +517,7 @@ def extrapolate(x, y, replicates, *, offset_se=None):
                    x=tuple(map(float, x)), y=tuple(map(float, y)), y_sd=tuple(map(float, np.sqrt(var))))
 
 
+@fill_doc
 def ks_edge_instance(sv, k_eff):
     """Prepare one instance for the fast pooled statistic :func:`ks_edge_statistic`.
 
@@ -542,15 +537,14 @@ def ks_edge_instance(sv, k_eff):
     --------
     validation.linear_memory.spectra.ks_edge_statistic : Pooled distance and edge of prepared instances.
 
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    %(ref_spectra_study)s
     """
     law = law_of(k_eff)
     sc = scaled_values(sv, law)
     return np.asarray(law.cdf(sc), float), float(sc.min())
 
 
+@fill_doc
 def ks_edge_statistic(instances):
     """Return (pooled KS distance, mean edge) of instances prepared by :func:`ks_edge_instance`.
 
@@ -575,9 +569,7 @@ def ks_edge_statistic(instances):
     validation.linear_memory.spectra.ks_edge_instance : Prepare one instance for this statistic.
     validation.linear_memory.spectra.pooled_ks : Same distance, computed from raw singular values.
 
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    %(ref_spectra_study)s
     """
     u = np.sort(np.concatenate([i[0] for i in instances]))
     n = u.size

@@ -34,6 +34,7 @@ __all__ = ["TrainConfig", "PRESETS", "get_config", "TrainResult", "train", "Cont
            "train_past_recall"]
 
 
+@fill_doc
 @dataclass(frozen=True)
 class TrainConfig:
     r"""Optimiser settings of :func:`train`.
@@ -63,9 +64,7 @@ class TrainConfig:
     validation.linear_memory.train.get_config : A preset's configuration with fields replaced.
     validation.linear_memory.train.train : Full-batch Adam run under these settings.
 
-    References
-    ----------
-    docs/linear_memory.md#budget-study-how-the-default-preset-was-chosen
+    %(ref_budget_study)s
     """
 
     lr: float
@@ -85,6 +84,7 @@ PRESETS = {
 }
 
 
+@fill_doc
 def get_config(preset="default", **overrides):
     """Return the :class:`TrainConfig` of ``preset`` with fields replaced by ``overrides``.
 
@@ -105,9 +105,7 @@ def get_config(preset="default", **overrides):
     validation.linear_memory.train.TrainConfig : Fields and valid ranges of a configuration.
     validation.linear_memory.train.train : The Adam loop that takes the configuration.
 
-    References
-    ----------
-    docs/linear_memory.md#protocol
+    %(ref_protocol)s
 
     Examples
     --------
@@ -132,6 +130,7 @@ def get_config(preset="default", **overrides):
     return cfg
 
 
+@fill_doc
 @dataclass(frozen=True)
 class TrainResult(Result):
     """Outcome of :func:`train`, a frozen record with ``to_dict()``.
@@ -155,9 +154,7 @@ class TrainResult(Result):
     --------
     validation.linear_memory.train.train : Full-batch Adam on the cross-entropy, which produces this record.
 
-    References
-    ----------
-    docs/linear_memory.md#protocol
+    %(ref_protocol)s
     """
 
     success: bool
@@ -240,6 +237,7 @@ def train(facts, *, parametrization="full", kappa=1.0, preset="default", rng=Non
     return TrainResult(bool(corr.all()), float(corr.mean()), r.steps, r.loss, Wt, W0)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class ContinuedTraining(Result):
     r"""Outcome of :func:`train_past_recall`.
@@ -264,9 +262,7 @@ class ContinuedTraining(Result):
     --------
     validation.linear_memory.train.train_past_recall : Training beyond the first full recall, which produces this record.
 
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    %(ref_spectra_study)s
     """
 
     W_first: np.ndarray | None
@@ -290,9 +286,7 @@ def normalised_margin(W, facts):
     float
         Positive iff every fact is recalled; invariant under :math:`W \to c W`.
 
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    %(ref_spectra_study)s
 
     Examples
     --------
@@ -308,6 +302,7 @@ def normalised_margin(W, facts):
     return float((corr - Z.max(axis=1)).min() / np.linalg.norm(W))
 
 
+@fill_doc
 def train_past_recall(facts, *, parametrization="full", kappa=1.0, extra, preset="default", rng=None,
                       **overrides):
     """Train as :func:`train` until the first full recall, then ``extra`` steps more.
@@ -349,9 +344,7 @@ def train_past_recall(facts, *, parametrization="full", kappa=1.0, extra, preset
     returns) and stops ``extra`` steps later, or at step ``steps`` without a
     full recall.  The stop accuracy of the preset is not used (full recall).
 
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    %(ref_spectra_study)s
     """
     cfg = get_config(preset, **overrides)
     extra = check_int("extra", extra, low=0)

@@ -49,11 +49,37 @@ MAX_PLAN_TRIALS = 100_000
 #: Folder of the committed stores (package data, read-only).
 STORED_DIR = Path(__file__).resolve().parent / "stored"
 
+
+#: What the ``References`` sections that several study docstrings share cite (a docs page, and a
+#: paper): key -> text; :data:`DOC_PARAMETERS` holds each whole section as ``ref_<key>``.
+DOC_REFERENCES = {
+    "where_to_add": "docs/architecture.md#where-to-add",
+    "mechanism": "docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p",
+    "d150": "docs/linear_memory.md#thresholds-at-d--100-and-150",
+    "fpp_budget": "docs/factual_recall.md#facts-per-parameter-budget-checked",
+    "fpp_budget_paper": "arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked",
+    "optimiser_scan": "docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity",
+    "optimiser_scan_paper": "arXiv:2412.06538; docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity",
+    "tradeoff_paper": "arXiv:2412.06538; docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters",
+    "spectra_study": "docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration",
+    "mlp_memory": "docs/factual_recall.md#mlp-memory-against-counting-bounds",
+    "exact_decisions": "docs/listwise.md#exact-decisions",
+    "quick_report": "docs/linear_memory.md#measured-comparison-quick-report",
+    "paper_protocol": "docs/factual_recall.md#the-papers-protocol-against-the-papers-code",
+    "rank_capacity": "docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories",
+    "token_theory": "docs/token_retrieval.md#token-level-theory-against-simulation",
+    "transformer_budget": "docs/factual_recall.md#transformer-budget-study-small-size",
+}
+
+
 #: Parameter texts the study modules share, besides :data:`hcizz.docstrings.PARAMETERS`
-#: (filled in by ``fill_doc``; ``docs/architecture.md#shared-parameter-docs``).
+#: (filled in by ``fill_doc``; ``docs/architecture.md#shared-parameter-docs``); the ``ref_*``
+#: entries are whole ``References`` sections, one per docs page that several docstrings cite.
 DOC_PARAMETERS = {
     "runner": "runner : validation.studies.base.Runner\n    Computes or replays the trials.",
-    "records": "results : list of dict\n    The engine records of the plan.",
+    # the whole Parameters section of a summarise(results) that takes the engine records only
+    "records_params": "Parameters\n----------\nresults : list of dict\n    The engine records of the plan.",
+    "executed": "results : dict\n    As :meth:`execute` returns it.",
     "record_pairs": ("results : list\n    ``(params, record)`` pairs, as :meth:`execute` returns them.\n"
                      "ds : tuple of int\n    The dimensions."),
     "model": 'model : str\n    ``"op"`` or ``"dp"``.',
@@ -64,12 +90,15 @@ DOC_PARAMETERS = {
              "margin : float\n    Margin."),
     "ci_pair": ("ci_low, ci_high : float\n    Its 95 % profile-likelihood interval (``to_dict()`` writes it as "
                 "``\"ci\": [ci_low, ci_high]``, the key ``report.json`` has always used)."),
+    # the whole References sections: "ref_<key>" for each key of DOC_REFERENCES
+    **{"ref_" + k: "References\n----------\n" + v for k, v in DOC_REFERENCES.items()},
 }
 
 #: :func:`hcizz.docstrings.fill_doc` with :data:`DOC_PARAMETERS` (a decorator of the study modules).
 fill_doc = functools.partial(hcizz.docstrings.fill_doc, **DOC_PARAMETERS)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class Option:
     """One option of a study: its flag, type, default, range and help.
@@ -95,9 +124,7 @@ class Option:
     choices : tuple of str, optional
         Allowed values of ``str`` options.
 
-    References
-    ----------
-    docs/architecture.md#where-to-add
+    %(ref_where_to_add)s
     """
 
     name: str
@@ -208,6 +235,7 @@ def ok_pairs(records):
     return [(r["params"], r["result"]) for r in records if is_ok(r)]
 
 
+@fill_doc
 def dims_option(default, *, low=2, high=None, help="dimensions"):
     """Return the ``--d`` option of a study: the list of dimensions ``ds``.
 
@@ -225,9 +253,7 @@ def dims_option(default, *, low=2, high=None, help="dimensions"):
     Option
         ``Option("ds", "--d", int, default, help, many=True, low=low, high=high)``.
 
-    References
-    ----------
-    docs/architecture.md#where-to-add
+    %(ref_where_to_add)s
 
     Examples
     --------
@@ -237,6 +263,7 @@ def dims_option(default, *, low=2, high=None, help="dimensions"):
     return Option("ds", "--d", int, tuple(default), help, many=True, low=low, high=high)
 
 
+@fill_doc
 def seeds_option(default):
     """Return the ``--seeds`` option of a trained-threshold study: trials per load (1 to 1000).
 
@@ -250,13 +277,12 @@ def seeds_option(default):
     Option
         ``Option("seeds", "--seeds", int, default, "trials per load", low=1, high=1000)``.
 
-    References
-    ----------
-    docs/architecture.md#where-to-add
+    %(ref_where_to_add)s
     """
     return Option("seeds", "--seeds", int, default, "trials per load", low=1, high=1000)
 
 
+@fill_doc
 def models_option():
     """Return the ``--models`` option of an exact study: the fact models, ``op`` and / or ``dp``.
 
@@ -265,9 +291,7 @@ def models_option():
     Option
         A list of ``"op"`` / ``"dp"`` (default both).
 
-    References
-    ----------
-    docs/architecture.md#where-to-add
+    %(ref_where_to_add)s
     """
     return Option("models", "--models", str, ("op", "dp"), "fact models", many=True, choices=("op", "dp"))
 
@@ -411,6 +435,7 @@ class Runner:
         return [{**p, **r} if with_params else dict(r) for p, r in ok_pairs(self(params))]
 
 
+@fill_doc
 @dataclass(frozen=True)
 class StudyRun(Result):
     """Result of :meth:`Study.run`: what was run or replayed, and the study's summary.
@@ -441,9 +466,7 @@ class StudyRun(Result):
     seconds : float
         Wall time of the run.
 
-    References
-    ----------
-    docs/architecture.md#where-to-add
+    %(ref_where_to_add)s
     """
 
     study: str
@@ -504,6 +527,7 @@ def _plain_summary(obj, limit=40):
     return json.dumps(to_json_value(obj), allow_nan=False, indent=1)[:6000]
 
 
+@fill_doc
 class Study:
     """Base class of a study (one subclass instance per study; see the module notes).
 
@@ -514,9 +538,7 @@ class Study:
     committed runs, ``committed = False``.  The file name of the committed
     store in :data:`STORED_DIR` follows from the name (:attr:`stored`).
 
-    References
-    ----------
-    docs/architecture.md#where-to-add
+    %(ref_where_to_add)s
     """
 
     name = None

@@ -135,6 +135,7 @@ SCHEDULE_CHECK = (((16, 1.0, 1.0, 6000), 100, 2), ((16, 0.25, 4.0, 6000), 110, 2
 
 # ----------------------------------------------------------------------------- plans
 
+@fill_doc
 def fpp_base(cfg, plan):
     """Return the trial parameters shared by every trial of one configuration (all but ``facts``, ``seed``).
 
@@ -151,9 +152,7 @@ def fpp_base(cfg, plan):
         Model shape (:func:`~validation.factual_recall.search.shape_of`), task
         and optimiser settings of the plan.
 
-    References
-    ----------
-    docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_fpp_budget)s
     """
     d, a, b, steps = cfg
     d, H, d_h, m = shape_of(d, a, b)
@@ -174,6 +173,7 @@ def _success(result, budget):
     return t is not None and t <= budget
 
 
+@fill_doc
 def search_paths(plan, ok):
     """Return every adaptive path of ``plan`` given the stored records ``ok``.
 
@@ -199,9 +199,7 @@ def search_paths(plan, ok):
     grid indices can map onto one task (the square split); the path then
     stops.
 
-    References
-    ----------
-    docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_fpp_budget)s
     """
     out = []
     for cfg in plan["configs"]:
@@ -229,6 +227,7 @@ def search_paths(plan, ok):
     return out
 
 
+@fill_doc
 def scan_plans(settings=FPP_SCAN_SETTINGS, configs=FPP_SCAN_CONFIGS):
     """Build the plans of the optimiser scan: one per ``(lr, batch)`` setting.
 
@@ -249,9 +248,7 @@ def scan_plans(settings=FPP_SCAN_SETTINGS, configs=FPP_SCAN_CONFIGS):
         configurations (one store for every setting; the trial parameters
         tell the settings apart).
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity
+    %(ref_optimiser_scan_paper)s
 
     Examples
     --------
@@ -275,6 +272,7 @@ def _merged_scan_plans():
     return list(merged.values())
 
 
+@fill_doc
 def optimizer_settings():
     """List every optimiser setting of the facts-per-parameter studies, with its plan and study.
 
@@ -286,9 +284,7 @@ def optimizer_settings():
         plans of :func:`scan_plans`, those of one ``(lr, batch)`` merged into
         one plan over their configurations.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity
+    %(ref_optimiser_scan_paper)s
 
     Examples
     --------
@@ -305,6 +301,7 @@ def optimizer_settings():
     return out
 
 
+@fill_doc
 def schedule_check_params(plan=FPP_PLAN, check=SCHEDULE_CHECK):
     """Build the parameter records of the paired cosine-schedule check.
 
@@ -323,14 +320,13 @@ def schedule_check_params(plan=FPP_PLAN, check=SCHEDULE_CHECK):
         batches are those of the constant-rate trial (same seed and sizes), so
         only the learning-rate schedule differs.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_fpp_budget_paper)s
     """
     return [dict(fpp_base(cfg, plan), facts=int(f), seed=int(s), schedule="cosine")
             for cfg, f, s in check]
 
 
+@fill_doc
 def tradeoff_params(plan=TRADEOFF_PLAN):
     """Build the parameter records of the trade-off grid (every ``H``, ``m`` and seed).
 
@@ -346,9 +342,7 @@ def tradeoff_params(plan=TRADEOFF_PLAN):
         records, seed outermost (an interrupted run leaves whole grids),
         constant learning rate.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters
+    %(ref_tradeoff_paper)s
     """
     out = []
     for s in range(plan["seeds"]):
@@ -365,6 +359,7 @@ def tradeoff_params(plan=TRADEOFF_PLAN):
 
 # ----------------------------------------------------------------------------- searches
 
+@fill_doc
 @dataclass(frozen=True)
 class SearchRecords(Result):
     """The trials of one facts-per-parameter search (what the search studies execute).
@@ -377,9 +372,7 @@ class SearchRecords(Result):
     pending : int
         Paths whose next trial is not in the store.
 
-    References
-    ----------
-    docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_fpp_budget)s
     """
 
     records: dict
@@ -414,6 +407,7 @@ def _search(runner, plan, max_rounds):
 # ----------------------------------------------------------------------------- summaries
 
 
+@fill_doc
 @dataclass(frozen=True)
 class FppConfig(Result):
     """Capacity of one configuration: facts, facts / parameter, bits / parameter, budget study.
@@ -450,9 +444,7 @@ class FppConfig(Result):
     and their intervals are read off ``capacity``; ``to_dict()`` writes the
     keys of ``report.json`` (``ci``, ``facts_per_param_ci``, ``bits_per_param_ci``).
 
-    References
-    ----------
-    docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_fpp_budget)s
     """
 
     config: tuple
@@ -527,6 +519,7 @@ class FppConfig(Result):
                 "trials": self.trials, "seeds": self.seeds}
 
 
+@fill_doc
 @dataclass(frozen=True)
 class FppSummary(Result):
     """Per-configuration capacities and the facts-against-parameters slope (:func:`summarize_fpp`).
@@ -548,9 +541,7 @@ class FppSummary(Result):
     pending : int
         Unfinished search paths.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_fpp_budget_paper)s
     """
 
     configs: list
@@ -590,6 +581,7 @@ class FppSummary(Result):
         return self.paper / self.fit.value if self.fit.value > 0 else math.inf
 
 
+@fill_doc
 def summarize_fpp(records, plan=FPP_PLAN, level=0.95, pending=0):
     """Summarise the records of a facts-per-parameter search: capacities, budget study and slope.
 
@@ -611,9 +603,7 @@ def summarize_fpp(records, plan=FPP_PLAN, level=0.95, pending=0):
         One :class:`FppConfig` per configuration with records and the slope
         (:func:`~validation.factual_recall.fits.fit_slope`).
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_fpp_budget_paper)s
     """
     D = plan["D"]
     rows = []
@@ -642,6 +632,7 @@ def summarize_fpp(records, plan=FPP_PLAN, level=0.95, pending=0):
                                default=math.nan), pending=pending)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class SettingCapacity(Result):
     """Capacity of one configuration at one optimiser setting, with the search criterion.
@@ -664,9 +655,7 @@ class SettingCapacity(Result):
     ``to_dict()`` writes ``schedule, lr, batch, facts, ci, facts_per_param,
     facts_per_param_ci, trials, cpu_seconds, search`` (the ``report.json`` keys).
 
-    References
-    ----------
-    docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity
+    %(ref_optimiser_scan)s
     """
 
     schedule: str
@@ -701,6 +690,7 @@ class SettingCapacity(Result):
                 "cpu_seconds": r.cpu_seconds, "search": self.search}
 
 
+@fill_doc
 @dataclass(frozen=True)
 class OptimizerConfig(Result):
     """One configuration over every optimiser setting with stored trials (:func:`best_of_optimizers`).
@@ -724,9 +714,7 @@ class OptimizerConfig(Result):
     largest_pass_over_best : float
         ``largest_pass / best``.
 
-    References
-    ----------
-    docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity
+    %(ref_optimiser_scan)s
     """
 
     d: int
@@ -744,6 +732,7 @@ class OptimizerConfig(Result):
     largest_pass_over_best: float
 
 
+@fill_doc
 @dataclass(frozen=True)
 class OptimizerSummary(Result):
     """The best optimiser per configuration and the slopes it gives (:func:`best_of_optimizers`).
@@ -771,9 +760,7 @@ class OptimizerSummary(Result):
     chosen setting's own fit, not corrected for the choice.  The paper makes
     the same choice (best of three learning rates).
 
-    References
-    ----------
-    docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity
+    %(ref_optimiser_scan)s
     """
 
     configs: list
@@ -784,6 +771,7 @@ class OptimizerSummary(Result):
     paper: float
 
 
+@fill_doc
 @dataclass(frozen=True)
 class ScanSummary(Result):
     """Summary of ``factual_recall.fpp_optimizer_scan``: one :class:`FppSummary` per setting.
@@ -793,9 +781,7 @@ class ScanSummary(Result):
     settings : dict
         ``"cosine <lr>/<batch>"`` -> :class:`FppSummary`.
 
-    References
-    ----------
-    docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity
+    %(ref_optimiser_scan)s
     """
 
     settings: dict
@@ -811,6 +797,7 @@ class ScanSummary(Result):
         return "\n".join(f"{k}: " + v.summary() for k, v in self.settings.items())
 
 
+@fill_doc
 def best_of_optimizers(searches, level=0.95):
     """Combine the searches of every optimiser setting: capacity per setting, the best, the slopes.
 
@@ -829,9 +816,7 @@ def best_of_optimizers(searches, level=0.95):
         the paper's criterion; the slope with the best capacities and with
         the largest passes.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity
+    %(ref_optimiser_scan_paper)s
     """
     D = FPP_PLAN["D"]
     rows = {cfg: None for cfg in FPP_PLAN["configs"]}
@@ -876,6 +861,7 @@ def best_of_optimizers(searches, level=0.95):
                             D=D, paper=PAPER_FACTS_PER_PARAM)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class ScheduleCheckRow(Result):
     """One pair of the schedule check: the constant-rate trial and its cosine rerun.
@@ -889,9 +875,7 @@ class ScheduleCheckRow(Result):
     constant, cosine : dict, optional
         ``final_accuracy`` and ``t_99`` of each run (absent while not stored).
 
-    References
-    ----------
-    docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_fpp_budget)s
     """
 
     d: int
@@ -998,6 +982,7 @@ class TradeoffSummary(Result):
         return "\n".join(lines)
 
 
+@fill_doc
 def summarize_tradeoff(records, plan=TRADEOFF_PLAN):
     """Summarise the trade-off grid: accuracy / success map and its boundary fit.
 
@@ -1023,9 +1008,7 @@ def summarize_tradeoff(records, plan=TRADEOFF_PLAN):
     law on rows below it would mix the routing cut (a different mechanism)
     into the additive-versus-max question.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters
+    %(ref_tradeoff_paper)s
     """
     d, d_h = plan["d"], plan["d_h"]
     Hs, ms = list(plan["H"]), list(plan["m"])
@@ -1078,12 +1061,11 @@ _MAX_ROUNDS = Option("max_rounds", "--max-rounds", int, 20,
                      high=1000)
 
 
+@fill_doc
 class FactsPerParam(Study):
     """Facts per parameter at ``T = 32``, constant rate: the adaptive search (see the module notes).
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_fpp_budget_paper)s
     """
 
     name = "factual_recall.facts_per_param"
@@ -1131,12 +1113,11 @@ class FactsPerParam(Study):
         return summarize_fpp(results.records, self.search_plan(**options), pending=results.pending)
 
 
+@fill_doc
 class FactsPerParamCosine(FactsPerParam):
     """The facts-per-parameter search with the cosine schedule (``--protocol all`` or ``largest``).
 
-    References
-    ----------
-    docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity
+    %(ref_optimiser_scan)s
     """
 
     name = "factual_recall.facts_per_param_cosine"
@@ -1151,12 +1132,11 @@ class FactsPerParamCosine(FactsPerParam):
         return FPP_COSINE_ALL_PLAN if protocol == "all" else FPP_COSINE_PLAN
 
 
+@fill_doc
 class OptimizerScan(Study):
     """The cosine search at the peak rates and batch sizes of :data:`FPP_SCAN_SETTINGS`.
 
-    References
-    ----------
-    docs/factual_recall.md#optimiser-scan-and-best-of-optimisers-capacity
+    %(ref_optimiser_scan)s
     """
 
     name = "factual_recall.fpp_optimizer_scan"
@@ -1203,12 +1183,11 @@ class OptimizerScan(Study):
                             for (lr, b), s in results.items()})
 
 
+@fill_doc
 class ScheduleCheck(Study):
     """Constant-rate trials that failed just above capacity, rerun with the cosine schedule.
 
-    References
-    ----------
-    docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_fpp_budget)s
     """
 
     name = "factual_recall.fpp_schedule_check"
@@ -1264,12 +1243,11 @@ class ScheduleCheck(Study):
         return out
 
 
+@fill_doc
 class Tradeoff(Study):
     """The attention / MLP trade-off map at a fixed number of facts (see the module notes).
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters
+    %(ref_tradeoff_paper)s
     """
 
     name = "factual_recall.tradeoff"
@@ -1284,9 +1262,7 @@ class Tradeoff(Study):
     def summarise(self, results):
         """Summarise the grid (:func:`summarize_tradeoff`).
 
-        Parameters
-        ----------
-        %(records)s
+        %(records_params)s
 
         Returns
         -------

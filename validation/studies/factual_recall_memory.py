@@ -115,6 +115,7 @@ def linear_params(group, rel=LINEAR_PLAN["rel"]):
              "inputs": inputs, "outputs": outputs} for n in ns for s in range(seeds)]
 
 
+@fill_doc
 def mlp_params(d, m, plan=MLP_PLAN, long=False):
     """Build the parameter records of the MLP check at ``(d, m)``.
 
@@ -133,9 +134,7 @@ def mlp_params(d, m, plan=MLP_PLAN, long=False):
         :func:`~validation.factual_recall.trials.mlp_recall_trial` records,
         ``N = round(c m d)`` for the plan's ``c``.
 
-    References
-    ----------
-    docs/factual_recall.md#mlp-memory-against-counting-bounds
+    %(ref_mlp_memory)s
     """
     sub = plan["long"] if long else plan
     ns = sorted({int(round(c * m * d)) for c in sub["c"]})
@@ -173,6 +172,7 @@ def escape_params(plan=ESCAPE_PLAN):
     return out
 
 
+@fill_doc
 def transformer_params(plan=TRANSFORMER_PLAN):
     """Build the parameter records of the transformer budget study.
 
@@ -188,9 +188,7 @@ def transformer_params(plan=TRANSFORMER_PLAN):
         records: per number of facts and seed, the constant-rate runs and the
         cosine runs.
 
-    References
-    ----------
-    docs/factual_recall.md#transformer-budget-study-small-size
+    %(ref_transformer_budget)s
     """
     d, H, d_h, m = plan["shape"]
     base = {"d": d, "H": H, "d_h": d_h, "m": m, "D": plan["D"], "T": plan["T"],
@@ -462,6 +460,7 @@ class LinearMemory(Study):
 
 # ----------------------------------------------------------------------------- MLP memory
 
+@fill_doc
 @dataclass(frozen=True)
 class MlpConfig(Result):
     """One ``(d, m, steps)`` of the MLP study: ``c = N / (m d)`` per criterion, counting bounds.
@@ -485,9 +484,7 @@ class MlpConfig(Result):
     c_all, c_all_ci_low, c_all_ci_high : float
         The same with every fact recalled.
 
-    References
-    ----------
-    docs/factual_recall.md#mlp-memory-against-counting-bounds
+    %(ref_mlp_memory)s
     """
 
     d: int
@@ -548,9 +545,7 @@ class PooledFit(Result):
         ``N / (m d)`` at 50 % success.
     %(ci)s
 
-    References
-    ----------
-    docs/factual_recall.md#mlp-memory-against-counting-bounds
+    %(ref_mlp_memory)s
     """
 
     c: float
@@ -561,6 +556,7 @@ class PooledFit(Result):
     level = 0.95
 
 
+@fill_doc
 @dataclass(frozen=True)
 class MlpMemorySummary(Result):
     """Summary of ``factual_recall.mlp_memory``.
@@ -578,9 +574,7 @@ class MlpMemorySummary(Result):
     base_steps : int
         The base design's budget.
 
-    References
-    ----------
-    docs/factual_recall.md#mlp-memory-against-counting-bounds
+    %(ref_mlp_memory)s
     """
 
     configs: list
@@ -621,12 +615,11 @@ class MlpMemorySummary(Result):
                 if r.steps > self.base_steps and (r.d, r.m) in base]
 
 
+@fill_doc
 class MlpMemory(Study):
     """The two-class MLP memory against the counting bounds (see the module notes).
 
-    References
-    ----------
-    docs/factual_recall.md#mlp-memory-against-counting-bounds
+    %(ref_mlp_memory)s
     """
 
     name = "factual_recall.mlp_memory"
@@ -642,9 +635,7 @@ class MlpMemory(Study):
     def summarise(self, results):
         """Fit ``c`` per ``(d, m, steps)`` and pooled over the base design.
 
-        Parameters
-        ----------
-        %(records)s
+        %(records_params)s
 
         Returns
         -------
@@ -706,9 +697,7 @@ class EscapeTimes(Study):
     def summarise(self, results):
         """Fit the escape slopes (:func:`~validation.factual_recall.fits.fit_escape_slopes`).
 
-        Parameters
-        ----------
-        %(records)s
+        %(records_params)s
 
         Returns
         -------
@@ -742,9 +731,7 @@ class BudgetRow(IntervalResult):
     successes, trials : int
         Successes and trials.
 
-    References
-    ----------
-    docs/factual_recall.md#transformer-budget-study-small-size
+    %(ref_transformer_budget)s
     """
 
     schedule: str
@@ -761,6 +748,7 @@ class BudgetRow(IntervalResult):
     level = 0.95
 
 
+@fill_doc
 @dataclass(frozen=True)
 class TransformerBudgetSummary(Result):
     """Summary of ``factual_recall.transformer_budget``.
@@ -775,9 +763,7 @@ class TransformerBudgetSummary(Result):
         ``f"{lr:g}"`` -> budget from which the constant-rate capacity stops
         moving (None if none).
 
-    References
-    ----------
-    docs/factual_recall.md#transformer-budget-study-small-size
+    %(ref_transformer_budget)s
     """
 
     rows: list
@@ -829,9 +815,7 @@ class TransformerBudget(Study):
     def summarise(self, results):
         """Fit the capacity per schedule, rate and budget.
 
-        Parameters
-        ----------
-        %(records)s
+        %(records_params)s
 
         Returns
         -------

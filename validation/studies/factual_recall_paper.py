@@ -65,6 +65,7 @@ PAPER_SHAPES = ((16, 1.0, 1.0, 13, 2, 4096), (32, 1.0, 1.0, 27, 1, 4096))
 PAPER_CODE_FILE = "factual_recall.paper_code.json"
 
 
+@fill_doc
 def paper_base(shape, *, variant, steps):
     """Return the trial parameters shared by every run of one shape (all but ``S``, ``R``, ``seed``, ``lr``).
 
@@ -83,9 +84,7 @@ def paper_base(shape, *, variant, steps):
         Model shape (:func:`~validation.factual_recall.search.shape_of`, 8
         heads) and the settings of :data:`PAPER_PROTOCOL`.
 
-    References
-    ----------
-    docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(ref_paper_protocol)s
     """
     d, H, d_h, m = shape_of(*shape[:3])
     p = PAPER_PROTOCOL
@@ -94,6 +93,7 @@ def paper_base(shape, *, variant, steps):
             "variant": variant}
 
 
+@fill_doc
 def paper_code_runs(path=None):
     """Read the committed runs of the paper's own code.
 
@@ -110,14 +110,13 @@ def paper_code_runs(path=None):
         (``seed``, ``d``, ``H``, ``d_h``, ``m``, ``S``, ``R``, ``lr``,
         ``passed``, ``pass_step``, ``max_accuracy``, ``cpu_seconds``).
 
-    References
-    ----------
-    docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(ref_paper_protocol)s
     """
     with open(STORED_DIR / PAPER_CODE_FILE if path is None else path) as fh:
         return json.load(fh)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class PaperPath(Result):
     """One search path (shape, seed) of the paper protocol: its runs and the paper's criterion.
@@ -144,9 +143,7 @@ class PaperPath(Result):
     cpu_seconds : float
         CPU seconds of its runs.
 
-    References
-    ----------
-    docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(ref_paper_protocol)s
     """
 
     d: int
@@ -173,6 +170,7 @@ class PaperPath(Result):
         return d
 
 
+@fill_doc
 @dataclass(frozen=True)
 class PaperProtocolSummary(Result):
     """The paper protocol's paths and the comparison with the paper's code.
@@ -188,9 +186,7 @@ class PaperProtocolSummary(Result):
     pending : int
         Paths whose search is not finished.
 
-    References
-    ----------
-    docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(ref_paper_protocol)s
     """
 
     paths: list

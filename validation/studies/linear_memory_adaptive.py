@@ -28,12 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hcizz.results import Result
-from validation.linear_memory.capacity import MAX_TRAINED_D as MAX_D, adaptive_settings, capacity_trial, trial_params
+from validation.linear_memory.capacity import (MAX_TRAINED_D as MAX_D, ThresholdEstimate, adaptive_settings,
+                                               capacity_trial, trial_params)
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
-from .base import Option, Study, dims_option
+from .base import Option, Study, dims_option, fill_doc
 from .linear_memory_d150 import BATCH, START
 
 __all__ = ["DS", "REPLICATES", "TARGET", "GRID_FACTORS", "S_MAX", "STEPS", "DesignRun", "summarise_designs",
@@ -51,7 +51,7 @@ STEPS = 4096
 
 
 @dataclass(frozen=True)
-class DesignRun(Result):
+class DesignRun(ThresholdEstimate):
     """One replicate of one design.
 
     Parameters
@@ -78,9 +78,6 @@ class DesignRun(Result):
     ci_high: float
     reached: bool
     cpu_seconds: float
-
-    _estimate = "threshold"
-    level = 0.95
 
 
 def _results(runner, params):
@@ -212,13 +209,13 @@ class AdaptiveDesignStudy(Study):
                       "theory": th}
         return out
 
+    @fill_doc
     def summarise(self, results, ds, replicates, target):
         """Per ``d``: :func:`summarise_designs`.
 
         Parameters
         ----------
-        results : dict
-            As :meth:`execute` returns it.
+        %(executed)s
         ds, replicates, target
             The options.
 

@@ -42,7 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hcizz.results import Result
-from validation.linear_memory.capacity import capacity_trial, extension_loads, grid_center, trial_params
+from validation.linear_memory.capacity import (ThresholdEstimate, capacity_trial, extension_loads, grid_center,
+                                               trial_params)
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
@@ -92,9 +93,7 @@ def group_loads(model, kappa, d, cfg, preset, theory):
     params : list of dict
         :func:`~validation.linear_memory.capacity.capacity_trial` parameters.
 
-    References
-    ----------
-    docs/linear_memory.md#measured-comparison-quick-report
+    %(ref_quick_report)s
     """
     heb = model == "hebbian"
     c = grid_center(model, d, kappa, theory)
@@ -150,7 +149,7 @@ def row_command(params, loads):
 
 @fill_doc
 @dataclass(frozen=True)
-class CapacityRow(Result):
+class CapacityRow(ThresholdEstimate):
     """The trained threshold of one group against its prediction.
 
     Parameters
@@ -188,9 +187,7 @@ class CapacityRow(Result):
     ratio_to_op : float or None
         Low rank: threshold over the OP threshold at the same ``d``.
 
-    References
-    ----------
-    docs/linear_memory.md#measured-comparison-quick-report
+    %(ref_quick_report)s
     """
 
     model: str
@@ -213,9 +210,6 @@ class CapacityRow(Result):
     mean_steps: float | None
     command: str
     ratio_to_op: float | None
-
-    _estimate = "threshold"
-    level = 0.95
 
 
 @fill_doc
@@ -241,9 +235,7 @@ class Mechanism(Result):
     spectra_table : list
         ``[name, load, law, KS, n]`` rows.
 
-    References
-    ----------
-    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism)s
     """
 
     d: int
@@ -277,9 +269,7 @@ def mechanism(by_group, d):
     Trials are deterministic in ``(seed, d, p)``, so the memory of a recorded
     trial is retrained exactly (default preset, its full budget).
 
-    References
-    ----------
-    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism)s
     """
     from validation.linear_memory.data import make_facts, trial_rngs
     from validation.linear_memory.mechanism import (init_spectrum_vs_mp_product, normalized_scores, score_summary,
@@ -325,6 +315,7 @@ def mechanism(by_group, d):
                      spectrum_init=init, lowrank_m=m, spectra_table=table)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class CapacitySweep(Result):
     """Summary of ``linear_memory.capacity``.
@@ -345,9 +336,7 @@ class CapacitySweep(Result):
     trials : int
         Trials of the grids and the extension round.
 
-    References
-    ----------
-    docs/linear_memory.md#measured-comparison-quick-report
+    %(ref_quick_report)s
     """
 
     config: dict
@@ -371,12 +360,11 @@ class CapacitySweep(Result):
             + ("-" if r.theory is None else f"{r.theory:.4f}") + f", {r.trials} trials" for r in self.rows)
 
 
+@fill_doc
 class CapacityStudy(Study):
     """``linear_memory.capacity``: the report's capacity sweep (see the module notes).
 
-    References
-    ----------
-    docs/linear_memory.md#measured-comparison-quick-report
+    %(ref_quick_report)s
     """
 
     name = "linear_memory.capacity"
@@ -440,13 +428,13 @@ class CapacityStudy(Study):
             collect(more, runner(more))
         return {"theories": theories, "plan": plan, "by_group": by_group, "trials": len(params) + len(more)}
 
+    @fill_doc
     def summarise(self, results, config):
         """Fit every group; the mechanism diagnostics (see :class:`CapacitySweep`).
 
         Parameters
         ----------
-        results : dict
-            As :meth:`execute` returns it.
+        %(executed)s
         config : {"quick", "full"}
             The configuration.
 

@@ -164,9 +164,7 @@ def group_key(model, kappa, d, lr=LR):
         ``"<model> d=<d>[ kappa=<kappa>] lr=<lr>"`` (``%g`` numbers), with
         ``" lr=0.1 (default preset)"`` when ``lr`` is None.
 
-    References
-    ----------
-    docs/linear_memory.md#thresholds-at-d--100-and-150
+    %(ref_d150)s
 
     Examples
     --------
@@ -223,9 +221,7 @@ class GroupThreshold(ThresholdRecord):
     done : bool
         Half-width <= :data:`CI_HALFWIDTH` or trial cap reached.
 
-    References
-    ----------
-    docs/linear_memory.md#thresholds-at-d--100-and-150
+    %(ref_d150)s
     """
 
     model: str
@@ -253,6 +249,7 @@ class GroupThreshold(ThresholdRecord):
     done: bool
 
 
+@fill_doc
 @dataclass(frozen=True)
 class NearBudgetThreshold(BudgetThreshold):
     """A :class:`~validation.linear_memory.capacity.BudgetThreshold` with the trials near the full-budget threshold.
@@ -271,15 +268,14 @@ class NearBudgetThreshold(BudgetThreshold):
         Successes (at this budget) and trials at loads within +-3 % of the
         full-budget threshold (none when it is not finite).
 
-    References
-    ----------
-    docs/linear_memory.md#thresholds-at-d--100-and-150
+    %(ref_d150)s
     """
 
     near_successes: int
     near_trials: int
 
 
+@fill_doc
 @dataclass(frozen=True)
 class PaperSizeThresholds(Result):
     """Summary of ``linear_memory.d150``.
@@ -299,9 +295,7 @@ class PaperSizeThresholds(Result):
     missing : list of str
         Planned threshold groups with no trial.
 
-    References
-    ----------
-    docs/linear_memory.md#thresholds-at-d--100-and-150
+    %(ref_d150)s
     """
 
     rows: dict
@@ -360,12 +354,11 @@ def _budget_rows(res, budgets=BUDGETS):
     return out
 
 
+@fill_doc
 class PaperSizeStudy(Study):
     """``linear_memory.d150``: adaptive thresholds of the :data:`~validation.studies.linear_memory_d150.PLAN` groups (see the module notes).
 
-    References
-    ----------
-    docs/linear_memory.md#thresholds-at-d--100-and-150
+    %(ref_d150)s
     """
 
     name = "linear_memory.d150"
@@ -421,13 +414,13 @@ class PaperSizeStudy(Study):
             out[g] = _with_params([(q, r) for q, r in zip(params, runner(params)) if is_ok(r)])
         return out
 
+    @fill_doc
     def summarise(self, results, groups, lr_check):
         """One :class:`GroupThreshold` and budget table per group, and the learning-rate check.
 
         Parameters
         ----------
-        results : dict
-            As :meth:`execute` returns it.
+        %(executed)s
         groups : tuple of int
             The chosen groups.
         lr_check : bool
@@ -466,12 +459,11 @@ def _long_params():
             for m, k, d, lr, p, sd, st in LONG_BUDGET]
 
 
+@fill_doc
 class LongBudgetStudy(Study):
     """``linear_memory.d150_budget``: the :data:`LONG_BUDGET` reruns (see the module notes).
 
-    References
-    ----------
-    docs/linear_memory.md#thresholds-at-d--100-and-150
+    %(ref_d150)s
     """
 
     name = "linear_memory.d150_budget"
@@ -507,6 +499,7 @@ class LongBudgetStudy(Study):
         return out
 
 
+@fill_doc
 @dataclass(frozen=True)
 class Refit(ThresholdRecord):
     """A group's threshold with the long-budget reruns' outcomes in place of their 4096-step ones.
@@ -520,9 +513,7 @@ class Refit(ThresholdRecord):
     replaced : int
         Outcomes replaced.
 
-    References
-    ----------
-    docs/linear_memory.md#thresholds-at-d--100-and-150
+    %(ref_d150)s
     """
 
     threshold: float
@@ -531,6 +522,7 @@ class Refit(ThresholdRecord):
     replaced: int
 
 
+@fill_doc
 @dataclass(frozen=True)
 class LongBudget(Result):
     """The long-budget reruns next to their 4096-step trials, and the refitted thresholds.
@@ -545,15 +537,14 @@ class LongBudget(Result):
         :func:`group_key` -> :class:`Refit`: the group's threshold with the
         reruns' outcomes in place of their 4096-step ones.
 
-    References
-    ----------
-    docs/linear_memory.md#thresholds-at-d--100-and-150
+    %(ref_d150)s
     """
 
     rows: list
     refit: dict
 
 
+@fill_doc
 def long_budget(reruns, results):
     """Join the long-budget reruns with the 4096-step trials of ``linear_memory.d150`` and refit.
 
@@ -570,9 +561,7 @@ def long_budget(reruns, results):
         The joined rows and the refits (a rerun that succeeds turns a failure
         into a success, so the 4096-step fit is a lower estimate there).
 
-    References
-    ----------
-    docs/linear_memory.md#thresholds-at-d--100-and-150
+    %(ref_d150)s
     """
     base = {(g[2], r["load"], r["seed"], g[3]): r for g, res in results.items() for r in res if g[0] == "op"}
     dims = {(float(load_of(p, d)), sd, lr): d for m, k, d, lr, p, sd, st in LONG_BUDGET}

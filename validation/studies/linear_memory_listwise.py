@@ -83,9 +83,7 @@ def case_label(criterion, tau, margin):
     str
         The label.
 
-    References
-    ----------
-    docs/listwise.md#exact-decisions
+    %(ref_exact_decisions)s
     """
     return criterion + (f" tau={tau:g}" if tau is not None else "") + f" margin={margin:g}"
 
@@ -153,9 +151,7 @@ class ListwiseThreshold(ThresholdRecord):
     cpu_seconds_per_instance : float
         Mean CPU time of a decision.
 
-    References
-    ----------
-    docs/listwise.md#exact-decisions
+    %(ref_exact_decisions)s
     """
 
     model: str
@@ -179,12 +175,11 @@ class ListwiseThreshold(ThresholdRecord):
     cpu_seconds_per_instance: float
 
 
+@fill_doc
 class ListwiseStudy(Study):
     """Exact TAM and top-1-at-a-margin thresholds of OP and DP memories (see the module notes).
 
-    References
-    ----------
-    docs/listwise.md#exact-decisions
+    %(ref_exact_decisions)s
     """
 
     name = "linear_memory.listwise"
@@ -344,8 +339,8 @@ class HebbianListwiseStudy(Study):
     title = "Hebbian memory: all-facts transition under top-1 and the tail-average margin"
     options = (dims_option(HEBBIAN_PLAN["ds"], low=4, high=200), models_option())
 
-    @fill_doc
     @staticmethod
+    @fill_doc
     def sizes(d):
         """Return the planned numbers of facts at ``d``.
 

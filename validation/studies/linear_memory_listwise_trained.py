@@ -66,9 +66,7 @@ def exact_threshold(model, case, d):
         The row of ``linear_memory.listwise`` for ``model``, ``case`` and ``d``
         (None if the committed store has no fit there).
 
-    References
-    ----------
-    docs/listwise.md#exact-decisions
+    %(ref_exact_decisions)s
     """
     ls, q, runner = _exact_records(model, case, d)
     rows = ls.summarise(list(zip(q, runner(q))), (d,), (model,))

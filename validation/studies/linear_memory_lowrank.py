@@ -70,9 +70,7 @@ def plan_group(d, kappa, *, seeds=SEEDS, factors=FACTORS):
     params : list of dict
         :func:`~validation.linear_memory.capacity.capacity_trial` parameters.
 
-    References
-    ----------
-    docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories
+    %(ref_rank_capacity)s
     """
     from validation.linear_memory.theory import lowrank_finite_prediction
 
@@ -186,6 +184,7 @@ def summarise_groups(records, *, budget=None):
     return rows
 
 
+@fill_doc
 @dataclass(frozen=True)
 class LowRankSummary(Result):
     """Summary of ``linear_memory.lowrank_finite_p``.
@@ -201,9 +200,7 @@ class LowRankSummary(Result):
     ratio_min, ratio_max : float or None
         Range of threshold / theory.
 
-    References
-    ----------
-    docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories
+    %(ref_rank_capacity)s
     """
 
     rows: list
@@ -225,12 +222,11 @@ class LowRankSummary(Result):
         return "\n".join(lines + [f"theory inside the interval for {self.agree} of {len(self.rows)}"])
 
 
+@fill_doc
 class LowRankStudy(Study):
     """``linear_memory.lowrank_finite_p``: low-rank thresholds against the finite-``p`` theory.
 
-    References
-    ----------
-    docs/rank_constrained.md#finite-p-capacity-of-rank-constrained-memories
+    %(ref_rank_capacity)s
     """
 
     name = "linear_memory.lowrank_finite_p"
@@ -276,13 +272,13 @@ class LowRankStudy(Study):
                     out.setdefault((prm["kappa"], prm["d"]), []).append({**r["result"], "seed": prm["seed"]})
         return out
 
+    @fill_doc
     def summarise(self, results, ds, kappas, seeds):
         """Fits, the short-budget refits and the agreement counts.
 
         Parameters
         ----------
-        results : dict
-            As :meth:`execute` returns it.
+        %(executed)s
         ds, kappas, seeds
             The options.
 

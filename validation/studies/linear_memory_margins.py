@@ -40,7 +40,7 @@ import numpy as np
 from hcizz.results import Result
 from validation.linear_memory.margins import margin_trial, predicted, typical_predicted
 
-from .base import Option, Study, is_ok
+from .base import Option, Study, fill_doc, is_ok
 from .linear_memory_d150 import LR
 
 __all__ = ["DS", "SEEDS", "FRACS", "PLAN", "LR_FROM_D", "TYPICAL_MAX_FRACTION", "margin_params", "study_params",
@@ -71,6 +71,7 @@ TYPICAL_MAX_NUMBERS = 2 * 10**7
 QUICK_D, QUICK_SEEDS = 40, 3
 
 
+@fill_doc
 def margin_params(ds=DS, seeds=SEEDS, fracs=FRACS, lr=None):
     """List the trials at fractions ``fracs`` of the self-consistent finite-``p`` capacity of each ``d``.
 
@@ -98,9 +99,7 @@ def margin_params(ds=DS, seeds=SEEDS, fracs=FRACS, lr=None):
         ``d < 4``, a fraction outside (0, 1.5], ``seeds < 1`` or ``lr <= 0``
         (checked before any trial is run or stored).
 
-    References
-    ----------
-    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism)s
     """
     from hcizz.checks import check_int, check_real
     from validation.linear_memory.theory import full_rank_threshold
@@ -120,6 +119,7 @@ def margin_params(ds=DS, seeds=SEEDS, fracs=FRACS, lr=None):
     return out
 
 
+@fill_doc
 def study_params(seeds=SEEDS, plan=PLAN, max_d=None):
     """List the trials of :data:`~validation.studies.linear_memory_margins.PLAN` (without repeats).
 
@@ -137,9 +137,7 @@ def study_params(seeds=SEEDS, plan=PLAN, max_d=None):
     list of dict
         :func:`~validation.linear_memory.margins.margin_trial` parameters, in plan order.
 
-    References
-    ----------
-    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism)s
     """
     out, seen = [], set()
     for ds, fracs, lr in plan:
@@ -160,6 +158,7 @@ def _stats(x):
             "q10": float(q[0]), "median": float(q[1]), "q90": float(q[2]), "n": int(x.size)}
 
 
+@fill_doc
 def compare(results, *, samples=4000, typical_samples=1000):
     """Compare pooled trained observables of the successful trials with the predictions, per ``(d, p, lr)``.
 
@@ -195,9 +194,7 @@ def compare(results, *, samples=4000, typical_samples=1000):
     (rows of one memory are correlated through ``W``); the predictions' are
     ordinary Monte Carlo standard errors.
 
-    References
-    ----------
-    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism)s
     """
     from validation.linear_memory.theory import full_rank_threshold
 
@@ -269,6 +266,7 @@ def _quantity(row, what):
             math.hypot(t["margin"]["mean_se"], ty["margin"]["mean_se"]))
 
 
+@fill_doc
 def trend(rows, what, fraction, *, lr=None, tol=0.01):
     """Fit ``y = a + b ln p`` by weighted least squares over the rows at one load fraction and one rate.
 
@@ -303,9 +301,7 @@ def trend(rows, what, fraction, *, lr=None, tol=0.01):
     standard errors from the inverse normal matrix, *not* rescaled by
     ``chi2/dof`` (the row reports ``chi2`` so that a poor fit is visible).
 
-    References
-    ----------
-    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism)s
     """
     if what not in _QUANTITIES:
         raise ValueError(f"what must be one of {', '.join(_QUANTITIES)}, got {what!r}")
@@ -334,6 +330,7 @@ def trend(rows, what, fraction, *, lr=None, tol=0.01):
 TREND_RATES = ((0.01, "0.01"), (0.1, "0.1"), (None, "mixed: 0.1 below d=100, 0.01 from it"))
 
 
+@fill_doc
 @dataclass(frozen=True)
 class MarginComparison(Result):
     """Summary of ``linear_memory.margins``; the comparison is computed when first read.
@@ -365,9 +362,7 @@ class MarginComparison(Result):
     ``rows`` (and so ``trends`` and ``rate_pairs``) are computed on first
     access and kept; ``to_dict()`` includes them.
 
-    References
-    ----------
-    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism)s
     """
 
     results: list
@@ -423,6 +418,7 @@ class MarginComparison(Result):
             for r in self.rows)
 
 
+@fill_doc
 def rate_pairs(rows):
     """Pair the rows of the same ``(d, p)`` trained at Adam rates 0.1 and another rate.
 
@@ -436,9 +432,7 @@ def rate_pairs(rows):
     list of dict
         See :attr:`MarginComparison.rate_pairs`.
 
-    References
-    ----------
-    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism)s
     """
     out = []
     for r in rows:
@@ -454,12 +448,11 @@ def rate_pairs(rows):
     return out
 
 
+@fill_doc
 class MarginStudy(Study):
     """``linear_memory.margins``: the trials of :data:`~validation.studies.linear_memory_margins.PLAN` and their comparison with the predictions.
 
-    References
-    ----------
-    docs/linear_memory.md#mechanism-at-finite-p-the-minimiser-of-v_p
+    %(ref_mechanism)s
     """
 
     name = "linear_memory.margins"

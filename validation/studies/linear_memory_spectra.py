@@ -74,6 +74,7 @@ CONFIGS = {"full": {"ds": (20, 40, 80), "ds_continued": (20, 40)},
 CONTINUED = {"fracs": (0.8, 1.0), "extra_steps": 2048}
 
 
+@fill_doc
 def study_params(ds, kappas=KAPPAS, fracs=FRACS, seeds=8, extra_steps=None, lr=None):
     """List the trial parameters of the spectra study.
 
@@ -106,9 +107,7 @@ def study_params(ds, kappas=KAPPAS, fracs=FRACS, seeds=8, extra_steps=None, lr=N
         ``seeds < 1``, ``extra_steps < 0`` or ``lr <= 0`` (checked before any
         trial is run or stored).
 
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    %(ref_spectra_study)s
 
     Examples
     --------
@@ -137,6 +136,7 @@ def study_params(ds, kappas=KAPPAS, fracs=FRACS, seeds=8, extra_steps=None, lr=N
     return out
 
 
+@fill_doc
 def summarise_rows(results):
     """Summarise the spectra study, one row per ``(kappa, d, frac, extra_steps)``.
 
@@ -155,9 +155,7 @@ def summarise_rows(results):
         (:func:`~validation.linear_memory.spectra.gaussian_calibration`), the
         predicted edge, margins.
 
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    %(ref_spectra_study)s
     """
     from hcizz.quarter_circle import qc_quantile
     from validation.linear_memory.models import lowrank_m
@@ -195,6 +193,7 @@ def summarise_rows(results):
     return rows
 
 
+@fill_doc
 def main_protocol(r):
     """Return whether a trial follows the main protocol.
 
@@ -210,14 +209,13 @@ def main_protocol(r):
         and :data:`validation.studies.linear_memory_d150.LR` from it on (the
         defaults of :func:`study_params`).
 
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    %(ref_spectra_study)s
     """
     lr = r.get("lr")
     return (not r.get("extra_steps")) and (lr is None if r["d"] < LARGE_D else lr == LR)
 
 
+@fill_doc
 def extrapolation(results, rows=None, *, boot=200, rng=0, min_sizes=3):
     """Extrapolate the pooled KS excess and the edge gap to ``d = inf``, in ``1/d`` and ``1/ln p``.
 
@@ -260,9 +258,7 @@ def extrapolation(results, rows=None, *, boot=200, rng=0, min_sizes=3):
     recalled instances of each ``(kappa, d, frac)`` (one seed for all), plus the
     calibration's Monte Carlo error ``sd / sqrt(reps)``.
 
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    %(ref_spectra_study)s
     """
     if int(min_sizes) < 3:
         raise ValueError(f"min_sizes must be >= 3, got {min_sizes!r}")
@@ -317,6 +313,7 @@ def _store_order(r):
     return (r["d"], -r["kappa"], r["frac"], r["extra_steps"], -1.0 if r["lr"] is None else r["lr"], r["seed"])
 
 
+@fill_doc
 @dataclass(frozen=True)
 class SpectraSummary(Result):
     """Summary of ``linear_memory.spectra``; the statistics are computed when first read.
@@ -365,9 +362,7 @@ class SpectraSummary(Result):
     the attributes are computed on first access and kept; ``to_dict()``
     includes the tables.
 
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    %(ref_spectra_study)s
     """
 
     own: list
@@ -480,12 +475,11 @@ def _verdicts(extra):
     return out
 
 
+@fill_doc
 class SpectraStudy(Study):
     """``linear_memory.spectra``: the trials of :data:`~validation.studies.linear_memory_spectra.PLAN`, pooled against the laws (see the module notes).
 
-    References
-    ----------
-    docs/linear_memory.md#spectra-study-pooled-instances-against-a-gaussian-calibration
+    %(ref_spectra_study)s
     """
 
     name = "linear_memory.spectra"
@@ -533,13 +527,13 @@ class SpectraStudy(Study):
         return {"own": list(zip(own, recs)), "rest": list(zip(rest, runner(rest))), "trials": trials,
                 "reused": reused}
 
+    @fill_doc
     def summarise(self, results, config):
         """Rows, continued rows, the extrapolation and the figure panels (see :class:`SpectraSummary`).
 
         Parameters
         ----------
-        results : dict
-            As :meth:`execute` returns it.
+        %(executed)s
         config : {"full", "quick"}
             The configuration.
 

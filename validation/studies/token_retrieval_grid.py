@@ -226,6 +226,7 @@ class TokenRetrievalGrid(Study):
 
 
 
+@fill_doc
 @dataclass(frozen=True)
 class FullGridStudy(Result):
     """Summary of the study ``token_retrieval.full_grid`` (:meth:`FullGrid.summarise`).
@@ -247,9 +248,7 @@ class FullGridStudy(Result):
         Retrieval boundaries of the runs and theories beside the statistical limits
         (:func:`~validation.token_retrieval.comparison.limits_on_grid`).
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_token_theory)s
     """
 
     runs: int
@@ -293,6 +292,7 @@ class _CommittedTheory(Study):
         return load_theory_grid(STORED_DIR / self.theory_file)
 
 
+@fill_doc
 class FullGrid(_CommittedTheory):
     """The main grid of the full preset (``--preset full``, seed 0) alone, with a committed store.
 
@@ -308,9 +308,7 @@ class FullGrid(_CommittedTheory):
 
         nice -n 10 python -m validation study token_retrieval.full_grid --store tr_full.jsonl --workers 2
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_token_theory)s
     """
 
     name = "token_retrieval.full_grid"
@@ -370,6 +368,7 @@ SEED_CHECK_POINTS = (
 )
 
 
+@fill_doc
 class FullGridSeeds(Study):
     """Seeds 8..63 at the full-grid points whose all-``N`` error exceeds 0.20 with 8 seeds.
 
@@ -383,9 +382,7 @@ class FullGridSeeds(Study):
 
         nice -n 10 python -m validation study token_retrieval.full_grid_seeds --store tr_seeds.jsonl
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_token_theory)s
     """
 
     name = "token_retrieval.full_grid_seeds"

@@ -12,7 +12,16 @@ from .docstrings import fill_doc as _fill_doc
 #: ``hcizz``-only descriptions: name -> numpydoc entry
 PARAMS = {
     "mp_ratio": "ratio : float\n    Aspect ratio :math:`\\lambda > 0`.",
-    "double_double": "hi, lo : float\n    A double-double (see :func:`dd_from_mp`).",
+    # the Parameters section of dd_floor / dd_ceil (a whole section)
+    "dd_params": "Parameters\n----------\nhi, lo : float\n    A double-double (see :func:`dd_from_mp`).",
+    # See Also and References of the three double-double helpers of hcizz.numerics
+    "dd_helpers": ("See Also\n--------\n"
+                   "hcizz.numerics.dd_from_mp : Make a double-double.\n"
+                   "hcizz.numerics.dd_floor : The largest double below a double-double.\n"
+                   "hcizz.numerics.dd_ceil : The smallest double above a double-double.\n"
+                   "\n"
+                   "References\n----------\n"
+                   "docs/reliability.md#spectral-laws-at-the-edges-of-their-domain"),
 }
 
 #: :func:`hcizz.docstrings.fill_doc` with :data:`PARAMS` added

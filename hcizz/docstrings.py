@@ -47,6 +47,8 @@ PARAMETERS = {
     "level": "level : float, optional\n    Confidence level of the interval, in (0, 1) (default 0.95).",
     "conf_alpha": "alpha : float, optional\n    One minus the confidence level, in (0, 1) (default 0.05).",
 }
+# the Parameters section of every ``conf_int(alpha)`` (a whole section)
+PARAMETERS["conf_int_params"] = "Parameters\n----------\n" + PARAMETERS["conf_alpha"]
 
 #: a placeholder line: one or more ``%(name)s`` separated by blanks, nothing else
 _LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<names>%\(\w+\)s(?:[ \t]+%\(\w+\)s)*)[ \t]*$", re.M)

@@ -284,6 +284,7 @@ def x_minus_sin(x):
 
 # --------------------------------------------------------------------------
 # double-double edges: a support edge ``e`` known to ~32 digits as ``hi + lo``
+@fill_doc
 def dd_from_mp(value):
     """Split an mpmath number into a double-double ``(hi, lo)`` with ``hi + lo`` close to ``value``.
 
@@ -304,14 +305,7 @@ def dd_from_mp(value):
     lo : float
         The correction, ``|lo| <= ulp(hi)/2``.
 
-    See Also
-    --------
-    hcizz.numerics.dd_floor : The largest double below a double-double.
-    hcizz.numerics.dd_ceil : The smallest double above a double-double.
-
-    References
-    ----------
-    docs/reliability.md#spectral-laws-at-the-edges-of-their-domain
+    %(dd_helpers)s
 
     Examples
     --------
@@ -331,23 +325,14 @@ def dd_from_mp(value):
 def dd_floor(hi, lo):
     r"""Largest double ``<= hi + lo`` (for a double-double with ``|lo| <= ulp(hi)/2``).
 
-    Parameters
-    ----------
-    %(double_double)s
+    %(dd_params)s
 
     Returns
     -------
     float
         ``hi``, or the double below it when ``lo < 0``.
 
-    See Also
-    --------
-    hcizz.numerics.dd_ceil : The smallest double above.
-    hcizz.numerics.dd_from_mp : Make a double-double.
-
-    References
-    ----------
-    docs/reliability.md#spectral-laws-at-the-edges-of-their-domain
+    %(dd_helpers)s
 
     Examples
     --------
@@ -363,23 +348,14 @@ def dd_floor(hi, lo):
 def dd_ceil(hi, lo):
     """Smallest double ``>= hi + lo`` (for a double-double with ``|lo| <= ulp(hi)/2``).
 
-    Parameters
-    ----------
-    %(double_double)s
+    %(dd_params)s
 
     Returns
     -------
     float
         ``hi``, or the double above it when ``lo > 0``.
 
-    See Also
-    --------
-    hcizz.numerics.dd_floor : The largest double below.
-    hcizz.numerics.dd_from_mp : Make a double-double.
-
-    References
-    ----------
-    docs/reliability.md#spectral-laws-at-the-edges-of-their-domain
+    %(dd_helpers)s
 
     Examples
     --------

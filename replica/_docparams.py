@@ -28,6 +28,8 @@ PARAMS = {
     "n_top": ("n_top : int, optional\n"
               "    Number of largest competitors returned per row (``1 <= n_top <= p - 1``;\n"
               "    default ``min(10, p - 1)``)."),
+    # the Parameters section of replica.CensoredNormal's cdf / sf (a whole section)
+    "points_params": "Parameters\n----------\nx : float or array_like\n    Points.",
 }
 
 #: :func:`hcizz.docstrings.fill_doc` with :data:`PARAMS` added

@@ -163,9 +163,7 @@ class Saddle(Result):
     def conf_int(self, alpha=0.05):
         """Return the normal-approximation interval of ``q*`` at level ``1 - alpha``.
 
-        Parameters
-        ----------
-        %(conf_alpha)s
+        %(conf_int_params)s
 
         Returns
         -------

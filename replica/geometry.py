@@ -168,9 +168,7 @@ class GeometryV(Result):
     def conf_int(self, alpha=0.05):
         """Return the normal-approximation interval of ``ratio``.
 
-        Parameters
-        ----------
-        %(conf_alpha)s
+        %(conf_int_params)s
 
         Returns
         -------

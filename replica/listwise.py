@@ -32,6 +32,7 @@ from hcizz.results import Result
 from hcizz.numerics import gauss_legendre
 
 from ._control_variates import cv_mean
+from ._docparams import fill_doc
 from .finite_capacity import MARGIN_MAX
 from .free_entropy import entropic_term
 from .order_stats import TopNormals
@@ -987,13 +988,11 @@ class CensoredNormal:
         """
         return float(ndtr(self.level - self.loc))
 
+    @fill_doc
     def cdf(self, x):
         r"""Evaluate the distribution function.
 
-        Parameters
-        ----------
-        x : float or array_like
-            Points.
+        %(points_params)s
 
         Returns
         -------
@@ -1002,13 +1001,11 @@ class CensoredNormal:
         """
         return self._split(x, 0.0, 1.0)
 
+    @fill_doc
     def sf(self, x):
         r"""Evaluate the survival function ``1 - cdf``.
 
-        Parameters
-        ----------
-        x : float or array_like
-            Points.
+        %(points_params)s
 
         Returns
         -------

@@ -13,6 +13,7 @@ import numbers
 import math
 
 import numpy as np
+from ._docparams import fill_doc
 
 __all__ = [
     "check_int", "check_real", "check_array", "check_rng", "check_real_mp",
@@ -31,6 +32,7 @@ def _fmt(value):
         return object.__repr__(value)
 
 
+@fill_doc
 def check_int(name, value, *, low=None, high=None):
     """Return ``value`` as a Python int, checking type and range.
 
@@ -63,9 +65,7 @@ def check_int(name, value, *, low=None, high=None):
     hcizz.checks.check_real : The same check for real numbers and arrays.
     hcizz.checks.check_rng : The check of a random state.
 
-    References
-    ----------
-    docs/reliability.md#bad-input-classes-and-what-each-gives
+    %(refs_bad_input)s
 
     Examples
     --------
@@ -106,6 +106,7 @@ def _range_txt(low, high, *, integer=False, low_open=False, high_open=False):
     return f" {'<' if high_open else '<='} {high:g}"
 
 
+@fill_doc
 def check_real(name, value, *, low=None, high=None, low_open=False,
                high_open=False, allow_array=True):
     """Validate a real scalar or array; return it as a float or float ndarray.
@@ -142,9 +143,7 @@ def check_real(name, value, *, low=None, high=None, low_open=False,
     hcizz.checks.check_real_mp : The check for a high-precision code path.
     hcizz.checks.check_array : The check of an array's shape and finiteness.
 
-    References
-    ----------
-    docs/reliability.md#bad-input-classes-and-what-each-gives
+    %(refs_bad_input)s
 
     Examples
     --------
@@ -180,6 +179,7 @@ def check_real(name, value, *, low=None, high=None, low_open=False,
     return float(arr) if arr.ndim == 0 else arr
 
 
+@fill_doc
 def check_array(name, value, *, ndim=None, finite=True):
     """Return ``value`` as a float ndarray with the given ``ndim``.
 
@@ -209,9 +209,7 @@ def check_array(name, value, *, ndim=None, finite=True):
     --------
     hcizz.checks.check_real : The check of values in a range.
 
-    References
-    ----------
-    docs/reliability.md#bad-input-classes-and-what-each-gives
+    %(refs_bad_input)s
 
     Examples
     --------
@@ -234,6 +232,7 @@ def check_array(name, value, *, ndim=None, finite=True):
     return arr
 
 
+@fill_doc
 def check_rng(rng):
     """Return ``np.random.default_rng(rng)``; ``ValueError`` on a bad seed.
 
@@ -258,9 +257,7 @@ def check_rng(rng):
     numpy.random.default_rng : The constructor it calls.
     hcizz.checks.check_int : The check of an integer argument.
 
-    References
-    ----------
-    docs/reliability.md#bad-input-classes-and-what-each-gives
+    %(refs_bad_input)s
 
     Examples
     --------
@@ -390,6 +387,7 @@ def _physical_memory():
     return int(n) if n > 0 else None
 
 
+@fill_doc
 def memory_limit():
     """Return the memory one computation may plan to use, and where the number comes from.
 
@@ -415,9 +413,7 @@ def memory_limit():
     hcizz.checks.check_memory : Refuse an allocation above this limit.
     hcizz.checks.fmt_bytes : Format a byte count for a message.
 
-    References
-    ----------
-    docs/reliability.md#sizes
+    %(refs_sizes)s
 
     Examples
     --------
@@ -446,6 +442,7 @@ def memory_limit():
     return MEMORY_FRACTION * phys, f"{MEMORY_FRACTION:.0%} of the {fmt_bytes(phys)} of physical memory"
 
 
+@fill_doc
 def fmt_bytes(n):
     """Return ``n`` bytes as a short human-readable text.
 
@@ -464,9 +461,7 @@ def fmt_bytes(n):
     hcizz.checks.check_memory : Names sizes in its messages with this format.
     hcizz.checks.memory_limit : The bytes one allocation may take.
 
-    References
-    ----------
-    docs/reliability.md#sizes
+    %(refs_sizes)s
 
     Examples
     --------
@@ -481,6 +476,7 @@ def fmt_bytes(n):
     return f"{n:.3g} EiB"  # pragma: no cover
 
 
+@fill_doc
 def check_memory(nbytes, what):
     """Raise ``ValueError`` before allocating if ``nbytes`` exceeds :func:`memory_limit`.
 
@@ -511,9 +507,7 @@ def check_memory(nbytes, what):
     hcizz.checks.fmt_bytes : Format of the sizes in the message.
     hcizz.checks.check_int : Range check of a size-like argument.
 
-    References
-    ----------
-    docs/reliability.md#sizes
+    %(refs_sizes)s
 
     Examples
     --------

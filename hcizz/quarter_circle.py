@@ -32,6 +32,7 @@ from scipy import special
 from .checks import check_int, check_real
 from .numerics import (SpectralLaw, chunked, dd_floor, dd_from_mp, gauss_legendre, invert_monotone,
                        x_minus_sin, xms_over_cube)
+from ._docparams import fill_doc
 
 __all__ = ["quarter_circle", "truncated_quarter_circle", "qc_quantile", "qc_quantile_mp",
            "qc_upper_angle", "qc_moment", "QuarterCircle", "TruncatedQuarterCircle"]
@@ -87,6 +88,7 @@ def _yfit():
     return _YFIT
 
 
+@fill_doc
 def qc_upper_angle(c):
     r"""Solve :math:`y - \sin y = c` for :math:`y` in :math:`[0, \pi]`, vectorised.
 
@@ -127,9 +129,7 @@ def qc_upper_angle(c):
     :math:`5 \cdot 10^{-324}` to :math:`\pi`: worst relative error
     :math:`1.8 \cdot 10^{-16}` (``tests/test_domain_sweep.py``).
 
-    References
-    ----------
-    docs/rank_constrained.md#numerics-and-oracles
+    %(refs_numerics)s
 
     Examples
     --------
@@ -189,6 +189,7 @@ def _quantile(u, one_minus_u):
     return out
 
 
+@fill_doc
 def qc_quantile(u):
     r"""Quarter-circle quantile function :math:`X_{qc}(u)`.
 
@@ -208,9 +209,7 @@ def qc_quantile(u):
     hcizz.quarter_circle.QuarterCircle : The law (its ``ppf`` is this function).
     replica.symbolic.QCQuantile : The quantile as a sympy function.
 
-    References
-    ----------
-    docs/rank_constrained.md#quarter-circle-law
+    %(refs_quarter_circle)s
 
     Examples
     --------
@@ -223,6 +222,7 @@ def qc_quantile(u):
     return out if out.ndim else float(out)
 
 
+@fill_doc
 def qc_quantile_mp(u, dps=50):
     r"""Compute the quarter-circle quantile :math:`X_{qc}(u)` in mpmath at ``dps`` digits.
 
@@ -247,9 +247,7 @@ def qc_quantile_mp(u, dps=50):
     --------
     hcizz.qc_quantile : The float code path, vectorised.
 
-    References
-    ----------
-    docs/rank_constrained.md#quarter-circle-law
+    %(refs_quarter_circle)s
 
     Examples
     --------
@@ -282,6 +280,7 @@ def qc_quantile_mp(u, dps=50):
     return +x
 
 
+@fill_doc
 def qc_moment(n, lower=0.0):
     r"""Compute the partial moment :math:`\int_{lower}^2 s^n \rho_{qc}(s)\, ds` of the quarter circle.
 
@@ -322,9 +321,7 @@ def qc_moment(n, lower=0.0):
     :math:`3.7 \cdot 10^{-15}` for :math:`n` in :math:`[-0.9, 200]`,
     :math:`5 \cdot 10^{-13}` at :math:`n = 1000` (scipy's beta function there).
 
-    References
-    ----------
-    docs/rank_constrained.md#quarter-circle-law
+    %(refs_quarter_circle)s
 
     Examples
     --------
@@ -358,6 +355,7 @@ def _qc_cdf_sf(s):
     return cdf_low, sf_up
 
 
+@fill_doc
 class QuarterCircle(SpectralLaw):
     r"""Quarter-circle law :math:`\rho(s) = \sqrt{4 - s^2} / \pi` on :math:`[0, 2]`.
 
@@ -382,9 +380,7 @@ class QuarterCircle(SpectralLaw):
     ratio 1.  Moments: :math:`E s^n = 2^{n+1} B((n+1)/2, 3/2) / \pi` (even ones
     Catalan).
 
-    References
-    ----------
-    docs/rank_constrained.md#quarter-circle-law
+    %(refs_quarter_circle)s
 
     Examples
     --------

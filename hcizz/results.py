@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import field, fields
+from ._docparams import fill_doc
 
 __all__ = ["Result", "optional", "interval_at"]
 
 
+@fill_doc
 def optional(default=None):
     """Declare a dataclass field that is left out of ``to_dict()`` while it is ``None``.
 
@@ -49,9 +51,7 @@ def optional(default=None):
     --------
     hcizz.results.Result : The record base class whose ``to_dict`` honours it.
 
-    References
-    ----------
-    docs/architecture.md#one-result-protocol
+    %(refs_result_protocol)s
 
     Examples
     --------
@@ -66,6 +66,7 @@ def optional(default=None):
     return field(default=default, metadata={"omit_if_none": True})
 
 
+@fill_doc
 def interval_at(alpha, level, low, high, name):
     """Return ``(low, high)`` if ``1 - alpha`` equals ``level``, else raise ``ValueError``.
 
@@ -97,9 +98,7 @@ def interval_at(alpha, level, low, high, name):
     hcizz.Estimate : A Monte Carlo estimate with its normal interval.
     hcizz.results.Result : The records whose ``conf_int`` uses it.
 
-    References
-    ----------
-    docs/architecture.md#one-result-protocol
+    %(refs_result_protocol)s
 
     Examples
     --------
@@ -129,6 +128,7 @@ def _fmt(v):
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+@fill_doc
 class Result:
     """Base class of the project's result records (use with ``@dataclass(frozen=True)``).
 
@@ -154,9 +154,7 @@ class Result:
     ``to_dict()``; :func:`hcizz.jsonout.to_json_value` (and so ``report.json``)
     converts them through their own ``to_dict()``.
 
-    References
-    ----------
-    docs/architecture.md#one-result-protocol
+    %(refs_result_protocol)s
 
     Examples
     --------

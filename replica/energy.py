@@ -24,6 +24,7 @@ _CHUNK = 192
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
+@fill_doc
 def energy_G_limit(t):
     r"""Return the large-``p`` limit :math:`G(t) = -1/(1-t)` of the energetic term.
 
@@ -42,9 +43,7 @@ def energy_G_limit(t):
     replica.energy_G : The finite-``p`` term :math:`G_p(t)`, which tends to this limit.
     replica.free_entropy : The free entropy this term enters.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#large-p-limit
+    %(refs_paper_large_p)s
 
     Examples
     --------
@@ -56,6 +55,7 @@ def energy_G_limit(t):
 
 
 @dataclass(frozen=True)
+@fill_doc
 class EtaSample(Result):
     r"""A draw of the disorder :math:`\eta` in compressed form.
 
@@ -82,9 +82,7 @@ class EtaSample(Result):
     replica.energy.sample_eta : Draw a sample (its Examples show one).
     replica.energy.log_f_p : Evaluate :math:`\ln f_p(t; \eta)` on a sample.
 
-    References
-    ----------
-    docs/theory_full_rank.md#computing-the-energy-term
+    %(refs_energy_term)s
 
     Examples
     --------
@@ -133,9 +131,7 @@ def sample_eta(p, samples, rng, n_top=N_TOP):
     replica.energy.log_f_p : Evaluate :math:`\ln f_p(t; \eta)` on the draws.
     replica.energy_G : The mean of :math:`\ln f_p / \ln p` over such draws.
 
-    References
-    ----------
-    docs/theory_full_rank.md#computing-the-energy-term
+    %(refs_energy_term)s
 
     Examples
     --------

@@ -13,6 +13,7 @@ from scipy.special import log_ndtr, ndtr
 from hcizz.checks import check_int, check_real, check_rng
 from hcizz.estimate import Estimate
 from hcizz.results import Result
+from ._docparams import fill_doc
 
 __all__ = ["HEBBIAN_LIMIT", "hebbian", "hebbian_recall_probability", "hebbian_threshold",
            "hebbian_score_moments", "hebbian_matrix", "hebbian_simulate", "HebbianPrediction"]
@@ -314,6 +315,7 @@ def _threshold_p(d, level, all_facts, exact_moments, model="theory", problem="op
     return math.exp(brentq(f, lo, hi, xtol=1e-12 if model == "theory" else 1e-7))
 
 
+@fill_doc
 def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, model="conditional",
                       problem="op"):
     r"""Find the load :math:`\alpha = p \ln p / d^2` at which the model recall probability is ``level``.
@@ -353,9 +355,7 @@ def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, mode
     conditional :math:`10^{-7}`).  Convergence to 1/8 is slow (the extreme-value
     corrections are of relative order :math:`\ln \ln p / \ln p`).
 
-    References
-    ----------
-    docs/theory_full_rank.md#hebbian-rule
+    %(refs_hebbian)s
 
     Examples
     --------
@@ -379,6 +379,7 @@ def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, mode
 
 
 @dataclass(frozen=True)
+@fill_doc
 class HebbianPrediction(Result):
     r"""Gaussian-model predictions for a Hebbian memory at dimension ``d``, as returned by :func:`hebbian`.
 
@@ -403,9 +404,7 @@ class HebbianPrediction(Result):
     --------
     replica.hebbian : Returns this record (its Examples show one).
 
-    References
-    ----------
-    docs/theory_full_rank.md#hebbian-rule
+    %(refs_hebbian)s
 
     Examples
     --------
@@ -427,6 +426,7 @@ class HebbianPrediction(Result):
     info: dict = field(default_factory=dict, compare=False)
 
 
+@fill_doc
 def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", problem="op"):
     r"""Predict recall and capacity of the Hebbian rule (conditional or independent-Gaussian model).
 
@@ -470,9 +470,7 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", 
     fact needs :math:`m > \sqrt{2 \ln p}`, i.e. :math:`\alpha < 1/2`.  At finite
     :math:`d` the thresholds are computed from :func:`hebbian_recall_probability`.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#hebbian-rule
+    %(refs_paper_hebbian)s
 
     Examples
     --------
@@ -506,6 +504,7 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", 
                              info=kw)
 
 
+@fill_doc
 def hebbian_matrix(E, U):
     r"""Build the Hebbian memory :math:`W_H = \sum_\nu u_\nu e_\nu^T = U^T E`.
 
@@ -537,9 +536,7 @@ def hebbian_matrix(E, U):
     :math:`u_\mu` with weight :math:`|e_\mu|^2 \approx d` plus crosstalk from the
     other facts.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#hebbian-rule
+    %(refs_paper_hebbian)s
 
     Examples
     --------

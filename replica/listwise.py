@@ -62,6 +62,7 @@ def _out(x):
 # ---------------------------------------------------------------------------
 # closed forms of the large-p theory
 # ---------------------------------------------------------------------------
+@fill_doc
 def gaussian_tail_mean(tau):
     r"""Return the mean :math:`\kappa_\tau` of the upper :math:`\tau` tail of a standard normal.
 
@@ -93,9 +94,7 @@ def gaussian_tail_mean(tau):
     (docs/listwise.md#large-p-limit).  As ``tau -> 0``,
     :math:`\kappa_\tau = z_\tau + 1/z_\tau - 2/z_\tau^3 + O(z_\tau^{-5})`.
 
-    References
-    ----------
-    arXiv:2605.05189; docs/listwise.md#large-p-limit
+    %(refs_listwise_paper_large_p)s
 
     Examples
     --------
@@ -108,6 +107,7 @@ def gaussian_tail_mean(tau):
     return _out(np.where(t == 1.0, 0.0, _phi(z) / t))
 
 
+@fill_doc
 def gardner_energy(kappa):
     r"""Return Gardner's margin integral :math:`\Gamma(\kappa) = E[(\kappa - Z)_+^2]`, :math:`Z \sim N(0, 1)`.
 
@@ -142,9 +142,7 @@ def gardner_energy(kappa):
     relative error below 1e-14 against mpmath (underflow to 0 below
     ``kappa = -38``, where the value is below 1e-300).
 
-    References
-    ----------
-    docs/listwise.md#large-p-limit
+    %(refs_listwise_large_p)s
 
     Examples
     --------
@@ -262,6 +260,7 @@ def tam_capacity_small_tau(tau, *, margin=0.0):
     return _out(1.0 / den)
 
 
+@fill_doc
 def tam_finite_p_coefficient(tau, *, margin=0.0):
     r"""Return :math:`C(\tau)` of the first-order finite-``p`` law :math:`\alpha_c(\tau, p) = \alpha_c(\tau) (1 + C/(p-1))`.
 
@@ -303,9 +302,7 @@ def tam_finite_p_coefficient(tau, *, margin=0.0):
     :math:`1/\Gamma(\gamma/\sqrt{1 + 1/(p-1)})`; it vanishes at zero margin, where
     :math:`\alpha_c(1, p) = 2` for every :math:`p`.
 
-    References
-    ----------
-    docs/listwise.md#finite-p-corrections
+    %(refs_listwise_finite_p)s
 
     Examples
     --------
@@ -340,6 +337,7 @@ def _check_tau_margin(tau, margin):
 # ---------------------------------------------------------------------------
 # exact tail-mean bias (order statistics, by quadrature)
 # ---------------------------------------------------------------------------
+@fill_doc
 def tail_mean_bias(m, k):
     r"""Return :math:`E[T_k] - \kappa_{k/m}`, the bias of the tail mean of ``m`` i.i.d. standard normals.
 
@@ -386,9 +384,7 @@ def tail_mean_bias(m, k):
     :math:`k\, b \to -\tau(1-\tau)/(2\phi(z_\tau))`, which is used for
     ``k > 1e6`` (the difference is below 1e-8 relative there).
 
-    References
-    ----------
-    docs/listwise.md#finite-p-corrections
+    %(refs_listwise_finite_p)s
 
     Examples
     --------
@@ -776,6 +772,7 @@ def tam_capacity(tau, p=None, *, margin=0.0, samples=20_000, rng=None, control_v
         "cv_variance_ratio": pick(ratio)})
 
 
+@fill_doc
 def tam_capacity_expansion(tau, p, *, margin=0.0):
     r"""Return the finite-``p`` TAM capacity to second order in ``1/k``, without sampling.
 
@@ -819,9 +816,7 @@ def tam_capacity_expansion(tau, p, *, margin=0.0):
     docs/listwise.md#finite-p-corrections).  Accurate for :math:`k \gtrsim 20`; for
     small :math:`k` use :func:`tam_capacity`.
 
-    References
-    ----------
-    docs/listwise.md#finite-p-corrections
+    %(refs_listwise_finite_p)s
 
     Examples
     --------
@@ -856,6 +851,7 @@ def tam_capacity_expansion(tau, p, *, margin=0.0):
 # ---------------------------------------------------------------------------
 # large-p replica-symmetric free entropy (Gardner's, at margin kappa_tau + gamma)
 # ---------------------------------------------------------------------------
+@fill_doc
 def tam_free_entropy(q, alpha, tau, *, margin=0.0):
     r"""Compute the large-``p`` RS free entropy of the TAM volume, :math:`\Phi(q; \alpha)`.
 
@@ -898,9 +894,7 @@ def tam_free_entropy(q, alpha, tau, *, margin=0.0):
     :math:`t_0 = \kappa/\sqrt{q}` and at :math:`t_0 \pm 5 \sqrt{(1-q)/q}`,
     :math:`t_0 \pm 40 \sqrt{(1-q)/q}`, over :math:`[-40, 40]`.
 
-    References
-    ----------
-    docs/listwise.md#large-p-limit
+    %(refs_listwise_large_p)s
 
     Examples
     --------
@@ -938,6 +932,7 @@ def tam_free_entropy(q, alpha, tau, *, margin=0.0):
 # ---------------------------------------------------------------------------
 # laws of the scores at capacity
 # ---------------------------------------------------------------------------
+@fill_doc
 class CensoredNormal:
     r"""Law of :math:`\max(\mathrm{loc} + Z, \mathrm{level})`, :math:`Z \sim N(0, 1)`: a normal whose lower part is pinned at ``level``.
 
@@ -957,9 +952,7 @@ class CensoredNormal:
     replica.tam_score_laws : Returns the laws of the scores as censored normals.
     scipy.stats.norm : The uncensored law.
 
-    References
-    ----------
-    docs/listwise.md#laws-of-the-scores-at-capacity
+    %(refs_listwise_score_laws)s
 
     Examples
     --------
@@ -1087,6 +1080,7 @@ class CensoredNormal:
 
 
 @dataclass(frozen=True)
+@fill_doc
 class TamLaws(Result):
     r"""Large-``p`` laws of one fact's scores at the TAM capacity (competitor-score units).
 
@@ -1113,9 +1107,7 @@ class TamLaws(Result):
     replica.tam_score_laws : Returns this record (its Examples show one).
     replica.tam_scores : Samples of the same scores at finite ``p``.
 
-    References
-    ----------
-    docs/listwise.md#laws-of-the-scores-at-capacity
+    %(refs_listwise_score_laws)s
 
     Examples
     --------
@@ -1151,6 +1143,7 @@ class TamLaws(Result):
         return _out(np.where(u < self.pinned, 0.0, u))
 
 
+@fill_doc
 def tam_score_laws(tau, *, margin=0.0):
     r"""Return the large-``p`` laws of the correct score, the tail mean and the margin at capacity.
 
@@ -1188,9 +1181,7 @@ def tam_score_laws(tau, *, margin=0.0):
     projection only raises the correct score to the level :math:`\kappa_\tau + \gamma`
     when it is below.  Finite-``p`` laws: :func:`tam_scores`.
 
-    References
-    ----------
-    arXiv:2605.05189; docs/listwise.md#laws-of-the-scores-at-capacity
+    %(refs_listwise_paper_score_laws)s
 
     Examples
     --------
@@ -1210,6 +1201,7 @@ def tam_score_laws(tau, *, margin=0.0):
 _MAX_SCORES = 2 * 10**7
 
 
+@fill_doc
 def tam_scores(tau, p, *, margin=0.0, samples=2000, rng=None, normalise=True):
     r"""Sample the per-fact scores of the TAM capacity-point memory at finite ``p``.
 
@@ -1259,9 +1251,7 @@ def tam_scores(tau, p, *, margin=0.0, samples=2000, rng=None, normalise=True):
     scores (docs/listwise.md#laws-of-the-scores-at-capacity).  Rank 0 means
     the correct candidate is top-1; TAM guarantees rank ``< k``.
 
-    References
-    ----------
-    arXiv:2605.05189; docs/listwise.md#laws-of-the-scores-at-capacity
+    %(refs_listwise_paper_score_laws)s
 
     Examples
     --------

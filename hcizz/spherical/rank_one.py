@@ -12,6 +12,7 @@ from scipy import optimize, special
 from ..checks import check_int, check_real, check_rng
 from ..estimate import Estimate
 from ._profiles import _is_law, _profile_nodes, _svals
+from .._docparams import fill_doc
 
 __all__ = ["rank_one_spherical_integral", "rectangular_r_transform", "log_bessel_i", "rank_one_mc"]
 
@@ -47,6 +48,7 @@ def _saddle(theta, x, w, smax=None):
     return gam, False
 
 
+@fill_doc
 def rank_one_spherical_integral(theta, a, *, n=400):
     r"""Compute the large-``d`` limit of :math:`J^{(1)}(\theta) = d^{-1} \ln E \exp(\theta d\, u^T A v)`.
 
@@ -83,9 +85,7 @@ def rank_one_spherical_integral(theta, a, *, n=400):
     independent mpmath evaluation for :math:`\theta` up to 10
     (``tests/test_spherical.py``).
 
-    References
-    ----------
-    docs/rank_constrained.md#spherical-integrals-hcizzspherical
+    %(refs_spherical)s
 
     Examples
     --------
@@ -113,6 +113,7 @@ def rank_one_spherical_integral(theta, a, *, n=400):
     return out if np.ndim(theta) else float(out[0])
 
 
+@fill_doc
 def rectangular_r_transform(z, a, *, n=400):
     r"""Compute the rectangular R-transform at ratio 1, :math:`C(z) = \gamma(\sqrt z) - 1`.
 
@@ -141,9 +142,7 @@ def rectangular_r_transform(z, a, *, n=400):
     hcizz.rank_one_spherical_integral : The integral of :math:`C(t)/(2t)`.
     hcizz.free_transforms.r_transform_semicircle : The R-transform of the symmetrised quarter circle.
 
-    References
-    ----------
-    docs/rank_constrained.md#spherical-integrals-hcizzspherical
+    %(refs_spherical)s
 
     Examples
     --------
@@ -234,6 +233,7 @@ def log_bessel_i(nu, k):
     return np.where(e > 1e-280, direct, series)
 
 
+@fill_doc
 def rank_one_mc(theta, a, *, n=20000, rng=None, importance=True):
     r"""Monte Carlo estimate of :math:`J^{(1)}_d(\theta) = d^{-1} \ln E_{u,v} \exp(\theta d\, u^T A v)`.
 
@@ -271,9 +271,7 @@ def rank_one_mc(theta, a, *, n=20000, rng=None, importance=True):
     hcizz.rank_one_spherical_integral : The large-:math:`d` limit.
     hcizz.spherical.log_bessel_i : The Bessel function of the exact :math:`u` average.
 
-    References
-    ----------
-    docs/rank_constrained.md#spherical-integrals-hcizzspherical
+    %(refs_spherical)s
 
     Examples
     --------

@@ -1,7 +1,8 @@
 """Parameter descriptions shared by several ``hcizz`` docstrings (one table).
 
 The package's own entries for :func:`hcizz.docstrings.fill`; the entries shared
-with the other packages are :data:`hcizz.docstrings.PARAMETERS`.
+with the other packages are :data:`hcizz.docstrings.PARAMETERS`, and the References
+sections cited by several docstrings :data:`hcizz.docstrings.REFERENCES`.
 """
 from __future__ import annotations
 
@@ -12,6 +13,14 @@ from .docstrings import fill_doc as _fill_doc
 #: ``hcizz``-only descriptions: name -> numpydoc entry
 PARAMS = {
     "mp_ratio": "ratio : float\n    Aspect ratio :math:`\\lambda > 0`.",
+    # the record class of the Examples of hcizz.results (a result with an optional field)
+    "pair_result_example": (">>> from dataclasses import dataclass\n"
+                            ">>> @dataclass(frozen=True)\n"
+                            "... class Pair(Result):\n"
+                            "...     a: float\n"
+                            "...     b: int = optional()"),
+    # the Parameters section of x_minus_sin / xms_over_cube (a whole section)
+    "x_params": "Parameters\n----------\nx : float or array_like\n    Argument.",
     # the Parameters section of dd_floor / dd_ceil (a whole section)
     "dd_params": "Parameters\n----------\nhi, lo : float\n    A double-double (see :func:`dd_from_mp`).",
     # See Also and References of the three double-double helpers of hcizz.numerics

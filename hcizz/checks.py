@@ -13,7 +13,6 @@ import numbers
 import math
 
 import numpy as np
-from ._docparams import fill_doc
 
 __all__ = [
     "check_int", "check_real", "check_array", "check_rng", "check_real_mp",
@@ -32,7 +31,6 @@ def _fmt(value):
         return object.__repr__(value)
 
 
-@fill_doc
 def check_int(name, value, *, low=None, high=None):
     """Return ``value`` as a Python int, checking type and range.
 
@@ -65,7 +63,9 @@ def check_int(name, value, *, low=None, high=None):
     hcizz.checks.check_real : The same check for real numbers and arrays.
     hcizz.checks.check_rng : The check of a random state.
 
-    %(refs_bad_input)s
+    References
+    ----------
+    docs/reliability.md#bad-input-classes-and-what-each-gives
 
     Examples
     --------
@@ -106,7 +106,6 @@ def _range_txt(low, high, *, integer=False, low_open=False, high_open=False):
     return f" {'<' if high_open else '<='} {high:g}"
 
 
-@fill_doc
 def check_real(name, value, *, low=None, high=None, low_open=False,
                high_open=False, allow_array=True):
     """Validate a real scalar or array; return it as a float or float ndarray.
@@ -143,7 +142,9 @@ def check_real(name, value, *, low=None, high=None, low_open=False,
     hcizz.checks.check_real_mp : The check for a high-precision code path.
     hcizz.checks.check_array : The check of an array's shape and finiteness.
 
-    %(refs_bad_input)s
+    References
+    ----------
+    docs/reliability.md#bad-input-classes-and-what-each-gives
 
     Examples
     --------
@@ -179,7 +180,6 @@ def check_real(name, value, *, low=None, high=None, low_open=False,
     return float(arr) if arr.ndim == 0 else arr
 
 
-@fill_doc
 def check_array(name, value, *, ndim=None, finite=True):
     """Return ``value`` as a float ndarray with the given ``ndim``.
 
@@ -209,7 +209,9 @@ def check_array(name, value, *, ndim=None, finite=True):
     --------
     hcizz.checks.check_real : The check of values in a range.
 
-    %(refs_bad_input)s
+    References
+    ----------
+    docs/reliability.md#bad-input-classes-and-what-each-gives
 
     Examples
     --------
@@ -232,7 +234,6 @@ def check_array(name, value, *, ndim=None, finite=True):
     return arr
 
 
-@fill_doc
 def check_rng(rng):
     """Return ``np.random.default_rng(rng)``; ``ValueError`` on a bad seed.
 
@@ -257,7 +258,9 @@ def check_rng(rng):
     numpy.random.default_rng : The constructor it calls.
     hcizz.checks.check_int : The check of an integer argument.
 
-    %(refs_bad_input)s
+    References
+    ----------
+    docs/reliability.md#bad-input-classes-and-what-each-gives
 
     Examples
     --------
@@ -387,7 +390,6 @@ def _physical_memory():
     return int(n) if n > 0 else None
 
 
-@fill_doc
 def memory_limit():
     """Return the memory one computation may plan to use, and where the number comes from.
 
@@ -413,7 +415,9 @@ def memory_limit():
     hcizz.checks.check_memory : Refuse an allocation above this limit.
     hcizz.checks.fmt_bytes : Format a byte count for a message.
 
-    %(refs_sizes)s
+    References
+    ----------
+    docs/reliability.md#sizes
 
     Examples
     --------
@@ -442,7 +446,6 @@ def memory_limit():
     return MEMORY_FRACTION * phys, f"{MEMORY_FRACTION:.0%} of the {fmt_bytes(phys)} of physical memory"
 
 
-@fill_doc
 def fmt_bytes(n):
     """Return ``n`` bytes as a short human-readable text.
 
@@ -461,7 +464,9 @@ def fmt_bytes(n):
     hcizz.checks.check_memory : Names sizes in its messages with this format.
     hcizz.checks.memory_limit : The bytes one allocation may take.
 
-    %(refs_sizes)s
+    References
+    ----------
+    docs/reliability.md#sizes
 
     Examples
     --------
@@ -476,7 +481,6 @@ def fmt_bytes(n):
     return f"{n:.3g} EiB"  # pragma: no cover
 
 
-@fill_doc
 def check_memory(nbytes, what):
     """Raise ``ValueError`` before allocating if ``nbytes`` exceeds :func:`memory_limit`.
 
@@ -507,7 +511,9 @@ def check_memory(nbytes, what):
     hcizz.checks.fmt_bytes : Format of the sizes in the message.
     hcizz.checks.check_int : Range check of a size-like argument.
 
-    %(refs_sizes)s
+    References
+    ----------
+    docs/reliability.md#sizes
 
     Examples
     --------

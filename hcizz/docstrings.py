@@ -51,6 +51,8 @@ PARAMETERS = {
 }
 # the Parameters section of every ``conf_int(alpha)`` (a whole section)
 PARAMETERS["conf_int_params"] = "Parameters\n----------\n" + PARAMETERS["conf_alpha"]
+# the Returns section of a confidence interval given as two floats (a whole section)
+PARAMETERS["ci_returns"] = "Returns\n-------\ntuple of float\n    ``(low, high)``."
 
 #: References sections cited by several docstrings of ``hcizz`` and ``replica``, one per
 #: place cited (a whole section, its header included): name -> section text.  The

@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import math
 from pathlib import PurePath
-from ._docparams import fill_doc
 
 __all__ = ["to_json_value", "from_json_value", "dumps", "loads_strict", "NONFINITE_STRINGS"]
 
@@ -49,7 +48,6 @@ def _np():
     return numpy
 
 
-@fill_doc
 def to_json_value(obj, *, nonfinite="string", where="value", strict_types=False,
                   type_error=ValueError):
     """Convert ``obj`` to plain JSON values under the project policy.
@@ -87,7 +85,9 @@ def to_json_value(obj, *, nonfinite="string", where="value", strict_types=False,
     hcizz.jsonout.from_json_value : Undo the non-finite encoding.
     hcizz.jsonout.dumps : Serialise to JSON text with this conversion.
 
-    %(refs_json)s
+    References
+    ----------
+    docs/reliability.md#json
 
     Examples
     --------
@@ -151,7 +151,6 @@ def _convert(obj, nonfinite, where, strict_types, type_error):
     return obj
 
 
-@fill_doc
 def from_json_value(obj):
     """Undo the non-finite encoding of :func:`to_json_value`.
 
@@ -173,7 +172,9 @@ def from_json_value(obj):
     hcizz.jsonout.to_json_value : The encoding undone.
     hcizz.jsonout.loads_strict : Parse strict JSON text.
 
-    %(refs_json)s
+    References
+    ----------
+    docs/reliability.md#json
 
     Examples
     --------
@@ -189,7 +190,6 @@ def from_json_value(obj):
     return obj
 
 
-@fill_doc
 def dumps(obj, **kw):
     """Serialise ``obj`` to strict JSON text under the project policy.
 
@@ -212,7 +212,9 @@ def dumps(obj, **kw):
     hcizz.jsonout.loads_strict : Parse the text back.
     hcizz.jsonout.to_json_value : The conversion applied first.
 
-    %(refs_json)s
+    References
+    ----------
+    docs/reliability.md#json
 
     Examples
     --------
@@ -226,7 +228,6 @@ def _refuse_constant(token):
     raise ValueError(f"non-standard JSON constant {token}")
 
 
-@fill_doc
 def loads_strict(text):
     """Parse JSON text, refusing the ``NaN``/``Infinity`` tokens with ``ValueError``.
 
@@ -245,7 +246,9 @@ def loads_strict(text):
     hcizz.jsonout.dumps : Write such text.
     hcizz.jsonout.from_json_value : Turn the non-finite strings back into floats.
 
-    %(refs_json)s
+    References
+    ----------
+    docs/reliability.md#json
 
     Examples
     --------

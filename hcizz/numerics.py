@@ -200,10 +200,7 @@ def xms_over_cube(x):
     :math:`(y - \sin y) / (y_a - \sin y_a) = (y/y_a)^3 R(y)/R(y_a)` stay accurate
     where :math:`y^3` would underflow.
 
-    Parameters
-    ----------
-    x : float or array_like
-        Argument.
+    %(x_params)s
 
     Returns
     -------
@@ -242,10 +239,7 @@ def x_minus_sin(x):
     finite :math:`x`; below :math:`|x| \approx 10^{-108}` the value :math:`x^3/6`
     underflows (gradually, to 0); :math:`x = \pm\infty` gives :math:`\pm\infty`.
 
-    Parameters
-    ----------
-    x : float or array_like
-        Argument.
+    %(x_params)s
 
     Returns
     -------

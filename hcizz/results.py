@@ -55,13 +55,9 @@ def optional(default=None):
 
     Examples
     --------
-    >>> from dataclasses import dataclass
-    >>> @dataclass(frozen=True)
-    ... class Measured(Result):
-    ...     value: float
-    ...     certificate: object = optional()
-    >>> print(Measured(1.0).to_dict(), Measured(1.0, certificate=[2]).to_dict())
-    {'value': 1.0} {'value': 1.0, 'certificate': [2]}
+    %(pair_result_example)s
+    >>> print(Pair(0.5).to_dict(), Pair(0.5, b=2).to_dict())
+    {'a': 0.5} {'a': 0.5, 'b': 2}
     """
     return field(default=default, metadata={"omit_if_none": True})
 
@@ -83,10 +79,7 @@ def interval_at(alpha, level, low, high, name):
     name : str
         The result's class name, for the message.
 
-    Returns
-    -------
-    tuple of float
-        ``(low, high)``.
+    %(ci_returns)s
 
     Raises
     ------
@@ -158,11 +151,7 @@ class Result:
 
     Examples
     --------
-    >>> from dataclasses import dataclass
-    >>> @dataclass(frozen=True)
-    ... class Pair(Result):
-    ...     a: float
-    ...     b: int = optional()
+    %(pair_result_example)s
     >>> r = Pair(0.5)
     >>> r.a, r["a"], r.to_dict(), "b" in r, dict(r)
     (0.5, 0.5, {'a': 0.5}, False, {'a': 0.5})
@@ -198,18 +187,13 @@ class Result:
             out["ci"] = [lo, hi]
         return out
 
+    @fill_doc
     def conf_int(self, alpha=0.05):
         """Return the ``(low, high)`` confidence interval of the main estimate at level ``1 - alpha``.
 
-        Parameters
-        ----------
-        alpha : float, optional
-            One minus the confidence level, in (0, 1) (default 0.05: a 95 % interval).
+        %(conf_int_params)s
 
-        Returns
-        -------
-        tuple of float
-            ``(low, high)``.
+        %(ci_returns)s
 
         Raises
         ------

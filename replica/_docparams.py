@@ -1,7 +1,8 @@
 """Parameter descriptions shared by several ``replica`` docstrings (one table).
 
 The package's own entries for :func:`hcizz.docstrings.fill`; the entries shared
-with the other packages stay in :data:`hcizz.docstrings.PARAMETERS`.
+with the other packages stay in :data:`hcizz.docstrings.PARAMETERS`, and the
+References sections cited by several docstrings in :data:`hcizz.docstrings.REFERENCES`.
 """
 from __future__ import annotations
 

@@ -168,10 +168,7 @@ class GeometryV(Result):
 
         %(conf_int_params)s
 
-        Returns
-        -------
-        tuple of float
-            ``(low, high)``.
+        %(ci_returns)s
 
         See Also
         --------

@@ -13,6 +13,15 @@ from .docstrings import fill_doc as _fill_doc
 #: ``hcizz``-only descriptions: name -> numpydoc entry
 PARAMS = {
     "mp_ratio": "ratio : float\n    Aspect ratio :math:`\\lambda > 0`.",
+    # parameters of several hcizz.spherical, hcizz.cli and spectral-law functions
+    "field_theta": "theta : float\n    Field :math:`\\ge 0`.",
+    "fields_theta": "theta : float or array_like\n    Field(s) :math:`\\ge 0`.",
+    "seed_rng": "rng : None, int or Generator, optional\n    Seed or generator.",
+    "law_nodes": "n : int, optional\n    Gauss-Legendre nodes for the expectation over a law (default 400).",
+    "prog": 'prog : str\n    Program name, e.g. ``"python -m replica"``.',
+    "cli_description": "description : str\n    Text of ``--help``.",
+    "mp_lambda": "ratio : float\n    :math:`\\lambda = m / d > 0` (finite).",
+    "tiny_kappa": "kappa : float\n    Rank fraction in ``[2.2250738585072014e-308, 1]``.",
     # the record class of the Examples of hcizz.results (a result with an optional field)
     "pair_result_example": (">>> from dataclasses import dataclass\n"
                             ">>> @dataclass(frozen=True)\n"

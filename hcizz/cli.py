@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+
 from ._docparams import fill_doc
 
 __all__ = ["run_cli", "dispatch", "package_main", "ArgumentParser", "parse_list", "check_output_file", "check_output_dir"]
@@ -116,10 +117,8 @@ def dispatch(argv, *, prog, description, modules):
     ----------
     argv : list of str or None
         Command-line arguments (``None``: ``sys.argv[1:]``).
-    prog : str
-        Program name, e.g. ``"python -m replica"``.
-    description : str
-        Text of ``--help``.
+    %(prog)s
+    %(cli_description)s
     modules : iterable of str
         Import names of the modules that register subcommands.
 
@@ -164,10 +163,8 @@ def package_main(prog, description, modules, reference):
 
     Parameters
     ----------
-    prog : str
-        Program name, e.g. ``"python -m replica"``.
-    description : str
-        Text of ``--help``.
+    %(prog)s
+    %(cli_description)s
     modules : list of str
         Import names of the modules that register subcommands (read at each
         call, so a module appended later is seen).

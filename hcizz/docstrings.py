@@ -48,6 +48,7 @@ PARAMETERS = {
     "progress": "progress : bool, optional\n    Print progress lines on stderr.",
     "level": "level : float, optional\n    Confidence level of the interval, in (0, 1) (default 0.95).",
     "conf_alpha": "alpha : float, optional\n    One minus the confidence level, in (0, 1) (default 0.05).",
+    "rank_fraction": "kappa : float\n    Rank fraction in :math:`(0, 1]`.",
 }
 # the Parameters section of every ``conf_int(alpha)`` (a whole section)
 PARAMETERS["conf_int_params"] = "Parameters\n----------\n" + PARAMETERS["conf_alpha"]

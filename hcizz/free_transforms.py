@@ -98,8 +98,7 @@ def s_transform_mp_product(w, kappa):
     ----------
     w : float or array_like
         Argument.
-    kappa : float
-        Rank fraction in :math:`(0, 1]`.
+    %(rank_fraction)s
 
     Returns
     -------
@@ -247,8 +246,7 @@ def stieltjes_mp_product(z, kappa):
     ----------
     z : complex or array_like
         Points off the real axis.
-    kappa : float
-        Rank fraction in ``[2.2250738585072014e-308, 1]``.
+    %(tiny_kappa)s
 
     Returns
     -------

@@ -66,8 +66,7 @@ def mp_moment(k, ratio):
     ----------
     k : int
         Order, :math:`k \ge 0`.
-    ratio : float
-        :math:`\lambda = m / d > 0` (finite).
+    %(mp_lambda)s
 
     Returns
     -------
@@ -413,8 +412,7 @@ def marchenko_pastur(ratio):
 
     Parameters
     ----------
-    ratio : float
-        :math:`\lambda = m / d > 0` (finite).
+    %(mp_lambda)s
 
     Returns
     -------

@@ -167,8 +167,7 @@ def mp_product_moment(n, kappa):
     ----------
     n : int
         Order, :math:`n \ge 0`.
-    kappa : float
-        Rank fraction in :math:`(0, 1]`.
+    %(rank_fraction)s
 
     Returns
     -------
@@ -648,8 +647,7 @@ def mp_product(kappa):
 
     Parameters
     ----------
-    kappa : float
-        Rank fraction in ``[2.2250738585072014e-308, 1]``.
+    %(tiny_kappa)s
 
     Returns
     -------

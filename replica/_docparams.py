@@ -29,6 +29,15 @@ PARAMS = {
     "n_top": ("n_top : int, optional\n"
               "    Number of largest competitors returned per row (``1 <= n_top <= p - 1``;\n"
               "    default ``min(10, p - 1)``)."),
+    # parameters of several replica.listwise, replica.energy and replica.hebbian functions
+    "randomness_rng": "rng : None, int, SeedSequence or Generator\n    Randomness.",
+    "tam_margin": "margin : float\n    Margin ``0 <= gamma <= 20``.",
+    "tau_fractions": "tau : float or array_like\n    Tail fraction, ``0 < tau <= 1``.",
+    "tau_fraction": "tau : float\n    Tail fraction, ``0 < tau <= 1``.",
+    "eta_sample": "eta : EtaSample\n    Disorder samples.",
+    "eta_samples": "samples : int\n    Monte Carlo samples of :math:`\\eta`.",
+    "hebbian_problem": 'problem : {"op", "dp"}\n    See :func:`hebbian_recall_probability`.',
+    "replica_sub": "sub : argparse._SubParsersAction\n    The subparsers object of ``python -m replica``.",
     # the Parameters section of replica.CensoredNormal's cdf / sf (a whole section)
     "points_params": "Parameters\n----------\nx : float or array_like\n    Points.",
 }

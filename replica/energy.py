@@ -220,6 +220,7 @@ class _Bulk:
         return np.maximum(np.exp(self.spl2(x)) - np.exp(2.0 * self.spl(x)), 0.0)
 
 
+@fill_doc
 def cv_features(eta, p):
     r"""Return the zero-mean control variates of a disorder sample.
 
@@ -232,8 +233,7 @@ def cv_features(eta, p):
 
     Parameters
     ----------
-    eta : EtaSample
-        Disorder samples.
+    %(eta_sample)s
     p : int
         Number of candidates.
 
@@ -267,6 +267,7 @@ def cv_features(eta, p):
     return np.column_stack([hermite_features(eta.eta1, 4), T, M * M - mu2, eta.eta1 * T])
 
 
+@fill_doc
 def log_f_p(t, eta, *, bulk_error=False):
     r"""Compute :math:`\ln f_p(t; \eta)` for each disorder sample in ``eta``.
 
@@ -279,8 +280,7 @@ def log_f_p(t, eta, *, bulk_error=False):
     ----------
     t : float
         Overlap, :math:`0 \le t < 1` (not validated here).
-    eta : EtaSample
-        Disorder samples.
+    %(eta_sample)s
     bulk_error : bool, optional
         Also return the bound on the error of the bulk treatment.
 
@@ -368,6 +368,7 @@ def log_f_p(t, eta, *, bulk_error=False):
     return out
 
 
+@fill_doc
 def energy_G(t, p=None, *, samples=400, rng=None, n_top=N_TOP, control_variates=True):
     r"""Estimate the energetic term :math:`G_p(t) = E_\eta[\ln f_p(t; \eta)] / \ln p` of the RS free entropy.
 
@@ -380,10 +381,8 @@ def energy_G(t, p=None, *, samples=400, rng=None, n_top=N_TOP, control_variates=
     p : int, optional
         Number of candidates, :math:`2 \le p \le 10^9`.  ``None`` gives the large-``p``
         limit :math:`-1/(1-t)` (exact, standard error 0).
-    samples : int
-        Monte Carlo samples of :math:`\eta`.
-    rng : None, int, SeedSequence or Generator
-        Randomness.
+    %(eta_samples)s
+    %(randomness_rng)s
     n_top : int
         Mean number of competitors sampled exactly above the bulk level.
     control_variates : bool

@@ -289,6 +289,7 @@ def _mean_v(p, samples, rng, control_variates, margin=0.0):
     return ev, se_v, info
 
 
+@fill_doc
 def alpha_c_finite(p, *, kappa=1.0, margin=0.0, samples=20_000, rng=None, control_variates=True):
     r"""Finite-``p`` replica-symmetric capacity :math:`\alpha_c(\kappa, p) = \alpha_c(\kappa) \ln p / E[V_p]`.
 
@@ -314,10 +315,8 @@ def alpha_c_finite(p, *, kappa=1.0, margin=0.0, samples=20_000, rng=None, contro
         standard deviation of a competitor score for :math:`N(0, I_d)` keys and
         candidates.  ``0`` reproduces the margin-free values exactly (same
         draws, same arithmetic).
-    samples : int
-        Monte Carlo samples of :math:`\eta`.
-    rng : None, int, SeedSequence or Generator
-        Randomness.
+    %(eta_samples)s
+    %(randomness_rng)s
     control_variates : bool
         Use the zero-mean control variates below (default); ``False`` gives the
         plain sample mean (used by tests and the benchmark as a reference).

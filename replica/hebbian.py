@@ -333,8 +333,7 @@ def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, mode
         See :func:`hebbian_score_moments` (``model="theory"`` only).
     model : {"conditional", "theory"}
         See :func:`hebbian_recall_probability` (default ``"conditional"``).
-    problem : {"op", "dp"}
-        See :func:`hebbian_recall_probability`.
+    %(hebbian_problem)s
 
     Returns
     -------
@@ -445,8 +444,7 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", 
         Model for the probabilities and thresholds (see
         :func:`hebbian_recall_probability`); ``m, s`` are always the independent-Gaussian model's
         Gaussian-model parameters.
-    problem : {"op", "dp"}
-        See :func:`hebbian_recall_probability`.
+    %(hebbian_problem)s
 
     Returns
     -------
@@ -553,6 +551,7 @@ def hebbian_matrix(E, U):
     return np.matmul(U.swapaxes(-1, -2), E)
 
 
+@fill_doc
 def hebbian_simulate(d, p, *, trials=20, rng=None, problem="OP"):
     r"""Simulate the Hebbian memory :math:`W_H = \sum_\nu u_\nu e_\nu^T` directly.
 
@@ -563,8 +562,7 @@ def hebbian_simulate(d, p, *, trials=20, rng=None, problem="OP"):
         ``trials * p * d`` and ``trials * p**2`` numbers are held in memory.
     trials : int
         Independent instances (processed as one batched matmul).
-    rng : None, int, SeedSequence or Generator
-        Randomness.
+    %(randomness_rng)s
     problem : {"OP", "DP"} (case-insensitive)
         ``"OP"``: the candidates are the stored :math:`u_\rho`.  ``"DP"``: each input
         has its own fresh competitors; given :math:`w = W_H e_\mu` their scores are

@@ -68,8 +68,7 @@ def gaussian_tail_mean(tau):
 
     Parameters
     ----------
-    tau : float or array_like
-        Tail fraction, ``0 < tau <= 1``.
+    %(tau_fractions)s
 
     Returns
     -------
@@ -166,13 +165,13 @@ def gardner_energy(kappa):
     return _out(out)
 
 
+@fill_doc
 def tail_size(tau, p):
     r"""Return the tail size :math:`k = \max(\tau (p - 1), 1)` of the TAM criterion.
 
     Parameters
     ----------
-    tau : float or array_like
-        Tail fraction, ``0 < tau <= 1``.
+    %(tau_fractions)s
     p : int
         Number of candidates per fact (``p - 1`` competitors), ``p >= 2``.
 
@@ -266,8 +265,7 @@ def tam_finite_p_coefficient(tau, *, margin=0.0):
 
     Parameters
     ----------
-    tau : float or array_like
-        Tail fraction, ``0 < tau <= 1``.
+    %(tau_fractions)s
     margin : float
         Margin ``0 <= gamma <= 20`` (competitor-score units).
 
@@ -424,6 +422,7 @@ def tail_mean_bias(m, k):
 # ---------------------------------------------------------------------------
 # exact projection onto the TAM set
 # ---------------------------------------------------------------------------
+@fill_doc
 def tam_projection(levels, eta1, k, *, margin=0.0, complete=True):
     r"""Project score vectors onto the TAM set exactly: :math:`V = \frac12 \mathrm{dist}^2(\eta, A)` and the minimiser.
 
@@ -435,8 +434,7 @@ def tam_projection(levels, eta1, k, *, margin=0.0, complete=True):
         The correct candidate's score.
     k : float
         Tail size, ``1 <= k <= K`` (:func:`tail_size`).
-    margin : float
-        Margin ``0 <= gamma <= 20``.
+    %(tam_margin)s
     complete : bool
         Whether ``levels`` holds all competitors of each row.
 
@@ -778,12 +776,10 @@ def tam_capacity_expansion(tau, p, *, margin=0.0):
 
     Parameters
     ----------
-    tau : float or array_like
-        Tail fraction, ``0 < tau <= 1``.
+    %(tau_fractions)s
     p : int
         Number of candidates per fact, ``2 <= p <= 1e15``.
-    margin : float
-        Margin ``0 <= gamma <= 20``.
+    %(tam_margin)s
 
     Returns
     -------
@@ -861,10 +857,8 @@ def tam_free_entropy(q, alpha, tau, *, margin=0.0):
         Replica overlap, ``0 <= q < 1``.
     alpha : float
         Load ``n / d^2``, ``alpha >= 0``.
-    tau : float
-        Tail fraction, ``0 < tau <= 1``.
-    margin : float
-        Margin ``0 <= gamma <= 20``.
+    %(tau_fraction)s
+    %(tam_margin)s
 
     Returns
     -------
@@ -1057,6 +1051,7 @@ class CensoredNormal:
         """
         return math.sqrt(self.var())
 
+    @fill_doc
     def rvs(self, size=None, rng=None):
         r"""Draw random variates.
 
@@ -1064,8 +1059,7 @@ class CensoredNormal:
         ----------
         size : int or tuple of int, optional
             Output shape (default: one float).
-        rng : None, int, SeedSequence or Generator
-            Randomness.
+        %(randomness_rng)s
 
         Returns
         -------
@@ -1149,10 +1143,8 @@ def tam_score_laws(tau, *, margin=0.0):
 
     Parameters
     ----------
-    tau : float
-        Tail fraction, ``0 < tau <= 1``.
-    margin : float
-        Margin ``0 <= gamma <= 20``.
+    %(tau_fraction)s
+    %(tam_margin)s
 
     Returns
     -------
@@ -1207,17 +1199,14 @@ def tam_scores(tau, p, *, margin=0.0, samples=2000, rng=None, normalise=True):
 
     Parameters
     ----------
-    tau : float
-        Tail fraction, ``0 < tau <= 1``.
+    %(tau_fraction)s
     p : int
         Number of candidates per fact, ``p >= 3`` and ``samples * p <= 2e7``
         (all ``p`` scores are drawn, as for a trained memory).
-    margin : float
-        Margin ``0 <= gamma <= 20``.
+    %(tam_margin)s
     samples : int
         Independent facts (rows), ``>= 2``.
-    rng : None, int, SeedSequence or Generator
-        Randomness.
+    %(randomness_rng)s
     normalise : bool
         Divide each row by the sample standard deviation (``ddof=1``) of its
         ``p - 1`` competitor scores after the projection, as done for trained

@@ -102,8 +102,7 @@ def p_from_load(alpha, d):
     ----------
     alpha : float
         Target load (> 0).
-    d : int
-        Dimension (>= 1).
+    %(d)s
 
     Returns
     -------

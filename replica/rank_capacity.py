@@ -249,8 +249,7 @@ def alpha_c_quad(kappa, *, epsabs=0.0, epsrel=1e-13):
 
     Parameters
     ----------
-    kappa : float
-        Rank fraction in :math:`(0, 1]`.
+    %(rank_fraction)s
     epsabs, epsrel : float, optional
         Tolerances passed to ``scipy.integrate.quad``.
 
@@ -318,8 +317,7 @@ def quantile_coupling(profile, kappa, *, n=256):
         nonzero singular values of a finite matrix (treated as an empirical
         quantile function; exact evaluation through the antiderivative of
         :math:`X_{qc}`).
-    kappa : float
-        Rank fraction in :math:`(0, 1]`.
+    %(rank_fraction)s
     n : int
         Gauss-Legendre nodes for a callable profile (with the substitution
         :math:`v = 1 - (1 - t)^3` that smooths the :math:`(1-u)^{2/3}` edge of
@@ -392,8 +390,7 @@ def capacity_from_profile(profile, kappa, **kw):
     ----------
     profile : callable or array_like
         Quantile profile :math:`q(v)` or nonzero singular values.
-    kappa : float
-        Rank fraction in :math:`(0, 1]`.
+    %(rank_fraction)s
     **kw
         Passed to :func:`quantile_coupling` (``n``).
 
@@ -430,8 +427,7 @@ def coupling_maximiser_check(kappa, *, rng=None, n_trials=20):
 
     Parameters
     ----------
-    kappa : float
-        Rank fraction in :math:`(0, 1]`.
+    %(rank_fraction)s
     rng : None, int or Generator, optional
         Randomness of the perturbations.
     n_trials : int, optional

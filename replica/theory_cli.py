@@ -303,8 +303,7 @@ def register(sub):
 
     Parameters
     ----------
-    sub : argparse._SubParsersAction
-        The subparsers object of ``python -m replica``.
+    %(replica_sub)s
 
     See Also
     --------

@@ -29,8 +29,7 @@ def hciz_exact_d2(theta, a, b, *, n_angle=512):
 
     Parameters
     ----------
-    theta : float or array_like
-        Field(s) :math:`\ge 0`.
+    %(fields_theta)s
     a, b : array_like, length 2
         Singular values.
     n_angle : int, optional

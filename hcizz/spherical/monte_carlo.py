@@ -37,14 +37,12 @@ def hciz_mc(theta, a, b, *, n=20000, rng=None, batch=2000):
 
     Parameters
     ----------
-    theta : float
-        Field :math:`\ge 0`.
+    %(field_theta)s
     a, b : array_like
         Singular values of ``A`` and ``B`` (same length ``d``).
     n : int, optional
         Number of Haar samples, ``>= 2`` (default 20000).
-    rng : None, int or Generator, optional
-        Seed or generator.
+    %(seed_rng)s
     batch : int, optional
         Samples drawn per batch (memory bound; default 2000).
 

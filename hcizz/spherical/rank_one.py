@@ -54,13 +54,11 @@ def rank_one_spherical_integral(theta, a, *, n=400):
 
     Parameters
     ----------
-    theta : float or array_like
-        Field(s) :math:`\ge 0`.
+    %(fields_theta)s
     a : array_like or law
         Singular values of ``A`` (the saddle point is then evaluated with their
         empirical law) or a distribution such as :data:`hcizz.quarter_circle`.
-    n : int, optional
-        Gauss-Legendre nodes for the expectation over a law (default 400).
+    %(law_nodes)s
 
     Returns
     -------
@@ -129,8 +127,7 @@ def rectangular_r_transform(z, a, *, n=400):
         Argument(s) :math:`\ge 0` (:math:`z = \theta^2`).
     a : array_like or law
         Singular values of ``A`` or a distribution.
-    n : int, optional
-        Gauss-Legendre nodes for the expectation over a law (default 400).
+    %(law_nodes)s
 
     Returns
     -------
@@ -248,14 +245,12 @@ def rank_one_mc(theta, a, *, n=20000, rng=None, importance=True):
 
     Parameters
     ----------
-    theta : float
-        Field :math:`\ge 0`.
+    %(field_theta)s
     a : array_like
         Singular values of ``A`` (length ``d``).
     n : int, optional
         Number of samples of ``v``, ``>= 2`` (default 20000).
-    rng : None, int or Generator, optional
-        Seed or generator.
+    %(seed_rng)s
     importance : bool, optional
         Sample ``v`` from the saddle-tilted angular central Gaussian (default
         True) instead of uniformly.

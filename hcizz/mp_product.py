@@ -82,7 +82,8 @@ import numpy as np
 from numpy.polynomial import chebyshev as C
 
 from .checks import check_int, check_real
-from .numerics import SpectralLaw, chunked, dd_ceil, dd_floor, dd_from_mp, gauss_legendre, invert_monotone
+from .numerics import (SpectralLaw, _PairedQuantiles, chunked, dd_ceil, dd_floor, dd_from_mp, gauss_legendre,
+                       invert_monotone)
 from ._docparams import fill_doc
 
 __all__ = ["mp_product", "MPProduct", "mp_product_moment", "mp_product_edges",
@@ -296,7 +297,7 @@ def _panels():
 
 
 @fill_doc
-class MPProduct(SpectralLaw):
+class MPProduct(_PairedQuantiles, SpectralLaw):
     r"""Nonzero squared singular values of :math:`Q R^T / \sqrt{d m}` at initialisation.
 
     Parameters
@@ -577,15 +578,7 @@ class MPProduct(SpectralLaw):
         x0 = np.where(np.isfinite(x0), x0, 0.5 * (lo + hi))
         return invert_monotone(F, dF, q, lo, hi, x0)
 
-    def _ppf(self, q):
-        q = np.asarray(q, dtype=float)
-        return self._ppf_pair(q, 1.0 - q)
-
-    def _isf(self, q):
-        q = np.asarray(q, dtype=float)
-        return self._ppf_pair(1.0 - q, q)
-
-    def _ppf_pair(self, q, one_minus_q):
+    def _quantile_pair(self, q, one_minus_q):
         low = q <= 0.5
         phi_l = self._solve(np.where(low, q, 0.5), False)
         psi_u = self._solve(np.where(low, 0.5, one_minus_q), True)

@@ -163,6 +163,23 @@ class SpectralLaw(stats.rv_continuous):
         return f"{type(self).__name__.lstrip('_')}({p})"
 
 
+class _PairedQuantiles:
+    """``_ppf`` and ``_isf`` of a :class:`SpectralLaw` from one ``_quantile_pair(q, qc)``.
+
+    A law whose quantile needs ``q`` and an accurate ``qc = 1 - q`` (so that the
+    upper tail keeps its digits) defines ``_quantile_pair`` and lists this class
+    before :class:`SpectralLaw` among its bases.
+    """
+
+    def _ppf(self, q):
+        q = np.asarray(q, dtype=float)
+        return self._quantile_pair(q, 1.0 - q)
+
+    def _isf(self, q):
+        q = np.asarray(q, dtype=float)
+        return self._quantile_pair(1.0 - q, q)
+
+
 # --------------------------------------------------------------------------
 # small numerical helpers
 _XMS_COEF = None

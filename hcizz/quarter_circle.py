@@ -30,7 +30,7 @@ import numpy as np
 from scipy import special
 
 from .checks import check_int, check_real
-from .numerics import (SpectralLaw, chunked, dd_floor, dd_from_mp, gauss_legendre, invert_monotone,
+from .numerics import (SpectralLaw, _PairedQuantiles, chunked, dd_floor, dd_from_mp, gauss_legendre, invert_monotone,
                        x_minus_sin, xms_over_cube)
 from ._docparams import fill_doc
 
@@ -356,7 +356,7 @@ def _qc_cdf_sf(s):
 
 
 @fill_doc
-class QuarterCircle(SpectralLaw):
+class QuarterCircle(_PairedQuantiles, SpectralLaw):
     r"""Quarter-circle law :math:`\rho(s) = \sqrt{4 - s^2} / \pi` on :math:`[0, 2]`.
 
     A ``scipy.stats.rv_continuous``: ``pdf, cdf, sf, ppf, isf, moment, rvs``
@@ -409,11 +409,7 @@ class QuarterCircle(SpectralLaw):
         lo, up = _qc_cdf_sf(x)
         return np.where(x < 1, 1.0 - lo, up)
 
-    def _ppf(self, q):
-        return _quantile(q, 1.0 - q)
-
-    def _isf(self, q):
-        return _quantile(1.0 - q, q)
+    _quantile_pair = staticmethod(_quantile)
 
     def _munp(self, n):
         return qc_moment(n)
@@ -453,7 +449,7 @@ def _tqc_edge(kappa):
 _NQ = 64            # Gauss-Legendre nodes for the moments (error below 1e-16, see Notes)
 
 
-class TruncatedQuarterCircle(SpectralLaw):
+class TruncatedQuarterCircle(_PairedQuantiles, SpectralLaw):
     r"""Nonzero part of the capacity spectrum (a truncated quarter circle).
 
     The quarter circle restricted to its top :math:`\kappa` quantiles
@@ -598,7 +594,7 @@ class TruncatedQuarterCircle(SpectralLaw):
             low = self._lower_mass(e, dx, x) / self._pik
         return np.where(low < 0.5, 1.0 - low, self._upper_frac(dx))
 
-    def _quantile(self, p, pc):
+    def _quantile_pair(self, p, pc):
         """Quantile at ``p`` with ``pc = 1 - p`` given accurately."""
         p = np.asarray(p, dtype=float)
         pc = np.asarray(pc, dtype=float)
@@ -628,14 +624,6 @@ class TruncatedQuarterCircle(SpectralLaw):
             else:
                 out[...] = xl
         return np.clip(out, self.lower, 2.0)
-
-    def _ppf(self, q):
-        q = np.asarray(q, dtype=float)
-        return self._quantile(q, 1.0 - q)
-
-    def _isf(self, q):
-        q = np.asarray(q, dtype=float)
-        return self._quantile(1.0 - q, q)
 
     # --- moments by quadrature in t = y / y_a
     def _tq(self):

@@ -55,10 +55,10 @@ PARAMETERS["conf_int_params"] = "Parameters\n----------\n" + PARAMETERS["conf_al
 # the Returns section of a confidence interval given as two floats (a whole section)
 PARAMETERS["ci_returns"] = "Returns\n-------\ntuple of float\n    ``(low, high)``."
 
-#: References sections cited by several docstrings of ``hcizz`` and ``replica``, one per
-#: place cited (a whole section, its header included): name -> section text.  The
-#: ``refs_paper_*`` entries cite arXiv:2605.10795, the ``refs_listwise_paper_*`` ones
-#: arXiv:2605.05189.
+#: References sections cited by several docstrings of the project, one per place cited
+#: (a whole section, its header included): name -> section text.  Every ``fill_doc``
+#: (``hcizz``, ``replica`` and ``validation``) fills them in.  The ``refs_paper_*``
+#: entries cite arXiv:2605.10795, the ``refs_listwise_paper_*`` ones arXiv:2605.05189.
 REFERENCES = {
     name: "References\n----------\n" + where for name, where in {
         "refs_listwise_paper_large_p": "arXiv:2605.05189; docs/listwise.md#large-p-limit",
@@ -87,7 +87,6 @@ REFERENCES = {
         "refs_spherical": "docs/rank_constrained.md#spherical-integrals-hcizzspherical",
         "refs_bad_input": "docs/reliability.md#bad-input-classes-and-what-each-gives",
         "refs_json": "docs/reliability.md#json",
-        "refs_sizes": "docs/reliability.md#sizes",
         "refs_margin_capacity": "docs/theory_full_rank.md#capacity-at-a-margin",
         "refs_energy_term": "docs/theory_full_rank.md#computing-the-energy-term",
         "refs_v_one_sample": "docs/theory_full_rank.md#computing-v-for-one-sample",

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import field, fields
+
 from ._docparams import fill_doc
 
 __all__ = ["Result", "optional", "interval_at"]

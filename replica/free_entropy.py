@@ -9,11 +9,11 @@ from scipy.interpolate import CubicSpline
 from scipy.optimize import minimize_scalar
 
 from hcizz.checks import check_int, check_real, check_rng
-from ._docparams import fill_doc
 from hcizz.estimate import Estimate
 from hcizz.results import Result
 
 from ._control_variates import cv_mean
+from ._docparams import fill_doc
 from .energy import N_TOP, cv_features, energy_G, log_f_p, sample_eta
 from .finite_capacity import v_p_from_gaps
 

@@ -29,10 +29,10 @@ import numpy as np
 from scipy.optimize import nnls
 
 from hcizz.checks import check_array, check_int, check_rng
-from ._docparams import fill_doc
 from hcizz.estimate import Estimate
 from hcizz.results import Result
 
+from ._docparams import fill_doc
 from .finite_capacity import v_p_from_gaps
 
 __all__ = ["v_true", "v_geometry", "GeometryV", "CANDIDATE_LAWS"]

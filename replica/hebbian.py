@@ -13,6 +13,7 @@ from scipy.special import log_ndtr, ndtr
 from hcizz.checks import check_int, check_real, check_rng
 from hcizz.estimate import Estimate
 from hcizz.results import Result
+
 from ._docparams import fill_doc
 
 __all__ = ["HEBBIAN_LIMIT", "hebbian", "hebbian_recall_probability", "hebbian_threshold",

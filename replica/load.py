@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from hcizz.checks import check_int, check_real
+
 from ._docparams import fill_doc
 
 __all__ = ["load_of", "p_of_load", "p_from_load"]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.special import ndtri_exp
+
 from ._docparams import fill_doc
 
 __all__ = ["TopNormals"]

@@ -35,6 +35,7 @@ import numpy as np
 from hcizz.checks import check_real
 from hcizz.numerics import chunked, x_minus_sin
 from hcizz.quarter_circle import qc_quantile, qc_upper_angle
+
 from ._docparams import fill_doc
 
 __all__ = ["alpha_c", "alpha_c_quad", "alpha_c_small_kappa", "theta_kappa",

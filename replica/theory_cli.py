@@ -6,6 +6,7 @@ import json
 import math
 
 import numpy as np
+
 from ._docparams import fill_doc
 
 __all__ = ["register", "emit", "number"]

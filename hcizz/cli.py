@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ._docparams import fill_doc
+
 __all__ = ["run_cli", "dispatch", "package_main", "ArgumentParser", "parse_list", "check_output_file", "check_output_dir"]
 
 
+@fill_doc
 class ArgumentParser(argparse.ArgumentParser):
     """An ``argparse`` parser whose usage errors are one line on stderr, exit 2.
 
@@ -18,9 +21,7 @@ class ArgumentParser(argparse.ArgumentParser):
     hcizz.cli.dispatch : Builds the parsers of the package CLIs.
     hcizz.cli.run_cli : Turns bad input into a one-line error.
 
-    References
-    ----------
-    docs/reliability.md#bad-input-classes-and-what-each-gives
+    %(refs_bad_input)s
 
     Examples
     --------
@@ -52,6 +53,7 @@ class ArgumentParser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+@fill_doc
 def run_cli(main, argv=None, *, prog):
     """Run ``main(argv)`` and turn bad input into a one-line error with exit status 2.
 
@@ -78,9 +80,7 @@ def run_cli(main, argv=None, *, prog):
     hcizz.cli.dispatch : The ``main`` of the package CLIs.
     hcizz.cli.ArgumentParser : One-line usage errors.
 
-    References
-    ----------
-    docs/reliability.md#bad-input-classes-and-what-each-gives
+    %(refs_bad_input)s
 
     Examples
     --------
@@ -102,6 +102,7 @@ def run_cli(main, argv=None, *, prog):
         return 130
 
 
+@fill_doc
 def dispatch(argv, *, prog, description, modules):
     """Parse ``argv`` with one subcommand per registered module and run it.
 
@@ -116,10 +117,8 @@ def dispatch(argv, *, prog, description, modules):
     ----------
     argv : list of str or None
         Command-line arguments (``None``: ``sys.argv[1:]``).
-    prog : str
-        Program name, e.g. ``"python -m replica"``.
-    description : str
-        Text of ``--help``.
+    %(prog)s
+    %(cli_description)s
     modules : iterable of str
         Import names of the modules that register subcommands.
 
@@ -133,9 +132,7 @@ def dispatch(argv, *, prog, description, modules):
     hcizz.cli.run_cli : Runs it with one-line errors.
     replica.theory_cli.register : A module's ``register``.
 
-    References
-    ----------
-    docs/api_replica.md#cli-python--m-replica-subcommand----json
+    %(refs_replica_cli_json)s
 
     Examples
     --------
@@ -157,6 +154,7 @@ def dispatch(argv, *, prog, description, modules):
     return args.func(args) or 0
 
 
+@fill_doc
 def package_main(prog, description, modules, reference):
     """Return the ``main(argv=None)`` of a package CLI: :func:`dispatch` over ``modules``.
 
@@ -165,10 +163,8 @@ def package_main(prog, description, modules, reference):
 
     Parameters
     ----------
-    prog : str
-        Program name, e.g. ``"python -m replica"``.
-    description : str
-        Text of ``--help``.
+    %(prog)s
+    %(cli_description)s
     modules : list of str
         Import names of the modules that register subcommands (read at each
         call, so a module appended later is seen).
@@ -185,9 +181,7 @@ def package_main(prog, description, modules, reference):
     hcizz.cli.dispatch : What ``main`` calls.
     hcizz.cli.run_cli : Runs ``main`` with one-line errors.
 
-    References
-    ----------
-    docs/api_replica.md#cli-python--m-replica-subcommand----json
+    %(refs_replica_cli_json)s
 
     Examples
     --------
@@ -224,6 +218,7 @@ def package_main(prog, description, modules, reference):
     return main
 
 
+@fill_doc
 def parse_list(text, name, *, item=float, low=None, high=None, low_open=False, choices=None):
     """Parse a comma-separated command-line list strictly: the one list syntax of the CLIs.
 
@@ -259,9 +254,7 @@ def parse_list(text, name, *, item=float, low=None, high=None, low_open=False, c
     hcizz.checks.check_real : The range check of each numeric item.
     replica.theory_cli.number : Parses one number.
 
-    References
-    ----------
-    docs/reliability.md#bad-input-classes-and-what-each-gives
+    %(refs_bad_input)s
 
     Examples
     --------
@@ -344,6 +337,7 @@ def _writable_dir(name, folder, path):
                          f"({probe!r} is on a pseudo file system such as /proc)")
 
 
+@fill_doc
 def check_output_file(name, path, *, must_exist=False):
     """Check, before any work, that ``path`` can be written as a regular file.
 
@@ -372,9 +366,7 @@ def check_output_file(name, path, *, must_exist=False):
     --------
     hcizz.cli.check_output_dir : The same check for a folder.
 
-    References
-    ----------
-    docs/reliability.md#bad-input-classes-and-what-each-gives
+    %(refs_bad_input)s
 
     Examples
     --------
@@ -402,6 +394,7 @@ def check_output_file(name, path, *, must_exist=False):
     return p
 
 
+@fill_doc
 def check_output_dir(name, path):
     """Check, before any work, that ``path`` is or can become a writable folder.
 
@@ -428,9 +421,7 @@ def check_output_dir(name, path):
     --------
     hcizz.cli.check_output_file : The same check for a file.
 
-    References
-    ----------
-    docs/reliability.md#bad-input-classes-and-what-each-gives
+    %(refs_bad_input)s
 
     Examples
     --------

@@ -18,14 +18,16 @@ names them on a line of its own::
 
 :func:`fill_doc` replaces each such line by the shared text, indented like the
 placeholder; a ``%`` anywhere else in the docstring is left alone (only whole
-placeholder lines are substituted).  This is the approach of
+placeholder lines are substituted).  An entry may be a whole section: the
+References sections cited by several docstrings are written once, in
+:data:`REFERENCES` (``%(refs_spectral_laws)s``).  This is the approach of
 ``scipy._lib.doccer``, kept to whole lines so that docstrings need no escaping.
 """
 from __future__ import annotations
 
 import re
 
-__all__ = ["PARAMETERS", "fill_doc", "fill"]
+__all__ = ["PARAMETERS", "REFERENCES", "fill_doc", "fill"]
 
 #: Shared descriptions: name -> numpydoc entry ("name : type" line, then the description).
 PARAMETERS = {
@@ -46,6 +48,52 @@ PARAMETERS = {
     "progress": "progress : bool, optional\n    Print progress lines on stderr.",
     "level": "level : float, optional\n    Confidence level of the interval, in (0, 1) (default 0.95).",
     "conf_alpha": "alpha : float, optional\n    One minus the confidence level, in (0, 1) (default 0.05).",
+    "rank_fraction": "kappa : float\n    Rank fraction in :math:`(0, 1]`.",
+}
+# the Parameters section of every ``conf_int(alpha)`` (a whole section)
+PARAMETERS["conf_int_params"] = "Parameters\n----------\n" + PARAMETERS["conf_alpha"]
+# the Returns section of a confidence interval given as two floats (a whole section)
+PARAMETERS["ci_returns"] = "Returns\n-------\ntuple of float\n    ``(low, high)``."
+
+#: References sections cited by several docstrings of the project, one per place cited
+#: (a whole section, its header included): name -> section text.  Every ``fill_doc``
+#: (``hcizz``, ``replica`` and ``validation``) fills them in.  The ``refs_paper_*``
+#: entries cite arXiv:2605.10795, the ``refs_listwise_paper_*`` ones arXiv:2605.05189.
+REFERENCES = {
+    name: "References\n----------\n" + where for name, where in {
+        "refs_listwise_paper_large_p": "arXiv:2605.05189; docs/listwise.md#large-p-limit",
+        "refs_listwise_paper_score_laws": "arXiv:2605.05189; docs/listwise.md#laws-of-the-scores-at-capacity",
+        "refs_paper_quantile_coupling": "arXiv:2605.10795; docs/rank_constrained.md#reduction-to-a-quantile-coupling",
+        "refs_paper_hebbian": "arXiv:2605.10795; docs/theory_full_rank.md#hebbian-rule",
+        "refs_paper_independent_gaussian": "arXiv:2605.10795; docs/theory_full_rank.md#independent-gaussian-model",
+        "refs_paper_large_p": "arXiv:2605.10795; docs/theory_full_rank.md#large-p-limit",
+        "refs_paper_free_entropy": "arXiv:2605.10795; docs/theory_full_rank.md#replica-symmetric-free-entropy",
+        "refs_paper_model": "arXiv:2605.10795; docs/theory_full_rank.md#the-model",
+        "refs_replica_cli_json": "docs/api_replica.md#cli-python--m-replica-subcommand----json",
+        "refs_symbolic_checks": "docs/api_replica.md#symbolic-checks",
+        "refs_symbolic_interface": "docs/api_replica.md#symbolic-interface",
+        "refs_result_protocol": "docs/architecture.md#one-result-protocol",
+        "refs_lm_excess": "docs/linear_memory.md#the-excess-over-the-finite-p-theory",
+        "refs_listwise_finite_p": "docs/listwise.md#finite-p-corrections",
+        "refs_listwise_large_p": "docs/listwise.md#large-p-limit",
+        "refs_listwise_score_laws": "docs/listwise.md#laws-of-the-scores-at-capacity",
+        "refs_closed_form": "docs/rank_constrained.md#closed-form",
+        "refs_numerics": "docs/rank_constrained.md#numerics-and-oracles",
+        "refs_quarter_circle": "docs/rank_constrained.md#quarter-circle-law",
+        "refs_quantile_coupling": "docs/rank_constrained.md#reduction-to-a-quantile-coupling",
+        "refs_small_kappa": "docs/rank_constrained.md#small-kappa-expansion",
+        "refs_spectral_laws": "docs/rank_constrained.md#spectral-laws-hcizz",
+        "refs_spectral_laws_edges": "docs/rank_constrained.md#spectral-laws-hcizz;\ndocs/reliability.md#spectral-laws-at-the-edges-of-their-domain",
+        "refs_spherical": "docs/rank_constrained.md#spherical-integrals-hcizzspherical",
+        "refs_bad_input": "docs/reliability.md#bad-input-classes-and-what-each-gives",
+        "refs_json": "docs/reliability.md#json",
+        "refs_margin_capacity": "docs/theory_full_rank.md#capacity-at-a-margin",
+        "refs_energy_term": "docs/theory_full_rank.md#computing-the-energy-term",
+        "refs_v_one_sample": "docs/theory_full_rank.md#computing-v-for-one-sample",
+        "refs_hebbian": "docs/theory_full_rank.md#hebbian-rule",
+        "refs_large_p": "docs/theory_full_rank.md#large-p-limit",
+        "refs_order_statistics": "docs/theory_full_rank.md#order-statistics-method",
+    }.items()
 }
 
 #: a placeholder line: one or more ``%(name)s`` separated by blanks, nothing else
@@ -64,7 +112,8 @@ def fill(doc, params=None):
     doc : str or None
         A docstring (``None`` is returned unchanged).
     params : dict, optional
-        Descriptions to use instead of (or besides) :data:`PARAMETERS`.
+        Descriptions to use instead of (or besides) :data:`PARAMETERS` and
+        :data:`REFERENCES`.
 
     Returns
     -------
@@ -100,7 +149,7 @@ def fill(doc, params=None):
     """
     if doc is None:
         return None
-    table = {**PARAMETERS, **(params or {})}
+    table = {**PARAMETERS, **REFERENCES, **(params or {})}
 
     def sub(m):
         ind = m.group("indent")

@@ -65,9 +65,7 @@ class Estimate(Result):
     def conf_int(self, alpha=0.05):
         """Return the normal-approximation interval ``value -/+ z_{1-alpha/2} stderr``.
 
-        Parameters
-        ----------
-        %(conf_alpha)s
+        %(conf_int_params)s
 
         Returns
         -------

@@ -46,9 +46,7 @@ def s_transform_mp(w, ratio):
     hcizz.free_transforms.s_transform_mp_product : The S-transform of the product law.
     hcizz.free_transforms.moments_from_s_transform : Moments from an S-transform.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz
+    %(refs_spectral_laws)s
 
     Examples
     --------
@@ -79,9 +77,7 @@ def r_transform_mp(g, ratio):
     hcizz.free_transforms.s_transform_mp : The S-transform of the same law.
     hcizz.free_transforms.stieltjes_mp : Its Stieltjes transform.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz
+    %(refs_spectral_laws)s
 
     Examples
     --------
@@ -91,6 +87,7 @@ def r_transform_mp(g, ratio):
     return s_transform_mp(-np.asarray(g), ratio)         # R(g) = S(-g) for this law (exactly)
 
 
+@fill_doc
 def s_transform_mp_product(w, kappa):
     r"""Evaluate the S-transform :math:`\kappa / (1 + \kappa w)^2` of ``mp_product(kappa)``.
 
@@ -101,8 +98,7 @@ def s_transform_mp_product(w, kappa):
     ----------
     w : float or array_like
         Argument.
-    kappa : float
-        Rank fraction in :math:`(0, 1]`.
+    %(rank_fraction)s
 
     Returns
     -------
@@ -115,9 +111,7 @@ def s_transform_mp_product(w, kappa):
     hcizz.mp_product : The law.
     hcizz.free_transforms.moments_from_s_transform : Its moments from this transform.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz
+    %(refs_spectral_laws)s
 
     Examples
     --------
@@ -130,6 +124,7 @@ def s_transform_mp_product(w, kappa):
     return kappa / (1.0 + kappa * np.asarray(w)) ** 2
 
 
+@fill_doc
 def r_transform_semicircle(g):
     r"""Evaluate the R-transform :math:`R(g) = g` of the unit semicircle (symmetrised quarter circle).
 
@@ -148,9 +143,7 @@ def r_transform_semicircle(g):
     hcizz.quarter_circle.QuarterCircle : The quarter circle, whose symmetrisation this is.
     hcizz.rectangular_r_transform : The rectangular R-transform of a spectrum.
 
-    References
-    ----------
-    docs/rank_constrained.md#spherical-integrals-hcizzspherical
+    %(refs_spherical)s
 
     Examples
     --------
@@ -195,9 +188,7 @@ def stieltjes_mp(z, ratio):
     exact near the edges.  At :math:`z = 0` with :math:`\lambda > 1` (the atom) the
     value is infinite.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz
+    %(refs_spectral_laws)s
 
     Examples
     --------
@@ -243,6 +234,7 @@ def _kx_minus_one(kappa, x):
         return (np.ldexp(p, e) - 1.0) + np.ldexp(err, e)
 
 
+@fill_doc
 def stieltjes_mp_product(z, kappa):
     r"""Evaluate the Stieltjes transform of ``mp_product(kappa)`` (nonzero part, mass 1) off the real axis.
 
@@ -254,8 +246,7 @@ def stieltjes_mp_product(z, kappa):
     ----------
     z : complex or array_like
         Points off the real axis.
-    kappa : float
-        Rank fraction in ``[2.2250738585072014e-308, 1]``.
+    %(tiny_kappa)s
 
     Returns
     -------
@@ -284,9 +275,7 @@ def stieltjes_mp_product(z, kappa):
     are near :math:`-2/\kappa`: Newton on the cubic in :math:`\psi` from
     :math:`-1/(1 + 2 \kappa - \kappa z)`.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz
+    %(refs_spectral_laws)s
 
     Examples
     --------
@@ -354,6 +343,7 @@ def stieltjes_mp_product(z, kappa):
     return out.reshape(z.shape)
 
 
+@fill_doc
 def moments_from_s_transform(s_coeffs, n):
     r"""Compute the moments :math:`m_1, \dots, m_n` from the Taylor coefficients of an S-transform.
 
@@ -386,9 +376,7 @@ def moments_from_s_transform(s_coeffs, n):
     :math:`\psi \leftarrow (z - (\chi(\psi) - c_1 \psi)) / c_1` truncated at order
     :math:`n`).  Independent of the closed-form moment sums.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz
+    %(refs_spectral_laws)s
 
     Examples
     --------

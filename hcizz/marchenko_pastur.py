@@ -34,6 +34,7 @@ import numpy as np
 
 from .checks import check_int, check_real
 from .numerics import SpectralLaw, dd_ceil, dd_floor, dd_from_mp, gauss_legendre, invert_monotone
+from ._docparams import fill_doc
 
 __all__ = ["marchenko_pastur", "MarchenkoPastur", "mp_moment"]
 
@@ -57,6 +58,7 @@ def _narayana_sum(k, ratio, scale_power=0):
         return float(total * r ** scale_power)
 
 
+@fill_doc
 def mp_moment(k, ratio):
     r"""Compute the moments of the full Marchenko-Pastur law (Narayana polynomials).
 
@@ -64,8 +66,7 @@ def mp_moment(k, ratio):
     ----------
     k : int
         Order, :math:`k \ge 0`.
-    ratio : float
-        :math:`\lambda = m / d > 0` (finite).
+    %(mp_lambda)s
 
     Returns
     -------
@@ -85,9 +86,7 @@ def mp_moment(k, ratio):
     ``ratio`` and order; it is ``inf`` exactly when the moment exceeds the largest
     double (about :math:`\lambda^{k-1} > 10^{308}`).
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz
+    %(refs_spectral_laws)s
 
     Examples
     --------
@@ -118,6 +117,7 @@ def _mp_edges_dd(ratio):
         return lo_hi, lo_lo, hi_hi, hi_lo
 
 
+@fill_doc
 class MarchenkoPastur(SpectralLaw):
     r"""Marchenko-Pastur law with ratio :math:`\lambda = m / d` and mean 1 (nonzero part).
 
@@ -191,10 +191,7 @@ class MarchenkoPastur(SpectralLaw):
     2e-15 for ``ppf`` and ``isf``; ``moment(n)`` is ``inf`` exactly when it
     exceeds the largest double.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz;
-    docs/reliability.md#spectral-laws-at-the-edges-of-their-domain
+    %(refs_spectral_laws_edges)s
 
     Examples
     --------
@@ -409,13 +406,13 @@ class MarchenkoPastur(SpectralLaw):
         return float(np.log(max(1.0, self.ratio)) + np.log(2 * np.pi) - 1.0 + 0.5 * np.log(mu) - tail)
 
 
+@fill_doc
 def marchenko_pastur(ratio):
     r"""Marchenko-Pastur law of :math:`X^T X / d` (:math:`X` is :math:`d \times m`, :math:`\lambda = m/d`), nonzero part.
 
     Parameters
     ----------
-    ratio : float
-        :math:`\lambda = m / d > 0` (finite).
+    %(mp_lambda)s
 
     Returns
     -------
@@ -436,9 +433,7 @@ def marchenko_pastur(ratio):
     hcizz.free_transforms.stieltjes_mp : Its Stieltjes transform.
     hcizz.free_transforms.s_transform_mp : Its S-transform.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz
+    %(refs_spectral_laws)s
 
     Examples
     --------

@@ -82,7 +82,9 @@ import numpy as np
 from numpy.polynomial import chebyshev as C
 
 from .checks import check_int, check_real
-from .numerics import SpectralLaw, chunked, dd_ceil, dd_floor, dd_from_mp, gauss_legendre, invert_monotone
+from .numerics import (SpectralLaw, _PairedQuantiles, chunked, dd_ceil, dd_floor, dd_from_mp, gauss_legendre,
+                       invert_monotone)
+from ._docparams import fill_doc
 
 __all__ = ["mp_product", "MPProduct", "mp_product_moment", "mp_product_edges",
            "mp_product_psi_imag"]
@@ -121,6 +123,7 @@ def _geometry(kappa):
         return (float(e), float(L), float(zm), float(Xm)) + dd_from_mp(Xm / k) + dd_from_mp(Xp / k)
 
 
+@fill_doc
 def mp_product_edges(kappa):
     r"""Return the support :math:`(x_-, x_+)` of :math:`\nu_\kappa` (see module notes).
 
@@ -143,9 +146,7 @@ def mp_product_edges(kappa):
     hcizz.mp_product : The law on this support.
     replica.symbolic.mp_product_edges : The edges in closed form, in sympy.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz
+    %(refs_spectral_laws)s
 
     Examples
     --------
@@ -159,6 +160,7 @@ def mp_product_edges(kappa):
     return g[4], g[6]
 
 
+@fill_doc
 def mp_product_moment(n, kappa):
     r"""Compute the moment :math:`m_n` of :math:`\nu_\kappa` by the Lagrange-inversion sum (exact rational in ``kappa``).
 
@@ -166,8 +168,7 @@ def mp_product_moment(n, kappa):
     ----------
     n : int
         Order, :math:`n \ge 0`.
-    kappa : float
-        Rank fraction in :math:`(0, 1]`.
+    %(rank_fraction)s
 
     Returns
     -------
@@ -186,9 +187,7 @@ def mp_product_moment(n, kappa):
     and rounded once: correctly rounded for every :math:`\kappa`, and ``inf``
     exactly when :math:`m_n` (about :math:`\kappa^{-n}`) exceeds the largest double.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz
+    %(refs_spectral_laws)s
 
     Examples
     --------
@@ -240,6 +239,7 @@ def _edge_vars(x, kappa, geom):
     return A, B, kappa * x
 
 
+@fill_doc
 def mp_product_psi_imag(x, kappa, edges=None):
     r"""Compute :math:`\mathrm{Im}\, \psi(x - i0) \ge 0` of :math:`\nu_\kappa` (0 outside the support), vectorised in ``x``.
 
@@ -269,9 +269,7 @@ def mp_product_psi_imag(x, kappa, edges=None):
     hcizz.mp_product : The law whose density this gives.
     hcizz.free_transforms.stieltjes_mp_product : Its Stieltjes transform off the axis.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz
+    %(refs_spectral_laws)s
 
     Examples
     --------
@@ -298,7 +296,8 @@ def _panels():
     return phi, psi
 
 
-class MPProduct(SpectralLaw):
+@fill_doc
+class MPProduct(_PairedQuantiles, SpectralLaw):
     r"""Nonzero squared singular values of :math:`Q R^T / \sqrt{d m}` at initialisation.
 
     Parameters
@@ -345,10 +344,7 @@ class MPProduct(SpectralLaw):
     1e-300).  Stated (and tested) accuracy: 4e-16 for the moments, 1e-15 for
     the entropy, 2e-14 for ``cdf`` and ``sf``, 1e-14 for ``ppf`` and ``isf``.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz;
-    docs/reliability.md#spectral-laws-at-the-edges-of-their-domain
+    %(refs_spectral_laws_edges)s
 
     Examples
     --------
@@ -582,15 +578,7 @@ class MPProduct(SpectralLaw):
         x0 = np.where(np.isfinite(x0), x0, 0.5 * (lo + hi))
         return invert_monotone(F, dF, q, lo, hi, x0)
 
-    def _ppf(self, q):
-        q = np.asarray(q, dtype=float)
-        return self._ppf_pair(q, 1.0 - q)
-
-    def _isf(self, q):
-        q = np.asarray(q, dtype=float)
-        return self._ppf_pair(1.0 - q, q)
-
-    def _ppf_pair(self, q, one_minus_q):
+    def _quantile_pair(self, q, one_minus_q):
         low = q <= 0.5
         phi_l = self._solve(np.where(low, q, 0.5), False)
         psi_u = self._solve(np.where(low, 0.5, one_minus_q), True)
@@ -646,13 +634,13 @@ def _chunk2(func, a, b, chunk=1 << 14):
     return out.reshape(a.shape)
 
 
+@fill_doc
 def mp_product(kappa):
     r"""Law of the nonzero squared singular values of :math:`Q R^T / \sqrt{d m}`, :math:`m = \kappa d`.
 
     Parameters
     ----------
-    kappa : float
-        Rank fraction in ``[2.2250738585072014e-308, 1]``.
+    %(tiny_kappa)s
 
     Returns
     -------
@@ -674,9 +662,7 @@ def mp_product(kappa):
     hcizz.truncated_quarter_circle : The spectrum at capacity, for comparison.
     hcizz.free_transforms.s_transform_mp_product : Its S-transform.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz
+    %(refs_spectral_laws)s
 
     Examples
     --------

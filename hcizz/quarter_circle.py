@@ -30,8 +30,9 @@ import numpy as np
 from scipy import special
 
 from .checks import check_int, check_real
-from .numerics import (SpectralLaw, chunked, dd_floor, dd_from_mp, gauss_legendre, invert_monotone,
+from .numerics import (SpectralLaw, _PairedQuantiles, chunked, dd_floor, dd_from_mp, gauss_legendre, invert_monotone,
                        x_minus_sin, xms_over_cube)
+from ._docparams import fill_doc
 
 __all__ = ["quarter_circle", "truncated_quarter_circle", "qc_quantile", "qc_quantile_mp",
            "qc_upper_angle", "qc_moment", "QuarterCircle", "TruncatedQuarterCircle"]
@@ -87,6 +88,7 @@ def _yfit():
     return _YFIT
 
 
+@fill_doc
 def qc_upper_angle(c):
     r"""Solve :math:`y - \sin y = c` for :math:`y` in :math:`[0, \pi]`, vectorised.
 
@@ -127,9 +129,7 @@ def qc_upper_angle(c):
     :math:`5 \cdot 10^{-324}` to :math:`\pi`: worst relative error
     :math:`1.8 \cdot 10^{-16}` (``tests/test_domain_sweep.py``).
 
-    References
-    ----------
-    docs/rank_constrained.md#numerics-and-oracles
+    %(refs_numerics)s
 
     Examples
     --------
@@ -189,6 +189,7 @@ def _quantile(u, one_minus_u):
     return out
 
 
+@fill_doc
 def qc_quantile(u):
     r"""Quarter-circle quantile function :math:`X_{qc}(u)`.
 
@@ -208,9 +209,7 @@ def qc_quantile(u):
     hcizz.quarter_circle.QuarterCircle : The law (its ``ppf`` is this function).
     replica.symbolic.QCQuantile : The quantile as a sympy function.
 
-    References
-    ----------
-    docs/rank_constrained.md#quarter-circle-law
+    %(refs_quarter_circle)s
 
     Examples
     --------
@@ -223,6 +222,7 @@ def qc_quantile(u):
     return out if out.ndim else float(out)
 
 
+@fill_doc
 def qc_quantile_mp(u, dps=50):
     r"""Compute the quarter-circle quantile :math:`X_{qc}(u)` in mpmath at ``dps`` digits.
 
@@ -247,9 +247,7 @@ def qc_quantile_mp(u, dps=50):
     --------
     hcizz.qc_quantile : The float code path, vectorised.
 
-    References
-    ----------
-    docs/rank_constrained.md#quarter-circle-law
+    %(refs_quarter_circle)s
 
     Examples
     --------
@@ -282,6 +280,7 @@ def qc_quantile_mp(u, dps=50):
     return +x
 
 
+@fill_doc
 def qc_moment(n, lower=0.0):
     r"""Compute the partial moment :math:`\int_{lower}^2 s^n \rho_{qc}(s)\, ds` of the quarter circle.
 
@@ -322,9 +321,7 @@ def qc_moment(n, lower=0.0):
     :math:`3.7 \cdot 10^{-15}` for :math:`n` in :math:`[-0.9, 200]`,
     :math:`5 \cdot 10^{-13}` at :math:`n = 1000` (scipy's beta function there).
 
-    References
-    ----------
-    docs/rank_constrained.md#quarter-circle-law
+    %(refs_quarter_circle)s
 
     Examples
     --------
@@ -358,7 +355,8 @@ def _qc_cdf_sf(s):
     return cdf_low, sf_up
 
 
-class QuarterCircle(SpectralLaw):
+@fill_doc
+class QuarterCircle(_PairedQuantiles, SpectralLaw):
     r"""Quarter-circle law :math:`\rho(s) = \sqrt{4 - s^2} / \pi` on :math:`[0, 2]`.
 
     A ``scipy.stats.rv_continuous``: ``pdf, cdf, sf, ppf, isf, moment, rvs``
@@ -382,9 +380,7 @@ class QuarterCircle(SpectralLaw):
     ratio 1.  Moments: :math:`E s^n = 2^{n+1} B((n+1)/2, 3/2) / \pi` (even ones
     Catalan).
 
-    References
-    ----------
-    docs/rank_constrained.md#quarter-circle-law
+    %(refs_quarter_circle)s
 
     Examples
     --------
@@ -413,11 +409,7 @@ class QuarterCircle(SpectralLaw):
         lo, up = _qc_cdf_sf(x)
         return np.where(x < 1, 1.0 - lo, up)
 
-    def _ppf(self, q):
-        return _quantile(q, 1.0 - q)
-
-    def _isf(self, q):
-        return _quantile(1.0 - q, q)
+    _quantile_pair = staticmethod(_quantile)
 
     def _munp(self, n):
         return qc_moment(n)
@@ -457,7 +449,7 @@ def _tqc_edge(kappa):
 _NQ = 64            # Gauss-Legendre nodes for the moments (error below 1e-16, see Notes)
 
 
-class TruncatedQuarterCircle(SpectralLaw):
+class TruncatedQuarterCircle(_PairedQuantiles, SpectralLaw):
     r"""Nonzero part of the capacity spectrum (a truncated quarter circle).
 
     The quarter circle restricted to its top :math:`\kappa` quantiles
@@ -602,7 +594,7 @@ class TruncatedQuarterCircle(SpectralLaw):
             low = self._lower_mass(e, dx, x) / self._pik
         return np.where(low < 0.5, 1.0 - low, self._upper_frac(dx))
 
-    def _quantile(self, p, pc):
+    def _quantile_pair(self, p, pc):
         """Quantile at ``p`` with ``pc = 1 - p`` given accurately."""
         p = np.asarray(p, dtype=float)
         pc = np.asarray(pc, dtype=float)
@@ -632,14 +624,6 @@ class TruncatedQuarterCircle(SpectralLaw):
             else:
                 out[...] = xl
         return np.clip(out, self.lower, 2.0)
-
-    def _ppf(self, q):
-        q = np.asarray(q, dtype=float)
-        return self._quantile(q, 1.0 - q)
-
-    def _isf(self, q):
-        q = np.asarray(q, dtype=float)
-        return self._quantile(1.0 - q, q)
 
     # --- moments by quadrature in t = y / y_a
     def _tq(self):

@@ -28,9 +28,12 @@ from __future__ import annotations
 import math
 from dataclasses import field, fields
 
+from ._docparams import fill_doc
+
 __all__ = ["Result", "optional", "interval_at"]
 
 
+@fill_doc
 def optional(default=None):
     """Declare a dataclass field that is left out of ``to_dict()`` while it is ``None``.
 
@@ -49,23 +52,18 @@ def optional(default=None):
     --------
     hcizz.results.Result : The record base class whose ``to_dict`` honours it.
 
-    References
-    ----------
-    docs/architecture.md#one-result-protocol
+    %(refs_result_protocol)s
 
     Examples
     --------
-    >>> from dataclasses import dataclass
-    >>> @dataclass(frozen=True)
-    ... class Measured(Result):
-    ...     value: float
-    ...     certificate: object = optional()
-    >>> print(Measured(1.0).to_dict(), Measured(1.0, certificate=[2]).to_dict())
-    {'value': 1.0} {'value': 1.0, 'certificate': [2]}
+    %(pair_result_example)s
+    >>> print(Pair(0.5).to_dict(), Pair(0.5, b=2).to_dict())
+    {'a': 0.5} {'a': 0.5, 'b': 2}
     """
     return field(default=default, metadata={"omit_if_none": True})
 
 
+@fill_doc
 def interval_at(alpha, level, low, high, name):
     """Return ``(low, high)`` if ``1 - alpha`` equals ``level``, else raise ``ValueError``.
 
@@ -82,10 +80,7 @@ def interval_at(alpha, level, low, high, name):
     name : str
         The result's class name, for the message.
 
-    Returns
-    -------
-    tuple of float
-        ``(low, high)``.
+    %(ci_returns)s
 
     Raises
     ------
@@ -97,9 +92,7 @@ def interval_at(alpha, level, low, high, name):
     hcizz.Estimate : A Monte Carlo estimate with its normal interval.
     hcizz.results.Result : The records whose ``conf_int`` uses it.
 
-    References
-    ----------
-    docs/architecture.md#one-result-protocol
+    %(refs_result_protocol)s
 
     Examples
     --------
@@ -129,6 +122,7 @@ def _fmt(v):
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+@fill_doc
 class Result:
     """Base class of the project's result records (use with ``@dataclass(frozen=True)``).
 
@@ -154,17 +148,11 @@ class Result:
     ``to_dict()``; :func:`hcizz.jsonout.to_json_value` (and so ``report.json``)
     converts them through their own ``to_dict()``.
 
-    References
-    ----------
-    docs/architecture.md#one-result-protocol
+    %(refs_result_protocol)s
 
     Examples
     --------
-    >>> from dataclasses import dataclass
-    >>> @dataclass(frozen=True)
-    ... class Pair(Result):
-    ...     a: float
-    ...     b: int = optional()
+    %(pair_result_example)s
     >>> r = Pair(0.5)
     >>> r.a, r["a"], r.to_dict(), "b" in r, dict(r)
     (0.5, 0.5, {'a': 0.5}, False, {'a': 0.5})
@@ -200,18 +188,13 @@ class Result:
             out["ci"] = [lo, hi]
         return out
 
+    @fill_doc
     def conf_int(self, alpha=0.05):
         """Return the ``(low, high)`` confidence interval of the main estimate at level ``1 - alpha``.
 
-        Parameters
-        ----------
-        alpha : float, optional
-            One minus the confidence level, in (0, 1) (default 0.05: a 95 % interval).
+        %(conf_int_params)s
 
-        Returns
-        -------
-        tuple of float
-            ``(low, high)``.
+        %(ci_returns)s
 
         Raises
         ------

@@ -1,7 +1,8 @@
 """Parameter descriptions shared by several ``replica`` docstrings (one table).
 
 The package's own entries for :func:`hcizz.docstrings.fill`; the entries shared
-with the other packages stay in :data:`hcizz.docstrings.PARAMETERS`.
+with the other packages stay in :data:`hcizz.docstrings.PARAMETERS`, and the
+References sections cited by several docstrings in :data:`hcizz.docstrings.REFERENCES`.
 """
 from __future__ import annotations
 
@@ -28,6 +29,17 @@ PARAMS = {
     "n_top": ("n_top : int, optional\n"
               "    Number of largest competitors returned per row (``1 <= n_top <= p - 1``;\n"
               "    default ``min(10, p - 1)``)."),
+    # parameters of several replica.listwise, replica.energy and replica.hebbian functions
+    "randomness_rng": "rng : None, int, SeedSequence or Generator\n    Randomness.",
+    "tam_margin": "margin : float\n    Margin ``0 <= gamma <= 20``.",
+    "tau_fractions": "tau : float or array_like\n    Tail fraction, ``0 < tau <= 1``.",
+    "tau_fraction": "tau : float\n    Tail fraction, ``0 < tau <= 1``.",
+    "eta_sample": "eta : EtaSample\n    Disorder samples.",
+    "eta_samples": "samples : int\n    Monte Carlo samples of :math:`\\eta`.",
+    "hebbian_problem": 'problem : {"op", "dp"}\n    See :func:`hebbian_recall_probability`.',
+    "replica_sub": "sub : argparse._SubParsersAction\n    The subparsers object of ``python -m replica``.",
+    # the Parameters section of replica.CensoredNormal's cdf / sf (a whole section)
+    "points_params": "Parameters\n----------\nx : float or array_like\n    Points.",
 }
 
 #: :func:`hcizz.docstrings.fill_doc` with :data:`PARAMS` added

@@ -24,6 +24,7 @@ _CHUNK = 192
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
+@fill_doc
 def energy_G_limit(t):
     r"""Return the large-``p`` limit :math:`G(t) = -1/(1-t)` of the energetic term.
 
@@ -42,9 +43,7 @@ def energy_G_limit(t):
     replica.energy_G : The finite-``p`` term :math:`G_p(t)`, which tends to this limit.
     replica.free_entropy : The free entropy this term enters.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#large-p-limit
+    %(refs_paper_large_p)s
 
     Examples
     --------
@@ -56,6 +55,7 @@ def energy_G_limit(t):
 
 
 @dataclass(frozen=True)
+@fill_doc
 class EtaSample(Result):
     r"""A draw of the disorder :math:`\eta` in compressed form.
 
@@ -82,9 +82,7 @@ class EtaSample(Result):
     replica.energy.sample_eta : Draw a sample (its Examples show one).
     replica.energy.log_f_p : Evaluate :math:`\ln f_p(t; \eta)` on a sample.
 
-    References
-    ----------
-    docs/theory_full_rank.md#computing-the-energy-term
+    %(refs_energy_term)s
 
     Examples
     --------
@@ -133,9 +131,7 @@ def sample_eta(p, samples, rng, n_top=N_TOP):
     replica.energy.log_f_p : Evaluate :math:`\ln f_p(t; \eta)` on the draws.
     replica.energy_G : The mean of :math:`\ln f_p / \ln p` over such draws.
 
-    References
-    ----------
-    docs/theory_full_rank.md#computing-the-energy-term
+    %(refs_energy_term)s
 
     Examples
     --------
@@ -224,6 +220,7 @@ class _Bulk:
         return np.maximum(np.exp(self.spl2(x)) - np.exp(2.0 * self.spl(x)), 0.0)
 
 
+@fill_doc
 def cv_features(eta, p):
     r"""Return the zero-mean control variates of a disorder sample.
 
@@ -236,8 +233,7 @@ def cv_features(eta, p):
 
     Parameters
     ----------
-    eta : EtaSample
-        Disorder samples.
+    %(eta_sample)s
     p : int
         Number of candidates.
 
@@ -271,6 +267,7 @@ def cv_features(eta, p):
     return np.column_stack([hermite_features(eta.eta1, 4), T, M * M - mu2, eta.eta1 * T])
 
 
+@fill_doc
 def log_f_p(t, eta, *, bulk_error=False):
     r"""Compute :math:`\ln f_p(t; \eta)` for each disorder sample in ``eta``.
 
@@ -283,8 +280,7 @@ def log_f_p(t, eta, *, bulk_error=False):
     ----------
     t : float
         Overlap, :math:`0 \le t < 1` (not validated here).
-    eta : EtaSample
-        Disorder samples.
+    %(eta_sample)s
     bulk_error : bool, optional
         Also return the bound on the error of the bulk treatment.
 
@@ -372,6 +368,7 @@ def log_f_p(t, eta, *, bulk_error=False):
     return out
 
 
+@fill_doc
 def energy_G(t, p=None, *, samples=400, rng=None, n_top=N_TOP, control_variates=True):
     r"""Estimate the energetic term :math:`G_p(t) = E_\eta[\ln f_p(t; \eta)] / \ln p` of the RS free entropy.
 
@@ -384,10 +381,8 @@ def energy_G(t, p=None, *, samples=400, rng=None, n_top=N_TOP, control_variates=
     p : int, optional
         Number of candidates, :math:`2 \le p \le 10^9`.  ``None`` gives the large-``p``
         limit :math:`-1/(1-t)` (exact, standard error 0).
-    samples : int
-        Monte Carlo samples of :math:`\eta`.
-    rng : None, int, SeedSequence or Generator
-        Randomness.
+    %(eta_samples)s
+    %(randomness_rng)s
     n_top : int
         Mean number of competitors sampled exactly above the bulk level.
     control_variates : bool

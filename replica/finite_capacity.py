@@ -27,6 +27,7 @@ MARGIN_MAX = 20.0
 _BLOCK = 1 << 15
 
 
+@fill_doc
 def v_p_from_gaps(gaps, *, complete=True):
     r"""Compute :math:`V = \min_{x\ge 0} x^2/2 + \frac12 \sum_j (g_j - x)_+^2` for sorted gaps.
 
@@ -63,9 +64,7 @@ def v_p_from_gaps(gaps, *, complete=True):
     active gaps with active set :math:`\{g > x\}`, is satisfied by
     :math:`x^* = x_{k^*}`, the unique minimiser of the strictly convex objective.
 
-    References
-    ----------
-    docs/theory_full_rank.md#computing-v-for-one-sample
+    %(refs_v_one_sample)s
 
     Examples
     --------
@@ -127,9 +126,7 @@ def sample_v_p(p, samples, rng, k0=None, margin=0.0):
     replica.order_stats.TopNormals : Exact top order statistics of many normals.
     replica.v_p : Mean of these draws with control variates.
 
-    References
-    ----------
-    docs/theory_full_rank.md#order-statistics-method
+    %(refs_order_statistics)s
 
     Examples
     --------
@@ -229,6 +226,7 @@ def _check_margin(margin):
     return check_real("margin", margin, low=0, high=MARGIN_MAX, allow_array=False)
 
 
+@fill_doc
 def alpha_c_margin_limit(g):
     r"""Return the large-``p`` top-1 capacity :math:`1 / (2 (1 + g)^2)` at a margin :math:`g \sqrt{2 \ln p}`.
 
@@ -261,9 +259,7 @@ def alpha_c_margin_limit(g):
     :math:`G(t) = -(1+g)^2/(1-t)` (docs/theory_full_rank.md#capacity-at-a-margin).
     A fixed margin (:math:`g \to 0`) leaves the limit at 1/2.
 
-    References
-    ----------
-    docs/theory_full_rank.md#capacity-at-a-margin
+    %(refs_margin_capacity)s
 
     Examples
     --------
@@ -293,6 +289,7 @@ def _mean_v(p, samples, rng, control_variates, margin=0.0):
     return ev, se_v, info
 
 
+@fill_doc
 def alpha_c_finite(p, *, kappa=1.0, margin=0.0, samples=20_000, rng=None, control_variates=True):
     r"""Finite-``p`` replica-symmetric capacity :math:`\alpha_c(\kappa, p) = \alpha_c(\kappa) \ln p / E[V_p]`.
 
@@ -318,10 +315,8 @@ def alpha_c_finite(p, *, kappa=1.0, margin=0.0, samples=20_000, rng=None, contro
         standard deviation of a competitor score for :math:`N(0, I_d)` keys and
         candidates.  ``0`` reproduces the margin-free values exactly (same
         draws, same arithmetic).
-    samples : int
-        Monte Carlo samples of :math:`\eta`.
-    rng : None, int, SeedSequence or Generator
-        Randomness.
+    %(eta_samples)s
+    %(randomness_rng)s
     control_variates : bool
         Use the zero-mean control variates below (default); ``False`` gives the
         plain sample mean (used by tests and the benchmark as a reference).

@@ -9,17 +9,18 @@ from scipy.interpolate import CubicSpline
 from scipy.optimize import minimize_scalar
 
 from hcizz.checks import check_int, check_real, check_rng
-from hcizz.docstrings import fill_doc
 from hcizz.estimate import Estimate
 from hcizz.results import Result
 
 from ._control_variates import cv_mean
+from ._docparams import fill_doc
 from .energy import N_TOP, cv_features, energy_G, log_f_p, sample_eta
 from .finite_capacity import v_p_from_gaps
 
 __all__ = ["free_entropy", "saddle", "Saddle", "entropic_term"]
 
 
+@fill_doc
 def entropic_term(q):
     r"""Compute the spherical Gardner entropy :math:`\frac12 \ln(1-q) + q/(2(1-q))`.
 
@@ -38,9 +39,7 @@ def entropic_term(q):
     replica.free_entropy : The RS free entropy, this term plus :math:`\alpha G_p(q)`.
     replica.energy_G : The energetic term :math:`G_p`.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#replica-symmetric-free-entropy
+    %(refs_paper_free_entropy)s
 
     Examples
     --------
@@ -51,6 +50,7 @@ def entropic_term(q):
     return 0.5 * np.log1p(-q) + q / (2.0 * (1.0 - q))
 
 
+@fill_doc
 def free_entropy(q, alpha, p=None, *, samples=400, rng=None):
     r"""Compute the RS free entropy :math:`\Phi_p(q; \alpha) = \frac12 \ln(1-q) + q/(2(1-q)) + \alpha G_p(q)`.
 
@@ -81,9 +81,7 @@ def free_entropy(q, alpha, p=None, *, samples=400, rng=None):
     replica.free_entropy.entropic_term : The entropic part alone.
     replica.energy_G : The energetic term :math:`G_p(q)`.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#replica-symmetric-free-entropy
+    %(refs_paper_free_entropy)s
 
     Examples
     --------
@@ -163,9 +161,7 @@ class Saddle(Result):
     def conf_int(self, alpha=0.05):
         """Return the normal-approximation interval of ``q*`` at level ``1 - alpha``.
 
-        Parameters
-        ----------
-        %(conf_alpha)s
+        %(conf_int_params)s
 
         Returns
         -------

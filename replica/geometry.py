@@ -29,10 +29,10 @@ import numpy as np
 from scipy.optimize import nnls
 
 from hcizz.checks import check_array, check_int, check_rng
-from hcizz.docstrings import fill_doc
 from hcizz.estimate import Estimate
 from hcizz.results import Result
 
+from ._docparams import fill_doc
 from .finite_capacity import v_p_from_gaps
 
 __all__ = ["v_true", "v_geometry", "GeometryV", "CANDIDATE_LAWS"]
@@ -43,6 +43,7 @@ __all__ = ["v_true", "v_geometry", "GeometryV", "CANDIDATE_LAWS"]
 CANDIDATE_LAWS = ("gaussian", "sphere")
 
 
+@fill_doc
 def v_true(Y, u0):
     r"""Compute the least cost :math:`\tfrac12\|\Delta u\|^2` that puts candidate 0 on top.
 
@@ -79,9 +80,7 @@ def v_true(Y, u0):
     the competitors closest to the correct score and the working set is doubled until
     every constraint holds (relative violation below :math:`10^{-9}`).
 
-    References
-    ----------
-    docs/linear_memory.md#the-excess-over-the-finite-p-theory
+    %(refs_lm_excess)s
 
     Examples
     --------
@@ -118,6 +117,7 @@ def v_true(Y, u0):
 
 
 @dataclass(frozen=True)
+@fill_doc
 class GeometryV(Result):
     r"""Mean per-fact cost with the true geometry against :math:`V_p` on the same scores.
 
@@ -144,9 +144,7 @@ class GeometryV(Result):
     --------
     replica.geometry.v_geometry : Returns this record.
 
-    References
-    ----------
-    docs/linear_memory.md#the-excess-over-the-finite-p-theory
+    %(refs_lm_excess)s
 
     Examples
     --------
@@ -168,14 +166,9 @@ class GeometryV(Result):
     def conf_int(self, alpha=0.05):
         """Return the normal-approximation interval of ``ratio``.
 
-        Parameters
-        ----------
-        %(conf_alpha)s
+        %(conf_int_params)s
 
-        Returns
-        -------
-        tuple of float
-            ``(low, high)``.
+        %(ci_returns)s
 
         See Also
         --------
@@ -190,6 +183,7 @@ class GeometryV(Result):
         return self.ratio.conf_int(alpha)
 
 
+@fill_doc
 def v_geometry(p, d, *, samples=2000, candidates="gaussian", rng=None):
     r"""Estimate :math:`E[V_d]/E[V_p]`: the effect of the candidates' geometry on the cost.
 
@@ -227,9 +221,7 @@ def v_geometry(p, d, *, samples=2000, candidates="gaussian", rng=None):
     unchanged).  The standard error of the ratio :math:`R = \bar V_d/\bar V_p` is that
     of the mean of :math:`(V_d - R V_p)/\bar V_p`.
 
-    References
-    ----------
-    docs/linear_memory.md#the-excess-over-the-finite-p-theory
+    %(refs_lm_excess)s
 
     Examples
     --------

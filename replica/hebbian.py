@@ -14,6 +14,8 @@ from hcizz.checks import check_int, check_real, check_rng
 from hcizz.estimate import Estimate
 from hcizz.results import Result
 
+from ._docparams import fill_doc
+
 __all__ = ["HEBBIAN_LIMIT", "hebbian", "hebbian_recall_probability", "hebbian_threshold",
            "hebbian_score_moments", "hebbian_matrix", "hebbian_simulate", "HebbianPrediction"]
 
@@ -314,6 +316,7 @@ def _threshold_p(d, level, all_facts, exact_moments, model="theory", problem="op
     return math.exp(brentq(f, lo, hi, xtol=1e-12 if model == "theory" else 1e-7))
 
 
+@fill_doc
 def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, model="conditional",
                       problem="op"):
     r"""Find the load :math:`\alpha = p \ln p / d^2` at which the model recall probability is ``level``.
@@ -331,8 +334,7 @@ def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, mode
         See :func:`hebbian_score_moments` (``model="theory"`` only).
     model : {"conditional", "theory"}
         See :func:`hebbian_recall_probability` (default ``"conditional"``).
-    problem : {"op", "dp"}
-        See :func:`hebbian_recall_probability`.
+    %(hebbian_problem)s
 
     Returns
     -------
@@ -353,9 +355,7 @@ def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, mode
     conditional :math:`10^{-7}`).  Convergence to 1/8 is slow (the extreme-value
     corrections are of relative order :math:`\ln \ln p / \ln p`).
 
-    References
-    ----------
-    docs/theory_full_rank.md#hebbian-rule
+    %(refs_hebbian)s
 
     Examples
     --------
@@ -379,6 +379,7 @@ def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, mode
 
 
 @dataclass(frozen=True)
+@fill_doc
 class HebbianPrediction(Result):
     r"""Gaussian-model predictions for a Hebbian memory at dimension ``d``, as returned by :func:`hebbian`.
 
@@ -403,9 +404,7 @@ class HebbianPrediction(Result):
     --------
     replica.hebbian : Returns this record (its Examples show one).
 
-    References
-    ----------
-    docs/theory_full_rank.md#hebbian-rule
+    %(refs_hebbian)s
 
     Examples
     --------
@@ -427,6 +426,7 @@ class HebbianPrediction(Result):
     info: dict = field(default_factory=dict, compare=False)
 
 
+@fill_doc
 def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", problem="op"):
     r"""Predict recall and capacity of the Hebbian rule (conditional or independent-Gaussian model).
 
@@ -445,8 +445,7 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", 
         Model for the probabilities and thresholds (see
         :func:`hebbian_recall_probability`); ``m, s`` are always the independent-Gaussian model's
         Gaussian-model parameters.
-    problem : {"op", "dp"}
-        See :func:`hebbian_recall_probability`.
+    %(hebbian_problem)s
 
     Returns
     -------
@@ -470,9 +469,7 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", 
     fact needs :math:`m > \sqrt{2 \ln p}`, i.e. :math:`\alpha < 1/2`.  At finite
     :math:`d` the thresholds are computed from :func:`hebbian_recall_probability`.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#hebbian-rule
+    %(refs_paper_hebbian)s
 
     Examples
     --------
@@ -506,6 +503,7 @@ def hebbian(d, p=None, *, alpha=None, exact_moments=False, model="conditional", 
                              info=kw)
 
 
+@fill_doc
 def hebbian_matrix(E, U):
     r"""Build the Hebbian memory :math:`W_H = \sum_\nu u_\nu e_\nu^T = U^T E`.
 
@@ -537,9 +535,7 @@ def hebbian_matrix(E, U):
     :math:`u_\mu` with weight :math:`|e_\mu|^2 \approx d` plus crosstalk from the
     other facts.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#hebbian-rule
+    %(refs_paper_hebbian)s
 
     Examples
     --------
@@ -556,6 +552,7 @@ def hebbian_matrix(E, U):
     return np.matmul(U.swapaxes(-1, -2), E)
 
 
+@fill_doc
 def hebbian_simulate(d, p, *, trials=20, rng=None, problem="OP"):
     r"""Simulate the Hebbian memory :math:`W_H = \sum_\nu u_\nu e_\nu^T` directly.
 
@@ -566,8 +563,7 @@ def hebbian_simulate(d, p, *, trials=20, rng=None, problem="OP"):
         ``trials * p * d`` and ``trials * p**2`` numbers are held in memory.
     trials : int
         Independent instances (processed as one batched matmul).
-    rng : None, int, SeedSequence or Generator
-        Randomness.
+    %(randomness_rng)s
     problem : {"OP", "DP"} (case-insensitive)
         ``"OP"``: the candidates are the stored :math:`u_\rho`.  ``"DP"``: each input
         has its own fresh competitors; given :math:`w = W_H e_\mu` their scores are

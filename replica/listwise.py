@@ -32,6 +32,7 @@ from hcizz.results import Result
 from hcizz.numerics import gauss_legendre
 
 from ._control_variates import cv_mean
+from ._docparams import fill_doc
 from .finite_capacity import MARGIN_MAX
 from .free_entropy import entropic_term
 from .order_stats import TopNormals
@@ -61,13 +62,13 @@ def _out(x):
 # ---------------------------------------------------------------------------
 # closed forms of the large-p theory
 # ---------------------------------------------------------------------------
+@fill_doc
 def gaussian_tail_mean(tau):
     r"""Return the mean :math:`\kappa_\tau` of the upper :math:`\tau` tail of a standard normal.
 
     Parameters
     ----------
-    tau : float or array_like
-        Tail fraction, ``0 < tau <= 1``.
+    %(tau_fractions)s
 
     Returns
     -------
@@ -92,9 +93,7 @@ def gaussian_tail_mean(tau):
     (docs/listwise.md#large-p-limit).  As ``tau -> 0``,
     :math:`\kappa_\tau = z_\tau + 1/z_\tau - 2/z_\tau^3 + O(z_\tau^{-5})`.
 
-    References
-    ----------
-    arXiv:2605.05189; docs/listwise.md#large-p-limit
+    %(refs_listwise_paper_large_p)s
 
     Examples
     --------
@@ -107,6 +106,7 @@ def gaussian_tail_mean(tau):
     return _out(np.where(t == 1.0, 0.0, _phi(z) / t))
 
 
+@fill_doc
 def gardner_energy(kappa):
     r"""Return Gardner's margin integral :math:`\Gamma(\kappa) = E[(\kappa - Z)_+^2]`, :math:`Z \sim N(0, 1)`.
 
@@ -141,9 +141,7 @@ def gardner_energy(kappa):
     relative error below 1e-14 against mpmath (underflow to 0 below
     ``kappa = -38``, where the value is below 1e-300).
 
-    References
-    ----------
-    docs/listwise.md#large-p-limit
+    %(refs_listwise_large_p)s
 
     Examples
     --------
@@ -167,13 +165,13 @@ def gardner_energy(kappa):
     return _out(out)
 
 
+@fill_doc
 def tail_size(tau, p):
     r"""Return the tail size :math:`k = \max(\tau (p - 1), 1)` of the TAM criterion.
 
     Parameters
     ----------
-    tau : float or array_like
-        Tail fraction, ``0 < tau <= 1``.
+    %(tau_fractions)s
     p : int
         Number of candidates per fact (``p - 1`` competitors), ``p >= 2``.
 
@@ -261,13 +259,13 @@ def tam_capacity_small_tau(tau, *, margin=0.0):
     return _out(1.0 / den)
 
 
+@fill_doc
 def tam_finite_p_coefficient(tau, *, margin=0.0):
     r"""Return :math:`C(\tau)` of the first-order finite-``p`` law :math:`\alpha_c(\tau, p) = \alpha_c(\tau) (1 + C/(p-1))`.
 
     Parameters
     ----------
-    tau : float or array_like
-        Tail fraction, ``0 < tau <= 1``.
+    %(tau_fractions)s
     margin : float
         Margin ``0 <= gamma <= 20`` (competitor-score units).
 
@@ -302,9 +300,7 @@ def tam_finite_p_coefficient(tau, *, margin=0.0):
     :math:`1/\Gamma(\gamma/\sqrt{1 + 1/(p-1)})`; it vanishes at zero margin, where
     :math:`\alpha_c(1, p) = 2` for every :math:`p`.
 
-    References
-    ----------
-    docs/listwise.md#finite-p-corrections
+    %(refs_listwise_finite_p)s
 
     Examples
     --------
@@ -339,6 +335,7 @@ def _check_tau_margin(tau, margin):
 # ---------------------------------------------------------------------------
 # exact tail-mean bias (order statistics, by quadrature)
 # ---------------------------------------------------------------------------
+@fill_doc
 def tail_mean_bias(m, k):
     r"""Return :math:`E[T_k] - \kappa_{k/m}`, the bias of the tail mean of ``m`` i.i.d. standard normals.
 
@@ -385,9 +382,7 @@ def tail_mean_bias(m, k):
     :math:`k\, b \to -\tau(1-\tau)/(2\phi(z_\tau))`, which is used for
     ``k > 1e6`` (the difference is below 1e-8 relative there).
 
-    References
-    ----------
-    docs/listwise.md#finite-p-corrections
+    %(refs_listwise_finite_p)s
 
     Examples
     --------
@@ -427,6 +422,7 @@ def tail_mean_bias(m, k):
 # ---------------------------------------------------------------------------
 # exact projection onto the TAM set
 # ---------------------------------------------------------------------------
+@fill_doc
 def tam_projection(levels, eta1, k, *, margin=0.0, complete=True):
     r"""Project score vectors onto the TAM set exactly: :math:`V = \frac12 \mathrm{dist}^2(\eta, A)` and the minimiser.
 
@@ -438,8 +434,7 @@ def tam_projection(levels, eta1, k, *, margin=0.0, complete=True):
         The correct candidate's score.
     k : float
         Tail size, ``1 <= k <= K`` (:func:`tail_size`).
-    margin : float
-        Margin ``0 <= gamma <= 20``.
+    %(tam_margin)s
     complete : bool
         Whether ``levels`` holds all competitors of each row.
 
@@ -775,17 +770,16 @@ def tam_capacity(tau, p=None, *, margin=0.0, samples=20_000, rng=None, control_v
         "cv_variance_ratio": pick(ratio)})
 
 
+@fill_doc
 def tam_capacity_expansion(tau, p, *, margin=0.0):
     r"""Return the finite-``p`` TAM capacity to second order in ``1/k``, without sampling.
 
     Parameters
     ----------
-    tau : float or array_like
-        Tail fraction, ``0 < tau <= 1``.
+    %(tau_fractions)s
     p : int
         Number of candidates per fact, ``2 <= p <= 1e15``.
-    margin : float
-        Margin ``0 <= gamma <= 20``.
+    %(tam_margin)s
 
     Returns
     -------
@@ -818,9 +812,7 @@ def tam_capacity_expansion(tau, p, *, margin=0.0):
     docs/listwise.md#finite-p-corrections).  Accurate for :math:`k \gtrsim 20`; for
     small :math:`k` use :func:`tam_capacity`.
 
-    References
-    ----------
-    docs/listwise.md#finite-p-corrections
+    %(refs_listwise_finite_p)s
 
     Examples
     --------
@@ -855,6 +847,7 @@ def tam_capacity_expansion(tau, p, *, margin=0.0):
 # ---------------------------------------------------------------------------
 # large-p replica-symmetric free entropy (Gardner's, at margin kappa_tau + gamma)
 # ---------------------------------------------------------------------------
+@fill_doc
 def tam_free_entropy(q, alpha, tau, *, margin=0.0):
     r"""Compute the large-``p`` RS free entropy of the TAM volume, :math:`\Phi(q; \alpha)`.
 
@@ -864,10 +857,8 @@ def tam_free_entropy(q, alpha, tau, *, margin=0.0):
         Replica overlap, ``0 <= q < 1``.
     alpha : float
         Load ``n / d^2``, ``alpha >= 0``.
-    tau : float
-        Tail fraction, ``0 < tau <= 1``.
-    margin : float
-        Margin ``0 <= gamma <= 20``.
+    %(tau_fraction)s
+    %(tam_margin)s
 
     Returns
     -------
@@ -897,9 +888,7 @@ def tam_free_entropy(q, alpha, tau, *, margin=0.0):
     :math:`t_0 = \kappa/\sqrt{q}` and at :math:`t_0 \pm 5 \sqrt{(1-q)/q}`,
     :math:`t_0 \pm 40 \sqrt{(1-q)/q}`, over :math:`[-40, 40]`.
 
-    References
-    ----------
-    docs/listwise.md#large-p-limit
+    %(refs_listwise_large_p)s
 
     Examples
     --------
@@ -937,6 +926,7 @@ def tam_free_entropy(q, alpha, tau, *, margin=0.0):
 # ---------------------------------------------------------------------------
 # laws of the scores at capacity
 # ---------------------------------------------------------------------------
+@fill_doc
 class CensoredNormal:
     r"""Law of :math:`\max(\mathrm{loc} + Z, \mathrm{level})`, :math:`Z \sim N(0, 1)`: a normal whose lower part is pinned at ``level``.
 
@@ -956,9 +946,7 @@ class CensoredNormal:
     replica.tam_score_laws : Returns the laws of the scores as censored normals.
     scipy.stats.norm : The uncensored law.
 
-    References
-    ----------
-    docs/listwise.md#laws-of-the-scores-at-capacity
+    %(refs_listwise_score_laws)s
 
     Examples
     --------
@@ -987,13 +975,11 @@ class CensoredNormal:
         """
         return float(ndtr(self.level - self.loc))
 
+    @fill_doc
     def cdf(self, x):
         r"""Evaluate the distribution function.
 
-        Parameters
-        ----------
-        x : float or array_like
-            Points.
+        %(points_params)s
 
         Returns
         -------
@@ -1002,13 +988,11 @@ class CensoredNormal:
         """
         return self._split(x, 0.0, 1.0)
 
+    @fill_doc
     def sf(self, x):
         r"""Evaluate the survival function ``1 - cdf``.
 
-        Parameters
-        ----------
-        x : float or array_like
-            Points.
+        %(points_params)s
 
         Returns
         -------
@@ -1067,6 +1051,7 @@ class CensoredNormal:
         """
         return math.sqrt(self.var())
 
+    @fill_doc
     def rvs(self, size=None, rng=None):
         r"""Draw random variates.
 
@@ -1074,8 +1059,7 @@ class CensoredNormal:
         ----------
         size : int or tuple of int, optional
             Output shape (default: one float).
-        rng : None, int, SeedSequence or Generator
-            Randomness.
+        %(randomness_rng)s
 
         Returns
         -------
@@ -1090,6 +1074,7 @@ class CensoredNormal:
 
 
 @dataclass(frozen=True)
+@fill_doc
 class TamLaws(Result):
     r"""Large-``p`` laws of one fact's scores at the TAM capacity (competitor-score units).
 
@@ -1116,9 +1101,7 @@ class TamLaws(Result):
     replica.tam_score_laws : Returns this record (its Examples show one).
     replica.tam_scores : Samples of the same scores at finite ``p``.
 
-    References
-    ----------
-    docs/listwise.md#laws-of-the-scores-at-capacity
+    %(refs_listwise_score_laws)s
 
     Examples
     --------
@@ -1154,15 +1137,14 @@ class TamLaws(Result):
         return _out(np.where(u < self.pinned, 0.0, u))
 
 
+@fill_doc
 def tam_score_laws(tau, *, margin=0.0):
     r"""Return the large-``p`` laws of the correct score, the tail mean and the margin at capacity.
 
     Parameters
     ----------
-    tau : float
-        Tail fraction, ``0 < tau <= 1``.
-    margin : float
-        Margin ``0 <= gamma <= 20``.
+    %(tau_fraction)s
+    %(tam_margin)s
 
     Returns
     -------
@@ -1191,9 +1173,7 @@ def tam_score_laws(tau, *, margin=0.0):
     projection only raises the correct score to the level :math:`\kappa_\tau + \gamma`
     when it is below.  Finite-``p`` laws: :func:`tam_scores`.
 
-    References
-    ----------
-    arXiv:2605.05189; docs/listwise.md#laws-of-the-scores-at-capacity
+    %(refs_listwise_paper_score_laws)s
 
     Examples
     --------
@@ -1213,22 +1193,20 @@ def tam_score_laws(tau, *, margin=0.0):
 _MAX_SCORES = 2 * 10**7
 
 
+@fill_doc
 def tam_scores(tau, p, *, margin=0.0, samples=2000, rng=None, normalise=True):
     r"""Sample the per-fact scores of the TAM capacity-point memory at finite ``p``.
 
     Parameters
     ----------
-    tau : float
-        Tail fraction, ``0 < tau <= 1``.
+    %(tau_fraction)s
     p : int
         Number of candidates per fact, ``p >= 3`` and ``samples * p <= 2e7``
         (all ``p`` scores are drawn, as for a trained memory).
-    margin : float
-        Margin ``0 <= gamma <= 20``.
+    %(tam_margin)s
     samples : int
         Independent facts (rows), ``>= 2``.
-    rng : None, int, SeedSequence or Generator
-        Randomness.
+    %(randomness_rng)s
     normalise : bool
         Divide each row by the sample standard deviation (``ddof=1``) of its
         ``p - 1`` competitor scores after the projection, as done for trained
@@ -1262,9 +1240,7 @@ def tam_scores(tau, p, *, margin=0.0, samples=2000, rng=None, normalise=True):
     scores (docs/listwise.md#laws-of-the-scores-at-capacity).  Rank 0 means
     the correct candidate is top-1; TAM guarantees rank ``< k``.
 
-    References
-    ----------
-    arXiv:2605.05189; docs/listwise.md#laws-of-the-scores-at-capacity
+    %(refs_listwise_paper_score_laws)s
 
     Examples
     --------

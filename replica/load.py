@@ -12,9 +12,12 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real
 
+from ._docparams import fill_doc
+
 __all__ = ["load_of", "p_of_load", "p_from_load"]
 
 
+@fill_doc
 def load_of(p, d):
     r"""Compute the load :math:`\alpha = p \ln p / d^2`.
 
@@ -35,9 +38,7 @@ def load_of(p, d):
     replica.p_of_load : The inverse, for real :math:`p`.
     replica.p_from_load : The integer :math:`p` whose load is closest to a target.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#the-model
+    %(refs_paper_model)s
 
     Examples
     --------
@@ -49,6 +50,7 @@ def load_of(p, d):
     return p * np.log(p) / np.asarray(d, float) ** 2 if np.ndim(d) else p * np.log(p) / d**2
 
 
+@fill_doc
 def p_of_load(alpha, d):
     r"""Solve :math:`p \ln p = \alpha d^2` for real ``p``: :math:`p = e^{W(\alpha d^2)}`.
 
@@ -75,9 +77,7 @@ def p_of_load(alpha, d):
     :math:`p \ln p = x` with :math:`p = e^{w}` is :math:`w e^{w} = x`, so
     :math:`w = W(x)`, computed by ``scipy.special.lambertw`` to double precision.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#the-model
+    %(refs_paper_model)s
 
     Examples
     --------
@@ -95,6 +95,7 @@ def p_of_load(alpha, d):
     return float(out) if out.ndim == 0 else out
 
 
+@fill_doc
 def p_from_load(alpha, d):
     r"""Return the integer number of facts whose load :math:`p \ln p / d^2` is closest to ``alpha``.
 
@@ -102,8 +103,7 @@ def p_from_load(alpha, d):
     ----------
     alpha : float
         Target load (> 0).
-    d : int
-        Dimension (>= 1).
+    %(d)s
 
     Returns
     -------
@@ -116,9 +116,7 @@ def p_from_load(alpha, d):
     replica.p_of_load : The real solution of :math:`p \ln p = \alpha d^2`.
     replica.load_of : The load of a given :math:`p`.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#the-model
+    %(refs_paper_model)s
 
     Examples
     --------

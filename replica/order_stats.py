@@ -4,9 +4,12 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import ndtri_exp
 
+from ._docparams import fill_doc
+
 __all__ = ["TopNormals"]
 
 
+@fill_doc
 class TopNormals:
     r"""Sequential exact sampler of the largest of ``m`` i.i.d. :math:`N(0,1)` variables.
 
@@ -33,9 +36,7 @@ class TopNormals:
     replica.finite_capacity.sample_v_p : Draws :math:`V_p` from these order statistics.
     replica.gaussian_max_moments : Exact moments of the largest one.
 
-    References
-    ----------
-    docs/theory_full_rank.md#order-statistics-method
+    %(refs_order_statistics)s
 
     Examples
     --------

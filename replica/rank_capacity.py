@@ -36,6 +36,8 @@ from hcizz.checks import check_real
 from hcizz.numerics import chunked, x_minus_sin
 from hcizz.quarter_circle import qc_quantile, qc_upper_angle
 
+from ._docparams import fill_doc
+
 __all__ = ["alpha_c", "alpha_c_quad", "alpha_c_small_kappa", "theta_kappa",
            "quantile_coupling", "capacity_from_profile", "coupling_maximiser_check"]
 
@@ -44,6 +46,7 @@ def _check_kappa(kappa, allow_array=True):
     return check_real("kappa", kappa, low=0, high=1, low_open=True, allow_array=allow_array)
 
 
+@fill_doc
 def theta_kappa(kappa):
     r"""Solve :math:`2 \theta + \sin 2 \theta = \pi (1 - \kappa)` for :math:`\theta` in :math:`[0, \pi/2)`.
 
@@ -64,9 +67,7 @@ def theta_kappa(kappa):
     hcizz.quarter_circle.qc_upper_angle : The angle :math:`y`, accurate for small :math:`\kappa`.
     replica.alpha_c : The capacity, a closed form in this angle.
 
-    References
-    ----------
-    docs/rank_constrained.md#closed-form
+    %(refs_closed_form)s
 
     Examples
     --------
@@ -198,6 +199,7 @@ def alpha_c(kappa, *, dps=None):
     return np.where(arr == 1.0, 0.5, a)
 
 
+@fill_doc
 def alpha_c_small_kappa(kappa, order=2):
     r"""Evaluate the small-``kappa`` expansion of :math:`\alpha_c(\kappa)`.
 
@@ -221,9 +223,7 @@ def alpha_c_small_kappa(kappa, order=2):
     replica.alpha_c : The exact capacity.
     replica.symbolic.alpha_c_series : The expansion to any order, symbolically.
 
-    References
-    ----------
-    docs/rank_constrained.md#small-kappa-expansion
+    %(refs_small_kappa)s
 
     Examples
     --------
@@ -237,6 +237,7 @@ def alpha_c_small_kappa(kappa, order=2):
     return out if out.ndim else float(out)
 
 
+@fill_doc
 def alpha_c_quad(kappa, *, epsabs=0.0, epsrel=1e-13):
     r"""Compute :math:`\alpha_c(\kappa)` by direct quadrature (test oracle, one ``kappa`` at a time).
 
@@ -249,8 +250,7 @@ def alpha_c_quad(kappa, *, epsabs=0.0, epsrel=1e-13):
 
     Parameters
     ----------
-    kappa : float
-        Rank fraction in :math:`(0, 1]`.
+    %(rank_fraction)s
     epsabs, epsrel : float, optional
         Tolerances passed to ``scipy.integrate.quad``.
 
@@ -263,9 +263,7 @@ def alpha_c_quad(kappa, *, epsabs=0.0, epsrel=1e-13):
     --------
     replica.alpha_c : The closed form this checks.
 
-    References
-    ----------
-    docs/rank_constrained.md#numerics-and-oracles
+    %(refs_numerics)s
 
     Examples
     --------
@@ -298,6 +296,7 @@ def _qc_first_moment_between(x1, x2):
     return ((4 - x1 ** 2) ** 1.5 - (4 - x2 ** 2) ** 1.5) / (3 * np.pi)
 
 
+@fill_doc
 def quantile_coupling(profile, kappa, *, n=256):
     r"""Compute the quantile coupling of a rank-``kappa`` spectrum with the quarter circle.
 
@@ -319,8 +318,7 @@ def quantile_coupling(profile, kappa, *, n=256):
         nonzero singular values of a finite matrix (treated as an empirical
         quantile function; exact evaluation through the antiderivative of
         :math:`X_{qc}`).
-    kappa : float
-        Rank fraction in :math:`(0, 1]`.
+    %(rank_fraction)s
     n : int
         Gauss-Legendre nodes for a callable profile (with the substitution
         :math:`v = 1 - (1 - t)^3` that smooths the :math:`(1-u)^{2/3}` edge of
@@ -344,9 +342,7 @@ def quantile_coupling(profile, kappa, *, n=256):
     large-conjugate-field limit of the rectangular HCIZ integral is this coupling;
     the capacity is :math:`\alpha_c = \max_q C[q]^2 / 2`.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/rank_constrained.md#reduction-to-a-quantile-coupling
+    %(refs_paper_quantile_coupling)s
 
     Examples
     --------
@@ -384,6 +380,7 @@ def quantile_coupling(profile, kappa, *, n=256):
     return float(num / den)
 
 
+@fill_doc
 def capacity_from_profile(profile, kappa, **kw):
     r"""Return :math:`C[q]^2 / 2`, the capacity reached with nonzero spectrum profile :math:`q`.
 
@@ -394,8 +391,7 @@ def capacity_from_profile(profile, kappa, **kw):
     ----------
     profile : callable or array_like
         Quantile profile :math:`q(v)` or nonzero singular values.
-    kappa : float
-        Rank fraction in :math:`(0, 1]`.
+    %(rank_fraction)s
     **kw
         Passed to :func:`quantile_coupling` (``n``).
 
@@ -410,9 +406,7 @@ def capacity_from_profile(profile, kappa, **kw):
     replica.alpha_c : The maximum over profiles.
     replica.rank_capacity.coupling_maximiser_check : Checks the maximiser numerically.
 
-    References
-    ----------
-    docs/rank_constrained.md#reduction-to-a-quantile-coupling
+    %(refs_quantile_coupling)s
 
     Examples
     --------
@@ -424,6 +418,7 @@ def capacity_from_profile(profile, kappa, **kw):
     return quantile_coupling(profile, kappa, **kw) ** 2 / 2
 
 
+@fill_doc
 def coupling_maximiser_check(kappa, *, rng=None, n_trials=20):
     r"""Check that the truncated quarter circle maximises the quantile coupling.
 
@@ -433,8 +428,7 @@ def coupling_maximiser_check(kappa, *, rng=None, n_trials=20):
 
     Parameters
     ----------
-    kappa : float
-        Rank fraction in :math:`(0, 1]`.
+    %(rank_fraction)s
     rng : None, int or Generator, optional
         Randomness of the perturbations.
     n_trials : int, optional
@@ -450,9 +444,7 @@ def coupling_maximiser_check(kappa, *, rng=None, n_trials=20):
     replica.capacity_from_profile : The capacity of one profile.
     replica.alpha_c : The optimum it must reach.
 
-    References
-    ----------
-    docs/rank_constrained.md#reduction-to-a-quantile-coupling
+    %(refs_quantile_coupling)s
 
     Examples
     --------

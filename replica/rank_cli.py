@@ -2,6 +2,8 @@
 (docs/rank_constrained.md#rank-constrained-capacity) and its small-kappa series."""
 from __future__ import annotations
 
+from ._docparams import fill_doc
+
 __all__ = ["register"]
 
 
@@ -77,13 +79,13 @@ def _decimal_text(text):
     return text.strip()
 
 
+@fill_doc
 def register(sub):
     """Add the ``alpha-c`` and ``series`` subcommands.
 
     Parameters
     ----------
-    sub : argparse._SubParsersAction
-        The subparsers object of ``python -m replica``.
+    %(replica_sub)s
 
     Returns
     -------

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from ._docparams import fill_doc
+
 __all__ = ["register", "emit", "number"]
 
 
@@ -17,6 +19,7 @@ def _jsonable(x):
     return to_json_value(x)
 
 
+@fill_doc
 def number(text):
     """Parse a number for ``argparse``: an ``int`` for an integer literal, else a ``float``.
 
@@ -44,9 +47,7 @@ def number(text):
     hcizz.checks.check_int : Validates the parsed number.
     hcizz.cli.parse_list : Parses a comma-separated list of numbers.
 
-    References
-    ----------
-    docs/reliability.md#bad-input-classes-and-what-each-gives
+    %(refs_bad_input)s
 
     Examples
     --------
@@ -63,6 +64,7 @@ def number(text):
         raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
 
 
+@fill_doc
 def emit(args, record, text):
     """Print ``record`` as strict JSON (with ``--json``) or ``text``.
 
@@ -82,9 +84,7 @@ def emit(args, record, text):
     --------
     hcizz.jsonout.dumps : Strict JSON with non-finite floats as strings.
 
-    References
-    ----------
-    docs/reliability.md#json
+    %(refs_json)s
 
     Examples
     --------
@@ -295,6 +295,7 @@ def _check(args):
     return 0 if all(r["ok"] for r in res) else 1
 
 
+@fill_doc
 def register(sub):
     """Add the full-rank theory subcommands to ``sub``.
 
@@ -303,17 +304,14 @@ def register(sub):
 
     Parameters
     ----------
-    sub : argparse._SubParsersAction
-        The subparsers object of ``python -m replica``.
+    %(replica_sub)s
 
     See Also
     --------
     replica.rank_cli.register : Adds the rank-constrained subcommands.
     hcizz.cli.dispatch : Runs the registered subcommands.
 
-    References
-    ----------
-    docs/api_replica.md#cli-python--m-replica-subcommand----json
+    %(refs_replica_cli_json)s
 
     Examples
     --------

@@ -64,22 +64,23 @@ print(f"sampled d = {d}, m = {m}: fraction of zero singular values {zero_frac:.4
 # %%
 # Figures: histogram of the sample, law on top
 # --------------------------------------------
-fig, axes = plt.subplots(1, 3, figsize=(12, 3.8), layout="constrained")
-x = np.linspace(0, 2, 400)
-axes[0].hist(s, bins=40, density=True, color="C0", alpha=0.5,
-             label=f"singular values, d = {d}")
-axes[0].plot(x, qc.pdf(x), "k-", lw=2, label=r"quarter circle $\sqrt{4-s^2}/\pi$")
-axes[0].set_xlabel(r"singular value $s$ of $G/\sqrt{d}$")
-axes[0].set_ylabel("density")
-axes[0].legend(loc="lower left", fontsize=8)
+def histogram_and_law(ax, sample, grid, pdf, color, labels, xlabel, ylabel, loc):
+    """Histogram of ``sample`` with the density ``pdf`` on ``grid`` drawn over it."""
+    ax.hist(sample, bins=40, density=True, color=color, alpha=0.5, label=labels[0])
+    ax.plot(grid, pdf(grid), "k-", lw=2, label=labels[1])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.legend(loc=loc, fontsize=8)
 
-y = np.linspace(lo, hi, 400)
-axes[1].hist(nonzero, bins=40, density=True, color="C1", alpha=0.5,
-             label=f"nonzero $\\sigma^2$, d = {d}, m = {m}")
-axes[1].plot(y, law.pdf(y), "k-", lw=2, label=rf"mp_product({kappa}).pdf")
-axes[1].set_xlabel(r"squared singular value $\sigma^2$ of $QR^\top/\sqrt{dm}$")
-axes[1].set_ylabel("density of the nonzero part")
-axes[1].legend(loc="upper right", fontsize=8)
+
+fig, axes = plt.subplots(1, 3, figsize=(12, 3.8), layout="constrained")
+histogram_and_law(axes[0], s, np.linspace(0, 2, 400), qc.pdf, "C0",
+                  (f"singular values, d = {d}", r"quarter circle $\sqrt{4-s^2}/\pi$"),
+                  r"singular value $s$ of $G/\sqrt{d}$", "density", "lower left")
+histogram_and_law(axes[1], nonzero, np.linspace(lo, hi, 400), law.pdf, "C1",
+                  (f"nonzero $\\sigma^2$, d = {d}, m = {m}", rf"mp_product({kappa}).pdf"),
+                  r"squared singular value $\sigma^2$ of $QR^\top/\sqrt{dm}$",
+                  "density of the nonzero part", "upper right")
 
 # Full law = atom at 0 + (1 - atom) x nonzero part: its cdf jumps at zero.
 z = np.concatenate([[-0.2, 0.0], np.linspace(1e-9, hi * 1.05, 400)])

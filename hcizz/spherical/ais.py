@@ -14,6 +14,7 @@ from ..estimate import Estimate
 from .exact_d2 import _log_i0, hciz_exact_d2  # noqa: F401  (hciz_exact_d2: the doctest oracle)
 from .monte_carlo import _haar
 from ._profiles import _theta_pair
+from .._docparams import fill_doc
 
 __all__ = ["hciz_ais"]
 
@@ -57,6 +58,7 @@ def _ais_schedule(levels, power=4.0):
     return k ** power
 
 
+@fill_doc
 def hciz_ais(theta, a, b, *, chains=1000, levels=100, sweeps=None, power=4.0, rng=None):
     r"""Annealed importance sampling (AIS) estimate of :math:`J_d(\theta)`.
 
@@ -67,8 +69,7 @@ def hciz_ais(theta, a, b, *, chains=1000, levels=100, sweeps=None, power=4.0, rn
 
     Parameters
     ----------
-    theta : float
-        Field :math:`\ge 0`.
+    %(field_theta)s
     a, b : array_like
         Singular values (same length :math:`d \ge 2`).
     chains : int

@@ -10,6 +10,7 @@ from scipy import special
 
 from ..checks import check_int, check_real
 from ._profiles import _svals
+from .._docparams import fill_doc
 
 __all__ = ["hciz_exact_d2"]
 
@@ -18,6 +19,7 @@ def _log_i0(r):
     return np.log(special.i0e(r)) + r
 
 
+@fill_doc
 def hciz_exact_d2(theta, a, b, *, n_angle=512):
     r"""Compute :math:`J_2(\theta)` for :math:`2 \times 2` matrices, exact up to the trapezoidal rule.
 
@@ -27,8 +29,7 @@ def hciz_exact_d2(theta, a, b, *, n_angle=512):
 
     Parameters
     ----------
-    theta : float or array_like
-        Field(s) :math:`\ge 0`.
+    %(fields_theta)s
     a, b : array_like, length 2
         Singular values.
     n_angle : int, optional
@@ -45,9 +46,7 @@ def hciz_exact_d2(theta, a, b, *, n_angle=512):
     hcizz.hciz_ais : Annealed importance sampling, for large fields.
     hcizz.hciz_large_theta : The large-field slope.
 
-    References
-    ----------
-    docs/rank_constrained.md#spherical-integrals-hcizzspherical
+    %(refs_spherical)s
 
     Examples
     --------

@@ -7,10 +7,12 @@ import numpy as np
 
 from ..checks import check_real
 from ._profiles import _is_law, _m2, _profile_nodes, _svals
+from .._docparams import fill_doc
 
 __all__ = ["quantile_coupling_value", "hciz_large_theta", "hciz_small_theta"]
 
 
+@fill_doc
 def quantile_coupling_value(a, b, *, n=400):
     r"""Compute the quantile coupling :math:`\int_0^1 X_A(u) X_B(u)\, du` of two singular-value profiles.
 
@@ -37,9 +39,7 @@ def quantile_coupling_value(a, b, *, n=400):
     hcizz.hciz_large_theta : The same value, as the large-field slope.
     replica.quantile_coupling : The normalised coupling with the quarter circle.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/rank_constrained.md#reduction-to-a-quantile-coupling
+    %(refs_paper_quantile_coupling)s
 
     Examples
     --------
@@ -69,6 +69,7 @@ def quantile_coupling_value(a, b, *, n=400):
     return float(np.sum(w * x_law * x_other))
 
 
+@fill_doc
 def hciz_large_theta(a, b, **kw):
     r"""Return the large-``theta`` slope :math:`\lim J(\theta)/\theta = \int_0^1 X_A X_B\, du`.
 
@@ -92,9 +93,7 @@ def hciz_large_theta(a, b, **kw):
     hcizz.hciz_small_theta : The opposite limit.
     hcizz.hciz_exact_d2 : The exact :math:`d = 2` integral it bounds.
 
-    References
-    ----------
-    docs/rank_constrained.md#spherical-integrals-hcizzspherical
+    %(refs_spherical)s
 
     Examples
     --------
@@ -104,6 +103,7 @@ def hciz_large_theta(a, b, **kw):
     return quantile_coupling_value(a, b, **kw)
 
 
+@fill_doc
 def hciz_small_theta(theta, a, b):
     r"""Return the small-``theta`` expansion :math:`\theta^2 m_2(A) m_2(B) / 2` of :math:`J(\theta)`.
 
@@ -129,9 +129,7 @@ def hciz_small_theta(theta, a, b):
     hcizz.hciz_large_theta : The opposite limit.
     hcizz.hciz_exact_d2 : The exact :math:`d = 2` integral it approximates.
 
-    References
-    ----------
-    docs/rank_constrained.md#spherical-integrals-hcizzspherical
+    %(refs_spherical)s
 
     Examples
     --------

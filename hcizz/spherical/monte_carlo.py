@@ -11,6 +11,7 @@ from scipy import stats
 from ..checks import check_int, check_rng
 from ..estimate import Estimate
 from ._profiles import _theta_pair
+from .._docparams import fill_doc
 
 __all__ = ["hciz_mc"]
 
@@ -22,6 +23,7 @@ def _haar(rng, n, d):
     return stats.ortho_group.rvs(d, size=n, random_state=rng).reshape(n, d, d)
 
 
+@fill_doc
 def hciz_mc(theta, a, b, *, n=20000, rng=None, batch=2000):
     r"""Monte Carlo estimate of :math:`J_d(\theta)` (``d = len(a) = len(b)``).
 
@@ -35,14 +37,12 @@ def hciz_mc(theta, a, b, *, n=20000, rng=None, batch=2000):
 
     Parameters
     ----------
-    theta : float
-        Field :math:`\ge 0`.
+    %(field_theta)s
     a, b : array_like
         Singular values of ``A`` and ``B`` (same length ``d``).
     n : int, optional
         Number of Haar samples, ``>= 2`` (default 20000).
-    rng : None, int or Generator, optional
-        Seed or generator.
+    %(seed_rng)s
     batch : int, optional
         Samples drawn per batch (memory bound; default 2000).
 
@@ -58,9 +58,7 @@ def hciz_mc(theta, a, b, *, n=20000, rng=None, batch=2000):
     hcizz.hciz_exact_d2 : The exact :math:`d = 2` value.
     hcizz.spherical_integral : All methods behind one function.
 
-    References
-    ----------
-    docs/rank_constrained.md#spherical-integrals-hcizzspherical
+    %(refs_spherical)s
 
     Examples
     --------

@@ -12,6 +12,7 @@ from scipy import optimize, special
 from ..checks import check_int, check_real, check_rng
 from ..estimate import Estimate
 from ._profiles import _is_law, _profile_nodes, _svals
+from .._docparams import fill_doc
 
 __all__ = ["rank_one_spherical_integral", "rectangular_r_transform", "log_bessel_i", "rank_one_mc"]
 
@@ -47,18 +48,17 @@ def _saddle(theta, x, w, smax=None):
     return gam, False
 
 
+@fill_doc
 def rank_one_spherical_integral(theta, a, *, n=400):
     r"""Compute the large-``d`` limit of :math:`J^{(1)}(\theta) = d^{-1} \ln E \exp(\theta d\, u^T A v)`.
 
     Parameters
     ----------
-    theta : float or array_like
-        Field(s) :math:`\ge 0`.
+    %(fields_theta)s
     a : array_like or law
         Singular values of ``A`` (the saddle point is then evaluated with their
         empirical law) or a distribution such as :data:`hcizz.quarter_circle`.
-    n : int, optional
-        Gauss-Legendre nodes for the expectation over a law (default 400).
+    %(law_nodes)s
 
     Returns
     -------
@@ -83,9 +83,7 @@ def rank_one_spherical_integral(theta, a, *, n=400):
     independent mpmath evaluation for :math:`\theta` up to 10
     (``tests/test_spherical.py``).
 
-    References
-    ----------
-    docs/rank_constrained.md#spherical-integrals-hcizzspherical
+    %(refs_spherical)s
 
     Examples
     --------
@@ -113,6 +111,7 @@ def rank_one_spherical_integral(theta, a, *, n=400):
     return out if np.ndim(theta) else float(out[0])
 
 
+@fill_doc
 def rectangular_r_transform(z, a, *, n=400):
     r"""Compute the rectangular R-transform at ratio 1, :math:`C(z) = \gamma(\sqrt z) - 1`.
 
@@ -128,8 +127,7 @@ def rectangular_r_transform(z, a, *, n=400):
         Argument(s) :math:`\ge 0` (:math:`z = \theta^2`).
     a : array_like or law
         Singular values of ``A`` or a distribution.
-    n : int, optional
-        Gauss-Legendre nodes for the expectation over a law (default 400).
+    %(law_nodes)s
 
     Returns
     -------
@@ -141,9 +139,7 @@ def rectangular_r_transform(z, a, *, n=400):
     hcizz.rank_one_spherical_integral : The integral of :math:`C(t)/(2t)`.
     hcizz.free_transforms.r_transform_semicircle : The R-transform of the symmetrised quarter circle.
 
-    References
-    ----------
-    docs/rank_constrained.md#spherical-integrals-hcizzspherical
+    %(refs_spherical)s
 
     Examples
     --------
@@ -234,6 +230,7 @@ def log_bessel_i(nu, k):
     return np.where(e > 1e-280, direct, series)
 
 
+@fill_doc
 def rank_one_mc(theta, a, *, n=20000, rng=None, importance=True):
     r"""Monte Carlo estimate of :math:`J^{(1)}_d(\theta) = d^{-1} \ln E_{u,v} \exp(\theta d\, u^T A v)`.
 
@@ -248,14 +245,12 @@ def rank_one_mc(theta, a, *, n=20000, rng=None, importance=True):
 
     Parameters
     ----------
-    theta : float
-        Field :math:`\ge 0`.
+    %(field_theta)s
     a : array_like
         Singular values of ``A`` (length ``d``).
     n : int, optional
         Number of samples of ``v``, ``>= 2`` (default 20000).
-    rng : None, int or Generator, optional
-        Seed or generator.
+    %(seed_rng)s
     importance : bool, optional
         Sample ``v`` from the saddle-tilted angular central Gaussian (default
         True) instead of uniformly.
@@ -271,9 +266,7 @@ def rank_one_mc(theta, a, *, n=20000, rng=None, importance=True):
     hcizz.rank_one_spherical_integral : The large-:math:`d` limit.
     hcizz.spherical.log_bessel_i : The Bessel function of the exact :math:`u` average.
 
-    References
-    ----------
-    docs/rank_constrained.md#spherical-integrals-hcizzspherical
+    %(refs_spherical)s
 
     Examples
     --------

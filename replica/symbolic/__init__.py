@@ -55,6 +55,7 @@ from .rank_constrained import (alpha_c_closed_form, alpha_c_integral, alpha_c_pa
                                alpha_c_series, mp_product_cubic, mp_product_edges,
                                mp_product_moment_series, quarter_circle_density,
                                quarter_circle_moment)
+from .._docparams import fill_doc
 
 __all__ = [
     "Formula", "SymbolicUndecided", "series", "limit", "SYMBOLS",
@@ -78,6 +79,7 @@ CHECK_MODULES = [
 ]
 
 
+@fill_doc
 def iter_checks():
     """Yield ``(module, name, callable)`` for every registered check.
 
@@ -94,9 +96,7 @@ def iter_checks():
     --------
     replica.symbolic.run_checks : Run them all and collect the results.
 
-    References
-    ----------
-    docs/api_replica.md#symbolic-checks
+    %(refs_symbolic_checks)s
 
     Examples
     --------
@@ -116,6 +116,7 @@ def iter_checks():
             yield modname, name, fn
 
 
+@fill_doc
 def run_checks():
     """Run every check; return a list of dicts ``module, name, ok, detail``.
 
@@ -130,9 +131,7 @@ def run_checks():
     --------
     replica.symbolic.iter_checks : The checks, one at a time.
 
-    References
-    ----------
-    docs/api_replica.md#symbolic-checks
+    %(refs_symbolic_checks)s
 
     Examples
     --------

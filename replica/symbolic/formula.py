@@ -50,6 +50,7 @@ SYMBOLS = types.MappingProxyType({
 })
 
 
+@fill_doc
 class SymbolicUndecided(ArithmeticError):
     """Sympy could not decide a limit or an expansion (raised instead of an unevaluated object).
 
@@ -66,9 +67,7 @@ class SymbolicUndecided(ArithmeticError):
     replica.symbolic.limit : Raises it for a limit sympy cannot decide.
     replica.symbolic.series : Raises it for an expansion sympy cannot decide.
 
-    References
-    ----------
-    docs/api_replica.md#symbolic-interface
+    %(refs_symbolic_interface)s
 
     Examples
     --------
@@ -87,6 +86,7 @@ class SymbolicUndecided(ArithmeticError):
 
 
 @dataclass(frozen=True)
+@fill_doc
 class Formula:
     r"""A sympy expression with its named symbols, as returned by :mod:`replica.symbolic`.
 
@@ -113,9 +113,7 @@ class Formula:
     replica.symbolic.limit : Take a limit of a formula's expression.
     replica.symbolic.free_entropy_functional : A formula of the full-rank theory.
 
-    References
-    ----------
-    docs/api_replica.md#symbolic-interface
+    %(refs_symbolic_interface)s
 
     Examples
     --------
@@ -379,9 +377,7 @@ def series(f, x=None, x0=0, n=6, dir="+"):
     replica.symbolic.limit : Limits, with the same refusal of undecided output.
     replica.symbolic.alpha_c_series : A series with exact coefficients.
 
-    References
-    ----------
-    docs/api_replica.md#symbolic-interface
+    %(refs_symbolic_interface)s
 
     Examples
     --------
@@ -454,9 +450,7 @@ def limit(f, x=None, x0=0, dir="+"):
     replica.symbolic.series : Expansions, with the same refusal of undecided output.
     replica.symbolic.SymbolicUndecided : Raised when sympy cannot decide.
 
-    References
-    ----------
-    docs/api_replica.md#symbolic-interface
+    %(refs_symbolic_interface)s
 
     Examples
     --------

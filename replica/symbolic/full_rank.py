@@ -22,6 +22,7 @@ import sympy as sp
 from hcizz.results import Result
 
 from .formula import SYMBOLS, Formula, SymbolicUndecided, limit
+from .._docparams import fill_doc
 
 __all__ = ["free_entropy_functional", "energy_term", "saddle_point_equation", "saddle_point",
            "SaddlePoint", "v_p_objective", "v_p_piecewise", "expected_v_p", "finite_capacity",
@@ -39,6 +40,7 @@ def _zero(expr):
 # ---------------------------------------------------------------------------
 # energy term and free entropy
 
+@fill_doc
 def energy_term(form="large-p"):
     r"""Return the energy term :math:`G(t)` of the replica-symmetric free entropy.
 
@@ -79,9 +81,7 @@ def energy_term(form="large-p"):
     :math:`G_p(0) = -1` and :math:`(1 - t) G_p(t) \to -E[V_p]/\ln p` as :math:`t \to 1`
     (Laplace's method).
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#large-p-limit
+    %(refs_paper_large_p)s
 
     Examples
     --------
@@ -128,6 +128,7 @@ def _energy_in_q(energy):
     return e.subs(_t, _q)
 
 
+@fill_doc
 def free_entropy_functional(energy="large-p"):
     r"""Return the replica-symmetric free entropy :math:`\Phi(q; \alpha) = \frac12 \ln(1-q) + q/(2(1-q)) + \alpha G(q)`.
 
@@ -152,9 +153,7 @@ def free_entropy_functional(energy="large-p"):
     replica.symbolic.saddle_point_equation : Its stationarity condition.
     replica.symbolic.energy_term : The energy term :math:`G`.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#replica-symmetric-free-entropy
+    %(refs_paper_free_entropy)s
 
     Examples
     --------
@@ -170,6 +169,7 @@ def free_entropy_functional(energy="large-p"):
     return Formula(Phi, (_q, _a), "Phi(q; alpha)", (sp.And(_q >= 0, _q < 1),))
 
 
+@fill_doc
 def saddle_point_equation(energy="large-p"):
     r"""Return the stationarity condition :math:`\partial\Phi/\partial q = 0` of the free entropy.
 
@@ -189,9 +189,7 @@ def saddle_point_equation(energy="large-p"):
     replica.symbolic.saddle_point : Its solution.
     replica.symbolic.free_entropy_functional : The free entropy differentiated.
 
-    References
-    ----------
-    docs/theory_full_rank.md#large-p-limit
+    %(refs_large_p)s
 
     Examples
     --------
@@ -207,6 +205,7 @@ def saddle_point_equation(energy="large-p"):
 
 
 @dataclass(frozen=True)
+@fill_doc
 class SaddlePoint(Result):
     r"""Solution of the saddle-point equation, as returned by :func:`saddle_point`.
 
@@ -228,9 +227,7 @@ class SaddlePoint(Result):
     replica.symbolic.saddle_point : Returns this record (its Examples show one).
     replica.Saddle : The numerical counterpart.
 
-    References
-    ----------
-    docs/theory_full_rank.md#large-p-limit
+    %(refs_large_p)s
 
     Examples
     --------
@@ -246,6 +243,7 @@ class SaddlePoint(Result):
     alpha_c: object
 
 
+@fill_doc
 def saddle_point(energy="large-p"):
     r"""Solve the saddle-point equation: :math:`q^* = 2\alpha`, :math:`\phi = \frac12 \ln(1 - 2\alpha)`, :math:`\alpha_c = 1/2`.
 
@@ -273,9 +271,7 @@ def saddle_point(energy="large-p"):
     replica.symbolic.SaddlePoint : The record returned.
     replica.saddle : The numerical saddle point, also at finite ``p``.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#large-p-limit
+    %(refs_paper_large_p)s
 
     Examples
     --------
@@ -373,6 +369,7 @@ def _branches(gs):
     return out
 
 
+@fill_doc
 def v_p_piecewise(p):
     r"""Return :math:`V_p(g) = \min_{x \ge 0} [x^2/2 + \frac12 \sum_\rho (g_\rho - x)_+^2]` as a sympy ``Piecewise``.
 
@@ -402,9 +399,7 @@ def v_p_piecewise(p):
     (docs/theory_full_rank.md#computing-v-for-one-sample).  One piece per
     ordering of the gaps and active-set size.
 
-    References
-    ----------
-    docs/theory_full_rank.md#computing-v-for-one-sample
+    %(refs_v_one_sample)s
 
     Examples
     --------
@@ -622,6 +617,7 @@ def finite_capacity(p=None, *, kappa=1):
 # ---------------------------------------------------------------------------
 # Hebbian rule
 
+@fill_doc
 def hebbian_signal_to_noise(form="finite", *, exact_moments=False):
     r"""Return the Hebbian signal-to-noise ratio :math:`m`: :math:`d/\sqrt{p + 2d}`, or :math:`\sqrt{\ln p / \alpha}` at large ``p``.
 
@@ -651,9 +647,7 @@ def hebbian_signal_to_noise(form="finite", *, exact_moments=False):
     replica.hebbian_score_moments : The same ratio, numerically.
     replica.symbolic.hebbian_score_spread : The spread of the correct score.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#independent-gaussian-model
+    %(refs_paper_independent_gaussian)s
 
     Examples
     --------
@@ -711,6 +705,7 @@ def hebbian_score_spread(*, exact_moments=False):
     return Formula(s, (_d, _p), "Hebbian s(d, p)")
 
 
+@fill_doc
 def hebbian_load_threshold(all_facts=True):
     r"""Return the large-``d`` Hebbian capacity: ``1/8`` (all facts recalled) or ``1/2`` (one fact).
 
@@ -738,9 +733,7 @@ def hebbian_load_threshold(all_facts=True):
     replica.hebbian_threshold : The finite-``d`` threshold, numerically.
     replica.symbolic.hebbian_signal_to_noise : The ratio whose extreme-value balance gives 1/8.
 
-    References
-    ----------
-    arXiv:2605.10795; docs/theory_full_rank.md#independent-gaussian-model
+    %(refs_paper_independent_gaussian)s
 
     Examples
     --------

@@ -109,9 +109,7 @@ def capacity_angle_coefficients(n_terms):
     replica.symbolic.CapacityAngle : The angle expanded.
     replica.symbolic.functions.alpha_c_coefficients : The coefficients of the capacity.
 
-    References
-    ----------
-    docs/rank_constrained.md#small-kappa-expansion
+    %(refs_small_kappa)s
 
     Examples
     --------
@@ -148,9 +146,7 @@ def alpha_c_coefficients(n_terms):
     replica.symbolic.alpha_c_series : The series built from them.
     replica.symbolic.functions.capacity_angle_coefficients : The coefficients of the angle.
 
-    References
-    ----------
-    docs/rank_constrained.md#small-kappa-expansion
+    %(refs_small_kappa)s
 
     Examples
     --------
@@ -285,6 +281,7 @@ class _ExactFunction(sp.Function):
         return body if exp is None else r"%s^{%s}" % (body, exp)
 
 
+@fill_doc
 class QCQuantile(_ExactFunction):
     r"""Quarter-circle quantile function :math:`X_{qc}(u)` as a sympy function.
 
@@ -310,9 +307,7 @@ class QCQuantile(_ExactFunction):
     (:meth:`Formula.numeric`) :func:`hcizz.qc_quantile`; ``.rewrite(CapacityAngle)``
     gives :math:`2 \cos(y(1 - u)/2)`.
 
-    References
-    ----------
-    docs/rank_constrained.md#quarter-circle-law
+    %(refs_quarter_circle)s
 
     Examples
     --------
@@ -343,6 +338,7 @@ class QCQuantile(_ExactFunction):
         return 2 * sp.cos(CapacityAngle(1 - u) / 2)
 
 
+@fill_doc
 class CapacityAngle(_ExactFunction):
     r"""Angle :math:`y(\kappa)` in :math:`[0, \pi]` with :math:`y - \sin y = \pi \kappa`, as a sympy function.
 
@@ -372,9 +368,7 @@ class CapacityAngle(_ExactFunction):
     (:func:`capacity_angle_coefficients`), so ``sympy.series`` and ``sympy.limit``
     of expressions in :math:`y(\kappa)` work at :math:`\kappa \to 0^+`.
 
-    References
-    ----------
-    docs/rank_constrained.md#closed-form
+    %(refs_closed_form)s
 
     Examples
     --------

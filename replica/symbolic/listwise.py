@@ -21,6 +21,7 @@ import sympy as sp
 
 from .formula import SYMBOLS, Formula, limit
 from .full_rank import free_entropy_functional
+from .._docparams import fill_doc
 
 __all__ = ["gardner_energy", "gaussian_tail_mean", "tam_capacity", "tam_capacity_small_tail",
            "margin_energy_term", "margin_capacity", "CHECKS"]
@@ -38,6 +39,7 @@ def _phi(x):
     return sp.exp(-x ** 2 / 2) / sp.sqrt(2 * sp.pi)
 
 
+@fill_doc
 def gardner_energy():
     r"""Return Gardner's margin integral :math:`\Gamma(c) = (1 + c^2) \Phi(c) + c \varphi(c)`.
 
@@ -54,9 +56,7 @@ def gardner_energy():
     replica.gardner_energy : The same integral, numerically.
     replica.symbolic.tam_capacity : The capacity :math:`1/\Gamma`.
 
-    References
-    ----------
-    docs/listwise.md#large-p-limit
+    %(refs_listwise_large_p)s
 
     Examples
     --------
@@ -71,6 +71,7 @@ def gardner_energy():
     return Formula(expr, (_c,), "Gamma(c) = E[(c - Z)_+^2]", (defn,))
 
 
+@fill_doc
 def gaussian_tail_mean():
     r"""Return the mean :math:`\kappa_\tau = \varphi(z_\tau) / \tau` of the upper :math:`\tau` tail of a standard normal.
 
@@ -84,9 +85,7 @@ def gaussian_tail_mean():
     replica.gaussian_tail_mean : The same tail mean, numerically.
     replica.symbolic.tam_capacity : The capacity at this tail mean.
 
-    References
-    ----------
-    docs/listwise.md#large-p-limit
+    %(refs_listwise_large_p)s
 
     Examples
     --------
@@ -99,6 +98,7 @@ def gaussian_tail_mean():
                    (sp.Eq(sp.Symbol("z_tau"), z), sp.And(_tau > 0, _tau <= 1)))
 
 
+@fill_doc
 def tam_capacity():
     r"""Return the large-``p`` TAM capacity :math:`\alpha_c(\tau; \gamma) = 1 / \Gamma(\kappa_\tau + \gamma)`.
 
@@ -114,9 +114,7 @@ def tam_capacity():
     replica.tam_capacity : The same capacity numerically, also at finite ``p``.
     replica.symbolic.tam_capacity_small_tail : Its small-tail expansion.
 
-    References
-    ----------
-    arXiv:2605.05189; docs/listwise.md#large-p-limit
+    %(refs_listwise_paper_large_p)s
 
     Examples
     --------
@@ -171,6 +169,7 @@ def tam_capacity_small_tail(terms=4):
                    (sp.Eq(_L, sp.log(1 / _tau)),), sp.Order(sp.log(_L) ** 2 / _L ** 2, (_L, sp.oo)))
 
 
+@fill_doc
 def margin_energy_term():
     r"""Return the large-``p`` energy term at a margin :math:`g \sqrt{2 \ln p}`: :math:`G(t) = -(1 + g)^2 / (1 - t)`.
 
@@ -190,9 +189,7 @@ def margin_energy_term():
     raised by the margin: the correct score must reach :math:`(1 + g) / \sqrt{1 - t}`
     in units of :math:`\sqrt{2 \ln p}`, which multiplies the energy by :math:`(1 + g)^2`.
 
-    References
-    ----------
-    docs/theory_full_rank.md#capacity-at-a-margin
+    %(refs_margin_capacity)s
 
     Examples
     --------
@@ -202,6 +199,7 @@ def margin_energy_term():
     return Formula(-(1 + _g) ** 2 / (1 - _t), (_t, _g), "G(t) at margin g sqrt(2 ln p), large p")
 
 
+@fill_doc
 def margin_capacity():
     r"""Return the large-``p`` top-1 capacity at a margin :math:`g \sqrt{2 \ln p}`, derived from the free entropy.
 
@@ -218,9 +216,7 @@ def margin_capacity():
     replica.finite_capacity.alpha_c_margin_limit : The same capacity, numerically.
     replica.symbolic.margin_energy_term : The energy term it comes from.
 
-    References
-    ----------
-    docs/theory_full_rank.md#capacity-at-a-margin
+    %(refs_margin_capacity)s
 
     Examples
     --------

@@ -20,6 +20,7 @@ import sympy as sp
 
 from .formula import SYMBOLS, Formula
 from .functions import CapacityAngle, QCQuantile, alpha_c_coefficients
+from .._docparams import fill_doc
 
 __all__ = ["quarter_circle_density", "quarter_circle_moment", "alpha_c_integral",
            "alpha_c_closed_form", "alpha_c_parametric", "alpha_c_series", "mp_product_cubic",
@@ -42,6 +43,7 @@ def _check_order(name, n, high=100):
 # ---------------------------------------------------------------------------
 # quarter circle
 
+@fill_doc
 def quarter_circle_density():
     r"""Return the quarter-circle density :math:`\rho_{qc}(s) = \sqrt{4 - s^2}/\pi` on :math:`[0, 2]`.
 
@@ -56,9 +58,7 @@ def quarter_circle_density():
     hcizz.quarter_circle.QuarterCircle : The law, numerically.
     replica.symbolic.quarter_circle_moment : Its moments.
 
-    References
-    ----------
-    docs/rank_constrained.md#quarter-circle-law
+    %(refs_quarter_circle)s
 
     Examples
     --------
@@ -70,6 +70,7 @@ def quarter_circle_density():
     return Formula(sp.sqrt(4 - _s ** 2) / sp.pi, (_s,), "rho_qc(s)", (sp.And(_s >= 0, _s <= 2), cdf))
 
 
+@fill_doc
 def quarter_circle_moment(k):
     r"""Return the moment :math:`\int_0^2 s^k \rho_{qc}(s)\, ds` exactly (even :math:`k`: the Catalan number :math:`C_{k/2}`).
 
@@ -89,9 +90,7 @@ def quarter_circle_moment(k):
     hcizz.qc_moment : The moments numerically (also truncated).
     replica.symbolic.quarter_circle_density : The density integrated.
 
-    References
-    ----------
-    docs/rank_constrained.md#quarter-circle-law
+    %(refs_quarter_circle)s
 
     Examples
     --------
@@ -144,6 +143,7 @@ def alpha_c_integral():
                    "alpha_c(kappa), quantile integral", (sp.And(_k > 0, _k <= 1),))
 
 
+@fill_doc
 def alpha_c_closed_form():
     r"""Return :math:`\alpha_c(\kappa) = (2y - \sin 2y)/(4 \pi)` with :math:`y - \sin y = \pi \kappa`.
 
@@ -168,9 +168,7 @@ def alpha_c_closed_form():
     With :math:`y = \pi - 2 \theta_\kappa` this is
     :math:`1/2 - (\theta_\kappa - \sin(4 \theta_\kappa)/4)/\pi`.
 
-    References
-    ----------
-    docs/rank_constrained.md#closed-form
+    %(refs_closed_form)s
 
     Examples
     --------
@@ -185,6 +183,7 @@ def alpha_c_closed_form():
                    (sp.Eq(y - sp.sin(y), sp.pi * _k), sp.And(_k > 0, _k <= 1)))
 
 
+@fill_doc
 def alpha_c_parametric():
     r"""Return the capacity curve in the angle :math:`y`: :math:`\alpha_c = (2y - \sin 2y)/(4 \pi)`, :math:`\kappa = (y - \sin y)/\pi`.
 
@@ -199,9 +198,7 @@ def alpha_c_parametric():
     replica.symbolic.alpha_c_closed_form : The capacity as a function of :math:`\kappa`.
     replica.symbolic.CapacityAngle : The angle :math:`y(\kappa)`.
 
-    References
-    ----------
-    docs/rank_constrained.md#closed-form
+    %(refs_closed_form)s
 
     Examples
     --------
@@ -214,6 +211,7 @@ def alpha_c_parametric():
                    (sp.Eq(_k, (_y - sp.sin(_y)) / sp.pi), sp.And(_y >= 0, _y <= sp.pi)))
 
 
+@fill_doc
 def alpha_c_series(order=2):
     r"""Return the small-``kappa`` expansion of :math:`\alpha_c(\kappa)` to ``order`` terms, with exact coefficients.
 
@@ -246,9 +244,7 @@ def alpha_c_series(order=2):
     them with the expansion of :func:`alpha_c_closed_form` by ``sympy.series``
     and with :func:`replica.alpha_c` at small ``kappa``.
 
-    References
-    ----------
-    docs/rank_constrained.md#small-kappa-expansion
+    %(refs_small_kappa)s
 
     Examples
     --------
@@ -277,6 +273,7 @@ def alpha_c_series(order=2):
 # ---------------------------------------------------------------------------
 # mp_product: the nonzero squared singular values of Q R^T / sqrt(d m)
 
+@fill_doc
 def mp_product_cubic():
     r"""Return the cubic :math:`(1 + \psi)(1 + \kappa \psi)^2 - \kappa x \psi` of the ``mp_product`` law.
 
@@ -293,9 +290,7 @@ def mp_product_cubic():
     replica.symbolic.mp_product_moment_series : Its moments from this cubic.
     replica.symbolic.mp_product_edges : Its support edges.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz
+    %(refs_spectral_laws)s
 
     Examples
     --------
@@ -306,6 +301,7 @@ def mp_product_cubic():
                    "mp_product cubic")
 
 
+@fill_doc
 def mp_product_moment_series(order, kappa="symbolic"):
     r"""Return the moment series :math:`\psi(z) = \sum_{n=1}^{order} m_n z^n` of ``mp_product(kappa)``, :math:`z = 1/x`.
 
@@ -334,9 +330,7 @@ def mp_product_moment_series(order, kappa="symbolic"):
     ``psi = z (1 + psi)(1 + kappa psi)^2 / kappa``, iterated on truncated
     series (each iteration fixes one more coefficient).
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz
+    %(refs_spectral_laws)s
 
     Examples
     --------
@@ -356,6 +350,7 @@ def mp_product_moment_series(order, kappa="symbolic"):
     return Formula(psi, syms, f"mp_product moments up to {order}", (), sp.Order(_z ** (order + 1)))
 
 
+@fill_doc
 def mp_product_edges():
     r"""Return the support edges :math:`x_-, x_+` of ``mp_product(kappa)``.
 
@@ -372,9 +367,7 @@ def mp_product_edges():
     hcizz.mp_product_edges : The edges, numerically.
     replica.symbolic.mp_product_cubic : The cubic whose discriminant gives them.
 
-    References
-    ----------
-    docs/rank_constrained.md#spectral-laws-hcizz
+    %(refs_spectral_laws)s
 
     Examples
     --------

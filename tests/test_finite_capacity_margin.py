@@ -22,9 +22,13 @@ BEFORE = {2: 1.3901315047931742, 100: 0.9618232515134699, 1000: 0.85092254602731
 
 @pytest.mark.parametrize("p", sorted(BEFORE))
 def test_margin_zero_is_the_old_function(p):
-    assert alpha_c_finite(p, samples=20000, rng=0).value == BEFORE[p]
-    assert alpha_c_finite(p, margin=0.0, samples=20000, rng=0).value == BEFORE[p]
-    assert alpha_c_finite(p, margin=0, samples=20000, rng=0).value == BEFORE[p]
+    # BEFORE was recorded on another machine: the same draws, so only the summation order of the
+    # BLAS kernels differs (seen: 1e-16 to 6e-16 relative); 1e-13 relative is rounding, nothing more.
+    # The three spellings of margin 0 must agree exactly with each other on one machine.
+    a = alpha_c_finite(p, samples=20000, rng=0).value
+    assert a == pytest.approx(BEFORE[p], rel=1e-13, abs=0)
+    assert alpha_c_finite(p, margin=0.0, samples=20000, rng=0).value == a
+    assert alpha_c_finite(p, margin=0, samples=20000, rng=0).value == a
 
 
 def test_margin_to_zero_is_continuous():

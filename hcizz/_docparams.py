@@ -32,15 +32,16 @@ PARAMS = {
     "x_params": "Parameters\n----------\nx : float or array_like\n    Argument.",
     # the Parameters section of dd_floor / dd_ceil (a whole section)
     "dd_params": "Parameters\n----------\nhi, lo : float\n    A double-double (see :func:`dd_from_mp`).",
-    # See Also and References of the three double-double helpers of hcizz.numerics
-    "dd_helpers": ("See Also\n--------\n"
-                   "hcizz.numerics.dd_from_mp : Make a double-double.\n"
-                   "hcizz.numerics.dd_floor : The largest double below a double-double.\n"
-                   "hcizz.numerics.dd_ceil : The smallest double above a double-double.\n"
-                   "\n"
-                   "References\n----------\n"
-                   "docs/reliability.md#spectral-laws-at-the-edges-of-their-domain"),
 }
+
+# See Also (the two other helpers) and References of the three double-double helpers of
+# hcizz.numerics: ``dd_helpers_<name>`` for each, built from one description per helper.
+_DD_HELPERS = {"dd_from_mp": "Make a double-double.", "dd_floor": "The largest double below a double-double.",
+               "dd_ceil": "The smallest double above a double-double."}
+PARAMS.update({f"dd_helpers_{name[3:]}": "See Also\n--------\n"
+               + "".join(f"hcizz.numerics.{other} : {text}\n" for other, text in _DD_HELPERS.items() if other != name)
+               + "\nReferences\n----------\ndocs/reliability.md#spectral-laws-at-the-edges-of-their-domain"
+               for name in _DD_HELPERS})
 
 #: :func:`hcizz.docstrings.fill_doc` with :data:`PARAMS` added
 fill_doc = functools.partial(_fill_doc, **PARAMS)

@@ -313,7 +313,7 @@ def dd_from_mp(value):
     lo : float
         The correction, ``|lo| <= ulp(hi)/2``.
 
-    %(dd_helpers)s
+    %(dd_helpers_from_mp)s
 
     Examples
     --------
@@ -340,7 +340,7 @@ def dd_floor(hi, lo):
     float
         ``hi``, or the double below it when ``lo < 0``.
 
-    %(dd_helpers)s
+    %(dd_helpers_floor)s
 
     Examples
     --------
@@ -363,7 +363,7 @@ def dd_ceil(hi, lo):
     float
         ``hi``, or the double above it when ``lo > 0``.
 
-    %(dd_helpers)s
+    %(dd_helpers_ceil)s
 
     Examples
     --------

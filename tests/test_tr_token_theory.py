@@ -192,8 +192,11 @@ def test_full_grid_study_replays_and_matches_the_code():
     p = study.plan()[3]                                       # N = 4, d = 32, L = 4, seed 3
     again = grid_trial(dict(p))
     stored = recs[tuple(p["entropy"])]["result"]
-    for k in ("retrieval", "recall", "retrieval_acc", "recall_acc", "test_acc", "gamma"):
+    for k in ("retrieval", "recall", "retrieval_acc", "recall_acc", "test_acc"):
         assert again[k] == stored[k]
+    # gamma is a float sum stored from another machine: a different BLAS kernel order moves its
+    # last bits (seen 2.5e-16 relative); 1e-12 is rounding only
+    assert again["gamma"] == pytest.approx(stored["gamma"], rel=1e-12, abs=0)
 
 
 def test_stored_theory_grid_is_reproducible():
@@ -203,8 +206,16 @@ def test_stored_theory_grid_is_reproducible():
 
     g = get_study("token_retrieval.full_grid").committed_theory()
     assert len(g) == 160
-    new = theory_grid([(8, 128, 4)], reps=100, rng=0)[(8, 128, 4)]
-    assert new.to_dict() == g[(8, 128, 4)].to_dict()
+    new = theory_grid([(8, 128, 4)], reps=100, rng=0)[(8, 128, 4)].to_dict()
+    old = g[(8, 128, 4)].to_dict()
+    # same draws; floats computed on another machine may differ in the last bits (BLAS kernel order),
+    # so numbers to 1e-10 relative, everything else exactly
+    assert new.keys() == old.keys()
+    for k, v in old.items():
+        if isinstance(v, float):
+            assert new[k] == pytest.approx(v, rel=1e-10, abs=1e-300, nan_ok=True), k
+        else:
+            assert new[k] == v, k
 
 
 # the numbers docs/token_retrieval.md states for the full grid (token-level theory, committed

@@ -316,7 +316,7 @@ def measure_trained_listwise_capacity(model, d, *, criterion="tam", tau=None, ma
                                       n_loads=7, rel=0.25, seed0=0, lr=None, steps=None, store=None,
                                       workers=None, executor="processes", progress=True, runner=None,
                                       theory=None):
-    r"""Measure the trained threshold of one criterion at one ``d``: does Adam find a memory?
+    r"""Measure the load up to which Adam finds a memory, for one criterion at one ``d``.
 
     The instances are those of
     :func:`~validation.linear_memory.exact_listwise.measure_listwise_capacity`

@@ -7,7 +7,9 @@ placeholder line (``%(trial_fn)s %(tasks)s``) and the module decorates the
 function with :data:`fill_doc`, which fills both tables in
 (``docs/architecture.md#shared-parameter-docs``).  Most entries are one
 ``name : type`` item (they work in Parameters, Returns and Yields alike); an entry
-may also be a whole section (``trial_yields``).
+may also be a whole section (``trial_yields``).  :func:`returned_by` writes the
+See Also and References sections of a result record, each record naming the
+function that returns it (``@fill_doc(record_links=returned_by(...))``).
 """
 from __future__ import annotations
 
@@ -64,3 +66,35 @@ PARAMS = {
 
 #: ``hcizz.docstrings.fill_doc`` with :data:`PARAMS` added (use as ``@fill_doc``).
 fill_doc = functools.partial(_fill_doc, **PARAMS)
+
+
+def returned_by(fn, refs, *also):
+    """Return the See Also and References sections of a result record (a ``fill_doc`` entry).
+
+    Parameters
+    ----------
+    fn : str
+        Fully qualified name of the function that returns the record.
+    refs : str
+        The References line.
+    *also : str
+        Further See Also entries (``"name : text"``), after ``fn``.
+
+    Returns
+    -------
+    str
+        The two sections, for the ``record_links`` placeholder of the record's docstring.
+
+    Examples
+    --------
+    >>> print(returned_by("validation.logistic.fit_threshold", "docs/sweeps.md"))
+    See Also
+    --------
+    validation.logistic.fit_threshold : The function that returns it.
+    <BLANKLINE>
+    References
+    ----------
+    docs/sweeps.md
+    """
+    see = "\n".join([f"{fn} : The function that returns it.", *also])
+    return f"See Also\n--------\n{see}\n\nReferences\n----------\n{refs}"

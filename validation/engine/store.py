@@ -84,6 +84,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from hcizz.results import Result
+from validation._docparams import fill_doc, returned_by
 
 try:
     import fcntl
@@ -266,6 +267,9 @@ class DamagedLine(Result):
     trailing: bool    #: True for the file's last line (a cut-short write)
 
 
+@fill_doc(record_links=returned_by(
+    "validation.engine.store.read_store",
+    "docs/reliability.md#stores; docs/sweeps.md#resuming"))
 @dataclasses.dataclass
 class StoreScan(Result):
     """What :func:`read_store` found in a store file.
@@ -294,13 +298,7 @@ class StoreScan(Result):
         Format version of the file (0: headerless); records of versions
         below 2 are returned with recomputed keys and resolved ``fn`` names.
 
-    See Also
-    --------
-    validation.engine.store.read_store : The function that returns it.
-
-    References
-    ----------
-    docs/reliability.md#stores; docs/sweeps.md#resuming
+    %(record_links)s
     """
 
     path: str

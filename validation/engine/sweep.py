@@ -11,6 +11,7 @@ import time
 from datetime import datetime, timezone
 
 from hcizz.results import Result
+from validation._docparams import fill_doc, returned_by
 
 from .executors import EXECUTORS, import_distributed, iter_dask, iter_inprocess, iter_processes
 from .keys import canonical_json, check_fn, key_of, normalize_params
@@ -78,18 +79,13 @@ class SweepStats(Result):
     store_damaged: list = dataclasses.field(default_factory=list)
 
 
+@fill_doc(record_links=returned_by("validation.engine.sweep.run_sweep", "docs/sweeps.md#records"))
 class SweepRecords(list):
     """The list of records returned by :func:`run_sweep`, with its ``.stats``.
 
     It is aligned with ``params``; ``.stats`` is the sweep's :class:`SweepStats`.
 
-    See Also
-    --------
-    validation.engine.sweep.run_sweep : The function that returns it.
-
-    References
-    ----------
-    docs/sweeps.md#records
+    %(record_links)s
     """
 
     stats: SweepStats

@@ -32,7 +32,7 @@ from hcizz.estimate import Estimate
 from validation.optim import adam_loop, warmup_cosine
 from hcizz.results import Result
 from validation.engine.trials import trial
-from validation._docparams import fill_doc
+from validation._docparams import fill_doc, returned_by
 from .memories import train_memory
 from .sequential import train_sequential
 from .task import make_task, split_facts
@@ -468,6 +468,9 @@ def memory_capacity_experiment(*, quick=True, rng=None, threshold=0.99, progress
 
 # ----------------------------------------------------------------------------- transformer
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.experiments.train_transformer",
+    "docs/factual_recall.md#model"))
 @dataclass(frozen=True)
 class TransformerTrainResult(Result):
     """Outcome of :func:`train_transformer`, a frozen record with ``to_dict()``.
@@ -485,13 +488,7 @@ class TransformerTrainResult(Result):
     mlp_params : int
         Parameters of the MLP.
 
-    See Also
-    --------
-    validation.factual_recall.experiments.train_transformer : The function that returns it.
-
-    References
-    ----------
-    docs/factual_recall.md#model
+    %(record_links)s
     """
 
     accuracy: float
@@ -501,6 +498,9 @@ class TransformerTrainResult(Result):
     mlp_params: int
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.experiments.transformer_capacity",
+    "docs/factual_recall.md#experiments"))
 @dataclass(frozen=True)
 class TransformerCapacity(Result):
     r"""Outcome of :func:`transformer_capacity`, a frozen record with ``to_dict()``.
@@ -524,13 +524,7 @@ class TransformerCapacity(Result):
     lr : float
         Peak learning rate.
 
-    See Also
-    --------
-    validation.factual_recall.experiments.transformer_capacity : The function that returns it.
-
-    References
-    ----------
-    docs/factual_recall.md#experiments
+    %(record_links)s
     """
 
     d: int

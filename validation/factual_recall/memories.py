@@ -19,7 +19,7 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
-from validation._docparams import fill_doc
+from validation._docparams import fill_doc, returned_by
 from validation.optim import adam_loop, warmup_cosine
 from hcizz.results import Result
 
@@ -222,6 +222,9 @@ def _check_memory_need(kind, n, d, m, n_classes, dtype):
                  + f" classes={k}: embeddings + parameters and Adam moments + scores")
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.memories.train_memory",
+    "docs/factual_recall.md#associative-memories"))
 @dataclass(frozen=True)
 class MemoryTrainResult(Result):
     """Outcome of :func:`train_memory`, a frozen record with ``to_dict()``.
@@ -237,13 +240,7 @@ class MemoryTrainResult(Result):
     n : int
         Number of facts.
 
-    See Also
-    --------
-    validation.factual_recall.memories.train_memory : The function that returns it.
-
-    References
-    ----------
-    docs/factual_recall.md#associative-memories
+    %(record_links)s
     """
 
     accuracy: float

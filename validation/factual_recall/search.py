@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from hcizz.checks import check_int
 from hcizz.results import Result
+from validation._docparams import fill_doc, returned_by
 from .task import split_facts
 
 __all__ = ["shape_of", "grid_facts", "next_grid_index", "MAX_HEADS", "PAPER_LRS",
@@ -311,6 +312,9 @@ def next_paper_trial(runs, start, *, lrs=PAPER_LRS, max_sizes=6, step=1):
     return ((lo + hi) // 2, lrs[0]) if hi - lo > 1 else None
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.search.largest_passed",
+    "arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code"))
 @dataclass(frozen=True)
 class LargestPassed(Result):
     """The paper's criterion on one path: the largest size that passed.
@@ -333,13 +337,7 @@ class LargestPassed(Result):
     sizes : dict
         ``S -> True / False / None`` for every size tried.
 
-    See Also
-    --------
-    validation.factual_recall.search.largest_passed : The function that returns it.
-
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(record_links)s
     """
 
     S: object
@@ -408,6 +406,9 @@ def largest_passed(runs, lrs=PAPER_LRS, budget=None):
                          {k: ok for k, (ok, _) in out.items()})
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.search.paper_code_comparison",
+    "arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code"))
 @dataclass(frozen=True)
 class PaperCodeRow(Result):
     """One shape of the comparison with the paper's own code (same criterion on both sides).
@@ -436,13 +437,7 @@ class PaperCodeRow(Result):
         code's resolved sizes widened by one size on each side (the step of
         the criterion); None when a side has no resolved size.
 
-    See Also
-    --------
-    validation.factual_recall.search.paper_code_comparison : The function that returns it.
-
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(record_links)s
     """
 
     d: int

@@ -31,7 +31,7 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
-from validation._docparams import fill_doc
+from validation._docparams import fill_doc, returned_by
 from validation.optim import GradientDescent, adam_loop
 from hcizz.results import Result
 from .task import FactTask, structured_answers
@@ -285,6 +285,9 @@ def _first_settled_below(curve, level):
     return None if i == len(curve) else i
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.sequential.detect_stages",
+    "docs/factual_recall.md#escape-times"))
 @dataclass(frozen=True)
 class StageTimes(Result):
     """Stage boundaries of a sequential-learning run (:func:`detect_stages`), a frozen record.
@@ -306,13 +309,7 @@ class StageTimes(Result):
     order : {"relation-first", "subject-first", "undetermined"}
         Which component is learnt first.
 
-    See Also
-    --------
-    validation.factual_recall.sequential.detect_stages : The function that returns it.
-
-    References
-    ----------
-    docs/factual_recall.md#escape-times
+    %(record_links)s
     """
 
     relation_learnt: Optional[int]

@@ -8,6 +8,8 @@ in :data:`PARAMS` and a docstring names it on a placeholder line
 :func:`hcizz.docstrings.fill_doc` does for the parameters every package shares
 (docs/architecture.md#shared-parameter-docs).  Private to this package: an entry
 that links a function (``:func:`run_grid```) is named only in that function's module.
+The preset scans share their Parameters and Returns sections, written by
+:func:`preset_scan`.
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import functools
 
 from hcizz import docstrings
 
-__all__ = ["PARAMS", "fill_doc"]
+__all__ = ["PARAMS", "fill_doc", "preset_scan"]
 
 #: Descriptions of the model options: name -> numpydoc entry.
 PARAMS = {
@@ -49,3 +51,32 @@ PARAMS = {
 
 #: :func:`hcizz.docstrings.fill_doc` with :data:`PARAMS` besides the shared table.
 fill_doc = functools.partial(docstrings.fill_doc, **PARAMS)
+
+
+def preset_scan(part, result, fn):
+    """Return the Parameters and Returns sections of a preset scan (a ``fill_doc`` entry).
+
+    Parameters
+    ----------
+    part : str
+        The scan's key in each preset of :data:`~validation.token_retrieval.experiments.PRESETS`.
+    result : str
+        The class the scan returns.
+    fn : str
+        The function of ``experiments`` that builds it from the runs.
+
+    Returns
+    -------
+    str
+        Both sections, for the ``scan_sections`` placeholder of the scan's docstring.
+
+    Examples
+    --------
+    >>> print(preset_scan("mlp", "MLPScan", "mlp_boundaries").splitlines()[3])
+        Sizes of :data:`PRESETS` (``mlp``).
+    """
+    return ("Parameters\n----------\n"
+            'preset : {"quick", "full"}\n'
+            f"    Sizes of :data:`PRESETS` (``{part}``).\n"
+            f"{PARAMS['seed_root']}\n{PARAMS['progress_cb']}\n\n"
+            f"Returns\n-------\n{result}\n    :func:`{fn}` of the runs.")

@@ -23,7 +23,7 @@ from hcizz.results import Result
 from validation.engine.trials import trial
 
 from . import theory as th
-from ._docparams import fill_doc
+from ._docparams import fill_doc, preset_scan
 from .boundary import aggregate, boundary_points, fit_boundary, logistic_fit, multiplicative_test
 from .runs import check_memory_config, check_run_options, compare_gd, run_config
 from .task import check_sizes
@@ -625,20 +625,11 @@ def contrast(records, *, d, Ns, Ls, seeds):
     return OrthogonalContrast(d=d, Ns=list(Ns), Ls=list(Ls), seeds=seeds, rows=rows)
 
 
-@fill_doc
+@fill_doc(scan_sections=preset_scan("orthogonal", "OrthogonalContrast", "contrast"))
 def orthogonal_contrast(preset, *, seed=0, progress=None):
     """Contrast random with orthogonal (one-hot) embeddings at equal ``d`` and :math:`V = 4 N`.
 
-    Parameters
-    ----------
-    preset : {"quick", "full"}
-        Sizes of :data:`PRESETS` (``orthogonal``).
-    %(seed_root)s %(progress_cb)s
-
-    Returns
-    -------
-    OrthogonalContrast
-        :func:`contrast` of the runs.
+    %(scan_sections)s
 
     See Also
     --------
@@ -772,20 +763,11 @@ def mlp_theory(ds, ms, L):
             for d in ds for m in [None] + list(ms)}
 
 
-@fill_doc
+@fill_doc(scan_sections=preset_scan("mlp", "MLPScan", "mlp_boundaries"))
 def mlp_scan(preset, *, seed=0, progress=None):
     r"""Locate the recall boundary ``N_max`` with a fixed random MLP of width ``m``.
 
-    Parameters
-    ----------
-    preset : {"quick", "full"}
-        Sizes of :data:`PRESETS` (``mlp``).
-    %(seed_root)s %(progress_cb)s
-
-    Returns
-    -------
-    MLPScan
-        :func:`mlp_boundaries` of the runs.
+    %(scan_sections)s
 
     See Also
     --------
@@ -882,20 +864,11 @@ def beta_rows(records, *, d, Ns, Ls, seeds):
     return BetaScan(d=d, Ns=list(Ns), Ls=list(Ls), seeds=seeds, rows=rows)
 
 
-@fill_doc
+@fill_doc(scan_sections=preset_scan("beta", "BetaScan", "beta_rows"))
 def beta_scan(preset, *, seed=0, progress=None):
     r"""Measure the sensitivity of the boundaries to the step size :math:`\beta = \|W_1\|_F`.
 
-    Parameters
-    ----------
-    preset : {"quick", "full"}
-        Sizes of :data:`PRESETS` (``beta``).
-    %(seed_root)s %(progress_cb)s
-
-    Returns
-    -------
-    BetaScan
-        :func:`beta_rows` of the runs.
+    %(scan_sections)s
 
     See Also
     --------

@@ -75,8 +75,8 @@ def preset_scan(part, result, fn):
     >>> print(preset_scan("mlp", "MLPScan", "mlp_boundaries").splitlines()[3])
         Sizes of :data:`PRESETS` (``mlp``).
     """
-    return ("Parameters\n----------\n"
-            'preset : {"quick", "full"}\n'
-            f"    Sizes of :data:`PRESETS` (``{part}``).\n"
-            f"{PARAMS['seed_root']}\n{PARAMS['progress_cb']}\n\n"
-            f"Returns\n-------\n{result}\n    :func:`{fn}` of the runs.")
+    return docstrings.fill("Parameters\n----------\n"
+                           'preset : {"quick", "full"}\n'
+                           f"    Sizes of :data:`PRESETS` (``{part}``).\n"
+                           "%(seed_root)s %(progress_cb)s\n\n"
+                           f"Returns\n-------\n{result}\n    :func:`{fn}` of the runs.", PARAMS)

@@ -36,7 +36,7 @@ from validation._docparams import fill_doc, returned_by
 from .memories import train_memory
 from .sequential import train_sequential
 from .task import make_task, split_facts
-from .transformer import OneLayerTransformer, build_transformer
+from .transformer import OneLayerTransformer, TransformerShape, build_transformer
 from .theory import PAPER_FACTS_PER_PARAM
 from .trials import COSINE_FINAL, COSINE_WARMUP
 
@@ -502,7 +502,7 @@ class TransformerTrainResult(Result):
     "validation.factual_recall.experiments.transformer_capacity",
     "docs/factual_recall.md#experiments"))
 @dataclass(frozen=True)
-class TransformerCapacity(Result):
+class TransformerCapacity(TransformerShape):
     r"""Outcome of :func:`transformer_capacity`, a frozen record with ``to_dict()``.
 
     Parameters
@@ -527,11 +527,6 @@ class TransformerCapacity(Result):
     %(record_links)s
     """
 
-    d: int
-    H: int
-    d_h: int
-    m: int
-    params: int
     facts: int
     facts_per_param: float
     evaluated: list

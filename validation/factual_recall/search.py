@@ -22,6 +22,7 @@ from hcizz.checks import check_int
 from hcizz.results import Result
 from validation._docparams import fill_doc, returned_by
 from .task import split_facts
+from .transformer import TransformerShape
 
 __all__ = ["shape_of", "grid_facts", "next_grid_index", "MAX_HEADS", "PAPER_LRS",
            "size_outcomes", "next_paper_trial", "LargestPassed", "largest_passed",
@@ -410,7 +411,7 @@ def largest_passed(runs, lrs=PAPER_LRS, budget=None):
     "validation.factual_recall.search.paper_code_comparison",
     "arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code"))
 @dataclass(frozen=True)
-class PaperCodeRow(Result):
+class PaperCodeRow(TransformerShape):
     """One shape of the comparison with the paper's own code (same criterion on both sides).
 
     Parameters
@@ -440,11 +441,6 @@ class PaperCodeRow(Result):
     %(record_links)s
     """
 
-    d: int
-    H: int
-    d_h: int
-    m: int
-    params: int
     budget: object
     paper_code: list
     ours: list

@@ -19,6 +19,8 @@ from hcizz import docstrings
 
 __all__ = ["PARAMS", "fill_doc", "preset_scan"]
 
+_SEEDS = "seeds : int\n    Seeds per point."
+
 #: Descriptions of the model options: name -> numpydoc entry.
 PARAMS = {
     "NdL": "N, d, L : int\n    Training sequences (>= 1), dimension (>= 1), length (>= 2).",
@@ -47,6 +49,10 @@ PARAMS = {
     "comparisons_returns": "list of DesignComparison\n    One per boundary.",
     "seed_root": "seed : int, optional\n    Root seed.",
     "progress_cb": "progress : callable, optional\n    Progress callback, as in :func:`run_grid`.",
+    # the grid of a scan at one dimension: as a record holds it, as a function takes it
+    "seeds_per_point": _SEEDS,
+    "grid_fields": "d : int\n    Dimension.\nNs, Ls : list of int\n    The grid.\n" + _SEEDS,
+    "grid_args": "d : int\n    Dimension.\nNs, Ls : sequence of int\n    The grid.\n" + _SEEDS,
 }
 
 #: :func:`hcizz.docstrings.fill_doc` with :data:`PARAMS` besides the shared table.

@@ -543,18 +543,14 @@ def gd_comparison(preset, *, seed=0):
     return [compare_gd(N, d, L, seed=seed, steps=c["steps"], lr=c["lr"]) for (N, d, L) in c["configs"]]
 
 
+@fill_doc
 @dataclass(frozen=True)
 class OrthogonalContrast(Result):
     """Random against orthogonal embeddings at equal ``d`` (:func:`contrast`).
 
     Parameters
     ----------
-    d : int
-        Dimension.
-    Ns, Ls : list of int
-        The grid.
-    seeds : int
-        Seeds per point.
+    %(grid_fields)s
     rows : list of dict
         ``kind``, ``key`` (``recall``, ``retrieval``, ``test_acc``,
         ``recall_acc``), ``N``, ``L``, ``value`` (simulated fraction), ``n``
@@ -583,6 +579,7 @@ class OrthogonalContrast(Result):
 _PRED_KEY = {"recall": "p_recall", "retrieval": "p_retrieval", "test_acc": "test_acc"}
 
 
+@fill_doc
 def contrast(records, *, d, Ns, Ls, seeds):
     """Tabulate the success fractions per embedding kind beside the theory's prediction.
 
@@ -591,12 +588,7 @@ def contrast(records, *, d, Ns, Ls, seeds):
     records : dict
         ``{"random": [...], "orthogonal": [...]}``: the runs of each kind
         (:func:`run_grid` results at one ``d``).
-    d : int
-        The dimension.
-    Ns, Ls : sequence of int
-        The grid.
-    seeds : int
-        Seeds per point.
+    %(grid_args)s
 
     Returns
     -------
@@ -647,6 +639,7 @@ def orthogonal_contrast(preset, *, seed=0, progress=None):
     return contrast(recs, d=c["d"], Ns=c["Ns"], Ls=c["Ls"], seeds=c["seeds"])
 
 
+@fill_doc
 @dataclass(frozen=True)
 class MLPScan(Result):
     r"""The recall boundary ``N_max`` with a fixed random MLP of width ``m`` (:func:`mlp_boundaries`).
@@ -657,8 +650,7 @@ class MLPScan(Result):
         Sequence length.
     Ns, ds, ms : list of int
         The grid (``m = 0`` in the records: no MLP).
-    seeds : int
-        Seeds per point.
+    %(seeds_per_point)s
     boundary : list of dict
         Boundary points ``{"d", "m", "N"}`` (downward crossing of 1/2 in ``N``).
     fit : BoundaryFit
@@ -688,6 +680,7 @@ class MLPScan(Result):
     recall: dict
 
 
+@fill_doc
 def mlp_boundaries(records, *, L, Ns, ds, ms, seeds, seed=0):
     r"""Locate the recall boundary per ``(d, m)`` and fit :math:`N_{\max} \sim d^a m^b`.
 
@@ -699,8 +692,7 @@ def mlp_boundaries(records, *, L, Ns, ds, ms, seeds, seed=0):
         Sequence length.
     Ns, ds, ms : sequence of int
         The grid.
-    seeds : int
-        Seeds per point.
+    %(seeds_per_point)s
     seed : int, optional
         Seed of the fit's bootstrap.
 
@@ -785,18 +777,14 @@ def mlp_scan(preset, *, seed=0, progress=None):
     return mlp_boundaries(recs, seed=seed, **c)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class BetaScan(Result):
     r"""Sensitivity of the boundaries to the step size :math:`\beta = \|W_1\|_F` (:func:`beta_rows`).
 
     Parameters
     ----------
-    d : int
-        Dimension.
-    Ns, Ls : list of int
-        The grid.
-    seeds : int
-        Seeds per point.
+    %(grid_fields)s
     rows : list of dict
         Per ``beta``, success key and ``L``: ``N_c`` (simulated boundary, None
         without a crossing), ``attn_inf`` (mean informative attention) and
@@ -821,6 +809,7 @@ class BetaScan(Result):
     rows: list
 
 
+@fill_doc
 def beta_rows(records, *, d, Ns, Ls, seeds):
     r"""Locate the boundaries and the mean informative attention per step size, beside the theory's boundary.
 
@@ -828,12 +817,7 @@ def beta_rows(records, *, d, Ns, Ls, seeds):
     ----------
     records : dict
         ``{beta: runs}`` at one ``d``.
-    d : int
-        Dimension.
-    Ns, Ls : sequence of int
-        The grid.
-    seeds : int
-        Seeds per point.
+    %(grid_args)s
 
     Returns
     -------

@@ -89,6 +89,15 @@ def check_sizes(*, V=None, d=None, L=None, N=None, m=None):
     return out
 
 
+def _axis_length(array, axis, doc):
+    """Return a read-only property: the length of axis ``axis`` of the field ``array``."""
+    def length(self):
+        return getattr(self, array).shape[axis]
+
+    length.__doc__ = doc
+    return property(length)
+
+
 @dataclass(frozen=True)
 class Embeddings:
     r"""Fixed (untrained) vectors of the task, drawn by :func:`make_embeddings`.
@@ -125,15 +134,8 @@ class Embeddings:
     perm: np.ndarray
     kind: str
 
-    @property
-    def V(self):
-        """Vocabulary size (rows of ``E``)."""
-        return self.E.shape[0]
-
-    @property
-    def d(self):
-        """Embedding dimension."""
-        return self.E.shape[1]
+    V = _axis_length("E", 0, "Vocabulary size (rows of ``E``).")
+    d = _axis_length("E", 1, "Embedding dimension.")
 
 
 @dataclass(frozen=True)
@@ -169,15 +171,8 @@ class Batch:
     informative: np.ndarray
     targets: np.ndarray
 
-    @property
-    def N(self):
-        """Number of sequences."""
-        return self.X.shape[0]
-
-    @property
-    def L(self):
-        """Sequence length."""
-        return self.X.shape[1]
+    N = _axis_length("X", 0, "Number of sequences.")
+    L = _axis_length("X", 1, "Sequence length.")
 
 
 def make_embeddings(V, d, *, kind="random", trig_scale=1.0, rng=None, dtype=np.float64):

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
+from ._docparams import fill_doc
 
 __all__ = ["Embeddings", "Batch", "make_embeddings", "sample_sequences", "check_sizes"]
 
@@ -89,6 +90,12 @@ def check_sizes(*, V=None, d=None, L=None, N=None, m=None):
     return out
 
 
+#: The See Also entries of the batch and of the embeddings' draw (a ``fill_doc`` entry).
+_TASK_LINKS = ("validation.token_retrieval.task.sample_sequences : Draw ``N`` sequences of length ``L``.\n"
+               "validation.token_retrieval.task.Embeddings : Fixed (untrained) vectors of the task, "
+               "drawn by ``make_embeddings``.")
+
+
 def _axis_length(array, axis, doc):
     """Return a read-only property: the length of axis ``axis`` of the field ``array``."""
     def length(self):
@@ -138,6 +145,7 @@ class Embeddings:
     d = _axis_length("E", 1, "Embedding dimension.")
 
 
+@fill_doc(task_links=_TASK_LINKS)
 @dataclass(frozen=True)
 class Batch:
     """Hold ``N`` sequences of length ``L``, drawn by :func:`sample_sequences`.
@@ -157,8 +165,7 @@ class Batch:
 
     See Also
     --------
-    validation.token_retrieval.task.sample_sequences : Draw ``N`` sequences of length ``L``.
-    validation.token_retrieval.task.Embeddings : Fixed (untrained) vectors of the task, drawn by ``make_embeddings``.
+    %(task_links)s
 
     References
     ----------
@@ -175,6 +182,7 @@ class Batch:
     L = _axis_length("X", 1, "Sequence length.")
 
 
+@fill_doc(task_links=_TASK_LINKS)
 def make_embeddings(V, d, *, kind="random", trig_scale=1.0, rng=None, dtype=np.float64):
     r"""Draw the fixed vectors of the task.
 
@@ -201,8 +209,7 @@ def make_embeddings(V, d, *, kind="random", trig_scale=1.0, rng=None, dtype=np.f
 
     See Also
     --------
-    validation.token_retrieval.task.sample_sequences : Draw ``N`` sequences of length ``L``.
-    validation.token_retrieval.task.Embeddings : Fixed (untrained) vectors of the task, drawn by ``make_embeddings``.
+    %(task_links)s
 
     References
     ----------

@@ -9,7 +9,8 @@ in :data:`PARAMS` and a docstring names it on a placeholder line
 (docs/architecture.md#shared-parameter-docs).  Private to this package: an entry
 that links a function (``:func:`run_grid```) is named only in that function's module.
 The preset scans share their Parameters and Returns sections, written by
-:func:`preset_scan`.
+:func:`preset_scan`.  The ``ref_*`` entries are whole ``References`` sections,
+one per text that several docstrings cite.
 """
 from __future__ import annotations
 
@@ -18,6 +19,11 @@ import functools
 from hcizz import docstrings
 
 __all__ = ["PARAMS", "fill_doc", "preset_scan"]
+
+def _refs(text):
+    """A whole ``References`` section citing ``text``."""
+    return "References\n----------\n" + text
+
 
 _SEEDS = "seeds : int\n    Seeds per point."
 
@@ -53,6 +59,27 @@ PARAMS = {
     "seeds_per_point": _SEEDS,
     "grid_fields": "d : int\n    Dimension.\nNs, Ls : list of int\n    The grid.\n" + _SEEDS,
     "grid_args": "d : int\n    Dimension.\nNs, Ls : sequence of int\n    The grid.\n" + _SEEDS,
+    # whole References sections cited by several docstrings (one text per cited page)
+    "ref_adaptive_design": _refs("docs/token_retrieval.md#adaptive-design-of-the-boundary"),
+    "ref_attention_scores": _refs("docs/token_retrieval.md#attention-scores"),
+    "ref_early_phase_full_training": _refs("docs/token_retrieval.md#early-phase-and-full-training"),
+    "ref_experiments": _refs("docs/token_retrieval.md#experiments"),
+    "ref_counting_bound": _refs("docs/token_retrieval.md#information-theoretic-counting-bound"),
+    "ref_model": _refs("docs/token_retrieval.md#model"),
+    "ref_contrast_vs_token_theory": _refs(
+        "docs/token_retrieval.md#random-vs-orthogonal-embeddings-and-the-mlp-width-against-the-token-level-theory"),
+    "ref_retrieval_probability": _refs("docs/token_retrieval.md#retrieval-probability"),
+    "ref_step_3_logits": _refs("docs/token_retrieval.md#step-3-logits-trigger-pollution-and-cross-talk"),
+    "ref_task": _refs("docs/token_retrieval.md#task"),
+    "ref_task_paper": _refs("arXiv:2603.15923; docs/token_retrieval.md#task"),
+    "ref_the_boundary_law": _refs("docs/token_retrieval.md#the-boundary-law"),
+    "ref_the_orthonormal_case": _refs("docs/token_retrieval.md#the-orthonormal-case"),
+    "ref_theory_of_the_early_phase": _refs("docs/token_retrieval.md#theory-of-the-early-phase"),
+    "ref_token_level_theory": _refs("docs/token_retrieval.md#token-level-theory"),
+    "ref_token_level_theory_paper": _refs("arXiv:2603.15923; docs/token_retrieval.md#token-level-theory"),
+    "ref_theory_vs_sim": _refs("docs/token_retrieval.md#token-level-theory-against-simulation"),
+    "ref_lower_bound_question": _refs("docs/token_retrieval.md#which-question-a-lower-bound-answers"),
+    "ref_lower_bound_question_paper": _refs("arXiv:2603.15923; docs/token_retrieval.md#which-question-a-lower-bound-answers"),
 }
 
 #: :func:`hcizz.docstrings.fill_doc` with :data:`PARAMS` besides the shared table.

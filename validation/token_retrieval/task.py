@@ -38,6 +38,7 @@ KINDS = ("random", "orthogonal")
 NOISE = ("vocab", "gaussian")
 
 
+@fill_doc
 def check_sizes(*, V=None, d=None, L=None, N=None, m=None):
     """Validate the task sizes and return them as ints.
 
@@ -63,9 +64,7 @@ def check_sizes(*, V=None, d=None, L=None, N=None, m=None):
     validation.token_retrieval.runs.run_config
         Run the early phase once on a fresh task and return its success statistics.
 
-    References
-    ----------
-    docs/token_retrieval.md#task
+    %(ref_task)s
 
     Examples
     --------
@@ -105,6 +104,7 @@ def _axis_length(array, axis, doc):
     return property(length)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class Embeddings:
     r"""Fixed (untrained) vectors of the task, drawn by :func:`make_embeddings`.
@@ -129,9 +129,7 @@ class Embeddings:
     validation.token_retrieval.task.make_embeddings : Draw the fixed vectors of the task.
     validation.token_retrieval.task.Batch : Hold ``N`` sequences of length ``L``, drawn by ``sample_sequences``.
 
-    References
-    ----------
-    arXiv:2603.15923; docs/token_retrieval.md#task
+    %(ref_task_paper)s
     """
 
     E: np.ndarray
@@ -167,9 +165,7 @@ class Batch:
     --------
     %(task_links)s
 
-    References
-    ----------
-    docs/token_retrieval.md#task
+    %(ref_task)s
     """
 
     X: np.ndarray
@@ -211,9 +207,7 @@ def make_embeddings(V, d, *, kind="random", trig_scale=1.0, rng=None, dtype=np.f
     --------
     %(task_links)s
 
-    References
-    ----------
-    arXiv:2603.15923; docs/token_retrieval.md#task
+    %(ref_task_paper)s
 
     Examples
     --------
@@ -246,6 +240,7 @@ def make_embeddings(V, d, *, kind="random", trig_scale=1.0, rng=None, dtype=np.f
     return Embeddings(E=E, U=U, z_trig=z, q=q, perm=perm, kind=kind)
 
 
+@fill_doc
 def sample_sequences(emb, N, L, *, rng=None, distinct=True, noise="vocab", informative=None):
     r"""Draw ``N`` sequences of length ``L``.
 
@@ -285,9 +280,7 @@ def sample_sequences(emb, N, L, *, rng=None, distinct=True, noise="vocab", infor
     ``X[n, i] = e_{tokens[n, i]} + [i == pos[n]] z_trig``.  All draws are
     vectorised over the ``N`` sequences.
 
-    References
-    ----------
-    docs/token_retrieval.md#task
+    %(ref_task)s
 
     Examples
     --------

@@ -187,9 +187,7 @@ class GradientDescent(Optimizer):
     validation.optim.Adam : Adam, the same interface.
     validation.optim.adam_loop : The loop that takes it as ``optimizer``.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#escape-times
+    %(ref_escape_times_paper)s
 
     Examples
     --------

@@ -21,6 +21,7 @@ from .store import TrialStore, decode_record, read_store
 __all__ = ["run_sweep", "SweepStats", "SweepRecords"]
 
 
+@fill_doc
 @dataclasses.dataclass
 class SweepStats(Result):
     """Counts of one :func:`run_sweep` call (``records.stats``).
@@ -60,9 +61,7 @@ class SweepStats(Result):
     --------
     validation.engine.sweep.run_sweep : The call it counts.
 
-    References
-    ----------
-    docs/sweeps.md#running-a-sweep-locally
+    %(ref_local_sweep)s
     """
 
     n_params: int = 0
@@ -327,6 +326,7 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
     return out
 
 
+@fill_doc
 def stored_runner(fn, store, *, compute=True):
     """Return ``run(params) -> results`` for one trial function and one store.
 
@@ -367,9 +367,7 @@ def stored_runner(fn, store, *, compute=True):
     (:func:`validation.adaptive.adaptive_threshold`) call ``run`` once per round,
     so the same design code either runs or replays a study.
 
-    References
-    ----------
-    docs/sweeps.md#adaptive-threshold-design
+    %(ref_adaptive_threshold_design)s
 
     Examples
     --------

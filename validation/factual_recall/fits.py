@@ -470,6 +470,7 @@ class EscapeSlopes(Result):
         return "\n".join(lines)
 
 
+@fill_doc
 def fit_escape_slopes(records, S, R, D, level=0.95):
     r"""Fit the escape steps against :math:`\ln(1/\mathrm{init})` and :math:`\ln \mathrm{lr}`; compare with theory.
 
@@ -506,9 +507,7 @@ def fit_escape_slopes(records, S, R, D, level=0.95):
     seed-to-seed spread of the escape step (random initial direction),
     treated as independent and homoscedastic within a fit.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#escape-times
+    %(ref_escape_times_paper)s
     """
     lam = escape_rates(S, R, D)
     out = {}
@@ -582,6 +581,7 @@ def _t99_success(result, budget):
     return t is not None and t <= budget
 
 
+@fill_doc
 def fit_capacity(facts, results, budget, level=0.95):
     r"""Fit the capacity (facts at 50 % success) by a logistic fit in :math:`\ln N`.
 
@@ -611,9 +611,7 @@ def fit_capacity(facts, results, budget, level=0.95):
     :func:`validation.logistic.fit_threshold` on ``(ln N, success)``: every
     seed and every ``N`` in one likelihood.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_facts_per_param_paper)s
 
     Examples
     --------
@@ -675,6 +673,7 @@ class OriginSlope(IntervalResult):
     _estimate = "slope"
 
 
+@fill_doc
 def fit_origin_slope(x, y, sig, level=0.95):
     r"""Fit :math:`y = c x` by weighted least squares, the interval widened by the reduced chi-square.
 
@@ -699,9 +698,7 @@ def fit_origin_slope(x, y, sig, level=0.95):
     validation.factual_recall.fits.fit_log_ratio : The same slope fitted in logs.
     validation.factual_recall.experiments.fit_through_origin : The unweighted least-squares slope.
 
-    References
-    ----------
-    docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_facts_per_param)s
 
     Examples
     --------
@@ -759,6 +756,7 @@ class RatioSlope(IntervalResult):
     _estimate = "slope"
 
 
+@fill_doc
 def fit_log_ratio(x, y, sig_ln, level=0.95):
     r"""Fit :math:`y = c x` in logs: the weighted mean of :math:`\ln(y / x)`, interval widened by the reduced chi-square.
 
@@ -780,9 +778,7 @@ def fit_log_ratio(x, y, sig_ln, level=0.95):
     --------
     validation.factual_recall.fits.fit_origin_slope : The same slope by weighted least squares.
 
-    References
-    ----------
-    docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_facts_per_param)s
 
     Examples
     --------
@@ -832,9 +828,7 @@ class SlopeFit(Result):
     ``to_dict()`` writes ``"ci"`` and, when there is a fit, ``"bits_per_param_ci"``
     (the keys of ``report.json``).
 
-    References
-    ----------
-    docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_facts_per_param)s
     """
 
     value: float
@@ -864,6 +858,7 @@ class SlopeFit(Result):
         return out
 
 
+@fill_doc
 def fit_slope(params, facts, ci_low, ci_high, D, level=0.95):
     r"""Fit facts = ``c`` params over configurations with a finite capacity interval.
 
@@ -893,9 +888,7 @@ def fit_slope(params, facts, ci_low, ci_high, D, level=0.95):
     validation.factual_recall.fits.fit_capacity : The capacity of one configuration.
     validation.factual_recall.fits.fit_log_ratio : The slope fitted in logs.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_facts_per_param_paper)s
 
     Examples
     --------

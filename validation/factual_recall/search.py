@@ -37,6 +37,7 @@ PAPER_LRS = (0.01, 0.003, 0.001)
 MAX_HEADS = 8
 
 
+@fill_doc
 def shape_of(d, attn_ratio, mlp_ratio, max_heads=MAX_HEADS):
     """``(d, H, d_h, m)`` for the ratios :math:`H d_h / d` and :math:`m / d`.
 
@@ -66,9 +67,7 @@ def shape_of(d, attn_ratio, mlp_ratio, max_heads=MAX_HEADS):
     --------
     validation.factual_recall.search.paper_code_comparison : Compares shapes with the paper's code.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_facts_per_param_paper)s
 
     Examples
     --------
@@ -85,6 +84,7 @@ def shape_of(d, attn_ratio, mlp_ratio, max_heads=MAX_HEADS):
     return int(d), H, hd // H, m
 
 
+@fill_doc
 def grid_facts(k, n0, ratio):
     r"""Number of facts :math:`S R` (square split) at grid index ``k`` of a geometric grid.
 
@@ -110,9 +110,7 @@ def grid_facts(k, n0, ratio):
     --------
     validation.factual_recall.search.next_grid_index : The next index of an adaptive path.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_facts_per_param_paper)s
 
     Examples
     --------
@@ -123,6 +121,7 @@ def grid_facts(k, n0, ratio):
     return S * R
 
 
+@fill_doc
 def next_grid_index(tested, start, *, max_trials=8, step=4):
     """Next grid index of one adaptive path, or None when the path is done.
 
@@ -151,9 +150,7 @@ def next_grid_index(tested, start, *, max_trials=8, step=4):
     --------
     validation.factual_recall.search.grid_facts : The number of facts at an index.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_facts_per_param_paper)s
 
     Examples
     --------
@@ -178,6 +175,7 @@ def next_grid_index(tested, start, *, max_trials=8, step=4):
     return None
 
 
+@fill_doc
 def size_outcomes(runs, lrs=PAPER_LRS, budget=None):
     """Outcome of every size tried: passed (some rate passed), failed (every rate failed) or pending.
 
@@ -203,9 +201,7 @@ def size_outcomes(runs, lrs=PAPER_LRS, budget=None):
     --------
     validation.factual_recall.search.largest_passed : The criterion read from these outcomes.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(ref_papers_protocol_paper)s
 
     Examples
     --------
@@ -235,6 +231,7 @@ def size_outcomes(runs, lrs=PAPER_LRS, budget=None):
     return out
 
 
+@fill_doc
 def next_paper_trial(runs, start, *, lrs=PAPER_LRS, max_sizes=6, step=1):
     """Next ``(S, lr)`` of the paper protocol's lean search on one path, or None when it is done.
 
@@ -273,9 +270,7 @@ def next_paper_trial(runs, start, *, lrs=PAPER_LRS, max_sizes=6, step=1):
     wide bracket as the paper's code does.  Both give the largest passed size
     with its successor failing.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(ref_papers_protocol_paper)s
 
     Examples
     --------
@@ -355,6 +350,7 @@ class LargestPassed(Result):
         return d
 
 
+@fill_doc
 def largest_passed(runs, lrs=PAPER_LRS, budget=None):
     """Apply the paper's criterion to the runs of one path (any rate passing makes a size pass).
 
@@ -377,9 +373,7 @@ def largest_passed(runs, lrs=PAPER_LRS, budget=None):
     validation.factual_recall.search.size_outcomes : The outcome of every size.
     validation.factual_recall.fits.search_criterion : The same criterion on binary-search trials.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(ref_papers_protocol_paper)s
 
     Examples
     --------
@@ -451,6 +445,7 @@ class PaperCodeRow(TransformerShape):
     within_paper_range: object
 
 
+@fill_doc
 def paper_code_comparison(shapes, budgets=None):
     """Put the paper code's largest-passed sizes next to ours, shape by shape.
 
@@ -479,9 +474,7 @@ def paper_code_comparison(shapes, budgets=None):
     sizes are those with a passed size whose successor failed
     (``bracketed``).
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(ref_papers_protocol_paper)s
 
     Examples
     --------

@@ -435,6 +435,7 @@ class OneLayerTransformer:
         return loss, self.backward(G, cache, params), correct
 
 
+@fill_doc
 def build_transformer(d, H, d_h, m, *, task, rng=None, dtype=np.float32, variant="ours"):
     """Build the transformer every factual-recall trainer uses, sized for ``task``.
 
@@ -467,9 +468,7 @@ def build_transformer(d, H, d_h, m, *, task, rng=None, dtype=np.float32, variant
     validation.factual_recall.transformer.OneLayerTransformer : The model.
     validation.factual_recall.transformer.truncated_normal : The initialisation of its weights.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#model
+    %(ref_model_paper)s
 
     Examples
     --------

@@ -51,7 +51,6 @@ PARAMS = {
     # ------------------------------------------------------------------ factual recall: fits
     "points_n": "n : int\n    Points.",
     "hidden_level": "level : float\n    Confidence level (not written by ``to_dict()``).",
-    "crit": 'crit : {"all", "99"}\n    The criterion.',
     # ------------------------------------------------------------------ factual recall: memories
     "X_inputs": "X : ndarray (n, d)\n    Input embeddings.",
     "U_outputs": "U : ndarray (k, d)\n    Output embeddings (candidates).",

@@ -155,13 +155,13 @@ class CapacityFits(Result):
         """
         return {"all": self.all, "99": self.p99}
 
-    @fill_doc
     def criterion(self, crit):
         """Return the fits of criterion ``crit`` (``"all"`` or ``"99"``).
 
         Parameters
         ----------
-        %(crit)s
+        crit : {"all", "99"}
+            The criterion.
 
         Returns
         -------

@@ -23,10 +23,12 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from hcizz.results import Result
+from validation._docparams import fill_doc
 
 __all__ = ["AdaptiveResult", "adaptive_threshold", "next_loads"]
 
 
+@fill_doc
 @dataclass(frozen=True)
 class AdaptiveResult(Result):
     """Outcome of :func:`adaptive_threshold`.
@@ -62,9 +64,7 @@ class AdaptiveResult(Result):
     ``fit.conf_int(alpha)`` (e.g. :meth:`validation.logistic.ThresholdFit.conf_int`):
     the contract of :meth:`hcizz.results.Result.conf_int`, answered by the fit.
 
-    References
-    ----------
-    docs/sweeps.md#adaptive-threshold-design
+    %(ref_adaptive_threshold_design)s
     """
 
     threshold: float
@@ -106,6 +106,7 @@ class AdaptiveResult(Result):
         return out
 
 
+@fill_doc
 def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0, increasing=False):
     r"""The next batch of loads given the current data and fit.
 
@@ -159,9 +160,7 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0, i
       the width there) undercovers.  :func:`adaptive_threshold` uses twice the
       target half-width (simulated coverage: docs/sweeps.md#adaptive-threshold-design).
 
-    References
-    ----------
-    docs/sweeps.md#adaptive-threshold-design
+    %(ref_adaptive_threshold_design)s
     """
     x = np.asarray(loads, float)
     y = np.asarray(success, bool)
@@ -187,6 +186,7 @@ def next_loads(fit, loads, success, *, batch, step, lower=0.0, min_spread=0.0, i
     return [float(max(v, lower)) for v in a + s * u]
 
 
+@fill_doc
 def adaptive_threshold(run, fit, start, *, target_halfwidth, max_trials, batch=2, seed0=0,
                        step=None, snap=None, lower=0.0, min_trials=None, confirm=1, increasing=False):
     """Measure a threshold by a sequential design around the current fit.
@@ -259,9 +259,7 @@ def adaptive_threshold(run, fit, start, *, target_halfwidth, max_trials, batch=2
     does not stop on a lucky separated sample.  Rule for the loads:
     :func:`next_loads`.
 
-    References
-    ----------
-    docs/sweeps.md#adaptive-threshold-design
+    %(ref_adaptive_threshold_design)s
 
     Examples
     --------

@@ -37,7 +37,7 @@ from scipy import optimize, special, stats
 
 from hcizz.checks import check_int, check_real
 from hcizz.results import Result
-from validation._docparams import fill_doc
+from validation._docparams import fill_doc, returned_by
 
 __all__ = ["log_likelihood", "LogisticFit", "fit_logistic", "ThresholdFit", "fit_threshold",
            "success_counts"]
@@ -87,6 +87,9 @@ def log_likelihood(eta, successes, trials=1):
     return (successes * eta - trials * softplus).sum(-1)
 
 
+@fill_doc(record_links=returned_by(
+    "validation.logistic.fit_logistic",
+    "docs/token_retrieval.md#the-boundary-law"))
 @dataclass(frozen=True)
 class LogisticFit(Result):
     """Result of :func:`fit_logistic`.
@@ -105,13 +108,7 @@ class LogisticFit(Result):
     converged : bool
         Whether the last step was below the tolerance.
 
-    See Also
-    --------
-    validation.logistic.fit_logistic : The function that returns it.
-
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(record_links)s
     """
 
     coef: np.ndarray

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from validation._docparams import fill_doc
+
 __all__ = ["softmax_xent", "xent_overwrite", "recalled"]
 
 
+@fill_doc
 def softmax_xent(logits, targets, *, grad=True):
     r"""Mean softmax cross-entropy over rows, its gradient and recall flags.
 
@@ -41,9 +44,7 @@ def softmax_xent(logits, targets, *, grad=True):
     comparison so that ties (e.g. all-zero scores at initialisation) count as
     failures.
 
-    References
-    ----------
-    docs/linear_memory.md#training-objective
+    %(ref_training_objective)s
     """
     logits = np.asarray(logits)
     n = logits.shape[0]
@@ -95,6 +96,7 @@ def recalled(scores, targets):
     return tgt > other.max(axis=1)
 
 
+@fill_doc
 def xent_overwrite(Z, targets):
     """Softmax cross-entropy computed in the buffer of ``Z``, gradient left factored.
 
@@ -129,9 +131,7 @@ def xent_overwrite(Z, targets):
     --------
     validation.losses.softmax_xent : The loss with a separate gradient array.
 
-    References
-    ----------
-    docs/linear_memory.md#training-objective
+    %(ref_training_objective)s
     """
     n = Z.shape[0]
     rows = np.arange(n)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from hcizz.checks import check_int, check_real
 from hcizz.results import Result
-from validation._docparams import fill_doc
+from validation._docparams import fill_doc, returned_by
 
 __all__ = ["Optimizer", "Adam", "GradientDescent", "warmup_cosine", "adam_loop", "LoopResult"]
 
@@ -187,9 +187,7 @@ class GradientDescent(Optimizer):
     validation.optim.Adam : Adam, the same interface.
     validation.optim.adam_loop : The loop that takes it as ``optimizer``.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#escape-times
+    %(ref_escape_times_paper)s
 
     Examples
     --------
@@ -204,6 +202,7 @@ class GradientDescent(Optimizer):
             p -= lr * g
 
 
+@fill_doc(record_links=returned_by("validation.optim.adam_loop", "docs/architecture.md#where-to-add"))
 @dataclass(frozen=True)
 class LoopResult(Result):
     """Outcome of :func:`adam_loop`.
@@ -219,13 +218,7 @@ class LoopResult(Result):
     info : object
         What the last evaluation returned besides the loss and gradients.
 
-    See Also
-    --------
-    validation.optim.adam_loop : The function that returns it.
-
-    References
-    ----------
-    docs/architecture.md#where-to-add
+    %(record_links)s
     """
 
     steps: int

@@ -47,6 +47,7 @@ BLAS_ENV_VARS = _BLAS_ENV_VARS
 _TRACEBACK_CHARS = 4000
 
 
+@fill_doc
 def run_trial(fn, params):
     """Run one trial; never raises for an ``Exception`` in ``fn``.
 
@@ -71,9 +72,7 @@ def run_trial(fn, params):
     --------
     validation.engine.executors.iter_inprocess : Runs trials one after the other.
 
-    References
-    ----------
-    docs/sweeps.md#writing-a-trial
+    %(ref_writing_a_trial)s
     """
     t0, c0 = time.perf_counter(), time.process_time()
     try:
@@ -122,9 +121,7 @@ def iter_inprocess(fn, tasks):
     validation.engine.executors.iter_processes : The same on worker processes.
     validation.engine.executors.iter_dask : The same on Dask.
 
-    References
-    ----------
-    docs/sweeps.md#running-a-sweep-locally
+    %(ref_local_sweep)s
     """
     for idx, params in tasks:
         yield idx, run_trial(fn, params)
@@ -213,9 +210,7 @@ def iter_processes(fn, tasks, workers):
     validation.engine.executors.ProcessBackend : The pool of processes it uses.
     validation.engine.executors.iter_inprocess : The same in this process.
 
-    References
-    ----------
-    docs/sweeps.md#running-a-sweep-locally
+    %(ref_local_sweep)s
     """
     backend = ProcessBackend(min(workers, max(1, len(tasks))))
     try:
@@ -229,6 +224,7 @@ def _ready():
     return os.getpid()
 
 
+@fill_doc
 class ProcessBackend:
     """Keep a pool of spawned, BLAS-pinned worker processes across sweeps.
 
@@ -252,9 +248,7 @@ class ProcessBackend:
     moment only (:func:`pinned_blas_env`); ``start_seconds`` adds up the
     start-ups (spawn, interpreter start, first imports of the engine).
 
-    References
-    ----------
-    docs/sweeps.md#one-pool-for-many-sweeps
+    %(ref_one_pool)s
     """
 
     def __init__(self, workers):
@@ -383,6 +377,7 @@ def import_distributed():
     return Client, LocalCluster, as_completed
 
 
+@fill_doc
 def open_dask(stack, workers, scheduler=None):
     """Return a ``distributed.Client`` for ``scheduler`` (see :func:`iter_dask`).
 
@@ -406,9 +401,7 @@ def open_dask(stack, workers, scheduler=None):
     validation.engine.executors.dask_run : Runs trials on the client.
     validation.engine.pool.check_scheduler_address : Checks an address first.
 
-    References
-    ----------
-    docs/sweeps.md#running-on-a-dask-cluster
+    %(ref_dask_cluster)s
     """
     Client, LocalCluster, _ = import_distributed()
     if scheduler is None:
@@ -440,9 +433,7 @@ def dask_run(client, fn, tasks):
     --------
     validation.engine.executors.open_dask : Opens the client.
 
-    References
-    ----------
-    docs/sweeps.md#running-on-a-dask-cluster
+    %(ref_dask_cluster)s
     """
     _, _, as_completed = import_distributed()
     pending = {}  # future key -> (future, index); results are dropped once yielded
@@ -487,9 +478,7 @@ def iter_dask(fn, tasks, workers, scheduler=None):
     validation.engine.executors.open_dask : The client it opens.
     validation.engine.executors.dask_run : Runs the trials on that client.
 
-    References
-    ----------
-    docs/sweeps.md#running-on-a-dask-cluster
+    %(ref_dask_cluster)s
     """
     with contextlib.ExitStack() as stack:
         client = open_dask(stack, workers, scheduler)

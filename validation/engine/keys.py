@@ -47,6 +47,7 @@ import sys
 import numpy as np
 
 from hcizz.jsonout import to_json_value
+from validation._docparams import fill_doc
 
 __all__ = ["canonical_json", "normalize_params", "key_params", "trial_key", "key_of", "fn_name", "check_fn",
            "KEY_DIGITS"]
@@ -104,6 +105,7 @@ def normalize_params(params, name="params"):
     return _normalize(params, name)
 
 
+@fill_doc
 def canonical_json(obj):
     """Return the canonical JSON text of a plain JSON value.
 
@@ -124,9 +126,7 @@ def canonical_json(obj):
     --------
     validation.engine.keys.trial_key : Hashes this text.
 
-    References
-    ----------
-    docs/sweeps.md#records
+    %(ref_records)s
 
     Examples
     --------
@@ -137,6 +137,7 @@ def canonical_json(obj):
                       allow_nan=False)
 
 
+@fill_doc
 def fn_name(fn):
     """Return the name a trial function is keyed by, or ``fn`` itself if it is a str.
 
@@ -160,9 +161,7 @@ def fn_name(fn):
     --------
     validation.engine.trials.trial_name : The stable name of a registered trial.
 
-    References
-    ----------
-    docs/sweeps.md#writing-a-trial
+    %(ref_writing_a_trial)s
     """
     if isinstance(fn, str):
         return fn
@@ -176,6 +175,7 @@ def fn_name(fn):
     return f"{module}:{qualname}"
 
 
+@fill_doc
 def trial_key(params, fn=None):
     """Return the stable key of one trial: SHA-256 hex digest of its canonical JSON.
 
@@ -207,9 +207,7 @@ def trial_key(params, fn=None):
     machine, Python version or the last bits of a computed float, and two
     float values share a key exactly when they agree to 12 significant digits.
 
-    References
-    ----------
-    docs/sweeps.md#records
+    %(ref_records)s
 
     Examples
     --------
@@ -235,6 +233,7 @@ def _round(obj):
     return obj
 
 
+@fill_doc
 def key_params(params):
     """Return the parameters as they enter a key: floats rounded to :data:`KEY_DIGITS` digits.
 
@@ -254,9 +253,7 @@ def key_params(params):
     validation.engine.keys.normalize_params : Plain JSON parameters.
     validation.engine.keys.key_of : The key of the parameters.
 
-    References
-    ----------
-    docs/sweeps.md#records
+    %(ref_records)s
 
     Examples
     --------
@@ -266,6 +263,7 @@ def key_params(params):
     return _round(params)
 
 
+@fill_doc
 def key_of(name, params):
     """Return the key of already-normalised ``params`` under function name ``name``.
 
@@ -285,14 +283,13 @@ def key_of(name, params):
     --------
     validation.engine.keys.trial_key : The key of raw parameters and a trial function.
 
-    References
-    ----------
-    docs/sweeps.md#records
+    %(ref_records)s
     """
     text = canonical_json({"fn": name, "params": _round(params)})
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+@fill_doc
 def check_fn(fn, *, picklable=True):
     """Check that ``fn`` is an importable module-level callable; return its name.
 
@@ -323,9 +320,7 @@ def check_fn(fn, *, picklable=True):
     --------
     validation.engine.keys.fn_name : The name a trial function is keyed by.
 
-    References
-    ----------
-    docs/sweeps.md#writing-a-trial
+    %(ref_writing_a_trial)s
     """
     if not callable(fn):
         raise ValueError(f"fn must be an importable module-level function, got {fn!r:.80}")

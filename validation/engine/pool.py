@@ -25,6 +25,7 @@ __all__ = ["WorkerPool", "check_scheduler_address"]
 _SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
 
 
+@fill_doc
 def check_scheduler_address(address):
     """Check the syntax of a Dask scheduler address before anything connects to it.
 
@@ -49,9 +50,7 @@ def check_scheduler_address(address):
     --------
     validation.engine.executors.open_dask : Connects to the address.
 
-    References
-    ----------
-    docs/sweeps.md#running-on-a-dask-cluster
+    %(ref_dask_cluster)s
 
     Examples
     --------
@@ -81,6 +80,7 @@ def check_scheduler_address(address):
     return address
 
 
+@fill_doc
 class WorkerPool:
     """Workers that live for many :func:`validation.engine.run_sweep` calls.
 
@@ -142,9 +142,7 @@ class WorkerPool:
     does not import the caller's packages, matplotlib or the report code.
     With one pool, each worker pays each module's import once per run.
 
-    References
-    ----------
-    docs/sweeps.md#one-pool-for-many-sweeps
+    %(ref_one_pool)s
 
     Examples
     --------

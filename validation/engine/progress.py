@@ -9,6 +9,7 @@ from validation._docparams import fill_doc
 __all__ = ["Progress", "format_seconds"]
 
 
+@fill_doc
 def format_seconds(s):
     """Format a duration short and human, e.g. ``75.2 -> '1m15s'``.
 
@@ -26,9 +27,7 @@ def format_seconds(s):
     --------
     validation.engine.progress.Progress : The progress lines that use it.
 
-    References
-    ----------
-    docs/sweeps.md#running-a-sweep-locally
+    %(ref_local_sweep)s
     """
     if s != s or s == float("inf"):
         return "?"
@@ -45,6 +44,7 @@ def format_seconds(s):
     return f"{sec}s"
 
 
+@fill_doc
 class Progress:
     """Progress of a sweep: ``label: done/total (pct) rate ETA``.
 
@@ -71,9 +71,7 @@ class Progress:
     --------
     validation.engine.progress.format_seconds : The duration format of its lines.
 
-    References
-    ----------
-    docs/sweeps.md#running-a-sweep-locally
+    %(ref_local_sweep)s
     """
 
     def __init__(self, total, *, label="sweep", enabled=True, stream=None, interval=None,

@@ -84,6 +84,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from hcizz.results import Result
+from validation._docparams import fill_doc, returned_by
 
 try:
     import fcntl
@@ -105,6 +106,7 @@ _MAX_FIRST_LINE = 1 << 20
 _MAX_REPORTED = 20
 
 
+@fill_doc
 class NotAStoreError(ValueError):
     """The file exists, is not empty and is not a trial store.
 
@@ -112,12 +114,11 @@ class NotAStoreError(ValueError):
     --------
     validation.engine.store.read_store : Raises it.
 
-    References
-    ----------
-    docs/reliability.md#stores
+    %(ref_stores)s
     """
 
 
+@fill_doc
 class StoreLockedError(ValueError):
     """Another process is writing the store.
 
@@ -125,9 +126,7 @@ class StoreLockedError(ValueError):
     --------
     validation.engine.store.TrialStore : Raises it.
 
-    References
-    ----------
-    docs/reliability.md#stores
+    %(ref_stores)s
     """
 
 
@@ -233,6 +232,7 @@ def check_store_file(path):
         return "missing", None
 
 
+@fill_doc
 @dataclasses.dataclass(frozen=True)
 class DamagedLine(Result):
     """A line of the store that is not a complete trial record.
@@ -254,9 +254,7 @@ class DamagedLine(Result):
     --------
     validation.engine.store.read_store : Reports these lines.
 
-    References
-    ----------
-    docs/reliability.md#stores
+    %(ref_stores)s
     """
 
     lineno: int       #: 1-based line number
@@ -266,6 +264,9 @@ class DamagedLine(Result):
     trailing: bool    #: True for the file's last line (a cut-short write)
 
 
+@fill_doc(record_links=returned_by(
+    "validation.engine.store.read_store",
+    "docs/reliability.md#stores; docs/sweeps.md#resuming"))
 @dataclasses.dataclass
 class StoreScan(Result):
     """What :func:`read_store` found in a store file.
@@ -294,13 +295,7 @@ class StoreScan(Result):
         Format version of the file (0: headerless); records of versions
         below 2 are returned with recomputed keys and resolved ``fn`` names.
 
-    See Also
-    --------
-    validation.engine.store.read_store : The function that returns it.
-
-    References
-    ----------
-    docs/reliability.md#stores; docs/sweeps.md#resuming
+    %(record_links)s
     """
 
     path: str
@@ -492,6 +487,7 @@ def read_store(path, *, warn=True):
     return scan
 
 
+@fill_doc
 class TrialStore:
     """Appender for a JSONL store (see the module notes for guarantees).
 
@@ -510,9 +506,7 @@ class TrialStore:
     --------
     validation.engine.store.read_store : Reads a store back.
 
-    References
-    ----------
-    docs/reliability.md#stores
+    %(ref_stores)s
     """
 
     def __init__(self, path):
@@ -603,6 +597,7 @@ class TrialStore:
         self.close()
 
 
+@fill_doc
 def migrate_store(path):
     """Rewrite a store of format version 0 or 1 as version 2, atomically.
 
@@ -648,9 +643,7 @@ def migrate_store(path):
     this runs are renamed; import them first (``python -m validation
     migrate-store`` imports every study).
 
-    References
-    ----------
-    docs/sweeps.md#records
+    %(ref_records)s
     """
     from hcizz.jsonout import to_json_value
 

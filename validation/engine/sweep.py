@@ -11,6 +11,7 @@ import time
 from datetime import datetime, timezone
 
 from hcizz.results import Result
+from validation._docparams import fill_doc, returned_by
 
 from .executors import EXECUTORS, import_distributed, iter_dask, iter_inprocess, iter_processes
 from .keys import canonical_json, check_fn, key_of, normalize_params
@@ -20,6 +21,7 @@ from .store import TrialStore, decode_record, read_store
 __all__ = ["run_sweep", "SweepStats", "SweepRecords"]
 
 
+@fill_doc
 @dataclasses.dataclass
 class SweepStats(Result):
     """Counts of one :func:`run_sweep` call (``records.stats``).
@@ -59,9 +61,7 @@ class SweepStats(Result):
     --------
     validation.engine.sweep.run_sweep : The call it counts.
 
-    References
-    ----------
-    docs/sweeps.md#running-a-sweep-locally
+    %(ref_local_sweep)s
     """
 
     n_params: int = 0
@@ -78,18 +78,13 @@ class SweepStats(Result):
     store_damaged: list = dataclasses.field(default_factory=list)
 
 
+@fill_doc(record_links=returned_by("validation.engine.sweep.run_sweep", "docs/sweeps.md#records"))
 class SweepRecords(list):
     """The list of records returned by :func:`run_sweep`, with its ``.stats``.
 
     It is aligned with ``params``; ``.stats`` is the sweep's :class:`SweepStats`.
 
-    See Also
-    --------
-    validation.engine.sweep.run_sweep : The function that returns it.
-
-    References
-    ----------
-    docs/sweeps.md#records
+    %(record_links)s
     """
 
     stats: SweepStats
@@ -331,6 +326,7 @@ def run_sweep(fn, params, *, store=None, executor="processes", workers=None,
     return out
 
 
+@fill_doc
 def stored_runner(fn, store, *, compute=True):
     """Return ``run(params) -> results`` for one trial function and one store.
 
@@ -371,9 +367,7 @@ def stored_runner(fn, store, *, compute=True):
     (:func:`validation.adaptive.adaptive_threshold`) call ``run`` once per round,
     so the same design code either runs or replays a study.
 
-    References
-    ----------
-    docs/sweeps.md#adaptive-threshold-design
+    %(ref_adaptive_threshold_design)s
 
     Examples
     --------

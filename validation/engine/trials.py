@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import re
 
+from validation._docparams import fill_doc
+
 __all__ = ["trial", "registered_trials", "resolve_name", "trial_name"]
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
@@ -48,6 +50,7 @@ def _source(fn):
     return (getattr(code, "co_filename", None), getattr(fn, "__qualname__", None))
 
 
+@fill_doc
 def trial(name, *, aliases=()):
     """Register a trial function under a stable name (a decorator).
 
@@ -78,9 +81,7 @@ def trial(name, *, aliases=()):
     validation.engine.trials.trial_name : The name a function was registered under.
     validation.engine.trials.registered_trials : Every registered trial.
 
-    References
-    ----------
-    docs/sweeps.md#writing-a-trial
+    %(ref_writing_a_trial)s
 
     Examples
     --------
@@ -120,6 +121,7 @@ def trial(name, *, aliases=()):
     return register
 
 
+@fill_doc
 def trial_name(fn):
     """Return the stable name of a registered trial function, else None.
 
@@ -137,13 +139,12 @@ def trial_name(fn):
     --------
     validation.engine.trials.trial : Registers a trial under a name.
 
-    References
-    ----------
-    docs/sweeps.md#writing-a-trial
+    %(ref_writing_a_trial)s
     """
     return getattr(fn, "__trial_name__", None)
 
 
+@fill_doc
 def resolve_name(name):
     """Map a record's ``fn`` field to the current name of its trial.
 
@@ -166,15 +167,14 @@ def resolve_name(name):
     Aliases are known once the module defining the trial has been imported
     (its decorator ran); the experiment packages import their trial modules.
 
-    References
-    ----------
-    docs/sweeps.md#records
+    %(ref_records)s
     """
     if name is None:
         return None
     return _ALIASES.get(name, name)
 
 
+@fill_doc
 def registered_trials():
     """Return the registered trials.
 
@@ -188,9 +188,7 @@ def registered_trials():
     --------
     validation.engine.trials.trial : Registers a trial.
 
-    References
-    ----------
-    docs/sweeps.md#writing-a-trial
+    %(ref_writing_a_trial)s
     """
     return {n: {"function": _where(f), "aliases": list(getattr(f, "__trial_aliases__", ()))}
             for n, f in sorted(_TRIALS.items())}

@@ -23,9 +23,7 @@ def register(sub):
     argparse.ArgumentParser
         The ``factual-recall`` parser.
 
-    References
-    ----------
-    docs/factual_recall.md#experiments
+    %(ref_experiments)s
     """
     p = sub.add_parser("factual-recall",
                        help="factual recall in one-layer transformers (docs/factual_recall.md)")
@@ -48,6 +46,7 @@ def _run(args):
     return 0
 
 
+@fill_doc
 def summary(experiment, res):
     """Format a short human-readable summary of one experiment's result.
 
@@ -63,9 +62,7 @@ def summary(experiment, res):
     str
         A few lines of text.
 
-    References
-    ----------
-    docs/factual_recall.md#experiments
+    %(ref_experiments)s
     """
     lines = [f"{res['command']}  ({res['seconds_total']:.1f} s)"]
     if experiment == "memory":

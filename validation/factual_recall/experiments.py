@@ -32,11 +32,11 @@ from hcizz.estimate import Estimate
 from validation.optim import adam_loop, warmup_cosine
 from hcizz.results import Result
 from validation.engine.trials import trial
-from validation._docparams import fill_doc
+from validation._docparams import fill_doc, returned_by
 from .memories import train_memory
 from .sequential import train_sequential
 from .task import make_task, split_facts
-from .transformer import OneLayerTransformer, build_transformer
+from .transformer import OneLayerTransformer, TransformerShape, build_transformer
 from .theory import PAPER_FACTS_PER_PARAM
 from .trials import COSINE_FINAL, COSINE_WARMUP
 
@@ -53,6 +53,7 @@ __all__ = ["experiment_rng", "largest_passing", "train_transformer", "transforme
 STREAMS = {"memory": 1, "transformer": 2, "tradeoff": 3, "sequential": 4}
 
 
+@fill_doc
 def experiment_rng(seed, name):
     """Return the generator of experiment ``name`` for root ``seed`` (shared by CLI and report).
 
@@ -72,9 +73,7 @@ def experiment_rng(seed, name):
     --------
     validation.factual_recall.experiments.run_experiment : Runs one experiment with this generator.
 
-    References
-    ----------
-    docs/factual_recall.md#experiments
+    %(ref_experiments)s
 
     Examples
     --------
@@ -141,6 +140,7 @@ def _check_names(names):
     return names
 
 
+@fill_doc
 def run_experiments(names=EXPERIMENTS, *, quick=True, seed=0, executor="processes", workers=2,
                     progress=True):
     """Run several experiments side by side as trials of :func:`validation.engine.run_sweep`.
@@ -183,9 +183,7 @@ def run_experiments(names=EXPERIMENTS, *, quick=True, seed=0, executor="processe
     validation.factual_recall.experiments.experiment_trial : The trial of one experiment.
     validation.factual_recall.experiments.run_experiment : One experiment in this process.
 
-    References
-    ----------
-    docs/factual_recall.md#measured-results
+    %(ref_measured_results)s
     """
     from validation.engine import run_sweep
 
@@ -202,6 +200,7 @@ def run_experiments(names=EXPERIMENTS, *, quick=True, seed=0, executor="processe
     return {p["name"]: r["result"] for p, r in zip(params, recs)}
 
 
+@fill_doc
 def run_experiment(name, *, quick=False, seed=0, out=None):
     """Run one experiment in this process, as ``python -m validation factual-recall NAME`` does.
 
@@ -232,9 +231,7 @@ def run_experiment(name, *, quick=False, seed=0, out=None):
     validation.factual_recall.experiments.run_experiments : Several experiments on a worker pool.
     validation.factual_recall.experiments.experiment_rng : The generator of each experiment.
 
-    References
-    ----------
-    docs/factual_recall.md#experiments
+    %(ref_experiments)s
     """
     from hcizz.cli import check_output_file
     from validation._io import atomic_write_json, to_jsonable
@@ -255,6 +252,7 @@ def run_experiment(name, *, quick=False, seed=0, out=None):
     return res
 
 
+@fill_doc
 def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
     r"""Find the largest integer ``n`` with ``passes(n)`` True, assuming monotonicity.
 
@@ -288,9 +286,7 @@ def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
     Halving down from ``lo`` until a pass, doubling up until a failure, then
     bisection; :math:`O(\log(n / \mathrm{lo}) + \log(1 / \mathrm{rtol}))` calls.
 
-    References
-    ----------
-    docs/factual_recall.md#experiments
+    %(ref_experiments)s
 
     Examples
     --------
@@ -329,6 +325,7 @@ def largest_passing(passes, lo, hi=None, *, rtol=0.1, max_n=10**7):
     return lo, log
 
 
+@fill_doc
 def fit_through_origin(x, y):
     r"""Fit the slope of :math:`y = c x` by least squares, with its standard error and the ratio spread.
 
@@ -352,9 +349,7 @@ def fit_through_origin(x, y):
     validation.factual_recall.fits.fit_origin_slope : Weighted fit of the same line, with its chi-square.
     validation.factual_recall.fits.fit_log_ratio : The same slope fitted in logs.
 
-    References
-    ----------
-    docs/factual_recall.md#measured-results
+    %(ref_measured_results)s
 
     Examples
     --------
@@ -468,6 +463,9 @@ def memory_capacity_experiment(*, quick=True, rng=None, threshold=0.99, progress
 
 # ----------------------------------------------------------------------------- transformer
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.experiments.train_transformer",
+    "docs/factual_recall.md#model"))
 @dataclass(frozen=True)
 class TransformerTrainResult(Result):
     """Outcome of :func:`train_transformer`, a frozen record with ``to_dict()``.
@@ -485,13 +483,7 @@ class TransformerTrainResult(Result):
     mlp_params : int
         Parameters of the MLP.
 
-    See Also
-    --------
-    validation.factual_recall.experiments.train_transformer : The function that returns it.
-
-    References
-    ----------
-    docs/factual_recall.md#model
+    %(record_links)s
     """
 
     accuracy: float
@@ -501,8 +493,11 @@ class TransformerTrainResult(Result):
     mlp_params: int
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.experiments.transformer_capacity",
+    "docs/factual_recall.md#experiments"))
 @dataclass(frozen=True)
-class TransformerCapacity(Result):
+class TransformerCapacity(TransformerShape):
     r"""Outcome of :func:`transformer_capacity`, a frozen record with ``to_dict()``.
 
     Parameters
@@ -524,20 +519,9 @@ class TransformerCapacity(Result):
     lr : float
         Peak learning rate.
 
-    See Also
-    --------
-    validation.factual_recall.experiments.transformer_capacity : The function that returns it.
-
-    References
-    ----------
-    docs/factual_recall.md#experiments
+    %(record_links)s
     """
 
-    d: int
-    H: int
-    d_h: int
-    m: int
-    params: int
     facts: int
     facts_per_param: float
     evaluated: list
@@ -567,6 +551,7 @@ def _check_transformer_memory(task, d, H, d_h, m, batch, dtype):
                  f"batch={batch}: parameters + Adam moments + one batch of activations")
 
 
+@fill_doc
 def train_transformer(task, d, H, d_h, m, *, steps=2000, batch=256, lr=3e-3, rng=None,
                       eval_repeats=1, dtype=np.float32):
     """Train the one-layer transformer on fresh batches of ``task`` and measure its accuracy.
@@ -599,9 +584,7 @@ def train_transformer(task, d, H, d_h, m, *, steps=2000, batch=256, lr=3e-3, rng
     validation.factual_recall.transformer.build_transformer : The model it trains.
     validation.optim.adam_loop : The training loop.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#model
+    %(ref_model_paper)s
 
     Examples
     --------
@@ -645,6 +628,7 @@ def _check_positive_heads(H, d_h):
     return H, d_h
 
 
+@fill_doc
 def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1e-2,
                          threshold=0.99, eval_repeats=2, rng=None, start=None, rtol=0.1):
     """Largest number of facts :math:`S R` the transformer stores at >= ``threshold`` accuracy.
@@ -686,9 +670,7 @@ def transformer_capacity(d, H, d_h, m, *, D=8, T=16, steps=1500, batch=256, lr=1
     validation.factual_recall.experiments.train_transformer : One training run at one number of facts.
     validation.factual_recall.experiments.largest_passing : The search over the number of facts.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#experiments
+    %(ref_experiments_paper)s
 
     Examples
     --------
@@ -819,9 +801,7 @@ def tradeoff_experiment(*, quick=True, rng=None, progress=_progress, D=8):
     validation.factual_recall.experiments.train_transformer : One training run of one shape.
     validation.factual_recall.fits.fit_boundary : The iso-capacity boundary of such a grid.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#experiments
+    %(ref_experiments_paper)s
 
     Examples
     --------
@@ -873,9 +853,7 @@ def sequential_experiment(*, quick=True, rng=None, progress=_progress):
     validation.factual_recall.sequential.train_sequential : The training run it reports.
     validation.factual_recall.sequential.detect_stages : The stage boundaries it reads off.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#escape-times
+    %(ref_escape_times_paper)s
 
     Examples
     --------

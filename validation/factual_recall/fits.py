@@ -31,7 +31,7 @@ from scipy import optimize, stats
 
 from hcizz.results import Result, optional
 from validation.logistic import fit_threshold
-from validation._docparams import fill_doc
+from validation._docparams import fill_doc, returned_by
 from .theory import escape_rates
 
 __all__ = ["IntervalResult", "BudgetFit", "CapacityFits", "capacity_fits", "converged_budget",
@@ -90,6 +90,10 @@ class IntervalResult(Result):
 
 # ----------------------------------------------------------------------------- capacities
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.fits.capacity_fits",
+    "arXiv:2605.10795; docs/factual_recall.md#measurement",
+    "validation.logistic.fit_threshold : The logistic fit behind it."))
 @dataclass(frozen=True)
 class BudgetFit(Result):
     """Logistic capacity threshold at one step budget (a row of :func:`capacity_fits`).
@@ -105,14 +109,7 @@ class BudgetFit(Result):
     successes, trials : int
         Successes within the budget, and trials.
 
-    See Also
-    --------
-    validation.factual_recall.fits.capacity_fits : The function that returns it.
-    validation.logistic.fit_threshold : The logistic fit behind it.
-
-    References
-    ----------
-    arXiv:2605.10795; docs/factual_recall.md#measurement
+    %(record_links)s
     """
 
     budget: int
@@ -126,6 +123,10 @@ class BudgetFit(Result):
     level = 0.95
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.fits.capacity_fits",
+    "docs/factual_recall.md#measurement",
+    "validation.factual_recall.fits.converged_budget : The budget from which a fit stops moving."))
 @dataclass(frozen=True)
 class CapacityFits(Result):
     """Capacity fits of one configuration per step budget, for both criteria (:func:`capacity_fits`).
@@ -138,14 +139,7 @@ class CapacityFits(Result):
         Criterion *at least 99 % recalled* (``t_99``); ``to_dict()`` and
         ``res["99"]`` name it ``"99"``.
 
-    See Also
-    --------
-    validation.factual_recall.fits.capacity_fits : The function that returns it.
-    validation.factual_recall.fits.converged_budget : The budget from which a fit stops moving.
-
-    References
-    ----------
-    docs/factual_recall.md#measurement
+    %(record_links)s
     """
 
     all: list
@@ -286,7 +280,10 @@ def converged_budget(fits, value="threshold"):
 
 # ----------------------------------------------------------------------------- lines
 
-@fill_doc
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.fits.fit_line",
+    "docs/factual_recall.md#escape-times",
+    "validation.factual_recall.fits.SlopeCheck : The same fit with the slope theory predicts."))
 @dataclass(frozen=True)
 class LineFit(IntervalResult):
     r"""Ordinary least-squares line :math:`y = \mathrm{intercept} + \mathrm{slope}\, x` (:func:`fit_line`).
@@ -301,14 +298,7 @@ class LineFit(IntervalResult):
         Student-t interval of the slope at ``level``.
     %(points_n)s %(hidden_level)s
 
-    See Also
-    --------
-    validation.factual_recall.fits.fit_line : The function that returns it.
-    validation.factual_recall.fits.SlopeCheck : The same fit with the slope theory predicts.
-
-    References
-    ----------
-    docs/factual_recall.md#escape-times
+    %(record_links)s
     """
 
     slope: float
@@ -322,7 +312,10 @@ class LineFit(IntervalResult):
     _estimate = "slope"
 
 
-@fill_doc
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.fits.fit_escape_slopes",
+    "docs/factual_recall.md#escape-times",
+    "validation.factual_recall.theory.escape_rates : The theory slopes."))
 @dataclass(frozen=True)
 class SlopeCheck(LineFit):
     """A :class:`~validation.factual_recall.fits.LineFit` with the slope theory predicts (:func:`fit_escape_slopes`).
@@ -335,14 +328,7 @@ class SlopeCheck(LineFit):
     theory : float
         The predicted slope.
 
-    See Also
-    --------
-    validation.factual_recall.fits.fit_escape_slopes : The function that returns it.
-    validation.factual_recall.theory.escape_rates : The theory slopes.
-
-    References
-    ----------
-    docs/factual_recall.md#escape-times
+    %(record_links)s
     """
 
     theory: float = math.nan
@@ -409,6 +395,9 @@ def fit_line(x, y, level=0.95):
 
 # ----------------------------------------------------------------------------- escape times
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.fits.fit_escape_slopes",
+    "docs/factual_recall.md#escape-times"))
 @dataclass(frozen=True)
 class PlateauEscape(Result):
     r"""Escape-time fits of one plateau (relation or subject), :func:`fit_escape_slopes`.
@@ -434,13 +423,7 @@ class PlateauEscape(Result):
     missing : int
         Runs that did not escape within their steps.
 
-    See Also
-    --------
-    validation.factual_recall.fits.fit_escape_slopes : The function that returns it.
-
-    References
-    ----------
-    docs/factual_recall.md#escape-times
+    %(record_links)s
     """
 
     rate: float
@@ -453,6 +436,9 @@ class PlateauEscape(Result):
     missing: int
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.fits.fit_escape_slopes",
+    "docs/factual_recall.md#escape-times"))
 @dataclass(frozen=True)
 class EscapeSlopes(Result):
     """Escape-time fits of both plateaus (:func:`fit_escape_slopes`).
@@ -462,13 +448,7 @@ class EscapeSlopes(Result):
     relation, subject : PlateauEscape
         The two plateaus.
 
-    See Also
-    --------
-    validation.factual_recall.fits.fit_escape_slopes : The function that returns it.
-
-    References
-    ----------
-    docs/factual_recall.md#escape-times
+    %(record_links)s
     """
 
     relation: PlateauEscape
@@ -490,6 +470,7 @@ class EscapeSlopes(Result):
         return "\n".join(lines)
 
 
+@fill_doc
 def fit_escape_slopes(records, S, R, D, level=0.95):
     r"""Fit the escape steps against :math:`\ln(1/\mathrm{init})` and :math:`\ln \mathrm{lr}`; compare with theory.
 
@@ -526,9 +507,7 @@ def fit_escape_slopes(records, S, R, D, level=0.95):
     seed-to-seed spread of the escape step (random initial direction),
     treated as independent and homoscedastic within a fit.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#escape-times
+    %(ref_escape_times_paper)s
     """
     lam = escape_rates(S, R, D)
     out = {}
@@ -564,7 +543,9 @@ def _fields(res):
 
 # ----------------------------------------------------------------------------- capacity in ln N
 
-@fill_doc
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.fits.fit_capacity",
+    "arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked"))
 @dataclass(frozen=True)
 class FactsCapacity(IntervalResult):
     r"""Facts stored at 50 % success within a step budget (:func:`fit_capacity`).
@@ -581,13 +562,7 @@ class FactsCapacity(IntervalResult):
         Successes within the budget, and trials.
     %(hidden_level)s
 
-    See Also
-    --------
-    validation.factual_recall.fits.fit_capacity : The function that returns it.
-
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(record_links)s
     """
 
     budget: int
@@ -606,6 +581,7 @@ def _t99_success(result, budget):
     return t is not None and t <= budget
 
 
+@fill_doc
 def fit_capacity(facts, results, budget, level=0.95):
     r"""Fit the capacity (facts at 50 % success) by a logistic fit in :math:`\ln N`.
 
@@ -635,9 +611,7 @@ def fit_capacity(facts, results, budget, level=0.95):
     :func:`validation.logistic.fit_threshold` on ``(ln N, success)``: every
     seed and every ``N`` in one likelihood.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_facts_per_param_paper)s
 
     Examples
     --------
@@ -666,7 +640,9 @@ def _widened(se, red, n, level):
     return se_eff, q
 
 
-@fill_doc
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.fits.fit_origin_slope",
+    "docs/factual_recall.md#facts-per-parameter-budget-checked"))
 @dataclass(frozen=True)
 class OriginSlope(IntervalResult):
     """Weighted least-squares slope of :math:`y = c x` (:func:`fit_origin_slope`).
@@ -683,13 +659,7 @@ class OriginSlope(IntervalResult):
         Reduced chi-square (NaN for one point).
     %(points_n)s %(hidden_level)s
 
-    See Also
-    --------
-    validation.factual_recall.fits.fit_origin_slope : The function that returns it.
-
-    References
-    ----------
-    docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(record_links)s
     """
 
     slope: float
@@ -703,6 +673,7 @@ class OriginSlope(IntervalResult):
     _estimate = "slope"
 
 
+@fill_doc
 def fit_origin_slope(x, y, sig, level=0.95):
     r"""Fit :math:`y = c x` by weighted least squares, the interval widened by the reduced chi-square.
 
@@ -727,9 +698,7 @@ def fit_origin_slope(x, y, sig, level=0.95):
     validation.factual_recall.fits.fit_log_ratio : The same slope fitted in logs.
     validation.factual_recall.experiments.fit_through_origin : The unweighted least-squares slope.
 
-    References
-    ----------
-    docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_facts_per_param)s
 
     Examples
     --------
@@ -749,7 +718,9 @@ def fit_origin_slope(x, y, sig, level=0.95):
                        chi2_red=red, n=n, level=level)
 
 
-@fill_doc
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.fits.fit_log_ratio",
+    "docs/factual_recall.md#facts-per-parameter-budget-checked"))
 @dataclass(frozen=True)
 class RatioSlope(IntervalResult):
     r""":math:`y = c x` fitted in logs (:func:`fit_log_ratio`).
@@ -770,13 +741,7 @@ class RatioSlope(IntervalResult):
         The same slope by weighted least squares in linear scale, when computed.
     %(hidden_level)s
 
-    See Also
-    --------
-    validation.factual_recall.fits.fit_log_ratio : The function that returns it.
-
-    References
-    ----------
-    docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(record_links)s
     """
 
     slope: float
@@ -791,6 +756,7 @@ class RatioSlope(IntervalResult):
     _estimate = "slope"
 
 
+@fill_doc
 def fit_log_ratio(x, y, sig_ln, level=0.95):
     r"""Fit :math:`y = c x` in logs: the weighted mean of :math:`\ln(y / x)`, interval widened by the reduced chi-square.
 
@@ -812,9 +778,7 @@ def fit_log_ratio(x, y, sig_ln, level=0.95):
     --------
     validation.factual_recall.fits.fit_origin_slope : The same slope by weighted least squares.
 
-    References
-    ----------
-    docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_facts_per_param)s
 
     Examples
     --------
@@ -864,9 +828,7 @@ class SlopeFit(Result):
     ``to_dict()`` writes ``"ci"`` and, when there is a fit, ``"bits_per_param_ci"``
     (the keys of ``report.json``).
 
-    References
-    ----------
-    docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_facts_per_param)s
     """
 
     value: float
@@ -896,6 +858,7 @@ class SlopeFit(Result):
         return out
 
 
+@fill_doc
 def fit_slope(params, facts, ci_low, ci_high, D, level=0.95):
     r"""Fit facts = ``c`` params over configurations with a finite capacity interval.
 
@@ -925,9 +888,7 @@ def fit_slope(params, facts, ci_low, ci_high, D, level=0.95):
     validation.factual_recall.fits.fit_capacity : The capacity of one configuration.
     validation.factual_recall.fits.fit_log_ratio : The slope fitted in logs.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_facts_per_param_paper)s
 
     Examples
     --------
@@ -957,6 +918,9 @@ def fit_slope(params, facts, ci_low, ci_high, D, level=0.95):
 
 # ----------------------------------------------------------------------------- search criterion
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.fits.search_criterion",
+    "docs/factual_recall.md#search-criterion-against-the-50-point"))
 @dataclass(frozen=True)
 class SeedSearch(Result):
     """One seed's binary-search path read as the paper's criterion (:func:`search_criterion`).
@@ -973,13 +937,7 @@ class SeedSearch(Result):
         Geometric midpoint of the largest pass and the smallest failure above
         it (NaN unless both exist).
 
-    See Also
-    --------
-    validation.factual_recall.fits.search_criterion : The function that returns it.
-
-    References
-    ----------
-    docs/factual_recall.md#search-criterion-against-the-50-point
+    %(record_links)s
     """
 
     seed: int
@@ -988,6 +946,9 @@ class SeedSearch(Result):
     bracket_mid: float
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.fits.search_criterion",
+    "arXiv:2412.06538; docs/factual_recall.md#search-criterion-against-the-50-point"))
 @dataclass(frozen=True)
 class SearchCriterion(Result):
     """What a binary search's "largest N that passed" reports, against the 50 % point.
@@ -1008,13 +969,7 @@ class SearchCriterion(Result):
     one_search_over_50, one_search_mid_over_50, best_of_searches_over_50 : float
         The ratios to the 50 % point (NaN without a positive one).
 
-    See Also
-    --------
-    validation.factual_recall.fits.search_criterion : The function that returns it.
-
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#search-criterion-against-the-50-point
+    %(record_links)s
     """
 
     per_seed: list
@@ -1248,6 +1203,9 @@ class BoundaryLaw(Result):
         return out
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.fits.fit_boundary",
+    "arXiv:2412.06538; docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters"))
 @dataclass(frozen=True)
 class BoundaryFit(Result):
     r"""Iso-capacity boundary fits of the trade-off grid (:func:`~validation.factual_recall.fits.fit_boundary`).
@@ -1268,13 +1226,7 @@ class BoundaryFit(Result):
     n_trials, n_facts : int
         Trials and the number of facts each had to store.
 
-    See Also
-    --------
-    validation.factual_recall.fits.fit_boundary : The function that returns it.
-
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters
+    %(record_links)s
     """
 
     fits: dict

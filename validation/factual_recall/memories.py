@@ -19,7 +19,7 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
-from validation._docparams import fill_doc
+from validation._docparams import fill_doc, returned_by
 from validation.optim import adam_loop, warmup_cosine
 from hcizz.results import Result
 
@@ -27,6 +27,7 @@ __all__ = ["sphere_embeddings", "linear_memory_loss", "mlp_memory_loss",
            "init_mlp_memory", "train_memory", "MemoryTrainResult"]
 
 
+@fill_doc
 def sphere_embeddings(n, d, rng=None, dtype=np.float64):
     r"""Draw ``n`` i.i.d. points uniform on the unit sphere of :math:`\mathbb{R}^d` (rows).
 
@@ -48,9 +49,7 @@ def sphere_embeddings(n, d, rng=None, dtype=np.float64):
     --------
     validation.factual_recall.trials.embeddings : Sphere or Gaussian embeddings from given normals.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#associative-memories
+    %(ref_associative_memories_paper)s
 
     Examples
     --------
@@ -95,9 +94,7 @@ def linear_memory_loss(W, X, U, targets, grad=True):
     -----
     :math:`L = X W^T U^T`, :math:`G = \partial \mathrm{loss} / \partial L` so :math:`dW = U^T G^T X`.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#associative-memories
+    %(ref_associative_memories_paper)s
 
     Examples
     --------
@@ -114,6 +111,7 @@ def linear_memory_loss(W, X, U, targets, grad=True):
     return loss, dW, correct
 
 
+@fill_doc
 def init_mlp_memory(d, m, rng=None, dtype=np.float64):
     r"""Draw the He-style initialisation ``[W1 (m, d), b (m,), W2 (d, m)]`` of an MLP memory.
 
@@ -135,9 +133,7 @@ def init_mlp_memory(d, m, rng=None, dtype=np.float64):
     --------
     validation.factual_recall.memories.mlp_memory_loss : The loss of these parameters.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#associative-memories
+    %(ref_associative_memories_paper)s
 
     Examples
     --------
@@ -179,9 +175,7 @@ def mlp_memory_loss(params, X, U, targets, grad=True):
     :math:`G = \partial \mathrm{loss} / \partial L`: :math:`dY = G U`, :math:`dW_2 = dY^T H`,
     :math:`dP = (dY W_2) \odot 1[P > 0]`, :math:`dW_1 = dP^T X`, :math:`db = \sum_\mathrm{rows} dP`.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#associative-memories
+    %(ref_associative_memories_paper)s
 
     Examples
     --------
@@ -222,6 +216,9 @@ def _check_memory_need(kind, n, d, m, n_classes, dtype):
                  + f" classes={k}: embeddings + parameters and Adam moments + scores")
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.memories.train_memory",
+    "docs/factual_recall.md#associative-memories"))
 @dataclass(frozen=True)
 class MemoryTrainResult(Result):
     """Outcome of :func:`train_memory`, a frozen record with ``to_dict()``.
@@ -237,13 +234,7 @@ class MemoryTrainResult(Result):
     n : int
         Number of facts.
 
-    See Also
-    --------
-    validation.factual_recall.memories.train_memory : The function that returns it.
-
-    References
-    ----------
-    docs/factual_recall.md#associative-memories
+    %(record_links)s
     """
 
     accuracy: float
@@ -252,6 +243,7 @@ class MemoryTrainResult(Result):
     n: int
 
 
+@fill_doc
 def train_memory(kind, n, d, *, m=None, n_classes=None, steps=1000, lr=None, rng=None,
                  dtype=np.float32):
     """Train a linear or MLP associative memory on ``n`` random facts (full batch, Adam).
@@ -296,9 +288,7 @@ def train_memory(kind, n, d, *, m=None, n_classes=None, steps=1000, lr=None, rng
     (see :func:`linear_memory_loss`, :func:`mlp_memory_loss`); the linear
     memory starts at ``W = 0``; the result is evaluated after the last update.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#associative-memories
+    %(ref_associative_memories_paper)s
 
     Examples
     --------

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 
 from hcizz.checks import check_int
 from hcizz.results import Result
+from validation._docparams import fill_doc, returned_by
 from .task import split_facts
+from .transformer import TransformerShape
 
 __all__ = ["shape_of", "grid_facts", "next_grid_index", "MAX_HEADS", "PAPER_LRS",
            "size_outcomes", "next_paper_trial", "LargestPassed", "largest_passed",
@@ -35,6 +37,7 @@ PAPER_LRS = (0.01, 0.003, 0.001)
 MAX_HEADS = 8
 
 
+@fill_doc
 def shape_of(d, attn_ratio, mlp_ratio, max_heads=MAX_HEADS):
     """``(d, H, d_h, m)`` for the ratios :math:`H d_h / d` and :math:`m / d`.
 
@@ -64,9 +67,7 @@ def shape_of(d, attn_ratio, mlp_ratio, max_heads=MAX_HEADS):
     --------
     validation.factual_recall.search.paper_code_comparison : Compares shapes with the paper's code.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_facts_per_param_paper)s
 
     Examples
     --------
@@ -83,6 +84,7 @@ def shape_of(d, attn_ratio, mlp_ratio, max_heads=MAX_HEADS):
     return int(d), H, hd // H, m
 
 
+@fill_doc
 def grid_facts(k, n0, ratio):
     r"""Number of facts :math:`S R` (square split) at grid index ``k`` of a geometric grid.
 
@@ -108,9 +110,7 @@ def grid_facts(k, n0, ratio):
     --------
     validation.factual_recall.search.next_grid_index : The next index of an adaptive path.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_facts_per_param_paper)s
 
     Examples
     --------
@@ -121,6 +121,7 @@ def grid_facts(k, n0, ratio):
     return S * R
 
 
+@fill_doc
 def next_grid_index(tested, start, *, max_trials=8, step=4):
     """Next grid index of one adaptive path, or None when the path is done.
 
@@ -149,9 +150,7 @@ def next_grid_index(tested, start, *, max_trials=8, step=4):
     --------
     validation.factual_recall.search.grid_facts : The number of facts at an index.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#facts-per-parameter-budget-checked
+    %(ref_facts_per_param_paper)s
 
     Examples
     --------
@@ -176,6 +175,7 @@ def next_grid_index(tested, start, *, max_trials=8, step=4):
     return None
 
 
+@fill_doc
 def size_outcomes(runs, lrs=PAPER_LRS, budget=None):
     """Outcome of every size tried: passed (some rate passed), failed (every rate failed) or pending.
 
@@ -201,9 +201,7 @@ def size_outcomes(runs, lrs=PAPER_LRS, budget=None):
     --------
     validation.factual_recall.search.largest_passed : The criterion read from these outcomes.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(ref_papers_protocol_paper)s
 
     Examples
     --------
@@ -233,6 +231,7 @@ def size_outcomes(runs, lrs=PAPER_LRS, budget=None):
     return out
 
 
+@fill_doc
 def next_paper_trial(runs, start, *, lrs=PAPER_LRS, max_sizes=6, step=1):
     """Next ``(S, lr)`` of the paper protocol's lean search on one path, or None when it is done.
 
@@ -271,9 +270,7 @@ def next_paper_trial(runs, start, *, lrs=PAPER_LRS, max_sizes=6, step=1):
     wide bracket as the paper's code does.  Both give the largest passed size
     with its successor failing.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(ref_papers_protocol_paper)s
 
     Examples
     --------
@@ -311,6 +308,9 @@ def next_paper_trial(runs, start, *, lrs=PAPER_LRS, max_sizes=6, step=1):
     return ((lo + hi) // 2, lrs[0]) if hi - lo > 1 else None
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.search.largest_passed",
+    "arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code"))
 @dataclass(frozen=True)
 class LargestPassed(Result):
     """The paper's criterion on one path: the largest size that passed.
@@ -333,13 +333,7 @@ class LargestPassed(Result):
     sizes : dict
         ``S -> True / False / None`` for every size tried.
 
-    See Also
-    --------
-    validation.factual_recall.search.largest_passed : The function that returns it.
-
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(record_links)s
     """
 
     S: object
@@ -356,6 +350,7 @@ class LargestPassed(Result):
         return d
 
 
+@fill_doc
 def largest_passed(runs, lrs=PAPER_LRS, budget=None):
     """Apply the paper's criterion to the runs of one path (any rate passing makes a size pass).
 
@@ -378,9 +373,7 @@ def largest_passed(runs, lrs=PAPER_LRS, budget=None):
     validation.factual_recall.search.size_outcomes : The outcome of every size.
     validation.factual_recall.fits.search_criterion : The same criterion on binary-search trials.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(ref_papers_protocol_paper)s
 
     Examples
     --------
@@ -408,8 +401,11 @@ def largest_passed(runs, lrs=PAPER_LRS, budget=None):
                          {k: ok for k, (ok, _) in out.items()})
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.search.paper_code_comparison",
+    "arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code"))
 @dataclass(frozen=True)
-class PaperCodeRow(Result):
+class PaperCodeRow(TransformerShape):
     """One shape of the comparison with the paper's own code (same criterion on both sides).
 
     Parameters
@@ -436,20 +432,9 @@ class PaperCodeRow(Result):
         code's resolved sizes widened by one size on each side (the step of
         the criterion); None when a side has no resolved size.
 
-    See Also
-    --------
-    validation.factual_recall.search.paper_code_comparison : The function that returns it.
-
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(record_links)s
     """
 
-    d: int
-    H: int
-    d_h: int
-    m: int
-    params: int
     budget: object
     paper_code: list
     ours: list
@@ -460,6 +445,7 @@ class PaperCodeRow(Result):
     within_paper_range: object
 
 
+@fill_doc
 def paper_code_comparison(shapes, budgets=None):
     """Put the paper code's largest-passed sizes next to ours, shape by shape.
 
@@ -488,9 +474,7 @@ def paper_code_comparison(shapes, budgets=None):
     sizes are those with a passed size whose successor failed
     (``bracketed``).
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(ref_papers_protocol_paper)s
 
     Examples
     --------

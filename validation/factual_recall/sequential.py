@@ -31,7 +31,7 @@ import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
 from validation.losses import softmax_xent
-from validation._docparams import fill_doc
+from validation._docparams import fill_doc, returned_by
 from validation.optim import GradientDescent, adam_loop
 from hcizz.results import Result
 from .task import FactTask, structured_answers
@@ -87,9 +87,7 @@ def linear_attention_loss(k, W, counts, targets, grad=True):
     :math:`dW = (k \odot M)^T` and :math:`dk = \sum_a M \odot W^T`.
     With a sparse :math:`C` every product costs :math:`O(B T A)`.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#escape-times
+    %(ref_escape_times_paper)s
 
     Examples
     --------
@@ -115,6 +113,7 @@ def linear_attention_loss(k, W, counts, targets, grad=True):
     return loss, [dk, dW], logits
 
 
+@fill_doc
 def block_losses(logits, targets, D):
     r"""Compute the total, relation-only and subject-only losses of logits ``(B, D R)``.
 
@@ -145,9 +144,7 @@ def block_losses(logits, targets, D):
     that knows the relation but not the subject (mass spread uniformly over the
     right block) has total :math:`\ln D`, relation ``0`` and subject :math:`\ln D`.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#escape-times
+    %(ref_escape_times_paper)s
 
     Examples
     --------
@@ -169,6 +166,7 @@ def block_losses(logits, targets, D):
     return float(total), float(rel), float(subj)
 
 
+@fill_doc
 def train_sequential(S, R, D, *, T=8, steps=3000, lr=1.0, init=1e-3, batch=None,
                      eval_every=10, rng=None, dtype=np.float64):
     r"""Train the one-hot linear-attention model by plain GD and record the losses.
@@ -219,9 +217,7 @@ def train_sequential(S, R, D, *, T=8, steps=3000, lr=1.0, init=1e-3, batch=None,
     from :math:`1/R` of the sequences and a subject column from :math:`1/S`, so with
     :math:`S \gg R` the relation is learnt first.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#escape-times
+    %(ref_escape_times_paper)s
 
     Examples
     --------
@@ -285,6 +281,9 @@ def _first_settled_below(curve, level):
     return None if i == len(curve) else i
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.sequential.detect_stages",
+    "docs/factual_recall.md#escape-times"))
 @dataclass(frozen=True)
 class StageTimes(Result):
     """Stage boundaries of a sequential-learning run (:func:`detect_stages`), a frozen record.
@@ -306,13 +305,7 @@ class StageTimes(Result):
     order : {"relation-first", "subject-first", "undetermined"}
         Which component is learnt first.
 
-    See Also
-    --------
-    validation.factual_recall.sequential.detect_stages : The function that returns it.
-
-    References
-    ----------
-    docs/factual_recall.md#escape-times
+    %(record_links)s
     """
 
     relation_learnt: Optional[int]
@@ -323,6 +316,7 @@ class StageTimes(Result):
     order: str
 
 
+@fill_doc
 def detect_stages(step, total, relation, subject, frac=0.1):
     r"""Read the stage boundaries off the loss curves (no reference to the theory values).
 
@@ -361,9 +355,7 @@ def detect_stages(step, total, relation, subject, frac=0.1):
     before the drop.  A curve whose initial value is not positive (e.g. the
     relation loss when ``R = 1``) is never "learnt".
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#escape-times
+    %(ref_escape_times_paper)s
 
     Examples
     --------

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hcizz.checks import check_int, check_rng
+from validation._docparams import fill_doc
 
 __all__ = ["FactTask", "make_task", "structured_answers", "split_facts"]
 
@@ -37,6 +38,7 @@ def _check_ids(name, value, high, *, ndim=1):
     return arr
 
 
+@fill_doc
 @dataclass(frozen=True)
 class FactTask:
     """A factual-recall dataset (see module docstring); build with :func:`make_task`.
@@ -58,9 +60,7 @@ class FactTask:
     --------
     validation.factual_recall.task.make_task : Draws a task.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#task
+    %(ref_task_paper)s
     """
 
     S: int
@@ -182,6 +182,7 @@ class FactTask:
         return s.ravel(), r.ravel()
 
 
+@fill_doc
 def make_task(S, R, D, T=32, rng=None, *, distinct=False):
     r"""Draw a factual-recall task.
 
@@ -223,9 +224,7 @@ def make_task(S, R, D, T=32, rng=None, *, distinct=False):
     ``distinct``).  The task is fixed by ``rng``; the sequences are drawn
     afresh by :meth:`FactTask.sample`.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#task
+    %(ref_task_paper)s
 
     Examples
     --------
@@ -252,6 +251,7 @@ def make_task(S, R, D, T=32, rng=None, *, distinct=False):
     return FactTask(S, R, D, T, answers)
 
 
+@fill_doc
 def structured_answers(S, R, D):
     r"""Build structured facts :math:`a(s, r) = \lfloor s D / S \rfloor + r D` (sequential-learning model).
 
@@ -278,9 +278,7 @@ def structured_answers(S, R, D):
     is used when :math:`S \geq D`; :math:`S < D` is refused (more answers per block than
     subjects).
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#escape-times
+    %(ref_escape_times_paper)s
 
     Examples
     --------
@@ -300,6 +298,7 @@ def structured_answers(S, R, D):
     return (s * D) // S + r * D
 
 
+@fill_doc
 def split_facts(n_facts):
     r"""Split a number of facts into ``S`` subjects and ``R`` relations, ``R`` close to :math:`\sqrt{n}`.
 
@@ -324,9 +323,7 @@ def split_facts(n_facts):
     A square split keeps the vocabulary :math:`2 (S + R) + 1` (and so the noise
     vocabulary :math:`S + R`) smallest for a given number of facts.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#experiments
+    %(ref_experiments_paper)s
 
     Examples
     --------

@@ -21,6 +21,7 @@ from hcizz.checks import check_int
 from hcizz.results import Result
 from replica import p_of_load
 from validation.linear_memory.theory import full_rank_threshold
+from validation._docparams import fill_doc, returned_by
 
 __all__ = ["theory_prediction", "CapacityPrediction", "counting_bounds", "CountingBounds",
            "escape_rates", "EscapeRates", "PAPER_FACTS_PER_PARAM", "COVER_PER_WEIGHT"]
@@ -34,6 +35,9 @@ PAPER_FACTS_PER_PARAM = 0.15
 COVER_PER_WEIGHT = 2.0
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.theory.theory_prediction",
+    "docs/theory_full_rank.md#load-and-capacity"))
 @dataclass(frozen=True)
 class CapacityPrediction(Result):
     r"""Finite-size capacity of the linear memory at ``d`` (:func:`theory_prediction`), a frozen record.
@@ -47,13 +51,7 @@ class CapacityPrediction(Result):
     N : float
         Real :math:`N` with :math:`N \ln N = \alpha d^2`.
 
-    See Also
-    --------
-    validation.factual_recall.theory.theory_prediction : The function that returns it.
-
-    References
-    ----------
-    docs/theory_full_rank.md#load-and-capacity
+    %(record_links)s
     """
 
     alpha: float
@@ -97,6 +95,9 @@ def theory_prediction(d):
                               N=float(p_of_load(e.value, d)))
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.theory.counting_bounds",
+    "docs/factual_recall.md#mlp-memory-against-counting-bounds"))
 @dataclass(frozen=True)
 class CountingBounds(Result):
     r"""Counting reference points for the MLP memory (:func:`counting_bounds`), a frozen record.
@@ -114,13 +115,7 @@ class CountingBounds(Result):
     classes : int
         Number of output classes.
 
-    See Also
-    --------
-    validation.factual_recall.theory.counting_bounds : The function that returns it.
-
-    References
-    ----------
-    docs/factual_recall.md#mlp-memory-against-counting-bounds
+    %(record_links)s
     """
 
     params: int
@@ -186,6 +181,9 @@ def counting_bounds(d, m, classes=2):
                           cover_effective=COVER_PER_WEIGHT * eff / (m * d), classes=int(classes))
 
 
+@fill_doc(record_links=returned_by(
+    "validation.factual_recall.theory.escape_rates",
+    "docs/factual_recall.md#escape-times"))
 @dataclass(frozen=True)
 class EscapeRates(Result):
     r"""Linearised growth rates at the saddle (:func:`escape_rates`), a frozen record.
@@ -197,13 +195,7 @@ class EscapeRates(Result):
     subject : float
         Rate of the subject mode, :math:`\sqrt{(1 - 1/D) / R} / S`.
 
-    See Also
-    --------
-    validation.factual_recall.theory.escape_rates : The function that returns it.
-
-    References
-    ----------
-    docs/factual_recall.md#escape-times
+    %(record_links)s
     """
 
     relation: float

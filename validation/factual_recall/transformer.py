@@ -31,17 +31,49 @@ measured 6-12x slower for the scores at the benchmark size
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
+from hcizz.results import Result
 from validation.losses import softmax_xent
 from validation._docparams import fill_doc
 from .task import _check_ids
 
-__all__ = ["OneLayerTransformer", "build_transformer", "VARIANTS", "truncated_normal"]
+__all__ = ["OneLayerTransformer", "build_transformer", "VARIANTS", "truncated_normal",
+           "TransformerShape"]
 
 PARAM_NAMES = ("Q", "K", "V", "O", "W1", "b", "W2")
+
+
+@dataclass(frozen=True)
+class TransformerShape(Result):
+    r"""The first fields of a record of one transformer shape: its sizes and parameter count.
+
+    Parameters
+    ----------
+    d, H, d_h, m : int
+        Model sizes.
+    params : int
+        Trainable parameters, :math:`4 H d_h d + 2 m d`
+        (:meth:`OneLayerTransformer.count_params`).
+
+    See Also
+    --------
+    validation.factual_recall.experiments.TransformerCapacity : A record that starts with them.
+    validation.factual_recall.search.PaperCodeRow : Another.
+
+    References
+    ----------
+    docs/factual_recall.md#model
+    """
+
+    d: int
+    H: int
+    d_h: int
+    m: int
+    params: int
 
 #: The two model variants: ``"ours"`` (EOS residual, ``1/sqrt(d)`` attention init, He MLP
 #: input layer) and ``"paper"`` (the model of arXiv:2412.06538's code: no EOS residual,
@@ -403,6 +435,7 @@ class OneLayerTransformer:
         return loss, self.backward(G, cache, params), correct
 
 
+@fill_doc
 def build_transformer(d, H, d_h, m, *, task, rng=None, dtype=np.float32, variant="ours"):
     """Build the transformer every factual-recall trainer uses, sized for ``task``.
 
@@ -435,9 +468,7 @@ def build_transformer(d, H, d_h, m, *, task, rng=None, dtype=np.float32, variant
     validation.factual_recall.transformer.OneLayerTransformer : The model.
     validation.factual_recall.transformer.truncated_normal : The initialisation of its weights.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#model
+    %(ref_model_paper)s
 
     Examples
     --------

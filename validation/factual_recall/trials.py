@@ -38,6 +38,7 @@ from .memories import init_mlp_memory, linear_memory_loss, mlp_memory_loss
 from .sequential import train_sequential
 from .task import make_task, split_facts
 from .transformer import build_transformer
+from validation._docparams import fill_doc
 
 __all__ = ["embeddings", "linear_recall_trial", "mlp_recall_trial", "escape_trial",
            "transformer_budget_trial", "paper_protocol_trial", "COSINE_WARMUP", "COSINE_FINAL",
@@ -272,6 +273,7 @@ def _crossing(step, curve, level):
     return float(x0 + (x1 - x0) * (y0 - level) / (y0 - y1))
 
 
+@fill_doc
 @trial("factual_recall.escape", aliases=("validation.factual_recall.theory_check:escape_trial",))
 def escape_trial(params):
     r"""Escape steps of the two plateaus of the sequential-learning model (trial).
@@ -294,9 +296,7 @@ def escape_trial(params):
     --------
     validation.factual_recall.fits.fit_escape_slopes : Fits the escape steps of these trials.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#escape-times
+    %(ref_escape_times_paper)s
 
     Examples
     --------
@@ -409,6 +409,7 @@ def transformer_budget_trial(params):
             "accuracy": accs, "t_99": t99, "t_all": None, "cpu_seconds": time.process_time() - c0}
 
 
+@fill_doc
 @trial("factual_recall.paper_run")
 def paper_protocol_trial(params):
     """One training run of the paper's protocol at one size and one learning rate (trial).
@@ -456,9 +457,7 @@ def paper_protocol_trial(params):
     A run that passes at ``pass_step`` passes under every budget ``>= pass_step``
     and, being a prefix, fails under every smaller one.
 
-    References
-    ----------
-    arXiv:2412.06538; docs/factual_recall.md#the-papers-protocol-against-the-papers-code
+    %(ref_papers_protocol_paper)s
 
     Examples
     --------

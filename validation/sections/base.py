@@ -17,8 +17,9 @@ from hcizz import docstrings
 __all__ = ["SectionResult", "Context", "md_table", "docs_href", "PARAMETERS", "fill_doc"]
 
 #: Shared docstring entries of the sections (filled by ``fill_doc``): the ``build(ctx)``
-#: every section module exports, and the arguments of the part renderers
-#: ``render(ctx, md, data, figs)``.
+#: every section module exports, the arguments of the part renderers
+#: ``render(ctx, md, data, figs)`` and the ``ref_*`` References sections several
+#: docstrings cite.
 PARAMETERS = {
     "section_build": (
         "Parameters\n----------\nctx : validation.report.Context\n"
@@ -29,12 +30,17 @@ PARAMETERS = {
     "render_parameters": ("Parameters\n----------\nctx : validation.sections.base.Context\n"
                           "    The report context.\nmd : list of str\n    Markdown blocks, appended to."),
     "render_figs": "figs : list of str\n    Figure names, appended to.",
+    # whole References sections cited by several docstrings (one text per cited page)
+    "ref_report": "References\n----------\ndocs/quickstart.md#4-the-report",
+    "ref_assocmem_documentation": "References\n----------\ndocs/index.md#assocmem-documentation",
+    "ref_memories_against_theory": "References\n----------\ndocs/factual_recall.md#memories-against-theory",
 }
 
 #: :func:`hcizz.docstrings.fill_doc` with the sections' entries (:data:`PARAMETERS`) besides the shared ones.
 fill_doc = functools.partial(docstrings.fill_doc, **PARAMETERS)
 
 
+@fill_doc
 @dataclass
 class SectionResult:
     """What a section contributes: markdown body, JSON data and figure files.
@@ -48,9 +54,7 @@ class SectionResult:
     figures : list of str, optional
         Figure files written into the report folder.
 
-    References
-    ----------
-    docs/index.md#assocmem-documentation
+    %(ref_assocmem_documentation)s
     """
 
     markdown: str
@@ -143,6 +147,7 @@ class Context:
 _DOCS_DIR = Path(__file__).resolve().parent.parent.parent / "docs"
 
 
+@fill_doc
 def docs_href(target, out):
     """Return a link to a docs target from the report folder.
 
@@ -161,9 +166,7 @@ def docs_href(target, out):
         and on GitHub; else ``target`` itself, the path from the repository root (a
         report written elsewhere, or a non-editable install, which ships no docs).
 
-    References
-    ----------
-    docs/index.md#assocmem-documentation
+    %(ref_assocmem_documentation)s
 
     Examples
     --------

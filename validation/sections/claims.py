@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 import re
 
+from .base import fill_doc
+
 __all__ = ["verdict", "exact_verdict", "enough_points", "ledger", "ledger_markdown", "slug", "CLAIM_KEYS"]
 
 #: The keys of one ledger row in ``report.json["claims"]``.
@@ -127,6 +129,7 @@ def verdict(prediction, ci, *, estimate=None, prediction_stderr=0.0, kind="equal
         f"differs by {diff:+.3f} ({k:.1f} sigma)"
 
 
+@fill_doc
 def enough_points(n_points, n_params):
     """Whether a fit of ``n_params`` parameters to ``n_points`` points may be reported (``n >= k + 2``).
 
@@ -142,9 +145,7 @@ def enough_points(n_points, n_params):
     bool
         True when there are at least ``n_params + 2`` points.
 
-    References
-    ----------
-    docs/quickstart.md#4-the-report
+    %(ref_report)s
 
     Examples
     --------
@@ -161,6 +162,7 @@ def _finite(x):
         return False
 
 
+@fill_doc
 def slug(title):
     """The GitHub-style anchor of a Markdown heading.
 
@@ -174,9 +176,7 @@ def slug(title):
     str
         Lower case, punctuation dropped, spaces as ``-``.
 
-    References
-    ----------
-    docs/quickstart.md#4-the-report
+    %(ref_report)s
 
     Examples
     --------
@@ -222,6 +222,7 @@ _OURS = "this package"
 _LW = "arXiv:2605.05189"
 
 
+@fill_doc
 def exact_verdict(e):
     """Verdict of one exact-capacity entry (``report.json`` ``linear_memory.exact.<d>``) against ``alpha_c_finite``.
 
@@ -235,9 +236,7 @@ def exact_verdict(e):
     str
         :func:`verdict` of the threshold against the theory.
 
-    References
-    ----------
-    docs/quickstart.md#4-the-report
+    %(ref_report)s
 
     Examples
     --------
@@ -545,6 +544,7 @@ def _num(x, spec=".3f"):
     return format(x, spec) if abs(x) >= 0.01 or x == 0 else f"{x:.2g}"
 
 
+@fill_doc
 def ledger_markdown(rows):
     """Render the ledger rows as one Markdown table (the report's first screen).
 
@@ -558,9 +558,7 @@ def ledger_markdown(rows):
     str
         A heading, one line of reading and the table.
 
-    References
-    ----------
-    docs/quickstart.md#4-the-report
+    %(ref_report)s
 
     Examples
     --------

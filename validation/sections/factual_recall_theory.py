@@ -61,6 +61,7 @@ def fmt_ci(lo, hi, f="{:.3f}"):
     return f"[{a}, {b}]"
 
 
+@fill_doc
 def run_study(ctx, name, *, always_replay=False, **options):
     """Replay (quick mode) or compute (full mode) one study for the report.
 
@@ -82,9 +83,7 @@ def run_study(ctx, name, *, always_replay=False, **options):
     source : str
         ``"stored"`` for a replay, else the store's path.
 
-    References
-    ----------
-    docs/factual_recall.md#memories-against-theory
+    %(ref_memories_against_theory)s
     """
     study = get_study(name)
     compute = not (ctx.quick or always_replay)
@@ -134,9 +133,7 @@ def render(ctx, md, data, figs):
         The section's ``report.json`` entry, extended.
     %(render_figs)s
 
-    References
-    ----------
-    docs/factual_recall.md#memories-against-theory
+    %(ref_memories_against_theory)s
     """
     lin = _linear(ctx, md, data, figs)
     sm = _mlp(ctx, md, data, figs)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from .claims import slug
+from .base import fill_doc
 
 __all__ = ["blocks", "condense", "strip_markers", "KEY_TABLE_ROWS", "KEY_TABLE_COLUMNS", "DETAILS_FILE"]
 
@@ -32,6 +33,7 @@ _HOW = re.compile(r"python -m |\.jsonl|\bCPU\b|\bs wall\b|trials/s|--[a-z]")
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+")
 
 
+@fill_doc
 def blocks(markdown):
     """Split Markdown into blocks (kind, text).
 
@@ -47,9 +49,7 @@ def blocks(markdown):
         ``"paragraph"``, in order; blank lines separate blocks, a code fence
         is one block.
 
-    References
-    ----------
-    docs/quickstart.md#4-the-report
+    %(ref_report)s
 
     Examples
     --------
@@ -114,6 +114,7 @@ def _short(paragraph):
     return " ".join(kept), cut
 
 
+@fill_doc
 def condense(markdown, details=DETAILS_FILE):
     """The main-text version of a report's Markdown.
 
@@ -136,9 +137,7 @@ def condense(markdown, details=DETAILS_FILE):
         ``KEY_TABLE_COLUMNS`` columns; a line linking the part's full text in
         the appendix when anything was left out.
 
-    References
-    ----------
-    docs/quickstart.md#4-the-report
+    %(ref_report)s
 
     Examples
     --------
@@ -220,6 +219,7 @@ def _condense_part(body):
     return kept, dropped
 
 
+@fill_doc
 def strip_markers(markdown):
     """The Markdown without the ``<!-- details -->`` / ``<!-- main -->`` markers (the appendix text).
 
@@ -233,9 +233,7 @@ def strip_markers(markdown):
     str
         The same text without the markers.
 
-    References
-    ----------
-    docs/quickstart.md#4-the-report
+    %(ref_report)s
 
     Examples
     --------

@@ -14,6 +14,7 @@ import math
 import re
 
 from .layout import blocks
+from .base import fill_doc
 
 __all__ = ["prose_numbers", "json_leaves", "json_numbers", "sources", "unmatched_numbers"]
 
@@ -24,6 +25,7 @@ _LINK = re.compile(r"\]\([^)]*\)|arXiv:\d+\.\d+")
 _NUM_IN_TEXT = re.compile(r"[+-]?\d+(?:\.\d+)?(?:e[+-]?\d+)?")
 
 
+@fill_doc
 def prose_numbers(markdown, *, min_digits=2):
     """The decimal numbers quoted in the prose of a Markdown text.
 
@@ -41,9 +43,7 @@ def prose_numbers(markdown, *, min_digits=2):
         ``(number as printed, the paragraph it stands in)`` for paragraphs and
         list items; code spans and link targets removed first.
 
-    References
-    ----------
-    docs/quickstart.md#4-the-report
+    %(ref_report)s
 
     Examples
     --------
@@ -67,6 +67,7 @@ def _significant(s):
     return len(mant)
 
 
+@fill_doc
 def json_leaves(data, path=()):
     """Every number of a JSON value with its path (numbers inside strings under the string's path).
 
@@ -82,9 +83,7 @@ def json_leaves(data, path=()):
     list of (tuple, float)
         ``(path of keys and indices, value)`` for each number.
 
-    References
-    ----------
-    docs/quickstart.md#4-the-report
+    %(ref_report)s
 
     Examples
     --------
@@ -108,6 +107,7 @@ def json_leaves(data, path=()):
     return out
 
 
+@fill_doc
 def sources(printed, data):
     """The paths of ``data`` whose value rounds to a printed number.
 
@@ -123,9 +123,7 @@ def sources(printed, data):
     list of tuple
         The matching paths.
 
-    References
-    ----------
-    docs/quickstart.md#4-the-report
+    %(ref_report)s
 
     Examples
     --------
@@ -135,6 +133,7 @@ def sources(printed, data):
     return [p for p, v in json_leaves(data) if _matches(printed, [v])]
 
 
+@fill_doc
 def json_numbers(data):
     """Every number of a ``report.json`` entry: numeric leaves and numbers written inside strings.
 
@@ -148,9 +147,7 @@ def json_numbers(data):
     list of float
         The finite numbers (booleans excluded).
 
-    References
-    ----------
-    docs/quickstart.md#4-the-report
+    %(ref_report)s
 
     Examples
     --------
@@ -175,6 +172,7 @@ def _matches(printed, values):
     return False
 
 
+@fill_doc
 def unmatched_numbers(markdown, data, *, min_digits=2):
     """The prose numbers of ``markdown`` that no value of ``data`` rounds to.
 
@@ -196,9 +194,7 @@ def unmatched_numbers(markdown, data, *, min_digits=2):
         ``|v - x| <= 10^-k / 2`` (signs ignored; ``v`` or ``100 v`` for a
         percent).
 
-    References
-    ----------
-    docs/quickstart.md#4-the-report
+    %(ref_report)s
 
     Examples
     --------

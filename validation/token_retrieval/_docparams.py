@@ -8,6 +8,9 @@ in :data:`PARAMS` and a docstring names it on a placeholder line
 :func:`hcizz.docstrings.fill_doc` does for the parameters every package shares
 (docs/architecture.md#shared-parameter-docs).  Private to this package: an entry
 that links a function (``:func:`run_grid```) is named only in that function's module.
+The preset scans share their Parameters and Returns sections, written by
+:func:`preset_scan`.  The ``ref_*`` entries are whole ``References`` sections,
+one per text that several docstrings cite.
 """
 from __future__ import annotations
 
@@ -15,7 +18,14 @@ import functools
 
 from hcizz import docstrings
 
-__all__ = ["PARAMS", "fill_doc"]
+__all__ = ["PARAMS", "fill_doc", "preset_scan"]
+
+def _refs(text):
+    """A whole ``References`` section citing ``text``."""
+    return "References\n----------\n" + text
+
+
+_SEEDS = "seeds : int\n    Seeds per point."
 
 #: Descriptions of the model options: name -> numpydoc entry.
 PARAMS = {
@@ -45,7 +55,61 @@ PARAMS = {
     "comparisons_returns": "list of DesignComparison\n    One per boundary.",
     "seed_root": "seed : int, optional\n    Root seed.",
     "progress_cb": "progress : callable, optional\n    Progress callback, as in :func:`run_grid`.",
+    # the grid of a scan at one dimension: as a record holds it, as a function takes it
+    "seeds_per_point": _SEEDS,
+    "grid_fields": "d : int\n    Dimension.\nNs, Ls : list of int\n    The grid.\n" + _SEEDS,
+    "grid_args": "d : int\n    Dimension.\nNs, Ls : sequence of int\n    The grid.\n" + _SEEDS,
+    # whole References sections cited by several docstrings (one text per cited page)
+    "ref_adaptive_design": _refs("docs/token_retrieval.md#adaptive-design-of-the-boundary"),
+    "ref_attention_scores": _refs("docs/token_retrieval.md#attention-scores"),
+    "ref_early_phase_full_training": _refs("docs/token_retrieval.md#early-phase-and-full-training"),
+    "ref_experiments": _refs("docs/token_retrieval.md#experiments"),
+    "ref_counting_bound": _refs("docs/token_retrieval.md#information-theoretic-counting-bound"),
+    "ref_model": _refs("docs/token_retrieval.md#model"),
+    "ref_contrast_vs_token_theory": _refs(
+        "docs/token_retrieval.md#random-vs-orthogonal-embeddings-and-the-mlp-width-against-the-token-level-theory"),
+    "ref_retrieval_probability": _refs("docs/token_retrieval.md#retrieval-probability"),
+    "ref_step_3_logits": _refs("docs/token_retrieval.md#step-3-logits-trigger-pollution-and-cross-talk"),
+    "ref_task": _refs("docs/token_retrieval.md#task"),
+    "ref_task_paper": _refs("arXiv:2603.15923; docs/token_retrieval.md#task"),
+    "ref_the_boundary_law": _refs("docs/token_retrieval.md#the-boundary-law"),
+    "ref_the_orthonormal_case": _refs("docs/token_retrieval.md#the-orthonormal-case"),
+    "ref_theory_of_the_early_phase": _refs("docs/token_retrieval.md#theory-of-the-early-phase"),
+    "ref_token_level_theory": _refs("docs/token_retrieval.md#token-level-theory"),
+    "ref_token_level_theory_paper": _refs("arXiv:2603.15923; docs/token_retrieval.md#token-level-theory"),
+    "ref_theory_vs_sim": _refs("docs/token_retrieval.md#token-level-theory-against-simulation"),
+    "ref_lower_bound_question": _refs("docs/token_retrieval.md#which-question-a-lower-bound-answers"),
+    "ref_lower_bound_question_paper": _refs("arXiv:2603.15923; docs/token_retrieval.md#which-question-a-lower-bound-answers"),
 }
 
 #: :func:`hcizz.docstrings.fill_doc` with :data:`PARAMS` besides the shared table.
 fill_doc = functools.partial(docstrings.fill_doc, **PARAMS)
+
+
+def preset_scan(part, result, fn):
+    """Return the Parameters and Returns sections of a preset scan (a ``fill_doc`` entry).
+
+    Parameters
+    ----------
+    part : str
+        The scan's key in each preset of :data:`~validation.token_retrieval.experiments.PRESETS`.
+    result : str
+        The class the scan returns.
+    fn : str
+        The function of ``experiments`` that builds it from the runs.
+
+    Returns
+    -------
+    str
+        Both sections, for the ``scan_sections`` placeholder of the scan's docstring.
+
+    Examples
+    --------
+    >>> print(preset_scan("mlp", "MLPScan", "mlp_boundaries").splitlines()[3])
+        Sizes of :data:`PRESETS` (``mlp``).
+    """
+    return docstrings.fill("Parameters\n----------\n"
+                           'preset : {"quick", "full"}\n'
+                           f"    Sizes of :data:`PRESETS` (``{part}``).\n"
+                           "%(seed_root)s %(progress_cb)s\n\n"
+                           f"Returns\n-------\n{result}\n    :func:`{fn}` of the runs.", PARAMS)

@@ -17,6 +17,7 @@ from scipy import stats
 from hcizz.checks import check_int, check_real, check_rng
 from hcizz.results import Result, optional
 from validation.logistic import fit_logistic
+from ._docparams import fill_doc
 
 __all__ = ["aggregate", "boundary_points", "fit_power_law", "fit_boundary", "logistic_fit",
            "multiplicative_test", "PowerLaw", "Exponent", "ProductTerm", "BoundaryFit",
@@ -32,6 +33,7 @@ def _with_boot(out, r):
     return out
 
 
+@fill_doc
 @dataclass(frozen=True)
 class Exponent(Result):
     r"""One fitted exponent of a boundary law, with its standard errors and 95 % intervals.
@@ -61,9 +63,7 @@ class Exponent(Result):
     ``to_dict()`` writes the intervals as ``"ci95_ls"`` and ``"ci95_boot"``
     (``[low, high]``), the keys ``report.json`` has always used.
 
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(ref_the_boundary_law)s
     """
 
     value: float
@@ -113,6 +113,7 @@ class Exponent(Result):
         return _with_boot(out, self)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class ProductTerm(Result):
     r"""The coefficient ``g`` of :math:`\log v_1 \log v_2` added to a two-covariate boundary fit.
@@ -135,9 +136,7 @@ class ProductTerm(Result):
     validation.token_retrieval.boundary.fit_boundary
         Fit the power law :math:`\mathrm{along}_c = C \prod_v v^{\alpha_v}` to the success boundary.
 
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(ref_the_boundary_law)s
     """
 
     value: float
@@ -158,6 +157,7 @@ class ProductTerm(Result):
         return _with_boot({"value": self.value, "stderr": self.stderr, "p_value": self.p_value}, self)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class PowerLaw(Result):
     r"""Least-squares power law :math:`\text{along} = e^{c_0} \prod_v v^{\alpha_v}` (:func:`fit_power_law`).
@@ -180,9 +180,7 @@ class PowerLaw(Result):
     validation.token_retrieval.boundary.Exponent
         One fitted exponent of a boundary law, with its standard errors and 95 % intervals.
 
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(ref_the_boundary_law)s
     """
 
     log_prefactor: float
@@ -201,6 +199,7 @@ class PowerLaw(Result):
         return [self.log_prefactor] + [e.value for e in self.exponents.values()]
 
 
+@fill_doc
 @dataclass(frozen=True)
 class BoundaryFit(Result):
     r"""Power-law fit of a simulated success boundary (:func:`~validation.token_retrieval.boundary.fit_boundary`).
@@ -235,9 +234,7 @@ class BoundaryFit(Result):
     validation.token_retrieval.boundary.LogisticBoundary
         Logistic regression of per-run success on the logs of the variables (``logistic_fit``).
 
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(ref_the_boundary_law)s
     """
 
     points: list
@@ -252,6 +249,7 @@ class BoundaryFit(Result):
     n_boot_ok: int = optional()
 
 
+@fill_doc
 @dataclass(frozen=True)
 class LogisticBoundary(Result):
     r"""Logistic regression of per-run success on the logs of the variables (:func:`logistic_fit`).
@@ -276,9 +274,7 @@ class LogisticBoundary(Result):
     validation.token_retrieval.boundary.BoundaryFit
         Power-law fit of a simulated success boundary (``fit_boundary``).
 
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(ref_the_boundary_law)s
     """
 
     coef: dict
@@ -289,6 +285,7 @@ class LogisticBoundary(Result):
     key: str
 
 
+@fill_doc
 @dataclass(frozen=True)
 class ProductFormTest(Result):
     r"""Likelihood-ratio test of the product form of the boundary (:func:`multiplicative_test`).
@@ -313,9 +310,7 @@ class ProductFormTest(Result):
     validation.token_retrieval.boundary.ProductTerm
         The coefficient ``g`` of :math:`\log v_1 \log v_2` added to a two-covariate boundary fit.
 
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(ref_the_boundary_law)s
     """
 
     lr: float
@@ -369,6 +364,7 @@ def aggregate(records, key, by=("N", "d", "L")):
     return {k: (float(np.mean(v)), len(v)) for k, v in sorted(acc.items())}
 
 
+@fill_doc
 def boundary_points(frac, *, along="N", by=("N", "d", "L"), direction="up", level=0.5):
     r"""Locate where the success fraction crosses ``level`` along one variable.
 
@@ -405,9 +401,7 @@ def boundary_points(frac, *, along="N", by=("N", "d", "L"), direction="up", leve
     :math:`\log x_c = \log x_t + w (\log x_{t+1} - \log x_t)`,
     :math:`w = (\text{level} - f_t) / (f_{t+1} - f_t)`.
 
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(ref_the_boundary_law)s
 
     Examples
     --------
@@ -461,6 +455,7 @@ def _design(points, covars):
     return np.column_stack([np.ones(len(points))] + [np.log([q[c] for q in points]) for c in covars])
 
 
+@fill_doc
 def fit_power_law(points, *, along="N", covars=("d", "L")):
     r"""Fit :math:`\text{along} = C \prod_v v^{\alpha_v}` to points by least squares in the logs: the one power-law fit.
 
@@ -500,9 +495,7 @@ def fit_power_law(points, *, along="N", covars=("d", "L")):
     :math:`\sqrt{\operatorname{diag}(s^2 (X^T X)^{-1})}` with
     :math:`s^2 = \mathrm{RSS} / \max(1, n - p - 1)`.
 
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(ref_the_boundary_law)s
 
     Examples
     --------
@@ -660,6 +653,7 @@ def fit_boundary(records, key, *, along="N", covars=("d", "L"), direction="up", 
                        n_boot_ok=len(boots), **head)
 
 
+@fill_doc
 def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
     r"""Fit a logistic regression of per-run success on the logs of ``variables``.
 
@@ -694,9 +688,7 @@ def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
     validation.logistic.fit_logistic
         Fit a logistic regression by Newton's method (IRLS), optionally ridge-penalised.
 
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(ref_the_boundary_law)s
     """
     ridge = check_real("ridge", ridge, low=0, allow_array=False)
     if len(records) < len(variables) + 1:
@@ -719,6 +711,7 @@ def logistic_fit(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
                             loglik=ll, n=len(y), exponents=exponents, key=key)
 
 
+@fill_doc
 def multiplicative_test(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
     r"""Test by likelihood ratio whether the boundary depends on one product :math:`\prod_v v^{c_v}`.
 
@@ -756,9 +749,7 @@ def multiplicative_test(records, key, *, variables=("N", "d", "L"), ridge=1e-3):
     log-likelihoods are evaluated at the ridge-penalised estimates, so the
     chi-square reference is approximate when ``ridge > 0``.
 
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(ref_the_boundary_law)s
     """
     ridge = check_real("ridge", ridge, low=0, allow_array=False)
     if len(records) < len(variables) * (len(variables) + 1) // 2 + 2:

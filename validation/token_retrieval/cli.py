@@ -16,6 +16,7 @@ from hcizz.cli import parse_list
 from validation._io import dumps, to_jsonable
 
 from . import experiments as ex
+from ._docparams import fill_doc
 
 __all__ = ["register"]
 
@@ -27,6 +28,7 @@ def _progress(msg):
     print(f"[token-retrieval] {msg}", file=sys.stderr, flush=True)
 
 
+@fill_doc
 def register(sub):
     """Add the ``token-retrieval`` subcommand to ``python -m validation``.
 
@@ -41,9 +43,7 @@ def register(sub):
     validation.token_retrieval.experiments.mlp_scan
         Locate the recall boundary ``N_max`` with a fixed random MLP of width ``m``.
 
-    References
-    ----------
-    docs/token_retrieval.md#experiments
+    %(ref_experiments)s
     """
     p = sub.add_parser("token-retrieval", help="token retrieval with random embeddings (early-phase GD)")
     p.add_argument("what", choices=["phase", "fit", "orthogonal", "snr", "mlp", "beta"])

@@ -21,6 +21,7 @@ from hcizz.results import Result
 
 from . import theory as th
 from .token_theory import token_theory
+from ._docparams import fill_doc
 
 __all__ = ["QUANTITIES", "TARGETS", "simulated_points", "theory_grid", "save_theory_grid", "load_theory_grid",
            "TheoryVsSim", "theory_vs_sim", "responsible_term", "TargetCheck", "target_check", "LimitsOnGrid",
@@ -39,6 +40,7 @@ REPORT_NAMES = {"p_retrieval": "p_retrieval", "p_recall": "p_recall", "p_retriev
                 "p_recall_seq": "recall_seq", "test_acc": "test_acc"}
 
 
+@fill_doc
 def simulated_points(records):
     r"""Group run records by ``(N, d, L)``: per quantity the mean over seeds and its standard error.
 
@@ -62,9 +64,7 @@ def simulated_points(records):
         Compare the token-level and the closed-form theory with simulated runs, point by point.
     validation.token_retrieval.experiments.run_grid : Run ``run_config`` over the product grid ``Ns x ds x Ls``.
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_theory_vs_sim)s
 
     Examples
     --------
@@ -93,6 +93,7 @@ def simulated_points(records):
     return out
 
 
+@fill_doc
 def theory_grid(points, *, reps=100, rng=0, progress=None, **kw):
     """Evaluate the token-level theory at each ``(N, d, L)`` of ``points``.
 
@@ -122,9 +123,7 @@ def theory_grid(points, *, reps=100, rng=0, progress=None, **kw):
     validation.token_retrieval.token_theory.token_theory
         Predict the early phase's success probabilities from the token-level theory.
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_theory_vs_sim)s
 
     Examples
     --------
@@ -143,6 +142,7 @@ def theory_grid(points, *, reps=100, rng=0, progress=None, **kw):
     return out
 
 
+@fill_doc
 def save_theory_grid(grid, path, **about):
     """Write :func:`theory_grid` output as JSON (read back by :func:`load_theory_grid`).
 
@@ -168,9 +168,7 @@ def save_theory_grid(grid, path, **about):
     validation.token_retrieval.comparison.theory_grid
         Evaluate the token-level theory at each ``(N, d, L)`` of ``points``.
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_theory_vs_sim)s
 
     Examples
     --------
@@ -189,6 +187,7 @@ def save_theory_grid(grid, path, **about):
     return p
 
 
+@fill_doc
 def load_theory_grid(path):
     """Load token-level predictions written by :func:`save_theory_grid`.
 
@@ -215,9 +214,7 @@ def load_theory_grid(path):
     validation.token_retrieval.comparison.theory_vs_sim
         Compare the token-level and the closed-form theory with simulated runs, point by point.
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_theory_vs_sim)s
 
     Examples
     --------
@@ -248,6 +245,7 @@ def _key_part(x):
         return x
 
 
+@fill_doc
 @dataclass(frozen=True)
 class TheoryVsSim(Result):
     """Theory against simulation over a grid (:func:`theory_vs_sim`).
@@ -278,9 +276,7 @@ class TheoryVsSim(Result):
     validation.token_retrieval.comparison.target_check
         Check a ``theory_vs_sim`` comparison against the targets ``TARGETS``.
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_theory_vs_sim)s
     """
 
     points: list
@@ -289,6 +285,7 @@ class TheoryVsSim(Result):
     worst: list
 
 
+@fill_doc
 def theory_vs_sim(records, *, theory=None, reps=100, rng=0, floor_draws=2000, progress=None):
     r"""Compare the token-level and the closed-form theory with simulated runs, point by point.
 
@@ -327,9 +324,7 @@ def theory_vs_sim(records, *, theory=None, reps=100, rng=0, floor_draws=2000, pr
     :func:`simulated_points`; for all-``N`` events the binomial error is taken at the
     *predicted* probability (floored at :math:`1/(2n)`), the hypothesis under test.
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_theory_vs_sim)s
 
     Examples
     --------
@@ -399,6 +394,7 @@ def theory_vs_sim(records, *, theory=None, reps=100, rng=0, floor_draws=2000, pr
 TARGET_QUANTITIES = ("p_retrieval", "p_recall")
 
 
+@fill_doc
 def responsible_term(N, d, L, *, vocab_ratio=4.0):
     r"""Name the approximation of the token-level theory that dominates its error at ``(N, d, L)``.
 
@@ -431,9 +427,7 @@ def responsible_term(N, d, L, *, vocab_ratio=4.0):
     exact key vector, the measured law of ``A`` over the grid's tasks); the rule is a label for
     the report, not a measurement.
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_theory_vs_sim)s
 
     Examples
     --------
@@ -447,6 +441,7 @@ def responsible_term(N, d, L, *, vocab_ratio=4.0):
     return "token_variance"
 
 
+@fill_doc
 @dataclass(frozen=True)
 class TargetCheck(Result):
     """The token-level theory against the targets :data:`TARGETS` (:func:`target_check`).
@@ -479,9 +474,7 @@ class TargetCheck(Result):
         Check a ``theory_vs_sim`` comparison against the targets ``TARGETS``.
     validation.token_retrieval.comparison.TheoryVsSim : Theory against simulation over a grid (``theory_vs_sim``).
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_theory_vs_sim)s
     """
 
     targets: dict
@@ -512,6 +505,7 @@ class TargetCheck(Result):
         return "\n".join(lines)
 
 
+@fill_doc
 def target_check(tv, *, targets=None, moments=None):
     """Check a :func:`theory_vs_sim` comparison against the targets :data:`TARGETS`.
 
@@ -543,9 +537,7 @@ def target_check(tv, *, targets=None, moments=None):
     ``max_reachable`` compares the target with the mean maximum error that binomial draws at the
     predicted probabilities give (``tv.noise_floor``), i.e. what an exact theory would show.
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_theory_vs_sim)s
 
     Examples
     --------
@@ -591,6 +583,7 @@ def target_check(tv, *, targets=None, moments=None):
                        moments=mom)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class LimitsOnGrid(Result):
     """Retrieval boundaries of simulation and theories beside the statistical limits (:func:`limits_on_grid`).
@@ -619,9 +612,7 @@ class LimitsOnGrid(Result):
     validation.token_retrieval.comparison.limits_on_grid
         Locate the retrieval boundaries of a comparison and put the statistical limits beside them.
 
-    References
-    ----------
-    docs/token_retrieval.md#which-question-a-lower-bound-answers
+    %(ref_lower_bound_question)s
     """
 
     rows: list
@@ -630,6 +621,7 @@ class LimitsOnGrid(Result):
     factor: float
 
 
+@fill_doc
 def limits_on_grid(tv, *, factor=1.5):
     r"""Locate the retrieval boundaries of a comparison and put the statistical limits beside them.
 
@@ -657,9 +649,7 @@ def limits_on_grid(tv, *, factor=1.5):
     Crossings from below along ``N`` (:func:`~validation.token_retrieval.boundary.boundary_points`,
     geometric interpolation); the limits are exact integrals (no Monte Carlo).
 
-    References
-    ----------
-    docs/token_retrieval.md#which-question-a-lower-bound-answers
+    %(ref_lower_bound_question)s
 
     Examples
     --------
@@ -690,6 +680,7 @@ def limits_on_grid(tv, *, factor=1.5):
                         token_within_factor=(len(within), len(cross)), factor=float(factor))
 
 
+@fill_doc
 @dataclass(frozen=True)
 class SeedCheck(Result):
     """All-``N`` probabilities re-measured with more seeds at chosen points (:func:`seed_check`).
@@ -712,9 +703,7 @@ class SeedCheck(Result):
         Compare the token-level theory with all-``N`` success re-measured on new seeds.
     validation.token_retrieval.comparison.TheoryVsSim : Theory against simulation over a grid (``theory_vs_sim``).
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_theory_vs_sim)s
     """
 
     rows: list
@@ -728,6 +717,7 @@ def _binom_z(m, n, pred, pse):
     return (m - pred) / math.sqrt(pp * (1 - pp) / n + pse ** 2)
 
 
+@fill_doc
 def seed_check(points, first, new, theory):
     """Compare the token-level theory with all-``N`` success re-measured on new seeds.
 
@@ -759,9 +749,7 @@ def seed_check(points, first, new, theory):
     theory's Monte Carlo error, as :func:`theory_vs_sim`; ``se_new``/``se_all`` are the binomial
     errors at the measured fraction (floored like :func:`simulated_points`).
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_theory_vs_sim)s
 
     Examples
     --------
@@ -796,6 +784,7 @@ def seed_check(points, first, new, theory):
                      max_abs_z_new=max(abs(r["z_new"]) for r in rows))
 
 
+@fill_doc
 @dataclass(frozen=True)
 class TokenMomentCheck(Result):
     r"""Measured moments against the token-level theory (:func:`token_moment_check`).
@@ -822,9 +811,7 @@ class TokenMomentCheck(Result):
         One moment of the early phase: the theory's value against the simulated one (``moment_check``).
     validation.token_retrieval.comparison.token_moment_check : Put the token-level theory beside measured moments.
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_theory_vs_sim)s
     """
 
     rows: list
@@ -834,6 +821,7 @@ class TokenMomentCheck(Result):
     n_closed: int
 
 
+@fill_doc
 def token_moment_check(checks, *, reps=64):
     """Put the token-level theory beside measured moments.
 
@@ -862,9 +850,7 @@ def token_moment_check(checks, *, reps=64):
     A ``z`` score needs a combined standard error above float64 round-off of the quantity's scale
     (``1e-12 max(1, |token|)``), as :func:`~validation.token_retrieval.moments.moment_check`.
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_theory_vs_sim)s
 
     Examples
     --------
@@ -895,6 +881,7 @@ def token_moment_check(checks, *, reps=64):
 
 
 
+@fill_doc
 def scan_theory(points, *, reps=100, rng=0, progress=None):
     """Evaluate the token-level theory at scan configurations with their embedding kind and MLP width.
 
@@ -922,9 +909,7 @@ def scan_theory(points, *, reps=100, rng=0, progress=None):
     validation.token_retrieval.comparison.theory_grid
         Evaluate the token-level theory at each ``(N, d, L)`` of ``points``.
 
-    References
-    ----------
-    docs/token_retrieval.md#random-vs-orthogonal-embeddings-and-the-mlp-width-against-the-token-level-theory
+    %(ref_contrast_vs_token_theory)s
 
     Examples
     --------
@@ -945,6 +930,7 @@ def scan_theory(points, *, reps=100, rng=0, progress=None):
     return out
 
 
+@fill_doc
 @dataclass(frozen=True)
 class ScanComparison(Result):
     """The embedding contrast and the MLP-width scan against both theories (:func:`scan_comparison`).
@@ -972,9 +958,7 @@ class ScanComparison(Result):
     validation.token_retrieval.experiments.OrthogonalContrast
         Random against orthogonal embeddings at equal ``d`` (``contrast``).
 
-    References
-    ----------
-    docs/token_retrieval.md#random-vs-orthogonal-embeddings-and-the-mlp-width-against-the-token-level-theory
+    %(ref_contrast_vs_token_theory)s
     """
 
     points: list
@@ -982,6 +966,7 @@ class ScanComparison(Result):
     mlp_boundaries: list
 
 
+@fill_doc
 def scan_comparison(orthogonal, mlp, theory):
     """Compare the runs of the embedding contrast and of the MLP-width scan with both theories.
 
@@ -1007,9 +992,7 @@ def scan_comparison(orthogonal, mlp, theory):
     validation.token_retrieval.experiments.mlp_scan
         Locate the recall boundary ``N_max`` with a fixed random MLP of width ``m``.
 
-    References
-    ----------
-    docs/token_retrieval.md#random-vs-orthogonal-embeddings-and-the-mlp-width-against-the-token-level-theory
+    %(ref_contrast_vs_token_theory)s
 
     Examples
     --------

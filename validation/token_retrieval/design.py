@@ -55,6 +55,7 @@ __all__ = ["ROOT", "trial_params", "boundary_trial", "fit_log_boundary", "theory
 ROOT = 0
 
 
+@fill_doc
 def trial_params(N, d, L, seed, *, root=ROOT):
     """Return the engine parameter record of one boundary trial.
 
@@ -80,9 +81,7 @@ def trial_params(N, d, L, seed, *, root=ROOT):
         Run the early phase once at ``(N, d, L)`` with randomness keyed by ``(N, d, L, seed)``.
     validation.engine.trial_key : Return the stable key of one trial: SHA-256 hex digest of its canonical JSON.
 
-    References
-    ----------
-    docs/token_retrieval.md#adaptive-design-of-the-boundary
+    %(ref_adaptive_design)s
 
     Examples
     --------
@@ -142,6 +141,7 @@ def boundary_trial(params):
             "gap_mean": float(r["gap_mean"]), "cpu_seconds": time.process_time() - c0}
 
 
+@fill_doc
 def fit_log_boundary(log_n, success, **kw):
     r"""Fit the boundary in :math:`\log N`: :func:`validation.logistic.fit_threshold`, increasing, widths >= 0.01.
 
@@ -171,9 +171,7 @@ def fit_log_boundary(log_n, success, **kw):
     The smallest width, 0.01, is the sharpest transition that integer ``N``
     below 100 can resolve (1 % in ``N``).
 
-    References
-    ----------
-    docs/token_retrieval.md#adaptive-design-of-the-boundary
+    %(ref_adaptive_design)s
 
     Examples
     --------
@@ -184,6 +182,7 @@ def fit_log_boundary(log_n, success, **kw):
     return fit_threshold(log_n, success, increasing=True, min_width=0.01, **kw)
 
 
+@fill_doc
 def theory_centre(d, L):
     r"""Return the centre of the adaptive design's first round: the theory's :math:`N_c(d, L)` (16 without a crossing).
 
@@ -204,9 +203,7 @@ def theory_centre(d, L):
     validation.token_retrieval.design.adaptive_design
         Replicate ``r`` of the adaptive design (``adaptive_threshold`` in :math:`\log N`).
 
-    References
-    ----------
-    docs/token_retrieval.md#adaptive-design-of-the-boundary
+    %(ref_adaptive_design)s
     """
     from .theory import retrieval_boundary
 
@@ -254,6 +251,7 @@ class _ThresholdRecord(Result):
         return kw
 
 
+@fill_doc
 @dataclass(frozen=True)
 class DesignRun(_ThresholdRecord):
     r"""One replicate of one design (:func:`grid_design`, :func:`adaptive_design`).
@@ -285,9 +283,7 @@ class DesignRun(_ThresholdRecord):
     ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]`` (the key
     of ``report.json``).
 
-    References
-    ----------
-    docs/token_retrieval.md#adaptive-design-of-the-boundary
+    %(ref_adaptive_design)s
     """
 
     trials: int
@@ -299,6 +295,7 @@ class DesignRun(_ThresholdRecord):
     seeds: list
 
 
+@fill_doc
 @dataclass(frozen=True)
 class DesignComparison(_ThresholdRecord):
     r"""One boundary of :func:`compare_designs`: trials of the fixed grid and of the adaptive design.
@@ -348,9 +345,7 @@ class DesignComparison(_ThresholdRecord):
     ``to_dict()`` writes the interval as ``"ci": [ci_low, ci_high]`` (the key
     of ``report.json`` and of the committed summary).
 
-    References
-    ----------
-    docs/token_retrieval.md#adaptive-design-of-the-boundary
+    %(ref_adaptive_design)s
     """
 
     d: int
@@ -383,6 +378,7 @@ class DesignComparison(_ThresholdRecord):
                                for k, v in kw["runs"].items()}}
 
 
+@fill_doc
 @dataclass(frozen=True)
 class DesignComparisons(Result):
     """The comparison of both designs at several boundaries (the outcome of the study).
@@ -399,9 +395,7 @@ class DesignComparisons(Result):
     validation.token_retrieval.design.read_comparisons
         Read a JSON file of design comparisons (a committed summary, or the ``--json`` output of a study).
 
-    References
-    ----------
-    docs/token_retrieval.md#adaptive-design-of-the-boundary
+    %(ref_adaptive_design)s
     """
 
     boundaries: list
@@ -454,9 +448,7 @@ def grid_design(d, L, r, target, run, *, grid_ns, s_max):
         Replicate ``r`` of the adaptive design (``adaptive_threshold`` in :math:`\log N`).
     validation.token_retrieval.design.design_runs : Run every replicate of both designs at one boundary.
 
-    References
-    ----------
-    docs/token_retrieval.md#adaptive-design-of-the-boundary
+    %(ref_adaptive_design)s
     """
     res = []
     f = None
@@ -550,9 +542,7 @@ def design_runs(d, L, replicates, target, run, *, centre, grid_ns, s_max, start,
     validation.token_retrieval.design.compare_designs
         Run the fixed grid and the adaptive design on every boundary and replicate, and compare them.
 
-    References
-    ----------
-    docs/token_retrieval.md#adaptive-design-of-the-boundary
+    %(ref_adaptive_design)s
     """
     runs = {"grid": [], "adaptive": []}
     pool = {}
@@ -572,6 +562,7 @@ def _mean_se(v):
     return float(v.mean()), (float(v.std(ddof=1) / math.sqrt(v.size)) if v.size > 1 else math.nan)
 
 
+@fill_doc
 def pooled_comparison(d, L, runs, pool, *, target, centre):
     """Summarise both designs at one boundary: the pooled fit, trials, coverage, CPU time.
 
@@ -604,9 +595,7 @@ def pooled_comparison(d, L, runs, pool, *, target, centre):
     of 6001 points (hundreds of trials give an interval of a few cells of the
     default grid).
 
-    References
-    ----------
-    docs/token_retrieval.md#adaptive-design-of-the-boundary
+    %(ref_adaptive_design)s
     """
     keys = sorted(pool)
     f = fit_log_boundary([math.log(k[0]) for k in keys], [pool[k] for k in keys], n_grid=6001)
@@ -625,6 +614,7 @@ def pooled_comparison(d, L, runs, pool, *, target, centre):
         trials_pooled=len(keys), covers_grid=covers["grid"], covers_adaptive=covers["adaptive"], runs=runs)
 
 
+@fill_doc
 def check_design(replicates, target, grid_ns, s_max):
     """Check the design's arguments (before any trial) and return them.
 
@@ -655,9 +645,7 @@ def check_design(replicates, target, grid_ns, s_max):
         Run the fixed grid and the adaptive design on every boundary and replicate, and compare them.
     validation.token_retrieval.design.design_runs : Run every replicate of both designs at one boundary.
 
-    References
-    ----------
-    docs/token_retrieval.md#adaptive-design-of-the-boundary
+    %(ref_adaptive_design)s
     """
     replicates = check_int("replicates", replicates, low=1, high=1000)
     target = check_real("target", target, low=0, high=math.inf, low_open=True, high_open=True, allow_array=False)
@@ -768,9 +756,7 @@ def read_comparisons(path):
     validation.token_retrieval.design.DesignComparisons
         The comparison of both designs at several boundaries (the outcome of the study).
 
-    References
-    ----------
-    docs/token_retrieval.md#adaptive-design-of-the-boundary
+    %(ref_adaptive_design)s
     """
     from pathlib import Path
 

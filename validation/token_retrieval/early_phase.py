@@ -26,10 +26,12 @@ from hcizz.results import Result
 from validation.optim import adam_loop, warmup_cosine
 
 from .model import forward, loss_and_grads, margins
+from ._docparams import fill_doc
 
 __all__ = ["EarlyPhase", "Evaluation", "early_phase", "evaluate", "train_gd"]
 
 
+@fill_doc
 @dataclass(frozen=True)
 class EarlyPhase(Result):
     """Result of :func:`early_phase` (``V1``, ``W1``, ``V2`` and ``gamma``).
@@ -53,9 +55,7 @@ class EarlyPhase(Result):
     validation.token_retrieval.early_phase.evaluate
         Compute recall statistics of the predictor ``(W, Wv)`` on ``batch``.
 
-    References
-    ----------
-    docs/token_retrieval.md#early-phase-and-full-training
+    %(ref_early_phase_full_training)s
     """
 
     V1: np.ndarray
@@ -77,6 +77,7 @@ class _GradientDescent:
             p -= lr * g
 
 
+@fill_doc
 @dataclass(frozen=True)
 class Evaluation(Result):
     """Recall statistics of a predictor on a batch (:func:`evaluate`).
@@ -101,9 +102,7 @@ class Evaluation(Result):
     validation.token_retrieval.early_phase.EarlyPhase
         Result of ``early_phase`` (``V1``, ``W1``, ``V2`` and ``gamma``).
 
-    References
-    ----------
-    docs/token_retrieval.md#retrieval-probability
+    %(ref_retrieval_probability)s
     """
 
     accuracy: float
@@ -203,6 +202,7 @@ def early_phase(emb, batch, *, eta=0.1, gamma=None, beta=None, A=None):
     return EarlyPhase(V1=V1, W1=W1, V2=V2, gamma=float(gamma), eta=float(eta))
 
 
+@fill_doc
 def evaluate(W, Wv, emb, batch, A=None):
     r"""Compute recall statistics of the predictor ``(W, Wv)`` on ``batch``.
 
@@ -232,9 +232,7 @@ def evaluate(W, Wv, emb, batch, A=None):
     validation.token_retrieval.model.margins
         Compute the per-sample margin :math:`\mathrm{logit}_{\mathrm{target}} - \max_{k \neq \mathrm{target}} \mathrm{logit}_k`.
 
-    References
-    ----------
-    docs/token_retrieval.md#retrieval-probability
+    %(ref_retrieval_probability)s
     """
     c = forward(W, Wv, emb, batch.X, A)
     mg = margins(c["logits"], batch.targets)
@@ -243,6 +241,7 @@ def evaluate(W, Wv, emb, batch, A=None):
                       attn_inf=c["a"][np.arange(batch.N), batch.pos], logits=c["logits"])
 
 
+@fill_doc
 def train_gd(emb, batch, *, steps=300, lr=0.05, optimizer="adam", A=None, warmup=0.05,
              log_every=0):
     """Train from zero with full-batch Adam or GD, for comparison with the early phase.
@@ -283,9 +282,7 @@ def train_gd(emb, batch, *, steps=300, lr=0.05, optimizer="adam", A=None, warmup
     validation.token_retrieval.runs.compare_gd
         Compare the early phase with full training (Adam from zero) on the same task.
 
-    References
-    ----------
-    docs/token_retrieval.md#early-phase-and-full-training
+    %(ref_early_phase_full_training)s
 
     Examples
     --------

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hcizz.checks import check_int, check_real
+from ._docparams import fill_doc
 
 __all__ = ["key_vector", "token_counts", "OrthogonalKey", "orthogonal_key"]
 
@@ -87,6 +88,7 @@ def key_vector(emb, batch):
     return np.einsum("nid,ni->d", X, beta), beta
 
 
+@fill_doc
 def token_counts(tokens):
     r"""Return the multiplicity of each slot's token in its own sequence.
 
@@ -107,9 +109,7 @@ def token_counts(tokens):
     validation.token_retrieval.exact.key_vector
         Compute the key vector :math:`\tilde w` of the early phase at leading order in ``eta``.
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory
+    %(ref_token_level_theory)s
 
     Examples
     --------
@@ -124,6 +124,7 @@ def token_counts(tokens):
     return cnt[inv].reshape(N, L)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class OrthogonalKey:
     r"""Coefficients of the key vector in the orthogonal limit (:func:`orthogonal_key`).
@@ -152,9 +153,7 @@ class OrthogonalKey:
     validation.token_retrieval.token_theory.draw_scores
         Draw one task's attention scores from the token-level theory.
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory
+    %(ref_token_level_theory)s
     """
 
     c: np.ndarray
@@ -166,6 +165,7 @@ class OrthogonalKey:
     multiplicity: np.ndarray
 
 
+@fill_doc
 def orthogonal_key(tokens, pos, V, *, tau=1.0):
     r"""Compute the key vector's coefficients in the orthogonal limit from the token counts.
 
@@ -212,9 +212,7 @@ def orthogonal_key(tokens, pos, V, *, tau=1.0):
     averaged.  Equal to the key vector of the one-hot task with the centred label kernel
     (tested against :func:`key_vector` on one-hot embeddings).
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory
+    %(ref_token_level_theory)s
 
     Examples
     --------

@@ -23,7 +23,7 @@ from hcizz.results import Result
 from validation.engine.trials import trial
 
 from . import theory as th
-from ._docparams import fill_doc
+from ._docparams import fill_doc, preset_scan
 from .boundary import aggregate, boundary_points, fit_boundary, logistic_fit, multiplicative_test
 from .runs import check_memory_config, check_run_options, compare_gd, run_config
 from .task import check_sizes
@@ -218,6 +218,7 @@ def grid_params(Ns, ds, Ls, *, seeds=3, seed=0, **kw):
             for s in range(seeds)]
 
 
+@fill_doc
 def run_grid(Ns, ds, Ls, *, seeds=3, seed=0, progress=None, executor=None, store=None,
              workers=None, **kw):
     """Run :func:`run_config` over the product grid ``Ns x ds x Ls``.
@@ -264,9 +265,7 @@ def run_grid(Ns, ds, Ls, *, seeds=3, seed=0, progress=None, executor=None, store
         Run the early phase once on a fresh task and return its success statistics.
     validation.token_retrieval.experiments.grid_records : Run ``run_grid`` on the main grid of a preset (``PRESETS``).
 
-    References
-    ----------
-    docs/token_retrieval.md#experiments
+    %(ref_experiments)s
 
     Examples
     --------
@@ -307,6 +306,7 @@ def _run_grid_engine(params, progress, executor, store, workers):
     return [r["result"] for r in recs if "skipped" not in r["result"]]
 
 
+@fill_doc
 def grid_records(preset, *, seed=0, Ns=None, ds=None, Ls=None, seeds=None, progress=None, **kw):
     """Run :func:`run_grid` on the main grid of a preset (:data:`~validation.token_retrieval.experiments.PRESETS`).
 
@@ -339,9 +339,7 @@ def grid_records(preset, *, seed=0, Ns=None, ds=None, Ls=None, seeds=None, progr
     validation.token_retrieval.experiments.run_grid : Run ``run_config`` over the product grid ``Ns x ds x Ls``.
     validation.token_retrieval.experiments.plan : Return the grids of a preset as ``(part, label, params)`` triples.
 
-    References
-    ----------
-    docs/token_retrieval.md#experiments
+    %(ref_experiments)s
     """
     g = dict(_preset(preset)["grid"])
     for k, v in (("Ns", Ns), ("ds", ds), ("Ls", Ls), ("seeds", seeds)):
@@ -365,6 +363,7 @@ def grid_records(preset, *, seed=0, Ns=None, ds=None, Ls=None, seeds=None, progr
 PARTS = ("grid", "orthogonal", "mlp", "beta")
 
 
+@fill_doc
 def plan(preset, *, seed=0, parts=PARTS):
     """Return the grids of a preset as ``(part, label, params)`` triples.
 
@@ -391,9 +390,7 @@ def plan(preset, *, seed=0, parts=PARTS):
     validation.token_retrieval.experiments.grid_trial
         Run one configuration of a grid (``grid_params``) as a trial of ``run_sweep``.
 
-    References
-    ----------
-    docs/token_retrieval.md#experiments
+    %(ref_experiments)s
 
     Examples
     --------
@@ -421,6 +418,7 @@ def plan(preset, *, seed=0, parts=PARTS):
     return out
 
 
+@fill_doc
 def group(parts, results):
     """Group the results of a flattened :func:`~validation.token_retrieval.experiments.plan` by part and label.
 
@@ -443,9 +441,7 @@ def group(parts, results):
     validation.token_retrieval.experiments.fits
         Compute the boundary fits and the product-form test of a grid's records.
 
-    References
-    ----------
-    docs/token_retrieval.md#experiments
+    %(ref_experiments)s
     """
     n = sum(len(params) for _, _, params in parts)
     if len(results) != n:
@@ -472,6 +468,7 @@ def _run_part(preset, part, seed, progress):
     return group(parts, results)[part]
 
 
+@fill_doc
 def fits(records, *, seed=0):
     r"""Compute the boundary fits and the product-form test of a grid's records.
 
@@ -501,9 +498,7 @@ def fits(records, *, seed=0):
     validation.token_retrieval.boundary.multiplicative_test
         Test by likelihood ratio whether the boundary depends on one product :math:`\prod_v v^{c_v}`.
 
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(ref_the_boundary_law)s
     """
     return {
         "retrieval_boundary": fit_boundary(records, "retrieval", direction="up", rng=seed),
@@ -513,6 +508,7 @@ def fits(records, *, seed=0):
     }
 
 
+@fill_doc
 def gd_comparison(preset, *, seed=0):
     """Compare the early phase with full training at the configurations of a preset (``gd``).
 
@@ -535,26 +531,20 @@ def gd_comparison(preset, *, seed=0):
     validation.token_retrieval.early_phase.train_gd
         Train from zero with full-batch Adam or GD, for comparison with the early phase.
 
-    References
-    ----------
-    docs/token_retrieval.md#early-phase-and-full-training
+    %(ref_early_phase_full_training)s
     """
     c = _preset(preset)["gd"]
     return [compare_gd(N, d, L, seed=seed, steps=c["steps"], lr=c["lr"]) for (N, d, L) in c["configs"]]
 
 
+@fill_doc
 @dataclass(frozen=True)
 class OrthogonalContrast(Result):
     """Random against orthogonal embeddings at equal ``d`` (:func:`contrast`).
 
     Parameters
     ----------
-    d : int
-        Dimension.
-    Ns, Ls : list of int
-        The grid.
-    seeds : int
-        Seeds per point.
+    %(grid_fields)s
     rows : list of dict
         ``kind``, ``key`` (``recall``, ``retrieval``, ``test_acc``,
         ``recall_acc``), ``N``, ``L``, ``value`` (simulated fraction), ``n``
@@ -568,9 +558,7 @@ class OrthogonalContrast(Result):
     validation.token_retrieval.experiments.orthogonal_contrast
         Contrast random with orthogonal (one-hot) embeddings at equal ``d`` and :math:`V = 4 N`.
 
-    References
-    ----------
-    docs/token_retrieval.md#the-orthonormal-case
+    %(ref_the_orthonormal_case)s
     """
 
     d: int
@@ -583,6 +571,7 @@ class OrthogonalContrast(Result):
 _PRED_KEY = {"recall": "p_recall", "retrieval": "p_retrieval", "test_acc": "test_acc"}
 
 
+@fill_doc
 def contrast(records, *, d, Ns, Ls, seeds):
     """Tabulate the success fractions per embedding kind beside the theory's prediction.
 
@@ -591,12 +580,7 @@ def contrast(records, *, d, Ns, Ls, seeds):
     records : dict
         ``{"random": [...], "orthogonal": [...]}``: the runs of each kind
         (:func:`run_grid` results at one ``d``).
-    d : int
-        The dimension.
-    Ns, Ls : sequence of int
-        The grid.
-    seeds : int
-        Seeds per point.
+    %(grid_args)s
 
     Returns
     -------
@@ -610,9 +594,7 @@ def contrast(records, *, d, Ns, Ls, seeds):
     validation.token_retrieval.experiments.OrthogonalContrast
         Random against orthogonal embeddings at equal ``d`` (``contrast``).
 
-    References
-    ----------
-    docs/token_retrieval.md#the-orthonormal-case
+    %(ref_the_orthonormal_case)s
     """
     rows = []
     for kind in ("random", "orthogonal"):
@@ -625,20 +607,11 @@ def contrast(records, *, d, Ns, Ls, seeds):
     return OrthogonalContrast(d=d, Ns=list(Ns), Ls=list(Ls), seeds=seeds, rows=rows)
 
 
-@fill_doc
+@fill_doc(scan_sections=preset_scan("orthogonal", "OrthogonalContrast", "contrast"))
 def orthogonal_contrast(preset, *, seed=0, progress=None):
     """Contrast random with orthogonal (one-hot) embeddings at equal ``d`` and :math:`V = 4 N`.
 
-    Parameters
-    ----------
-    preset : {"quick", "full"}
-        Sizes of :data:`PRESETS` (``orthogonal``).
-    %(seed_root)s %(progress_cb)s
-
-    Returns
-    -------
-    OrthogonalContrast
-        :func:`contrast` of the runs.
+    %(scan_sections)s
 
     See Also
     --------
@@ -647,15 +620,14 @@ def orthogonal_contrast(preset, *, seed=0, progress=None):
     validation.token_retrieval.comparison.scan_comparison
         Compare the runs of the embedding contrast and of the MLP-width scan with both theories.
 
-    References
-    ----------
-    docs/token_retrieval.md#the-orthonormal-case
+    %(ref_the_orthonormal_case)s
     """
     c = _preset(preset)["orthogonal"]
     recs = _run_part(preset, "orthogonal", seed, progress)
     return contrast(recs, d=c["d"], Ns=c["Ns"], Ls=c["Ls"], seeds=c["seeds"])
 
 
+@fill_doc
 @dataclass(frozen=True)
 class MLPScan(Result):
     r"""The recall boundary ``N_max`` with a fixed random MLP of width ``m`` (:func:`mlp_boundaries`).
@@ -666,8 +638,7 @@ class MLPScan(Result):
         Sequence length.
     Ns, ds, ms : list of int
         The grid (``m = 0`` in the records: no MLP).
-    seeds : int
-        Seeds per point.
+    %(seeds_per_point)s
     boundary : list of dict
         Boundary points ``{"d", "m", "N"}`` (downward crossing of 1/2 in ``N``).
     fit : BoundaryFit
@@ -682,9 +653,7 @@ class MLPScan(Result):
     validation.token_retrieval.experiments.mlp_theory
         Compute the theory's recall boundary with and without the MLP over ``ds x ({0} + ms)``.
 
-    References
-    ----------
-    docs/token_retrieval.md#step-3-logits-trigger-pollution-and-cross-talk
+    %(ref_step_3_logits)s
     """
 
     L: int
@@ -697,6 +666,7 @@ class MLPScan(Result):
     recall: dict
 
 
+@fill_doc
 def mlp_boundaries(records, *, L, Ns, ds, ms, seeds, seed=0):
     r"""Locate the recall boundary per ``(d, m)`` and fit :math:`N_{\max} \sim d^a m^b`.
 
@@ -708,8 +678,7 @@ def mlp_boundaries(records, *, L, Ns, ds, ms, seeds, seed=0):
         Sequence length.
     Ns, ds, ms : sequence of int
         The grid.
-    seeds : int
-        Seeds per point.
+    %(seeds_per_point)s
     seed : int, optional
         Seed of the fit's bootstrap.
 
@@ -725,9 +694,7 @@ def mlp_boundaries(records, *, L, Ns, ds, ms, seeds, seed=0):
     validation.token_retrieval.experiments.mlp_theory
         Compute the theory's recall boundary with and without the MLP over ``ds x ({0} + ms)``.
 
-    References
-    ----------
-    docs/token_retrieval.md#step-3-logits-trigger-pollution-and-cross-talk
+    %(ref_step_3_logits)s
     """
     recs = []
     for m in (None,) + tuple(ms):
@@ -741,6 +708,7 @@ def mlp_boundaries(records, *, L, Ns, ds, ms, seeds, seed=0):
                    recall={str(k): v[0] for k, v in frac.items()})
 
 
+@fill_doc
 def mlp_theory(ds, ms, L):
     r"""Compute the theory's recall boundary with and without the MLP over ``ds x ({0} + ms)``.
 
@@ -764,28 +732,17 @@ def mlp_theory(ds, ms, L):
     validation.token_retrieval.experiments.mlp_boundaries
         Locate the recall boundary per ``(d, m)`` and fit :math:`N_{\max} \sim d^a m^b`.
 
-    References
-    ----------
-    docs/token_retrieval.md#step-3-logits-trigger-pollution-and-cross-talk
+    %(ref_step_3_logits)s
     """
     return {f"{d},{0 if m is None else m}": th.recall_boundary(d, L, m=m)
             for d in ds for m in [None] + list(ms)}
 
 
-@fill_doc
+@fill_doc(scan_sections=preset_scan("mlp", "MLPScan", "mlp_boundaries"))
 def mlp_scan(preset, *, seed=0, progress=None):
     r"""Locate the recall boundary ``N_max`` with a fixed random MLP of width ``m``.
 
-    Parameters
-    ----------
-    preset : {"quick", "full"}
-        Sizes of :data:`PRESETS` (``mlp``).
-    %(seed_root)s %(progress_cb)s
-
-    Returns
-    -------
-    MLPScan
-        :func:`mlp_boundaries` of the runs.
+    %(scan_sections)s
 
     See Also
     --------
@@ -794,27 +751,21 @@ def mlp_scan(preset, *, seed=0, progress=None):
     validation.token_retrieval.experiments.MLPScan
         The recall boundary ``N_max`` with a fixed random MLP of width ``m`` (``mlp_boundaries``).
 
-    References
-    ----------
-    docs/token_retrieval.md#step-3-logits-trigger-pollution-and-cross-talk
+    %(ref_step_3_logits)s
     """
     c = _preset(preset)["mlp"]
     recs = _run_part(preset, "mlp", seed, progress)
     return mlp_boundaries(recs, seed=seed, **c)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class BetaScan(Result):
     r"""Sensitivity of the boundaries to the step size :math:`\beta = \|W_1\|_F` (:func:`beta_rows`).
 
     Parameters
     ----------
-    d : int
-        Dimension.
-    Ns, Ls : list of int
-        The grid.
-    seeds : int
-        Seeds per point.
+    %(grid_fields)s
     rows : list of dict
         Per ``beta``, success key and ``L``: ``N_c`` (simulated boundary, None
         without a crossing), ``attn_inf`` (mean informative attention) and
@@ -827,9 +778,7 @@ class BetaScan(Result):
     validation.token_retrieval.experiments.beta_scan
         Measure the sensitivity of the boundaries to the step size :math:`\beta = \|W_1\|_F`.
 
-    References
-    ----------
-    docs/token_retrieval.md#early-phase-and-full-training
+    %(ref_early_phase_full_training)s
     """
 
     d: int
@@ -839,6 +788,7 @@ class BetaScan(Result):
     rows: list
 
 
+@fill_doc
 def beta_rows(records, *, d, Ns, Ls, seeds):
     r"""Locate the boundaries and the mean informative attention per step size, beside the theory's boundary.
 
@@ -846,12 +796,7 @@ def beta_rows(records, *, d, Ns, Ls, seeds):
     ----------
     records : dict
         ``{beta: runs}`` at one ``d``.
-    d : int
-        Dimension.
-    Ns, Ls : sequence of int
-        The grid.
-    seeds : int
-        Seeds per point.
+    %(grid_args)s
 
     Returns
     -------
@@ -865,9 +810,7 @@ def beta_rows(records, *, d, Ns, Ls, seeds):
     validation.token_retrieval.theory.retrieval_boundary
         Predict :math:`N_c(d, L)`, the smallest ``N`` with :math:`P(\text{retrieval of all } N) \geq` ``level``.
 
-    References
-    ----------
-    docs/token_retrieval.md#early-phase-and-full-training
+    %(ref_early_phase_full_training)s
     """
     rows = []
     for beta, recs in records.items():
@@ -882,20 +825,11 @@ def beta_rows(records, *, d, Ns, Ls, seeds):
     return BetaScan(d=d, Ns=list(Ns), Ls=list(Ls), seeds=seeds, rows=rows)
 
 
-@fill_doc
+@fill_doc(scan_sections=preset_scan("beta", "BetaScan", "beta_rows"))
 def beta_scan(preset, *, seed=0, progress=None):
     r"""Measure the sensitivity of the boundaries to the step size :math:`\beta = \|W_1\|_F`.
 
-    Parameters
-    ----------
-    preset : {"quick", "full"}
-        Sizes of :data:`PRESETS` (``beta``).
-    %(seed_root)s %(progress_cb)s
-
-    Returns
-    -------
-    BetaScan
-        :func:`beta_rows` of the runs.
+    %(scan_sections)s
 
     See Also
     --------
@@ -904,15 +838,14 @@ def beta_scan(preset, *, seed=0, progress=None):
     validation.token_retrieval.experiments.BetaScan
         Sensitivity of the boundaries to the step size :math:`\beta = \|W_1\|_F` (``beta_rows``).
 
-    References
-    ----------
-    docs/token_retrieval.md#early-phase-and-full-training
+    %(ref_early_phase_full_training)s
     """
     c = _preset(preset)["beta"]
     recs = _run_part(preset, "beta", seed, progress)
     return beta_rows(recs, d=c["d"], Ns=c["Ns"], Ls=c["Ls"], seeds=c["seeds"])
 
 
+@fill_doc
 @dataclass(frozen=True)
 class SNRComparison(Result):
     r"""The bulk SNR models against the measured success of one key (:func:`snr_comparison`).
@@ -940,9 +873,7 @@ class SNRComparison(Result):
     validation.token_retrieval.success.gaussian_success_prob
         Compute ``Phi(mean / std) ** n``, the Gaussian-model probability that all margins are positive.
 
-    References
-    ----------
-    docs/token_retrieval.md#retrieval-probability
+    %(ref_retrieval_probability)s
     """
 
     key: str
@@ -955,6 +886,7 @@ class SNRComparison(Result):
     n_matched_snr: int
 
 
+@fill_doc
 def snr_comparison(records):
     """Compare SNR predictions with measured success, per configuration and at the boundary.
 
@@ -979,9 +911,7 @@ def snr_comparison(records):
     validation.token_retrieval.experiments.SNRComparison
         The bulk SNR models against the measured success of one key (``snr_comparison``).
 
-    References
-    ----------
-    docs/token_retrieval.md#retrieval-probability
+    %(ref_retrieval_probability)s
     """
     rows = []
     for key, direction in (("recall", "down"), ("retrieval", "up")):

@@ -37,6 +37,7 @@ from hcizz.checks import check_int, check_real
 from hcizz.results import Result
 
 from .theory import counting_boundary
+from ._docparams import fill_doc
 
 __all__ = ["best_of", "oracle_retrieval", "mean_pool_retrieval", "norm_learner_bound",
            "storage_construction_bound", "fano_samples", "LowerBound", "lower_bound",
@@ -54,6 +55,7 @@ def _chi2_nodes(k, n=32):
     return 2.0 * x / k, w
 
 
+@fill_doc
 def best_of(a, L):
     r"""Compute :math:`F_L(a) = P(a + g_0 > \max_{0 < j < L} g_j)` for i.i.d. standard normal :math:`g_j`.
 
@@ -76,9 +78,7 @@ def best_of(a, L):
     validation.token_retrieval.lower_bound.mean_pool_retrieval
         Compute the best fresh-sequence retrieval of any learner that sees only mean-pooled sequences.
 
-    References
-    ----------
-    docs/token_retrieval.md#which-question-a-lower-bound-answers
+    %(ref_lower_bound_question)s
 
     Examples
     --------
@@ -97,6 +97,7 @@ def _zpdf(d, tau):
     return tau * np.sqrt(s), w
 
 
+@fill_doc
 def oracle_retrieval(N, d, L, *, tau=1.0):
     r"""Compute the probability that the Bayes-optimal rule, knowing ``z``, retrieves ``N`` fresh sequences.
 
@@ -134,9 +135,7 @@ def oracle_retrieval(N, d, L, *, tau=1.0):
     :math:`g_j` with :math:`g \sim \mathcal{N}(0, \|z\|^2 / d)`, and the :math:`N` sequences are
     independent given :math:`z`.
 
-    References
-    ----------
-    arXiv:2603.15923; docs/token_retrieval.md#which-question-a-lower-bound-answers
+    %(ref_lower_bound_question_paper)s
 
     Examples
     --------
@@ -168,6 +167,7 @@ def _noisy_key_success(sig2, d, L, tau, K):
     return float(np.sum(W * np.exp(K * np.log(np.maximum(F, 1e-300)))))
 
 
+@fill_doc
 def mean_pool_retrieval(N, d, L, *, tau=1.0, fresh=None):
     r"""Compute the best fresh-sequence retrieval of any learner that sees only mean-pooled sequences.
 
@@ -218,9 +218,7 @@ def mean_pool_retrieval(N, d, L, *, tau=1.0, fresh=None):
     product quadrature.  At large :math:`d`:
     :math:`\sqrt{d}\, z \cdot \hat m \approx \sqrt{d}\, \tau^2 / \sqrt{\tau^2 + L/N}`.
 
-    References
-    ----------
-    docs/token_retrieval.md#which-question-a-lower-bound-answers
+    %(ref_lower_bound_question)s
 
     Examples
     --------
@@ -235,6 +233,7 @@ def mean_pool_retrieval(N, d, L, *, tau=1.0, fresh=None):
     return _noisy_key_success(L / (d * N), d, L, tau, K)
 
 
+@fill_doc
 def norm_learner_bound(N, d, L, *, tau=1.0, fresh=1):
     r"""Bound the failure probability of a one-pass learner of the trigger from ``N`` sequences.
 
@@ -277,9 +276,7 @@ def norm_learner_bound(N, d, L, *, tau=1.0, fresh=1):
     with ``L`` except the :math:`L - 1` competitors, so :math:`O(1)` training sequences suffice once
     :math:`d \tau^4 \gtrsim \log L` (docs, eq. tokret-lb6).
 
-    References
-    ----------
-    docs/token_retrieval.md#which-question-a-lower-bound-answers
+    %(ref_lower_bound_question)s
 
     Examples
     --------
@@ -302,6 +299,7 @@ def norm_learner_bound(N, d, L, *, tau=1.0, fresh=1):
     return float(min(1.0, miss + max(fail, 0.0)))
 
 
+@fill_doc
 def storage_construction_bound(N, d, L, V, *, tau=1.0):
     r"""Bound the failure probability of an explicit predictor of our form storing ``N`` given facts.
 
@@ -339,9 +337,7 @@ def storage_construction_bound(N, d, L, V, *, tau=1.0):
     :math:`L - 1` of the first union, so the storage capacity is at least :math:`d - 1` whenever
     :math:`d \tau^2 \gtrsim 4 \log(N L)` (docs, eq. tokret-lb2).
 
-    References
-    ----------
-    docs/token_retrieval.md#which-question-a-lower-bound-answers
+    %(ref_lower_bound_question)s
 
     Examples
     --------
@@ -364,6 +360,7 @@ def storage_construction_bound(N, d, L, V, *, tau=1.0):
     return float(min(1.0, N * (L - 1) * p_att + N * (V - 1) * p_lab))
 
 
+@fill_doc
 def fano_samples(d, L, *, tau=1.0, cos=0.9, error=0.5):
     r"""Lower-bound the number of sequences any learner needs to estimate the trigger direction.
 
@@ -406,9 +403,7 @@ def fano_samples(d, L, *, tau=1.0, cos=0.9, error=0.5):
     linearly with ``L`` when :math:`d \tau^2 \lesssim \log L` -- where even the oracle of
     :func:`oracle_retrieval` cannot retrieve (docs: the Fano bound).
 
-    References
-    ----------
-    docs/token_retrieval.md#which-question-a-lower-bound-answers
+    %(ref_lower_bound_question)s
 
     Examples
     --------
@@ -432,6 +427,7 @@ def fano_samples(d, L, *, tau=1.0, cos=0.9, error=0.5):
     return float(need / min(x / 2, mix))
 
 
+@fill_doc
 @dataclass(frozen=True)
 class LowerBound(Result):
     r"""Statistical limits at one ``(N, d, L)`` (:func:`lower_bound`).
@@ -462,9 +458,7 @@ class LowerBound(Result):
     validation.token_retrieval.lower_bound.lower_bound_boundaries
         Compute the boundaries in ``N`` of the statistical limits, for the phase diagrams.
 
-    References
-    ----------
-    docs/token_retrieval.md#which-question-a-lower-bound-answers
+    %(ref_lower_bound_question)s
     """
 
     N: int
@@ -497,6 +491,7 @@ class LowerBound(Result):
         return (self.oracle, self.oracle)
 
 
+@fill_doc
 def lower_bound(N, d, L, *, V=None, tau=1.0):
     r"""Evaluate the statistical limits of retrieval and storage at one ``(N, d, L)``.
 
@@ -521,9 +516,7 @@ def lower_bound(N, d, L, *, V=None, tau=1.0):
     validation.token_retrieval.theory.counting_bound
         Bound :math:`P(\text{recall of all } N)` from above for *any* predictor of our form with hard attention.
 
-    References
-    ----------
-    arXiv:2603.15923; docs/token_retrieval.md#which-question-a-lower-bound-answers
+    %(ref_lower_bound_question_paper)s
 
     Examples
     --------
@@ -577,6 +570,7 @@ def _first_up(f, hi):
     return _bisect(f, lo, n)
 
 
+@fill_doc
 def lower_bound_boundaries(d, L, *, vocab_ratio=4.0, tau=1.0, level=0.5, n_max=2 ** 16):
     """Compute the boundaries in ``N`` of the statistical limits, for the phase diagrams.
 
@@ -612,9 +606,7 @@ def lower_bound_boundaries(d, L, *, vocab_ratio=4.0, tau=1.0, level=0.5, n_max=2
         Find the smallest ``N`` (with ``V = vocab_ratio N``) at which ``counting_bound`` drops below
         ``level``.
 
-    References
-    ----------
-    docs/token_retrieval.md#which-question-a-lower-bound-answers
+    %(ref_lower_bound_question)s
 
     Examples
     --------

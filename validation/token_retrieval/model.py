@@ -25,10 +25,12 @@ import numpy as np
 
 from hcizz.checks import check_int, check_rng
 from validation.losses import softmax_xent
+from ._docparams import fill_doc
 
 __all__ = ["make_mlp", "forward", "loss_and_grads", "margins"]
 
 
+@fill_doc
 def make_mlp(m, d, *, rng=None, dtype=np.float64):
     r"""Draw the fixed random MLP layer ``A`` (m x d) of :math:`f(h) = \sqrt{2/m}\, \mathrm{relu}(A h)`.
 
@@ -62,9 +64,7 @@ def make_mlp(m, d, *, rng=None, dtype=np.float64):
     With this scaling :math:`\mathbb{E} \|f(h)\|^2 = \|h\|^2` for any :math:`h` (ReLU second
     moment is 1/2), so the MLP neither amplifies nor shrinks the signal.
 
-    References
-    ----------
-    docs/token_retrieval.md#model
+    %(ref_model)s
 
     Examples
     --------
@@ -165,6 +165,7 @@ def forward(W, Wv, emb, X, A=None):
     return {"a": a, "h": h, "pre": pre, "f": f, "logits": logits}
 
 
+@fill_doc
 def loss_and_grads(W, Wv, emb, batch, A=None, *, grad=True):
     r"""Compute the mean cross-entropy, its analytic gradients and recall flags.
 
@@ -208,9 +209,7 @@ def loss_and_grads(W, Wv, emb, batch, A=None, *, grad=True):
     :math:`ds = a \odot (da - \langle a, da \rangle)` (softmax Jacobian).  Checked against central
     finite differences in ``tests/test_tr_model.py``.
 
-    References
-    ----------
-    docs/token_retrieval.md#model
+    %(ref_model)s
 
     Examples
     --------
@@ -245,6 +244,7 @@ def loss_and_grads(W, Wv, emb, batch, A=None, *, grad=True):
     return loss, gW, gWv, correct
 
 
+@fill_doc
 def margins(logits, targets):
     r"""Compute the per-sample margin :math:`\text{logit}_\text{target} - \max_{k \ne \text{target}} \text{logit}_k`.
 
@@ -268,9 +268,7 @@ def margins(logits, targets):
     validation.token_retrieval.success.gaussian_success_prob
         Compute ``Phi(mean / std) ** n``, the Gaussian-model probability that all margins are positive.
 
-    References
-    ----------
-    docs/token_retrieval.md#retrieval-probability
+    %(ref_retrieval_probability)s
 
     Examples
     --------

@@ -13,10 +13,12 @@ from hcizz.results import Result
 from . import theory as th
 from .early_phase import early_phase, evaluate
 from .runs import _setup
+from ._docparams import fill_doc
 
 __all__ = ["MOMENT_KEYS", "MomentSample", "MomentCheck", "measure_moments", "moment_check"]
 
 
+@fill_doc
 @dataclass(frozen=True)
 class MomentSample(Result):
     """One simulated moment over independent tasks (:func:`measure_moments`).
@@ -38,9 +40,7 @@ class MomentSample(Result):
     validation.token_retrieval.moments.MomentCheck
         One moment of the early phase: the theory's value against the simulated one (``moment_check``).
 
-    References
-    ----------
-    docs/token_retrieval.md#theory-of-the-early-phase
+    %(ref_theory_of_the_early_phase)s
     """
 
     mean: float
@@ -48,6 +48,7 @@ class MomentSample(Result):
     values: list
 
 
+@fill_doc
 @dataclass(frozen=True)
 class MomentCheck(Result):
     r"""One moment of the early phase: the theory's value against the simulated one (:func:`moment_check`).
@@ -79,9 +80,7 @@ class MomentCheck(Result):
     validation.token_retrieval.theory.score_moments
         Compute leading-order moments of the attention scores :math:`x \cdot \tilde w` after step 2.
 
-    References
-    ----------
-    docs/token_retrieval.md#theory-of-the-early-phase
+    %(ref_theory_of_the_early_phase)s
     """
 
     N: int
@@ -227,6 +226,7 @@ _PREDICTED = {"A": ("s", "A"), "mu_inf": ("s", "mu_inf"), "var_inf": ("s", "var_
               "var_0": ("m", "sd_0"), "var_1": ("m", "sd_1"), "var_c": ("m", "sd_c")}
 
 
+@fill_doc
 def moment_check(configs, *, seeds, seed=0):
     """Check every moment of the theory against the simulation at the given configurations.
 
@@ -259,9 +259,7 @@ def moment_check(configs, *, seeds, seed=0):
     the ``z`` score is ``(predicted - simulated) / stderr`` with the Monte
     Carlo standard error over tasks.
 
-    References
-    ----------
-    docs/token_retrieval.md#theory-of-the-early-phase
+    %(ref_theory_of_the_early_phase)s
 
     Examples
     --------

@@ -13,11 +13,13 @@ from hcizz.results import Result
 
 from . import theory as th
 from .boundary import aggregate, fit_power_law
+from ._docparams import fill_doc
 
 __all__ = ["success_grid", "TheoryVsSimulation", "theory_vs_simulation", "PredictedBoundaries",
            "predicted_boundaries"]
 
 
+@fill_doc
 def success_grid(key, Ns, ds, Ls):
     """Evaluate the theory's success probability ``key`` on a product grid (:math:`V = 4 N`).
 
@@ -40,9 +42,7 @@ def success_grid(key, Ns, ds, Ls):
     validation.token_retrieval.predictions.theory_vs_simulation
         Compare the theory with the simulated success fractions at every grid point.
 
-    References
-    ----------
-    docs/token_retrieval.md#retrieval-probability
+    %(ref_retrieval_probability)s
 
     Examples
     --------
@@ -57,6 +57,7 @@ def success_grid(key, Ns, ds, Ls):
     return out
 
 
+@fill_doc
 @dataclass(frozen=True)
 class TheoryVsSimulation(Result):
     """The theory's success probabilities against the simulated fractions of a grid (:func:`theory_vs_simulation`).
@@ -87,9 +88,7 @@ class TheoryVsSimulation(Result):
         Compare the theory with the simulated success fractions at every grid point.
     validation.token_retrieval.comparison.TheoryVsSim : Theory against simulation over a grid (``theory_vs_sim``).
 
-    References
-    ----------
-    docs/token_retrieval.md#retrieval-probability
+    %(ref_retrieval_probability)s
     """
 
     points: list
@@ -101,6 +100,7 @@ class TheoryVsSimulation(Result):
     combination: dict
 
 
+@fill_doc
 def theory_vs_simulation(records):
     r"""Compare the theory with the simulated success fractions at every grid point.
 
@@ -128,9 +128,7 @@ def theory_vs_simulation(records):
     ``f`` is 0 or 1 so that a fraction measured on few seeds never claims to
     be exact.
 
-    References
-    ----------
-    docs/token_retrieval.md#retrieval-probability
+    %(ref_retrieval_probability)s
     """
     fr = {k: aggregate(records, k) for k in ("recall", "retrieval", "test_acc", "retrieval_acc", "recall_acc")}
     tvs = []
@@ -168,6 +166,7 @@ def theory_vs_simulation(records):
                               by_quantity=err, by_d=by_d, by_L=by_L, combination=comb)
 
 
+@fill_doc
 @dataclass(frozen=True)
 class PredictedBoundaries(Result):
     r"""The theory's boundaries and the counting bound over ``ds x Ls``, with power-law summaries (:func:`predicted_boundaries`).
@@ -206,9 +205,7 @@ class PredictedBoundaries(Result):
     validation.token_retrieval.boundary.fit_power_law
         Fit :math:`\mathrm{along} = C \prod_v v^{\alpha_v}` to points by least squares in the logs: the one power-law fit.
 
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(ref_the_boundary_law)s
     """
 
     ds: list
@@ -223,6 +220,7 @@ class PredictedBoundaries(Result):
     combination_at_retrieval: list
 
 
+@fill_doc
 def predicted_boundaries(ds, Ls):
     r"""Locate the theory's retrieval and recall boundaries and the counting bound, and summarise them by power laws.
 
@@ -248,9 +246,7 @@ def predicted_boundaries(ds, Ls):
         The theory's boundaries and the counting bound over ``ds x Ls``, with power-law summaries
         (``predicted_boundaries``).
 
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(ref_the_boundary_law)s
 
     Examples
     --------

@@ -27,6 +27,7 @@ from .early_phase import early_phase, evaluate, train_gd
 from .model import make_mlp
 from .success import extreme_success_prob, gaussian_success_prob
 from .task import KINDS, NOISE, check_sizes, make_embeddings, sample_sequences
+from ._docparams import fill_doc
 
 __all__ = ["run_config", "check_run_options", "compare_gd", "GDComparison"]
 
@@ -35,6 +36,7 @@ def _positive(name, value):
     return check_real(name, value, low=0, high=math.inf, low_open=True, high_open=True, allow_array=False)
 
 
+@fill_doc
 def check_run_options(*, V=None, vocab_ratio=4.0, kind="random", m=None, eta=0.1, beta=10.0, gamma=None,
                       trig_scale=1.0, noise="vocab", dtype=np.float64):
     """Check the options of :func:`run_config` (all but the sizes and the seed) and return them.
@@ -80,9 +82,7 @@ def check_run_options(*, V=None, vocab_ratio=4.0, kind="random", m=None, eta=0.1
         Run the early phase once on a fresh task and return its success statistics.
     validation.token_retrieval.task.check_sizes : Validate the task sizes and return them as ints.
 
-    References
-    ----------
-    docs/token_retrieval.md#early-phase-and-full-training
+    %(ref_early_phase_full_training)s
 
     Examples
     --------
@@ -113,6 +113,7 @@ def check_run_options(*, V=None, vocab_ratio=4.0, kind="random", m=None, eta=0.1
     return {**out, "kind": kind, "noise": noise, "dtype": dt}
 
 
+@fill_doc
 @dataclass(frozen=True)
 class GDComparison(Result):
     """The early phase against full training on one task (:func:`compare_gd`).
@@ -132,9 +133,7 @@ class GDComparison(Result):
     validation.token_retrieval.experiments.gd_comparison
         Compare the early phase with full training at the configurations of a preset (``gd``).
 
-    References
-    ----------
-    docs/token_retrieval.md#early-phase-and-full-training
+    %(ref_early_phase_full_training)s
     """
 
     N: int
@@ -306,6 +305,7 @@ def run_config(N, d, L, *, seed=0, V=None, vocab_ratio=4.0, kind="random", m=Non
     return out
 
 
+@fill_doc
 def compare_gd(N, d, L, *, seed=0, steps=300, lr=0.05, **kw):
     """Compare the early phase with full training (Adam from zero) on the same task.
 
@@ -339,9 +339,7 @@ def compare_gd(N, d, L, *, seed=0, steps=300, lr=0.05, **kw):
         Train from zero with full-batch Adam or GD, for comparison with the early phase.
     validation.token_retrieval.runs.GDComparison : The early phase against full training on one task (``compare_gd``).
 
-    References
-    ----------
-    docs/token_retrieval.md#early-phase-and-full-training
+    %(ref_early_phase_full_training)s
     """
     V, vocab_ratio = kw.pop("V", None), kw.pop("vocab_ratio", 4.0)
     kind, m = kw.pop("kind", "random"), kw.pop("m", None)

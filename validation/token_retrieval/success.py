@@ -7,10 +7,12 @@ import numpy as np
 from scipy import stats
 
 from hcizz.checks import check_int, check_real
+from ._docparams import fill_doc
 
 __all__ = ["gaussian_success_prob", "extreme_success_prob"]
 
 
+@fill_doc
 def gaussian_success_prob(mean, std, n):
     r"""Compute :math:`\Phi(\mathrm{mean} / \mathrm{std})^n`, the Gaussian-model probability that all margins are positive.
 
@@ -38,9 +40,7 @@ def gaussian_success_prob(mean, std, n):
     validation.token_retrieval.model.margins
         Compute the per-sample margin :math:`\mathrm{logit}_{\mathrm{target}} - \max_{k \neq \mathrm{target}} \mathrm{logit}_k`.
 
-    References
-    ----------
-    docs/token_retrieval.md#retrieval-probability
+    %(ref_retrieval_probability)s
 
     Examples
     --------
@@ -55,6 +55,7 @@ def gaussian_success_prob(mean, std, n):
     return float(np.exp(n * stats.norm.logcdf(mean / std)))
 
 
+@fill_doc
 def extreme_success_prob(mu_c, sd_c, groups, n, *, nodes=80):
     r"""Compute the Gaussian extreme-value model of "all ``n`` samples succeed".
 
@@ -103,9 +104,7 @@ def extreme_success_prob(mu_c, sd_c, groups, n, *, nodes=80):
     Checked against a direct Monte Carlo simulation in
     ``tests/test_tr_experiments.py``.
 
-    References
-    ----------
-    docs/token_retrieval.md#retrieval-probability
+    %(ref_retrieval_probability)s
 
     Examples
     --------

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hcizz.checks import check_int, check_real, check_rng
+from ._docparams import fill_doc
 
 __all__ = ["Embeddings", "Batch", "make_embeddings", "sample_sequences", "check_sizes"]
 
@@ -37,6 +38,7 @@ KINDS = ("random", "orthogonal")
 NOISE = ("vocab", "gaussian")
 
 
+@fill_doc
 def check_sizes(*, V=None, d=None, L=None, N=None, m=None):
     """Validate the task sizes and return them as ints.
 
@@ -62,9 +64,7 @@ def check_sizes(*, V=None, d=None, L=None, N=None, m=None):
     validation.token_retrieval.runs.run_config
         Run the early phase once on a fresh task and return its success statistics.
 
-    References
-    ----------
-    docs/token_retrieval.md#task
+    %(ref_task)s
 
     Examples
     --------
@@ -89,6 +89,22 @@ def check_sizes(*, V=None, d=None, L=None, N=None, m=None):
     return out
 
 
+#: The See Also entries of the batch and of the embeddings' draw (a ``fill_doc`` entry).
+_TASK_LINKS = ("validation.token_retrieval.task.sample_sequences : Draw ``N`` sequences of length ``L``.\n"
+               "validation.token_retrieval.task.Embeddings : Fixed (untrained) vectors of the task, "
+               "drawn by ``make_embeddings``.")
+
+
+def _axis_length(array, axis, doc):
+    """Return a read-only property: the length of axis ``axis`` of the field ``array``."""
+    def length(self):
+        return getattr(self, array).shape[axis]
+
+    length.__doc__ = doc
+    return property(length)
+
+
+@fill_doc
 @dataclass(frozen=True)
 class Embeddings:
     r"""Fixed (untrained) vectors of the task, drawn by :func:`make_embeddings`.
@@ -113,9 +129,7 @@ class Embeddings:
     validation.token_retrieval.task.make_embeddings : Draw the fixed vectors of the task.
     validation.token_retrieval.task.Batch : Hold ``N`` sequences of length ``L``, drawn by ``sample_sequences``.
 
-    References
-    ----------
-    arXiv:2603.15923; docs/token_retrieval.md#task
+    %(ref_task_paper)s
     """
 
     E: np.ndarray
@@ -125,17 +139,11 @@ class Embeddings:
     perm: np.ndarray
     kind: str
 
-    @property
-    def V(self):
-        """Vocabulary size (rows of ``E``)."""
-        return self.E.shape[0]
-
-    @property
-    def d(self):
-        """Embedding dimension."""
-        return self.E.shape[1]
+    V = _axis_length("E", 0, "Vocabulary size (rows of ``E``).")
+    d = _axis_length("E", 1, "Embedding dimension.")
 
 
+@fill_doc(task_links=_TASK_LINKS)
 @dataclass(frozen=True)
 class Batch:
     """Hold ``N`` sequences of length ``L``, drawn by :func:`sample_sequences`.
@@ -155,12 +163,9 @@ class Batch:
 
     See Also
     --------
-    validation.token_retrieval.task.sample_sequences : Draw ``N`` sequences of length ``L``.
-    validation.token_retrieval.task.Embeddings : Fixed (untrained) vectors of the task, drawn by ``make_embeddings``.
+    %(task_links)s
 
-    References
-    ----------
-    docs/token_retrieval.md#task
+    %(ref_task)s
     """
 
     X: np.ndarray
@@ -169,17 +174,11 @@ class Batch:
     informative: np.ndarray
     targets: np.ndarray
 
-    @property
-    def N(self):
-        """Number of sequences."""
-        return self.X.shape[0]
-
-    @property
-    def L(self):
-        """Sequence length."""
-        return self.X.shape[1]
+    N = _axis_length("X", 0, "Number of sequences.")
+    L = _axis_length("X", 1, "Sequence length.")
 
 
+@fill_doc(task_links=_TASK_LINKS)
 def make_embeddings(V, d, *, kind="random", trig_scale=1.0, rng=None, dtype=np.float64):
     r"""Draw the fixed vectors of the task.
 
@@ -206,12 +205,9 @@ def make_embeddings(V, d, *, kind="random", trig_scale=1.0, rng=None, dtype=np.f
 
     See Also
     --------
-    validation.token_retrieval.task.sample_sequences : Draw ``N`` sequences of length ``L``.
-    validation.token_retrieval.task.Embeddings : Fixed (untrained) vectors of the task, drawn by ``make_embeddings``.
+    %(task_links)s
 
-    References
-    ----------
-    arXiv:2603.15923; docs/token_retrieval.md#task
+    %(ref_task_paper)s
 
     Examples
     --------
@@ -244,6 +240,7 @@ def make_embeddings(V, d, *, kind="random", trig_scale=1.0, rng=None, dtype=np.f
     return Embeddings(E=E, U=U, z_trig=z, q=q, perm=perm, kind=kind)
 
 
+@fill_doc
 def sample_sequences(emb, N, L, *, rng=None, distinct=True, noise="vocab", informative=None):
     r"""Draw ``N`` sequences of length ``L``.
 
@@ -283,9 +280,7 @@ def sample_sequences(emb, N, L, *, rng=None, distinct=True, noise="vocab", infor
     ``X[n, i] = e_{tokens[n, i]} + [i == pos[n]] z_trig``.  All draws are
     vectorised over the ``N`` sequences.
 
-    References
-    ----------
-    docs/token_retrieval.md#task
+    %(ref_task)s
 
     Examples
     --------

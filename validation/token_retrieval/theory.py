@@ -254,9 +254,7 @@ def weight_norm2(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
     and the collision vectors, treated as orthogonal (their overlaps are one order
     higher).
 
-    References
-    ----------
-    docs/token_retrieval.md#attention-scores
+    %(ref_attention_scores)s
 
     Examples
     --------
@@ -321,9 +319,7 @@ def attention_weight(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", 
 
     (Gauss-Hermite in :math:`g`).
 
-    References
-    ----------
-    docs/token_retrieval.md#attention-scores
+    %(ref_attention_scores)s
 
     Examples
     --------
@@ -398,9 +394,7 @@ def margin_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=
     add :math:`\sum_n \Gamma_n^2 / d` to each logit's variance (cross-talk).  With
     the MLP the Gram is the arc-cosine kernel plus its :math:`O(1/m)` fluctuation.
 
-    References
-    ----------
-    docs/token_retrieval.md#step-3-logits-trigger-pollution-and-cross-talk
+    %(ref_step_3_logits)s
 
     Examples
     --------
@@ -585,6 +579,7 @@ def _success_probs(N, d, L, V, tau, kind, noise, m, eta, beta, gamma):
     return out
 
 
+@fill_doc
 def predict(N, d, L, **kw):
     """Return :func:`success_probs` together with the moments it uses (one JSON-friendly dict).
 
@@ -608,9 +603,7 @@ def predict(N, d, L, **kw):
     validation.token_retrieval.moments.moment_check
         Check every moment of the theory against the simulation at the given configurations.
 
-    References
-    ----------
-    docs/token_retrieval.md#theory-of-the-early-phase
+    %(ref_theory_of_the_early_phase)s
 
     Examples
     --------
@@ -669,9 +662,7 @@ def retrieval_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     validation.token_retrieval.theory.success_probs
         Predict P(retrieval), P(recall) and fresh accuracy without fitted parameters.
 
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(ref_the_boundary_law)s
 
     Examples
     --------
@@ -702,9 +693,7 @@ def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
         Find the smallest ``N`` (with ``V = vocab_ratio N``) at which ``counting_bound`` drops below
         ``level``.
 
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(ref_the_boundary_law)s
 
     Examples
     --------
@@ -714,6 +703,7 @@ def recall_boundary(d, L, *, Ns=None, vocab_ratio=4.0, level=0.5, **kw):
     return _boundary("p_recall", "down", d, L, Ns, vocab_ratio, level, kw)
 
 
+@fill_doc
 def boundary_combination(N, d, L, *, vocab_ratio=4.0, tau=1.0):
     r"""Compute the combination of ``(N, d, L)`` that sets the retrieval boundary at leading order.
 
@@ -751,9 +741,7 @@ def boundary_combination(N, d, L, *, vocab_ratio=4.0, tau=1.0):
     which is not a single power law (collision-dominated :math:`N_c \sim L` at large
     ``d``; cross-talk-dominated at small ``d``).
 
-    References
-    ----------
-    docs/token_retrieval.md#the-boundary-law
+    %(ref_the_boundary_law)s
 
     Examples
     --------
@@ -769,6 +757,7 @@ def _comb(N, d, L, vr, tau):
     return mo["gap"] ** 2 / (mo["var_inf"] + mo["var_noise"]) / (2 * math.log(max(L - 1, 2)))
 
 
+@fill_doc
 def counting_capacity(d, k, N, V):
     r"""Bound the log-number of label assignments of ``N`` fixed inputs a linear readout realises.
 
@@ -798,9 +787,7 @@ def counting_capacity(d, k, N, V):
     validation.token_retrieval.lower_bound.storage_construction_bound
         Bound the failure probability of an explicit predictor of our form storing ``N`` given facts.
 
-    References
-    ----------
-    docs/token_retrieval.md#information-theoretic-counting-bound
+    %(ref_counting_bound)s
 
     Examples
     --------
@@ -820,6 +807,7 @@ def counting_capacity(d, k, N, V):
     return float(math.log(2.0) + special.logsumexp(lt))
 
 
+@fill_doc
 def counting_bound(N, d, L, V, *, m=None):
     r"""Bound :math:`P(\text{recall of all } N)` from above for *any* predictor of our form with hard attention.
 
@@ -863,9 +851,7 @@ def counting_bound(N, d, L, V, *, m=None):
     (Softmax attention with :math:`\|W\| \leq \beta` is the limit of hard attention
     only as :math:`\beta \to \infty`; the bound is stated for hard attention.)
 
-    References
-    ----------
-    docs/token_retrieval.md#information-theoretic-counting-bound
+    %(ref_counting_bound)s
 
     Examples
     --------
@@ -887,6 +873,7 @@ def counting_bound(N, d, L, V, *, m=None):
     return float(math.exp(min(0.0, lS - lA)))
 
 
+@fill_doc
 def counting_boundary(d, L, *, vocab_ratio=4.0, m=None, level=0.5):
     r"""Find the smallest ``N`` (with ``V = vocab_ratio N``) at which :func:`counting_bound` drops below ``level``.
 
@@ -921,9 +908,7 @@ def counting_boundary(d, L, *, vocab_ratio=4.0, m=None, level=0.5):
     validation.token_retrieval.theory.recall_boundary
         Predict :math:`N_{\max}(d, L)`, the last ``N`` with :math:`P(\text{recall of all } N) \geq` ``level``.
 
-    References
-    ----------
-    docs/token_retrieval.md#information-theoretic-counting-bound
+    %(ref_counting_bound)s
 
     Examples
     --------

@@ -143,9 +143,7 @@ def draw_scores(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=Non
     coefficient, ``C_k`` the number of slots holding ``k`` and independent standard normal
     ``g_k``; the informative score is :math:`s_{y_n} + \|z\|^2 A` (docs, eqs. tokret-tl1 to tokret-tl6).
 
-    References
-    ----------
-    arXiv:2603.15923; docs/token_retrieval.md#token-level-theory
+    %(ref_token_level_theory_paper)s
 
     Examples
     --------
@@ -231,6 +229,7 @@ def _h_matrix(a, tok, pos, n_tok):
     return H, a[np.arange(N), pos]
 
 
+@fill_doc
 def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_target=None,
                        cov_extra=None):
     r"""Probability that each sample's correct logit beats its trained and untrained competitors.
@@ -277,9 +276,7 @@ def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_
     (conditional mean and variance), independent of each other; Gauss-Hermite quadrature in the
     target logit (docs, eq. tokret-tl7).
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory
+    %(ref_token_level_theory)s
 
     Examples
     --------
@@ -399,6 +396,7 @@ def _arccos(c):
     return np.interp(c, _ARC_C, _ARC_KV[:, 0]), np.interp(c, _ARC_C, _ARC_KV[:, 1])
 
 
+@fill_doc
 @dataclass(frozen=True)
 class TokenTheory(Result):
     r"""Success probabilities of the early phase predicted by the token-level theory.
@@ -433,9 +431,7 @@ class TokenTheory(Result):
         Predict the early phase's success probabilities from the token-level theory.
     validation.token_retrieval.comparison.TheoryVsSim : Theory against simulation over a grid (``theory_vs_sim``).
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory
+    %(ref_token_level_theory)s
     """
 
     N: int
@@ -532,9 +528,7 @@ def token_theory(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
     samples of one draw are treated as independent given the draw.  Fresh accuracy: the same
     on new sequences of the same facts.
 
-    References
-    ----------
-    arXiv:2603.15923; docs/token_retrieval.md#token-level-theory
+    %(ref_token_level_theory_paper)s
 
     Examples
     --------
@@ -661,9 +655,7 @@ def token_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
     within-sample variance of competitor logits as the spread of the means plus the mean
     conditional variance (cross-talk, random overlaps, label self-overlap).
 
-    References
-    ----------
-    docs/token_retrieval.md#token-level-theory-against-simulation
+    %(ref_theory_vs_sim)s
 
     Examples
     --------

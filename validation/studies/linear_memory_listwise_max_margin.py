@@ -76,6 +76,10 @@ def ks_distance(a, b):
     ValueError
         If a sample is empty or not finite.
 
+    See Also
+    --------
+    scipy.stats.ks_2samp : The same statistic, with a p-value for independent samples.
+
     References
     ----------
     docs/listwise.md#score-laws-at-the-certified-optimum
@@ -106,29 +110,32 @@ class ListwiseMaxMarginRow(Result):
     ----------
     model : str
         ``"op"`` or ``"dp"``.
-    d, n, p : int
-        Dimension, facts planned, facts (``p = n``).
-    tau, k : float
-        Tail fraction and tail size.
+    d : int
+        Dimension.
+    tau : float
+        Tail fraction.
+    n, p : int
+        Facts planned and facts (``p = n``).
+    k : float
+        Tail size.
     relative_size : float
         ``n`` over the predicted capacity :data:`CENTRE`.
     instances, feasible : int
         Instances solved and those with a verified optimal memory.
     gamma, gamma_se : float
         Mean certified optimal margin ``gamma*`` and its standard error over instances.
-    pinned, correct, tail_mean, margin : float
-        Measured means over instances of the per-instance fraction of pinned facts and of the
-        per-instance mean normalised correct score, tail mean and TAM margin.
-    pinned_se, correct_se, tail_mean_se, margin_se : float
-        Their standard errors over instances.
-    pinned_pred, correct_pred, tail_mean_pred, margin_pred : float
-        The same means of ``replica.tam_scores(tau, p, margin=gamma*)`` (:data:`SAMPLES`
-        rows per instance at its own ``gamma*``, seed 0).
-    pinned_pred_se, correct_pred_se, tail_mean_pred_se, margin_pred_se : float
-        Their Monte Carlo standard errors.
-    pinned_law, correct_law, tail_mean_law, margin_law : float
-        Large-``p`` laws ``replica.tam_score_laws(tau, margin=gamma)`` at the mean ``gamma*``
-        (pinned fraction, means of the correct score and margin, tail mean).
+    pinned, pinned_se, pinned_pred, pinned_pred_se, pinned_law : float
+        Fraction of pinned facts: measured (mean over instances of the per-instance fraction)
+        and its standard error over instances; the same mean for
+        ``replica.tam_scores(tau, p, margin=gamma*)`` (:data:`SAMPLES` rows per instance at its
+        own ``gamma*``, seed 0) and its Monte Carlo error; the large-``p`` law
+        ``replica.tam_score_laws(tau, margin=gamma)`` at the mean ``gamma*``.
+    correct, correct_se, correct_pred, correct_pred_se, correct_law : float
+        The same five numbers for the per-instance mean normalised correct score.
+    tail_mean, tail_mean_se, tail_mean_pred, tail_mean_pred_se, tail_mean_law : float
+        The same for the normalised tail mean (law: :math:`\kappa_\tau`).
+    margin, margin_se, margin_pred, margin_pred_se, margin_law : float
+        The same for the normalised TAM margin.
     z : dict
         Quantity -> (measured - predicted) / combined standard error.
     verdicts : dict
@@ -356,6 +363,10 @@ def summary_table(rows):
         for the pinned fraction, correct score, tail mean and margin, then the KS distance
         and its calibration.
 
+    See Also
+    --------
+    validation.studies.linear_memory_listwise_max_margin.print_table : Prints it from the committed store.
+
     References
     ----------
     docs/listwise.md#score-laws-at-the-certified-optimum
@@ -378,6 +389,10 @@ def summary_table(rows):
 
 def print_table():
     """Replay the committed store and print :func:`summary_table` and the z-scores of each row.
+
+    See Also
+    --------
+    validation.studies.linear_memory_listwise_max_margin.summary_table : The table printed.
 
     References
     ----------

@@ -104,7 +104,7 @@ def ks_distance(a, b):
 
 @dataclass(frozen=True)
 class ListwiseMaxMarginRow(Result):
-    """Max-margin TAM memories at one ``(model, d, tau, n)`` against the replica laws.
+    r"""Max-margin TAM memories at one ``(model, d, tau, n)`` against the replica laws.
 
     Parameters
     ----------

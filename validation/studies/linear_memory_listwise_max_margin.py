@@ -363,7 +363,8 @@ def summary_table(rows):
     Returns
     -------
     list of str
-        Header and one line per row: measured ± s.e. / finite-p prediction / large-p law
+        Header and one line per row: measured ± s.e. / finite-p prediction ± its Monte Carlo
+        error / large-p law
         for the pinned fraction, correct score, tail mean and margin, then the KS distance
         and its calibration.
 
@@ -378,7 +379,8 @@ def summary_table(rows):
     def cell(r, q, digits):
         v = r.verdicts.get(q, "")
         return (f"{getattr(r, q):.{digits}f} ± {getattr(r, q + '_se'):.{digits}f} / "
-                f"{getattr(r, q + '_pred'):.{digits}f} / {getattr(r, q + '_law'):.{digits}f} ({v})")
+                f"{getattr(r, q + '_pred'):.{digits}f} ± {getattr(r, q + '_pred_se'):.{digits}f} / "
+                f"{getattr(r, q + '_law'):.{digits}f} ({v})")
 
     out = ["| model | d | $\\tau$ | n (rel.) | feasible | $\\gamma^*$ ± s.e. | pinned fraction | correct score "
            "| tail mean | margin | KS [calibration] |",
@@ -405,10 +407,23 @@ def print_table():
     run = STUDIES[0].run(compute=False, progress=False)
     rows = run.outcome
     print("\n".join(summary_table(rows)))
+    res = [rec["result"] for _, rec in run.results if is_ok(rec)]
+    feas = [r for r in res if r["feasible"]]
+    print(f"{len(res)} trials, {len(feas)} feasible, {sum(bool(r.get('polished')) for r in feas)} measured, "
+          f"all verified {all(r['verified'] for r in res)}, all optimal {all(r['optimal'] for r in res)}, "
+          f"{sum(r['cpu_seconds'] for r in res):.0f} CPU s; largest relative bracket width "
+          f"{max((r['gamma_high'] - r['gamma_low']) / r['gamma_low'] for r in feas):.1e}, largest "
+          f"|margin of the memory / gamma_low - 1| {max(abs(r['gamma'] / r['gamma_low'] - 1) for r in feas if 'gamma' in r):.1e}")
     for r in rows:
         print(r.model, r.d, r.tau, r.n, "z:", {q: round(v, 2) for q, v in r.z.items()},
+              f"margin / predicted {r.margin / r.margin_pred:.2f}",
               f"spread ratio {r.spread_ratio:.4f} ± {r.spread_ratio_se:.4f} (tam_scores {r.spread_ratio_pred:.4f})",
               f"offset {r.offset:.4f}", f"cpu/instance {r.cpu_seconds_per_instance:.1f} s")
+    for q in ("pinned", "correct", "tail_mean", "margin", "ks"):
+        v = [r.verdicts.get(q) for r in rows]
+        z = [r.z[q] for r in rows if q in r.z and math.isfinite(r.z[q])]
+        print(f"{q}: agrees in {v.count('agrees')} of {len(v)} rows" +
+              (f", z from {min(z):.2f} to {max(z):.2f}, {sum(x > 0 for x in z)} positive" if z else ""))
 
 
 STUDIES = (ListwiseMaxMargin(),)

@@ -32,6 +32,7 @@ STUDY_MODULES = (
     "validation.studies.linear_memory_listwise",
     "validation.studies.linear_memory_listwise_trained",
     "validation.studies.linear_memory_max_margin",
+    "validation.studies.linear_memory_listwise_max_margin",
     "validation.studies.factual_recall_memory",
     "validation.studies.factual_recall_capacity",
     "validation.studies.factual_recall_paper",

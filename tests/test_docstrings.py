@@ -60,6 +60,7 @@ IN_SCOPE = [
     "validation.studies.linear_memory_spectra", "validation.studies.linear_memory_adaptive",
     "validation.studies.linear_memory_budget", "validation.studies.linear_memory_listwise",
     "validation.studies.linear_memory_listwise_trained", "validation.studies.linear_memory_max_margin",
+    "validation.studies.linear_memory_listwise_max_margin", "validation.linear_memory.listwise_max_margin",
     # validation: linear memories (exact decisions pending, see PENDING_MODULES)
     "validation.linear_memory",
     "validation.linear_memory.capacity", "validation.linear_memory.cli",

@@ -265,3 +265,18 @@ def test_hebbian_trial_matches_independent_scoring(model):
         for tau in HEBBIAN_TAUS:
             g = _loop_margins(f, W, float(tail_size(tau, n)))
             assert out[f"tam_{tau:g}"] == [bool(np.all(g > 0)), pytest.approx(float(np.mean(g > 0)))]
+
+
+@pytest.mark.parametrize("kind,tau", [("op", 0.2), ("dp", 0.05), ("dp", 0.3)])
+def test_optimal_returns_the_optimal_memory(kind, tau):
+    # with optimal=True the returned W must be the max-margin memory: its smallest margin equals the
+    # certified gamma* (bracket gamma_low = gamma_high to ~1e-10; 1e-6 relative leaves room for the
+    # verifier's recomputation), and it beats the first memory a decision-only run certifies
+    from validation.linear_memory.data import make_dp, make_op
+    f = (make_op if kind == "op" else make_dp)(14, 8, rng=4)         # load 14/64: well below capacity
+    r = listwise_feasibility(f, tau=tau, optimal=True)
+    assert r.feasible and r.verified and r.optimal
+    g = listwise_margins(f, r.W, tau=tau).min()
+    assert g == pytest.approx(r.gamma_high, rel=1e-6) and r.margin == pytest.approx(r.gamma_high, rel=1e-6)
+    first = listwise_feasibility(f, tau=tau)
+    assert listwise_margins(f, first.W, tau=tau).min() <= g * (1 + 1e-9)

@@ -413,7 +413,9 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
         Outer iterations before giving up (default :math:`20 d^2`).
     optimal : bool
         Continue to the optimum (the bracket ``gamma_low, gamma_high`` then
-        gives :math:`\gamma^*`), even after a decision.
+        gives :math:`\gamma^*`), even after a decision; a feasible result's
+        ``W`` is then the optimal memory itself, verified, with ``margin``
+        :math:`\approx \gamma^*` (until this release: the first memory certified).
     verify : bool
         Check the certificate with the verifiers before returning.
 
@@ -544,6 +546,10 @@ def listwise_feasibility(facts, *, criterion="tam", tau=None, margin=0.0, tol=DE
                 precise = True
                 continue
             if res is not None:
+                if optimal and res.feasible:            # the optimum itself, not the first certified memory
+                    best = ListwiseResult(True, float(g.min()) / float(np.linalg.norm(x)), W=x.copy())
+                    if decide(best, True):
+                        res = best
                 res.optimal = True
             else:
                 res = ListwiseResult(None, math.nan, optimal=True)

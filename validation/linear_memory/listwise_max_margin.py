@@ -240,9 +240,10 @@ def listwise_max_margin_trial(params):
            "active": int(r.active)}
     W = None
     if r.feasible and r.optimal and r.gamma_low > 0:
-        # the memory of the first run certifies margin 0 only (the solver keeps the first
-        # certificate); a second run at margin (1 - POLISH) gamma* returns a memory certified
-        # at that margin, which the sharp end of the iteration makes the optimum itself
+        # a second run at margin (1 - POLISH) gamma* returns a memory certified at that margin,
+        # the optimum itself.  Written when optimal=True still returned the first memory
+        # certified (margin 0 only); since that fix r.W is the optimum already, and the second
+        # run is kept so that the committed records are reproduced bit for bit
         r2 = listwise_feasibility(facts, criterion="tam", tau=tau, margin=r.gamma_low * (1.0 - POLISH))
         out["polished"] = bool(r2.feasible and r2.verified)
         W = r2.W if out["polished"] else None

@@ -47,8 +47,8 @@ PLAN = {20: (np.linspace(0.85, 1.15, 7), 8), 30: (np.linspace(0.85, 1.15, 7), 8)
 TIMING = {}
 
 #: Dimensions at which the committed DP store holds every planned instance (the default of
-#: ``linear_memory.exact_dp``; extend with ``--d 80,100``).
-DP_DECIDED = (20, 30, 40, 60, 80)
+#: ``linear_memory.exact_dp``; extend with ``--d 150``).
+DP_DECIDED = (20, 30, 40, 60, 80, 100)
 
 
 @fill_doc

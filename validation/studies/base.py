@@ -39,7 +39,7 @@ from pathlib import Path
 import hcizz.docstrings
 from hcizz.results import Result
 
-__all__ = ["Option", "dims_option", "seeds_option", "models_option", "Study", "StudyRun", "Runner", "is_ok",
+__all__ = ["Option", "dims_option", "check_planned_dims", "seeds_option", "models_option", "Study", "StudyRun", "Runner", "is_ok",
            "ok_pairs", "STORED_DIR", "MAX_PLAN_TRIALS", "DOC_PARAMETERS"]
 
 #: Most trials a fixed plan may hold (a bound on the plan's memory and on a run's time; checked
@@ -261,6 +261,44 @@ def dims_option(default, *, low=2, high=None, help="dimensions"):
     (20, 40)
     """
     return Option("ds", "--d", int, tuple(default), help, many=True, low=low, high=high)
+
+
+@fill_doc
+def check_planned_dims(options, planned):
+    """Refuse ``--d`` values outside a study's planned dimensions (the ``validate`` of such studies).
+
+    Parameters
+    ----------
+    options : dict
+        Checked options with the dimensions under ``"ds"``.
+    planned : iterable of int
+        The planned dimensions, in the order the message lists them.
+
+    Returns
+    -------
+    dict
+        ``options``, unchanged.
+
+    Raises
+    ------
+    ValueError
+        Naming ``--d``, the planned dimensions and the first one that is not planned.
+
+    %(ref_where_to_add)s
+
+    Examples
+    --------
+    >>> try:
+    ...     check_planned_dims({"ds": (20, 25)}, (20, 30))
+    ... except ValueError as err:
+    ...     print(err)
+    --d must be planned dimensions (20, 30), got 25
+    """
+    planned = list(planned)
+    bad = [d for d in options["ds"] if d not in planned]
+    if bad:
+        raise ValueError(f"--d must be planned dimensions ({', '.join(map(str, planned))}), got {bad[0]}")
+    return options
 
 
 @fill_doc

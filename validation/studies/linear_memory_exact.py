@@ -31,7 +31,7 @@ from validation.linear_memory.registry import prediction
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
-from .base import Study, dims_option, fill_doc, ok_pairs
+from .base import Study, check_planned_dims, dims_option, fill_doc, ok_pairs
 
 __all__ = ["PLAN", "TIMING", "DP_DECIDED", "ExactThreshold", "ExactThresholds", "STUDIES"]
 
@@ -140,11 +140,7 @@ class ExactThresholds(Study):
                                     + ", ".join(map(str, sorted(PLAN) + sorted(TIMING))) + ")"),)
 
     def validate(self, options):
-        bad = [d for d in options["ds"] if d not in PLAN and d not in TIMING]
-        if bad:
-            raise ValueError(f"--d must be planned dimensions ({', '.join(map(str, sorted(PLAN) + sorted(TIMING)))}), "
-                             f"got {bad[0]}")
-        return options
+        return check_planned_dims(options, sorted(PLAN) + sorted(TIMING))
 
     def plan_d(self, d):
         """Return the parameter records of the planned trials at ``d``.

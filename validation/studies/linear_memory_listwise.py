@@ -46,7 +46,7 @@ from validation.linear_memory.exact_listwise import (HEBBIAN_TAUS, hebbian_listw
                                                      listwise_load, listwise_params)
 from validation.logistic import fit_threshold
 
-from .base import Study, dims_option, fill_doc, is_ok, models_option, ok_pairs
+from .base import check_planned_dims, Study, dims_option, fill_doc, is_ok, models_option, ok_pairs
 
 __all__ = ["CASES", "CENTRE", "PLAN", "SPHERE_PLAN", "ListwiseThreshold", "ListwiseStudy", "case_label", "theory_at",
            "HEBBIAN_PLAN", "HebbianListwise", "HebbianListwiseStudy", "STUDIES"]
@@ -191,10 +191,7 @@ class ListwiseStudy(Study):
                models_option())
 
     def validate(self, options):
-        bad = [d for d in options["ds"] if d not in PLAN]
-        if bad:
-            raise ValueError(f"--d must be planned dimensions ({', '.join(map(str, sorted(PLAN)))}), got {bad[0]}")
-        return options
+        return check_planned_dims(options, sorted(PLAN))
 
     @fill_doc
     def plan_d(self, model, d):

@@ -33,7 +33,7 @@ import numpy as np
 from hcizz.results import Result
 from validation.linear_memory.listwise_max_margin import listwise_max_margin_trial
 
-from .base import Study, dims_option, fill_doc, is_ok, models_option
+from .base import check_planned_dims, Study, dims_option, fill_doc, is_ok, models_option
 from .linear_memory_listwise import CASES, CENTRE
 
 __all__ = ["PLAN", "TAUS", "SAMPLES", "CALIBRATION_REPS", "Z_AGREE", "ks_distance", "ListwiseMaxMarginRow",
@@ -291,11 +291,7 @@ class ListwiseMaxMargin(Study):
     options = (dims_option(sorted({d for _, d in PLAN}), help="dimensions (planned: 20, 30)"), models_option())
 
     def validate(self, options):
-        ds = sorted({d for _, d in PLAN})
-        bad = [d for d in options["ds"] if d not in ds]
-        if bad:
-            raise ValueError(f"--d must be planned dimensions ({', '.join(map(str, ds))}), got {bad[0]}")
-        return options
+        return check_planned_dims(options, sorted({d for _, d in PLAN}))
 
     @fill_doc
     def plan_d(self, model, d):

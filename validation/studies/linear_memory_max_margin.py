@@ -29,7 +29,7 @@ from validation.linear_memory.max_margin import max_margin_trial
 from validation.linear_memory.registry import prediction
 from validation.linear_memory.spectra import gaussian_calibration, pooled_ks
 
-from .base import Study, dims_option, is_ok, fill_doc
+from .base import check_planned_dims, Study, dims_option, is_ok, fill_doc
 
 __all__ = ["PLAN", "MaxMarginRow", "MaxMargin", "STUDIES"]
 
@@ -105,10 +105,7 @@ class MaxMargin(Study):
     options = (dims_option(sorted(PLAN), help="dimensions (planned: " + ", ".join(map(str, sorted(PLAN))) + ")"),)
 
     def validate(self, options):
-        bad = [d for d in options["ds"] if d not in PLAN]
-        if bad:
-            raise ValueError(f"--d must be planned dimensions ({', '.join(map(str, sorted(PLAN)))}), got {bad[0]}")
-        return options
+        return check_planned_dims(options, sorted(PLAN))
 
     def plan_d(self, d):
         """Return the trial parameters at ``d`` (seed-major).

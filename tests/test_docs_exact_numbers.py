@@ -56,3 +56,80 @@ def test_numbers_are_the_stores(outcomes):
         assert abs(t - e.threshold) <= 5e-4 and abs(lo - e.ci_low) <= 5e-4 and abs(hi - e.ci_high) <= 5e-4, (d, model)
         assert abs(float(theory) - e.theory) <= 5e-4, (d, model)
         assert int(inst) == e.instances, (d, model)
+
+
+# ---- the OP-vs-DP and excess-fit tables of "Finite-size law: OP against DP" ----------------
+
+from validation.linear_memory.finite_size import compare_models, excess_fits, threshold_points  # noqa: E402
+
+
+def _block(name):
+    text = PAGE.read_text()
+    block = text.split(f"<!-- {name} -->", 1)[1].split(f"<!-- /{name} -->", 1)[0]
+    return [[c.strip() for c in line.strip().strip("|").split("|")]
+            for line in block.splitlines() if line.startswith("|") and not line.startswith("|---")][1:]
+
+
+def _pm(cell):
+    m = re.fullmatch(r"([+-]?[0-9.]+) ± ([0-9.]+)", cell)
+    assert m, cell
+    return float(m.group(1)), float(m.group(2))
+
+
+def _rows_of(outcomes, model):
+    return [e for _, e in sorted(outcomes[model].items())]
+
+
+def test_op_vs_dp_table_is_recomputed(outcomes):
+    rows = _block("op-vs-dp")
+    pts = {m: {q.d: q for q in threshold_points(_rows_of(outcomes, m))} for m in ("op", "dp")}
+    comp = {c.d: c for c in compare_models(_rows_of(outcomes, "op"), _rows_of(outcomes, "dp"))}
+    assert {int(r[0]) for r in rows} == set(pts["op"]) | set(pts["dp"])
+    for d, op, dp, diff, verdict in rows:
+        d = int(d)
+        for cell, m in ((op, "op"), (dp, "dp")):
+            if cell == "-":
+                assert d not in pts[m]
+                continue
+            r, s = _pm(cell)
+            # printed to 3 decimals: half a unit of the last digit
+            assert abs(r - pts[m][d].excess) <= 5e-4 and abs(s - pts[m][d].excess_stderr) <= 5e-4, (d, m)
+        if diff == "-":
+            assert d not in comp
+            continue
+        m = re.fullmatch(r"([+-][0-9.]+) \(([0-9.]+)\)", diff)
+        assert m, diff
+        assert abs(float(m.group(1)) - comp[d].difference) <= 5e-4 and abs(float(m.group(2)) - comp[d].stderr) <= 5e-4
+        assert verdict == comp[d].verdict, d        # the verdict is computed, not typed
+
+
+def test_excess_fit_table_is_recomputed(outcomes):
+    rows = _block("excess-fits")
+    fits = {m: {(f.form, f.offset): f for f in excess_fits(_rows_of(outcomes, m))} for m in ("op", "dp")}
+    assert {(r[0].lower(), r[1]) for r in rows} == {(m, form) for m in fits for form, _ in fits[m]}
+    for model, form, amp, chi, pv, floor, chi_f, pv_f in rows:
+        f0, f1 = fits[model.lower()][(form, False)], fits[model.lower()][(form, True)]
+        a, s = _pm(amp)
+        b, sb = _pm(floor)
+        # amplitudes and floors to 3 decimals, chi2 to 1, p-values to 4: half a unit of the last digit
+        assert abs(a - f0.amplitude) <= 5e-4 and abs(s - f0.amplitude_stderr) <= 5e-4, (model, form)
+        assert abs(b - f1.constant) <= 5e-4 and abs(sb - f1.constant_stderr) <= 5e-4, (model, form)
+        for cell, f in ((chi, f0), (chi_f, f1)):
+            c, dof = cell.split(" / ")
+            assert abs(float(c) - f.chi2) <= 0.05 and int(dof) == f.dof, (model, form)
+        assert abs(float(pv) - f0.p_value) <= 5e-5 and abs(float(pv_f) - f1.p_value) <= 5e-5, (model, form)
+
+
+def test_prose_claims_of_the_finite_size_law(outcomes):
+    # The verdict paragraph says: every law rejected at the 2 % level for both models; the DP
+    # points other than d = 80 give sum (r/s)^2 = 3.9 on 5 points; OP above the prediction at
+    # every d, DP inside its CI at all d but 80.
+    for m in ("op", "dp"):
+        assert all(f.p_value < 0.02 for f in excess_fits(_rows_of(outcomes, m))), m
+    dp = [q for q in threshold_points(_rows_of(outcomes, "dp")) if q.d != 80]
+    assert len(dp) == 5 and round(sum((q.excess / q.excess_stderr) ** 2 for q in dp), 1) == 3.9
+    assert "$\\sum (r/s)^2 = 3.9$ on 5 points" in PAGE.read_text()
+    assert all(e.ci_low > e.theory for e in outcomes["op"].values() if math.isfinite(e.threshold))
+    outside = sorted(d for d, e in outcomes["dp"].items()
+                     if math.isfinite(e.threshold) and not e.ci_low <= e.theory <= e.ci_high)
+    assert outside == [80]

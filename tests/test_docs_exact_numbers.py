@@ -11,26 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from docs_tables import interval as _interval, plus_minus as _pm, table_rows
 from validation.studies import get_study
+from validation.linear_memory.finite_size import compare_models, excess_fits, threshold_points
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "linear_memory.md"
 
 
 def _rows():
-    text = PAGE.read_text()
-    block = text.split("<!-- exact-thresholds -->", 1)[1].split("<!-- /exact-thresholds -->", 1)[0]
-    rows = []
-    for line in block.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 6 and cells[0].isdigit():
-            rows.append(cells)
-    return rows
-
-
-def _interval(cell):
-    m = re.fullmatch(r"([0-9.]+) \[([0-9.]+), ([0-9.]+)\]", cell)
-    assert m, cell
-    return tuple(float(x) for x in m.groups())
+    return [r for r in table_rows(PAGE, "exact-thresholds") if len(r) >= 6 and r[0].isdigit()]
 
 
 @pytest.fixture(scope="module")
@@ -60,28 +49,12 @@ def test_numbers_are_the_stores(outcomes):
 
 # ---- the OP-vs-DP and excess-fit tables of "Finite-size law: OP against DP" ----------------
 
-from validation.linear_memory.finite_size import compare_models, excess_fits, threshold_points  # noqa: E402
-
-
-def _block(name):
-    text = PAGE.read_text()
-    block = text.split(f"<!-- {name} -->", 1)[1].split(f"<!-- /{name} -->", 1)[0]
-    return [[c.strip() for c in line.strip().strip("|").split("|")]
-            for line in block.splitlines() if line.startswith("|") and not line.startswith("|---")][1:]
-
-
-def _pm(cell):
-    m = re.fullmatch(r"([+-]?[0-9.]+) ± ([0-9.]+)", cell)
-    assert m, cell
-    return float(m.group(1)), float(m.group(2))
-
-
 def _rows_of(outcomes, model):
     return [e for _, e in sorted(outcomes[model].items())]
 
 
 def test_op_vs_dp_table_is_recomputed(outcomes):
-    rows = _block("op-vs-dp")
+    rows = table_rows(PAGE, "op-vs-dp")
     pts = {m: {q.d: q for q in threshold_points(_rows_of(outcomes, m))} for m in ("op", "dp")}
     comp = {c.d: c for c in compare_models(_rows_of(outcomes, "op"), _rows_of(outcomes, "dp"))}
     assert {int(r[0]) for r in rows} == set(pts["op"]) | set(pts["dp"])
@@ -104,7 +77,7 @@ def test_op_vs_dp_table_is_recomputed(outcomes):
 
 
 def test_excess_fit_table_is_recomputed(outcomes):
-    rows = _block("excess-fits")
+    rows = table_rows(PAGE, "excess-fits")
     fits = {m: {(f.form, f.offset): f for f in excess_fits(_rows_of(outcomes, m))} for m in ("op", "dp")}
     assert {(r[0].lower(), r[1]) for r in rows} == {(m, form) for m in fits for form, _ in fits[m]}
     for model, form, amp, chi, pv, floor, chi_f, pv_f in rows:

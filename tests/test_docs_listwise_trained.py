@@ -6,27 +6,18 @@ study's committed decisions; nothing is computed) and checks every number, count
 printed there, and the totals the bullets under the table cite.
 """
 import math
-import re
 from pathlib import Path
 
 import pytest
 
+from docs_tables import interval as _interval, table_rows
 from validation.studies import get_study
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "listwise.md"
 
 
 def _rows():
-    text = PAGE.read_text()
-    block = text.split("<!-- trained-tam -->", 1)[1].split("<!-- /trained-tam -->", 1)[0]
-    return [[c.strip() for c in line.strip().strip("|").split("|")]
-            for line in block.splitlines() if line.startswith("|") and not line.startswith("|---")][1:]
-
-
-def _interval(cell):
-    m = re.fullmatch(r"([0-9.]+) \[([0-9.]+), ([0-9.]+)\]", cell)
-    assert m, cell
-    return tuple(float(x) for x in m.groups())
+    return table_rows(PAGE, "trained-tam")
 
 
 @pytest.fixture(scope="module")

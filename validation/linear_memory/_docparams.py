@@ -46,6 +46,20 @@ PARAMS = {
     "case": ('criterion : str\n    ``"top1"`` or ``"tam"``.\n'
              "tau : float or None\n    Tail fraction.\n"
              "margin : float\n    Margin."),
+    # the grid of a listwise capacity measurement, exact or trained (several entries)
+    "listwise_grid": ("tau : float, optional\n    Tail fraction (``tam`` only).\n"
+                      "margin : float\n    Margin :math:`\\geq 0`.\n"
+                      "seeds : int\n    Instances per ``n`` (one decision or one run each).\n"
+                      "ns : sequence of int, optional\n    Numbers of facts; default ``n_loads`` values spanning "
+                      "``(1 +- rel)``\n    times the predicted ``n``.\n"
+                      "n_loads : int\n    Size of the default grid (>= 2).\n"
+                      "rel : float\n    Relative half-width of the default grid, in ``(0, 1)``.\n"
+                      "seed0 : int\n    First seed."),
+    # where a sweep of :func:`validation.engine.run_sweep` runs (several entries)
+    "sweep_args": ("store : path, optional\n    JSONL store of :func:`validation.engine.run_sweep`.\n"
+                   "workers : int, optional\n    Worker processes.\n"
+                   'executor : {"processes", "inprocess", "dask"}\n    Executor of ``run_sweep``.\n'
+                   "progress : bool\n    Print progress."),
     "Q": "Q : ndarray, shape (d, m)\n    Left factor.",
     "R": "R : ndarray, shape (d, m)\n    Right factor.",
     # the whole References sections: "ref_<key>" for each key of REFERENCES

@@ -890,29 +890,8 @@ def measure_listwise_capacity(model, d, *, criterion="tam", tau=None, margin=0.0
         Dimension (>= 2).
     criterion : {"top1", "tam"}
         Criterion.
-    tau : float, optional
-        Tail fraction (``tam`` only).
-    margin : float
-        Margin :math:`\geq 0`.
-    seeds : int
-        Instances per ``n``.
-    ns : sequence of int, optional
-        Numbers of facts; default ``n_loads`` values spanning ``(1 +- rel)``
-        times the predicted ``n``.
-    n_loads : int
-        Size of the default grid (>= 2).
-    rel : float
-        Relative half-width of the default grid, in ``(0, 1)``.
-    seed0 : int
-        First seed.
-    store : path, optional
-        JSONL store of :func:`validation.engine.run_sweep`.
-    workers : int, optional
-        Worker processes.
-    executor : {"processes", "inprocess", "dask"}
-        Executor of ``run_sweep``.
-    progress : bool
-        Print progress.
+    %(listwise_grid)s
+    %(sweep_args)s
     runner : callable, optional
         ``runner(params) -> records`` (e.g. a study's runner); then ``store``,
         ``workers``, ``executor``, ``progress`` are not used.

@@ -40,6 +40,7 @@ from hcizz.checks import check_int, check_real
 from validation.engine.trials import trial
 from validation.optim import adam_loop
 
+from ._docparams import fill_doc
 from .exact_listwise import (_arrays, _scores, _sweep_args, _tail, _tail_k, _trial_facts, _weights,
                              listwise_capacity_from_records, verify_listwise_feasible)
 
@@ -312,6 +313,7 @@ def trained_listwise_params(model, d, ns, seeds, *, criterion="tam", tau=None, m
             for n in ns for s in seeds]
 
 
+@fill_doc
 def measure_trained_listwise_capacity(model, d, *, criterion="tam", tau=None, margin=0.0, seeds=4, ns=None,
                                       n_loads=7, rel=0.25, seed0=0, lr=None, steps=None, store=None,
                                       workers=None, executor="processes", progress=True, runner=None,
@@ -332,33 +334,12 @@ def measure_trained_listwise_capacity(model, d, *, criterion="tam", tau=None, ma
         Dimension (>= 2).
     criterion : {"top1", "tam"}
         Criterion (``top1`` trains the same surrogate with a tail of one).
-    tau : float, optional
-        Tail fraction (``tam`` only).
-    margin : float
-        Margin :math:`\geq 0`.
-    seeds : int
-        Runs per ``n``.
-    ns : sequence of int, optional
-        Numbers of facts; default ``n_loads`` values spanning ``(1 +- rel)``
-        times the predicted ``n``.
-    n_loads : int
-        Size of the default grid (>= 2).
-    rel : float
-        Relative half-width of the default grid, in ``(0, 1)``.
-    seed0 : int
-        First seed.
+    %(listwise_grid)s
     lr : float, optional
         Adam learning rate (default ``TRAIN_DEFAULTS["lr"]``).
     steps : int, optional
         Step budget (default ``TRAIN_DEFAULTS["steps"]``).
-    store : path, optional
-        JSONL store of :func:`validation.engine.run_sweep`.
-    workers : int, optional
-        Worker processes.
-    executor : {"processes", "inprocess", "dask"}
-        Executor of ``run_sweep``.
-    progress : bool
-        Print progress.
+    %(sweep_args)s
     runner : callable, optional
         ``runner(params) -> records``; then ``store``, ``workers``,
         ``executor``, ``progress`` are not used.

@@ -55,11 +55,11 @@ def test_numbers_and_verdicts_are_the_store(outcome):
 def test_totals_cited_under_the_table(outcome):
     rows = list(outcome.values())
     text = PAGE.read_text()
-    paired = [sum(x) for r in rows for x in (r.paired[0] + r.paired[1],)]
+    paired = sum(sum(r.paired[0]) + sum(r.paired[1]) for r in rows)
     same = sum(r.paired[0][0] + r.paired[1][1] for r in rows)
     e_only = sum(r.paired[1][0] for r in rows)
     assert sum(r.paired[0][1] for r in rows) == 0          # no trained success without a memory
-    assert f"on the {sum(paired)} instances decided both ways it gives\n  the exact outcome on {same}" in text
+    assert f"on the {paired} instances decided both ways it gives\n  the exact outcome on {same}" in text
     assert f"the {e_only} misses are instances that admit a memory" in text
     n_ex = sum(r.verdict_exact == "agrees" for r in rows)
     n_th = sum(r.verdict_theory == "agrees" for r in rows)

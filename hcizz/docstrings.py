@@ -91,6 +91,7 @@ REFERENCES = {
         "refs_energy_term": "docs/theory_full_rank.md#computing-the-energy-term",
         "refs_v_one_sample": "docs/theory_full_rank.md#computing-v-for-one-sample",
         "refs_hebbian": "docs/theory_full_rank.md#hebbian-rule",
+        "refs_hebbian_tam": "docs/listwise.md#the-hebbian-memory",
         "refs_large_p": "docs/theory_full_rank.md#large-p-limit",
         "refs_order_statistics": "docs/theory_full_rank.md#order-statistics-method",
     }.items()

@@ -9,7 +9,7 @@ from .free_entropy import free_entropy, saddle, Saddle
 from .finite_capacity import alpha_c_finite, v_p, ALPHA_C_LIMIT
 from .hebbian import (HEBBIAN_LIMIT, hebbian, hebbian_recall_probability, hebbian_threshold,
                       hebbian_score_moments, hebbian_matrix, hebbian_simulate,
-                      HebbianPrediction)
+                      hebbian_tam_probability, hebbian_tam_threshold, HebbianPrediction)
 from .load import load_of, p_of_load, p_from_load
 from .rank_capacity import alpha_c, alpha_c_quad, alpha_c_small_kappa, quantile_coupling, capacity_from_profile
 from .listwise import (tam_capacity, tam_capacity_expansion, tam_finite_p_coefficient,
@@ -20,7 +20,8 @@ __all__ = [
     "__version__", "Estimate", "gaussian_max_moments", "energy_G", "energy_G_limit", "free_entropy",
     "saddle", "Saddle", "alpha_c_finite", "v_p", "ALPHA_C_LIMIT", "HEBBIAN_LIMIT", "hebbian",
     "hebbian_recall_probability", "hebbian_threshold", "hebbian_score_moments",
-    "hebbian_matrix", "hebbian_simulate", "HebbianPrediction",
+    "hebbian_matrix", "hebbian_simulate", "hebbian_tam_probability", "hebbian_tam_threshold",
+    "HebbianPrediction",
     "load_of", "p_of_load", "p_from_load",
     "alpha_c", "alpha_c_quad", "alpha_c_small_kappa", "quantile_coupling", "capacity_from_profile",
     "tam_capacity", "tam_capacity_expansion", "tam_finite_p_coefficient", "tam_capacity_small_tau",

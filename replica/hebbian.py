@@ -15,8 +15,10 @@ from hcizz.estimate import Estimate
 from hcizz.results import Result
 
 from ._docparams import fill_doc
+from .listwise import tail_mean_sf
 
 __all__ = ["HEBBIAN_LIMIT", "hebbian", "hebbian_recall_probability", "hebbian_threshold",
+           "hebbian_tam_probability", "hebbian_tam_threshold",
            "hebbian_score_moments", "hebbian_matrix", "hebbian_simulate", "HebbianPrediction"]
 
 #: Large-``d`` limit of the Hebbian capacity ``alpha_H`` (all facts recalled).
@@ -129,22 +131,33 @@ def _check_model(model):
     return model
 
 
+def _dp_scores(d, p, n, extra=0.0):
+    """Normalised correct scores ``s`` (nodes, x) and node weights (nodes,) of the DP conditional model.
+
+    ``s = r B / sqrt(B^2 + K Q + extra)``: ``extra`` adds a competitor variance
+    (``d^2 - 1`` for the OP approximation of :func:`hebbian_tam_probability`).
+    """
+    r2, wr = _chi2_nodes(d, n)
+    Q, wq = _chi2_nodes(d - 1.0, n - 1)
+    a, wa = _chi2_nodes(d, n)
+    K, wk = _chi2_nodes(p - 1.0, n)
+    R, A, KK, QQ = np.meshgrid(np.sqrt(r2), np.sqrt(a), K, Q, indexing="ij")
+    w = np.einsum("i,j,k,l->ijkl", wr, wa, wk, wq).ravel()
+    R, A, KK, QQ = (v.ravel()[:, None] for v in (R, A, KK, QQ))
+    B = R * A + np.sqrt(KK) * _X                           # (nodes, x)
+    return R * B / np.sqrt(B * B + KK * QQ + extra), w
+
+
 def _conditional_fail(d, p, problem, nodes=None):
     """``(1 - P_1, P_1)`` of the conditional model at scalar ``d``, ``p`` (see
     :func:`hebbian_recall_probability`)."""
     n = nodes or (6 if problem == "DP" else 4)
-    r2, wr = _chi2_nodes(d, n)
-    Q, wq = _chi2_nodes(d - 1.0, n - 1)
     if problem == "DP":
-        a, wa = _chi2_nodes(d, n)
-        K, wk = _chi2_nodes(p - 1.0, n)
-        R, A, KK, QQ = np.meshgrid(np.sqrt(r2), np.sqrt(a), K, Q, indexing="ij")
-        w = np.einsum("i,j,k,l->ijkl", wr, wa, wk, wq).ravel()
-        R, A, KK, QQ = (v.ravel()[:, None] for v in (R, A, KK, QQ))
-        B = R * A + np.sqrt(KK) * _X                       # (nodes, x)
-        s = R * B / np.sqrt(B * B + KK * QQ)
+        s, w = _dp_scores(d, p, n)
         logpi = log_ndtr(s)
     else:
+        r2, wr = _chi2_nodes(d, n)
+        Q, wq = _chi2_nodes(d - 1.0, n - 1)
         # sqrt(|e_mu|^2) ~ chi_d is merged into the Gaussian x: chi_d ~ N(sqrt(d - 1/2), 1/2)
         K, wk = _chi2_nodes(p - 2.0, n)
         q, wqq = _chi2_nodes(d - 1.0, 3)
@@ -376,6 +389,176 @@ def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, mode
         out.append(pc * math.log(pc) / di ** 2 if math.isfinite(pc) else math.nan)
     out = np.array(out).reshape(ds.shape)
     return float(out[0]) if np.ndim(d) == 0 else out
+
+
+def _tam_fail(d, p, tau, problem):
+    """``1 - P_1`` of the Hebbian memory under TAM at scalar ``d``, real ``p`` (see
+    :func:`hebbian_tam_probability`)."""
+    m = p - 1.0
+    k = min(max(tau * m, 1.0), m)
+    s, w = _dp_scores(d, p, 6, extra=0.0 if problem == "DP" else d * d - 1.0)
+    grid = np.linspace(max(float(s.min()), -12.0), min(float(s.max()), 40.0), 1201)
+    sf = tail_mean_sf(grid, m, k)
+    with np.errstate(divide="ignore"):
+        lsf = np.log(np.clip(sf, 1e-300, 1.0))
+    fail_s = np.exp(np.interp(s, grid, lsf))                # P(T_k > s) at every node
+    return float((fail_s @ _WX) @ w)
+
+
+@fill_doc
+def hebbian_tam_probability(d, p, tau, *, all_facts=True, problem="dp"):
+    r"""Compute the model probability that a Hebbian memory passes the tail-average-margin criterion.
+
+    Parameters
+    ----------
+    d : float or array_like
+        Dimension, :math:`d \ge 2`.
+    p : float or array_like
+        Number of facts and of candidates per input, :math:`p \ge 2` (real values
+        allowed, for root finding).
+    tau : float
+        Tail fraction, :math:`0 < \tau \le 1`; the tail holds
+        :math:`k = \max(\tau (p - 1), 1)` competitors (:func:`replica.listwise.tail_size`).
+    all_facts : bool
+        ``True`` (default): probability that all ``p`` facts pass; ``False``:
+        probability that one given fact passes.
+    problem : {"dp", "op"}
+        ``"dp"`` (default): fresh competitors per input, for which the model
+        is exact up to the independence of facts; ``"op"``: the stored outputs
+        as competitors, in the Gaussian approximation of the Notes.
+
+    Returns
+    -------
+    float or ndarray
+        The probability, broadcast shape of ``d`` and ``p``.
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+
+    See Also
+    --------
+    replica.hebbian_tam_threshold : The load at which this probability is 1/2.
+    replica.hebbian_recall_probability : The same model under top-1.
+    replica.listwise.tail_mean_sf : The law of the tail mean used here.
+
+    Notes
+    -----
+    The conditional model of :func:`hebbian_recall_probability`: given the
+    per-input scalars, the normalised correct score is
+    :math:`s = r B / \sqrt{B^2 + K Q}` and the :math:`m = p - 1` competitor scores
+    are i.i.d. :math:`N(0, 1)` (exactly, for DP), so a fact passes TAM when
+    :math:`s > T_k`, the tail mean of :math:`m` standard normals, and
+
+    .. math:: 1 - P_1 = \mathbb E\, P(T_k > s), \qquad P_{all} = P_1^p
+
+    (facts taken independent, as for top-1).  :math:`P(T_k > s)` is
+    :func:`replica.listwise.tail_mean_sf` on a grid of 1201 points in :math:`s`,
+    interpolated in :math:`\ln`; the outer expectation uses the DP nodes of
+    the top-1 model (6 chi-square nodes per scalar, trapezoid in :math:`x`).
+
+    **OP (approximate).**  A stored competitor :math:`u_\rho` also carries its
+    own term :math:`y_\rho |u_\rho^\perp|^2` (input overlap times its squared
+    norm), of the size of the signal term: the model adds its variance
+    :math:`\mathbb E |u^\perp|^4 = d^2 - 1` to the competitor variance and keeps the
+    competitors Gaussian and independent of the correct score.  It neglects the
+    correlation, through :math:`y_\rho g_\rho`, between the correct score and the
+    tail members (which the top-1 OP model of :func:`hebbian_recall_probability`
+    keeps).  Its error at :math:`k = 1` is measured against that model in the
+    tests and on the docs page.
+
+    %(refs_hebbian_tam)s
+
+    Examples
+    --------
+    >>> print(f"{hebbian_tam_probability(40, 50, 0.2):.4f}")
+    0.8999
+    """
+    d = check_real("d", d, low=2, high=1e6)
+    p = check_real("p", p, low=2, high=1e9)
+    tau = check_real("tau", tau, low=0, high=1, low_open=True, allow_array=False)
+    pr = _problem(problem)
+    db, pb = np.broadcast_arrays(np.asarray(d, dtype=float), np.asarray(p, dtype=float))
+    fail = np.array([_tam_fail(float(di), float(pi), tau, pr)
+                     for di, pi in zip(db.ravel(), pb.ravel())]).reshape(db.shape)
+    out = np.exp(pb * np.log1p(-np.minimum(fail, 1.0))) if all_facts else 1.0 - fail
+    return float(out) if np.ndim(out) == 0 else out
+
+
+@fill_doc
+def hebbian_tam_threshold(d, tau, *, level=0.5, all_facts=True, problem="dp"):
+    r"""Find the load :math:`n / d^2` at which the Hebbian memory passes TAM with probability ``level``.
+
+    Parameters
+    ----------
+    d : float or array_like
+        Dimension(s), :math:`d \ge 2`.
+    tau : float
+        Tail fraction, :math:`0 < \tau \le 1`.
+    level : float
+        Probability level, :math:`0 < \mathrm{level} < 1` (default 1/2).
+    all_facts : bool
+        Threshold for all facts passing (default) or one typical fact.
+    problem : {"dp", "op"}
+        See :func:`hebbian_tam_probability`.
+
+    Returns
+    -------
+    float or ndarray
+        The load :math:`n / d^2` (the TAM convention of
+        :func:`replica.tam_capacity`; ``nan`` if even :math:`n = 2` is below ``level``).
+
+    Raises
+    ------
+    ValueError
+        If an argument is out of range.
+
+    See Also
+    --------
+    replica.hebbian_tam_probability : The probability whose level is found.
+    replica.hebbian_threshold : The top-1 threshold (load :math:`n \ln n / d^2`).
+
+    Notes
+    -----
+    The root in :math:`\ln n` (``n`` real) is bracketed in steps of 0.25 from
+    :math:`n = 2` and refined by Brent's method to :math:`10^{-6}` in
+    :math:`\ln n`.  Requiring all facts keeps the Hebbian memory on the
+    :math:`d^2 / \ln n` scale under TAM too: the worst of :math:`n` correct scores
+    must clear the tail mean, so the threshold load :math:`n / d^2` falls
+    slowly with :math:`d`.
+
+    %(refs_hebbian_tam)s
+
+    Examples
+    --------
+    >>> print(f"{hebbian_tam_threshold(40, 0.2):.4f}")
+    0.0465
+    """
+    d = check_real("d", d, low=2, high=1e6)
+    tau = check_real("tau", tau, low=0, high=1, low_open=True, allow_array=False)
+    level = check_real("level", level, low=0, high=1, low_open=True, high_open=True, allow_array=False)
+    pr = _problem(problem)
+
+    def f(lp, di):
+        fail = _tam_fail(di, math.exp(lp), tau, pr)
+        q = math.exp(math.exp(lp) * math.log1p(-min(fail, 1.0))) if all_facts else 1.0 - fail
+        return q - level
+
+    out = []
+    for di in np.atleast_1d(d).ravel():
+        di = float(di)
+        lo = math.log(2.0)
+        if f(lo, di) <= 0:
+            out.append(math.nan)
+            continue
+        hi = lo + 0.25
+        while f(hi, di) > 0:
+            lo, hi = hi, hi + 0.25
+        n = math.exp(brentq(f, lo, hi, args=(di,), xtol=1e-6))
+        out.append(n / di ** 2)
+    out = np.array(out).reshape(np.shape(d))
+    return float(out) if out.ndim == 0 else out
 
 
 @dataclass(frozen=True)

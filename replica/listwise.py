@@ -40,7 +40,7 @@ from .order_stats import TopNormals
 __all__ = [
     "gaussian_tail_mean", "gardner_energy", "tail_size", "tam_capacity", "tam_capacity_expansion",
     "tam_finite_p_coefficient", "tam_capacity_small_tau", "tam_free_entropy", "tam_projection",
-    "tail_mean_bias", "check_mc_size", "tam_scores", "tam_score_laws", "TamLaws", "CensoredNormal",
+    "tail_mean_bias", "tail_mean_sf", "check_mc_size", "tam_scores", "tam_score_laws", "TamLaws", "CensoredNormal",
 ]
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -417,6 +417,112 @@ def tail_mean_bias(m, k):
         val, _ = integrate.quad(integrand, a, b, limit=400, epsabs=1e-14, epsrel=1e-12)
         total += val
     return total / k
+
+
+def _excess_sum_sf(t, J, h):
+    """Lattice law of the sum of ``J`` i.i.d. excesses ``X - t`` of ``N(0, 1) | X > t``.
+
+    Returns ``(y, sf)``: ``sf[i] = P(sum > y[i])`` at the right edges ``y`` of the
+    lattice cells (cell masses of width ``h`` placed at their centres, ``J``-fold
+    convolution by FFT).
+    """
+    lt = log_ndtr(-t)
+    mean1 = math.exp(float(-0.5 * t * t - 0.5 * math.log(2 * math.pi) - lt)) - t   # E[X - t | X > t]
+    span = J * (mean1 + 1.0) + 12.0 * math.sqrt(J) + 12.0
+    n = int(2 ** math.ceil(math.log2(max(span / h, 64.0))))
+    y1 = h * np.arange(min(n, int(14.0 / h) + 2) + 1)
+    r = np.exp(log_ndtr(-(t + y1)) - lt)                     # P(X - t > y | X > t)
+    mass = np.zeros(n)
+    mass[:y1.size - 1] = r[:-1] - r[1:]
+    conv = np.fft.irfft(np.fft.rfft(mass) ** J, n)
+    conv = np.clip(conv, 0.0, None)
+    sf = np.cumsum(conv[::-1])[::-1]                          # P(sum index >= i)
+    sf = np.append(sf[1:], 0.0)                               # P(sum index > i)
+    y = h * (np.arange(n) + 0.5 * J + 0.5)                    # right edge of cell i
+    return y, np.minimum(sf, 1.0)
+
+
+@fill_doc
+def tail_mean_sf(x, m, k, *, nodes=200):
+    r"""Return :math:`P(T_k > x)`, the survival function of the tail mean of ``m`` i.i.d. standard normals.
+
+    Parameters
+    ----------
+    x : float or array_like
+        Points.
+    m : float
+        Number of normals (competitors), :math:`1 \le m \le 10^{9}`; real values are
+        allowed (the law of the order statistics is continued through the beta
+        law below), for root finding in :math:`m`.
+    k : float
+        Tail size, :math:`1 \le k \le m` (fractional allowed, as in
+        :func:`replica.listwise.tail_size`).
+    nodes : int
+        Gauss-Legendre nodes of the outer integral (default 200).
+
+    Returns
+    -------
+    float or ndarray
+        :math:`P(T_k > x)`, shape of ``x``.
+
+    Raises
+    ------
+    ValueError
+        If ``m``, ``k`` or ``nodes`` is out of range.
+
+    See Also
+    --------
+    replica.listwise.tail_mean_bias : The mean of :math:`T_k` (its bias against :math:`\kappa_\tau`).
+    replica.hebbian_tam_probability : Uses this law for the Hebbian memory under TAM.
+
+    Notes
+    -----
+    :math:`T_k` averages the :math:`K - 1` largest values (:math:`K = \lceil k \rceil`)
+    and :math:`k - K + 1` times the :math:`K`-th.  Given the :math:`K`-th largest
+    :math:`X_{(K)} = t`, the :math:`K - 1` values above it are i.i.d.
+    :math:`N(0, 1)` conditioned on :math:`X > t`, so with :math:`S` the sum of their
+    excesses over :math:`t`,
+
+    .. math:: P(T_k > x) = \int P\bigl(S > k (x - t) \mid t\bigr)\, dF_{(K)}(t),
+              \qquad \Phi(X_{(K)}) \sim \mathrm{Beta}(m - K + 1, K).
+
+    The outer integral is Gauss-Legendre in the beta probability (``nodes``
+    nodes); the law of :math:`S` is the :math:`(K-1)`-fold convolution (FFT) of the
+    excess law discretised in cells of width :math:`h = \min(0.01, s_1 / 40)`
+    (:math:`s_1` the excess standard deviation at :math:`t`), cell masses exact,
+    placed at the cell centres.  :math:`k = 1` is the closed form
+    :math:`1 - \Phi(x)^m`.  Checked against the exact laws at :math:`k = 1` and
+    :math:`k = m` (the sample mean, :math:`N(0, 1/m)`) and against Monte Carlo at
+    fractional :math:`k` (tests): absolute error below :math:`10^{-4}`.
+
+    %(refs_listwise_finite_p)s
+
+    Examples
+    --------
+    >>> print(f"{float(tail_mean_sf(0.5, 4, 4)):.5f}")          # the mean of 4: 1 - Phi(1)
+    0.15866
+    >>> print(f"{float(tail_mean_sf(1.8, 99, 5.0)):.4f}")
+    0.8089
+    """
+    m = check_real("m", m, low=1, high=1e9, allow_array=False)
+    k = check_real("k", k, low=1, high=m, allow_array=False)
+    nodes = check_int("nodes", nodes, low=8, high=4096)
+    x = np.asarray(x, dtype=float)
+    K = math.ceil(k - 1e-12)
+    if K == 1:
+        return _out(-np.expm1(m * log_ndtr(x)))
+    J = K - 1
+    v, wv = gauss_legendre(nodes)
+    t = ndtri(stats.beta.ppf(v, m - K + 1.0, K))
+    out = np.zeros(x.shape)
+    for ti, wi in zip(t, wv):
+        lt = float(log_ndtr(-ti))
+        mean1 = math.exp(float(-0.5 * ti * ti - 0.5 * math.log(2 * math.pi) - lt)) - ti
+        var1 = max(1.0 + ti * (mean1 + ti) - (mean1 + ti) ** 2 + 0.0, 1e-12)   # Var(X | X > t)
+        h = min(0.01, math.sqrt(var1) / 40.0)
+        y, sf = _excess_sum_sf(float(ti), J, h)
+        out += wi * np.interp(k * (x - ti), y, sf, left=1.0, right=0.0)
+    return _out(np.clip(out, 0.0, 1.0))
 
 
 # ---------------------------------------------------------------------------

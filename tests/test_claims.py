@@ -138,7 +138,17 @@ def test_listwise_rows_pick_the_largest_d_and_compute_verdicts():
 def test_listwise_rows_say_what_is_missing():
     from validation.sections.claims import ledger
     rows = [r for r in ledger({"listwise": {"exact": {}}}) if "margin 0.5" in r["claim"] or "TAM" in r["claim"]]
-    assert len(rows) == 4 and all(r["verdict"].startswith("not decided") for r in rows)
+    assert len(rows) == 6 and all(r["verdict"].startswith("not decided") for r in rows)   # 3 exact, 2 Hebbian, 1 trained
+
+
+def test_hebbian_tam_rows_compute_their_verdicts():
+    from validation.sections.claims import ledger
+    h = {"dp": {"20": {"tam tau=0.2": {"theory": 0.05, "threshold": 0.048, "ci": [0.045, 0.053]}},
+                "60": {"tam tau=0.2": {"theory": 0.045, "threshold": 0.040, "ci": [0.038, 0.042]}}}}
+    rows = [r for r in ledger({"listwise": {"exact": {}, "hebbian": h}}) if r["claim"].startswith("Hebbian")]
+    dp = [r for r in rows if r["claim"].endswith("DP, d = 60")]
+    assert len(dp) == 1 and dp[0]["verdict"].startswith("differs")         # the largest d, outside its CI
+    assert [r["verdict"][:12] for r in rows if "OP" in r["claim"]] == ["not decided:"]
 
 
 def test_trained_listwise_row_is_the_difference_with_both_intervals():

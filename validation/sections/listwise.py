@@ -102,8 +102,10 @@ def build(ctx):
         hrows.append([model.upper(), d, label, f"{_fmt(r.threshold)} [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]",
                       _fmt(r.n_threshold, 1), _fmt(r.theory) if r.theory is not None else "-", r.verdict,
                       r.instances])
-    h_top = [r for r in hebb.values() if r.criterion == "top1" and r.verdict in ("agrees", "differs")]
-    h_agree = sum(r.verdict == "agrees" for r in h_top)
+    fitted_h = [r for r in hebb.values() if r.verdict in ("agrees", "differs")]
+    h_groups = [("Top-1", [r for r in fitted_h if r.criterion == "top1"]),
+                ("TAM, DP", [r for r in fitted_h if r.criterion != "top1" and r.model == "dp"]),
+                ("TAM, OP", [r for r in fitted_h if r.criterion != "top1" and r.model == "op"])]
 
     fig_name = _figure(ctx, exact, hebb, HEBBIAN_TAUS)
     md = [
@@ -119,14 +121,15 @@ def build(ctx):
          f"ranges from {min(ratios):.3f} to {max(ratios):.3f}." if ratios else "No case has a fitted threshold."),
         "",
         "**Hebbian memory** `sum_mu c_mu e_mu^T` (no solver): load where *all* facts pass with probability "
-        "1/2 (top-1: `n ln n / d^2`; TAM: `n / d^2`), against the conditional Hebbian model "
-        "`replica.hebbian_threshold(d, problem=...)` for top-1.",
+        "1/2 (top-1: `n ln n / d^2`; TAM: `n / d^2`), against the conditional Hebbian model: "
+        "`replica.hebbian_threshold(d, problem=...)` for top-1, `replica.hebbian_tam_threshold(d, tau, "
+        "problem=...)` for TAM (exact given the per-input scalars for DP; a Gaussian approximation for OP).",
         "",
-        md_table(["model", "d", "criterion", "threshold [95% CI]", "n at threshold", "theory (top-1)", "verdict",
+        md_table(["model", "d", "criterion", "threshold [95% CI]", "n at threshold", "conditional model", "verdict",
                   "instances"], hrows),
         "",
-        (f"Top-1: the conditional Hebbian model lies inside the interval in {h_agree} of {len(h_top)} fits."
-         if h_top else ""),
+        " ".join(f"{name}: the conditional Hebbian model lies inside the interval in "
+                 f"{sum(r.verdict == 'agrees' for r in sel)} of {len(sel)} fits." for name, sel in h_groups if sel),
         "",
         "**Trained memories** (full-batch Adam on the squared hinge of the TAM condition, stopped at the first "
         "step at which every fact meets it; `validation.linear_memory.train_listwise`, the same instances as "
@@ -164,6 +167,7 @@ def _figure(ctx, exact, hebb, taus):
     import matplotlib.pyplot as plt
     import numpy as np
 
+    from replica import p_from_load
     from validation.sections.figstyle import THEORY_ZORDER, legend_outside
 
     tam0 = {k: r for k, r in exact.items() if r.criterion == "tam" and r.margin == 0 and math.isfinite(r.threshold)}
@@ -204,13 +208,26 @@ def _figure(ctx, exact, hebb, taus):
     a2.set_xlabel(r"case (model, $d$, criterion, $\tau$, margin $g$)")
     a2.set_ylabel(r"exact threshold / finite-$p$ RS prediction")
     a2.set_title("all cases (95% CI)")
+    model_labelled = False
     for model, mk in (("op", "o"), ("dp", "s")):
         for j, crit in enumerate(["top1"] + [f"tam tau={t:g}" for t in taus]):
             sel = sorted((r for r in hebb.values() if r.model == model and r.criterion == crit
                           and math.isfinite(r.n_threshold)), key=lambda r: r.d)
             if sel:
-                a3.plot([r.d for r in sel], [r.n_threshold / r.d ** 2 for r in sel], mk + "-", color=f"C{j}",
-                        label=f"Hebbian {model.upper()}, {crit}", alpha=0.8 if model == "op" else 0.5)
+                ds = np.array([r.d for r in sel], float)
+                y = np.array([r.n_threshold for r in sel]) / ds ** 2
+                if crit == "top1":       # the interval of the load n ln n / d^2, as facts / d^2
+                    lo = np.array([float(p_from_load(r.ci_low, r.d)) for r in sel]) / ds ** 2
+                    hi = np.array([float(p_from_load(r.ci_high, r.d)) for r in sel]) / ds ** 2
+                    th = np.array([float(p_from_load(r.theory, r.d)) for r in sel]) / ds ** 2
+                else:
+                    lo, hi, th = (np.array([getattr(r, a) for r in sel]) for a in ("ci_low", "ci_high", "theory"))
+                x = ds + (-1.0 if model == "op" else 1.0)
+                a3.errorbar(x, y, yerr=[y - lo, hi - y], fmt=mk, color=f"C{j}", capsize=2, ms=4,
+                            label=f"Hebbian {model.upper()}, {crit}", alpha=0.9 if model == "op" else 0.6)
+                a3.plot(x, th, "--" if model == "op" else ":", color=f"C{j}", lw=1.2, zorder=THEORY_ZORDER,
+                        label=None if model_labelled else "conditional model (OP --, DP ..)")
+                model_labelled = True
     a3.set_xlabel(r"dimension $d$")
     a3.set_ylabel(r"facts at the all-facts threshold / $d^2$")
     a3.set_title("Hebbian memory")

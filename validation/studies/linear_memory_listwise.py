@@ -296,9 +296,12 @@ class HebbianListwise(ThresholdRecord):
     n_threshold : float
         The threshold as a number of facts.
     theory : float or None
-        Top-1: ``replica.hebbian_threshold(d, problem=model)`` (conditional model); TAM: None.
+        The conditional Hebbian model at ``d``: top-1 ``replica.hebbian_threshold(d, problem=model)``;
+        TAM ``replica.hebbian_tam_threshold(d, tau, problem=model)`` (exact given the per-input scalars
+        for DP, a Gaussian approximation for OP).
     verdict : str
-        ``"agrees"``/``"differs"`` (theory inside the interval or not), ``"no theory"``, ``"no fit"``.
+        ``"agrees"``/``"differs"`` (theory inside the interval or not), ``"no theory"`` (the model has no
+        root), ``"no fit"``.
     fraction : list
         ``[n, mean fraction of facts passing, its standard error, instances]`` rows.
     instances : int
@@ -316,7 +319,7 @@ class HebbianListwise(ThresholdRecord):
     ci_low: float
     ci_high: float
     n_threshold: float
-    theory: float | None
+    theory: float
     verdict: str
     fraction: list
     instances: int
@@ -377,7 +380,7 @@ class HebbianListwiseStudy(Study):
         dict
             ``(model, d, criterion)`` -> :class:`HebbianListwise`.
         """
-        from replica import hebbian_threshold, p_from_load
+        from replica import hebbian_tam_threshold, hebbian_threshold, p_from_load
 
         groups = {}
         for q, rec in results:
@@ -395,12 +398,14 @@ class HebbianListwiseStudy(Study):
                     f = np.array([r[c][1] for r in res if r["p"] == n])
                     frac.append([n, float(f.mean()), float(f.std(ddof=1) / math.sqrt(f.size)) if f.size > 1
                                  else math.nan, int(f.size)])
-                theory = float(hebbian_threshold(d, problem=model)) if c == "top1" else None
+                theory = float(hebbian_threshold(d, problem=model) if c == "top1"
+                               else hebbian_tam_threshold(d, float(c[4:]), problem=model))
                 if len(set(ok)) > 1:
                     fit = fit_threshold(loads, ok)
                     thr, lo, hi = fit.threshold, fit.ci_low, fit.ci_high
                     n_thr = (float(p_from_load(thr, d)) if crit == "top1" else thr * d * d)
-                    verdict = ("no theory" if theory is None else "agrees" if lo <= theory <= hi else "differs")
+                    verdict = ("no theory" if not math.isfinite(theory) else "agrees" if lo <= theory <= hi
+                               else "differs")
                 else:
                     thr = lo = hi = n_thr = math.nan
                     verdict = "no fit"

@@ -40,6 +40,8 @@ PARAMS = {
     "replica_sub": "sub : argparse._SubParsersAction\n    The subparsers object of ``python -m replica``.",
     # the Parameters section of replica.CensoredNormal's cdf / sf (a whole section)
     "points_params": "Parameters\n----------\nx : float or array_like\n    Points.",
+    # the Raises section of the functions that check every argument's range (a whole section)
+    "raises_range": "Raises\n------\nValueError\n    If an argument is out of range.",
 }
 
 #: :func:`hcizz.docstrings.fill_doc` with :data:`PARAMS` added

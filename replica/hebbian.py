@@ -432,10 +432,7 @@ def hebbian_tam_probability(d, p, tau, *, all_facts=True, problem="dp"):
     float or ndarray
         The probability, broadcast shape of ``d`` and ``p``.
 
-    Raises
-    ------
-    ValueError
-        If an argument is out of range.
+    %(raises_range)s
 
     See Also
     --------
@@ -509,10 +506,7 @@ def hebbian_tam_threshold(d, tau, *, level=0.5, all_facts=True, problem="dp"):
         The load :math:`n / d^2` (the TAM convention of
         :func:`replica.tam_capacity`; ``nan`` if even :math:`n = 2` is below ``level``).
 
-    Raises
-    ------
-    ValueError
-        If an argument is out of range.
+    %(raises_range)s
 
     See Also
     --------

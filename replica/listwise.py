@@ -896,10 +896,7 @@ def tam_capacity_expansion(tau, p, *, margin=0.0):
         ``b`` = :func:`tail_mean_bias` and
         :math:`v = \operatorname{Var}((Z - z_\tau)_+)/(\tau^2 (p-1))`.
 
-    Raises
-    ------
-    ValueError
-        If an argument is out of range.
+    %(raises_range)s
 
     See Also
     --------
@@ -973,10 +970,7 @@ def tam_free_entropy(q, alpha, tau, *, margin=0.0):
         \ln \Phi\bigl((\sqrt q\, t - \kappa)/\sqrt{1-q}\bigr)`,
         :math:`\kappa = \kappa_\tau + \gamma`.
 
-    Raises
-    ------
-    ValueError
-        If an argument is out of range.
+    %(raises_range)s
 
     See Also
     --------
@@ -1329,10 +1323,7 @@ def tam_scores(tau, p, *, margin=0.0, samples=2000, rng=None, normalise=True):
         minimiser and do not count), ``active`` (bool: the constraint binds), ``V``, ``k``
         (the tail size, a float).
 
-    Raises
-    ------
-    ValueError
-        If an argument is out of range.
+    %(raises_range)s
 
     See Also
     --------

@@ -94,21 +94,21 @@ def test_excess_fit_table_is_recomputed(outcomes):
 
 
 def test_prose_claims_of_the_finite_size_law(outcomes):
-    # The verdict paragraph says: every OP law rejected (p <= 0.0013); every DP law acceptable
-    # (p = 0.11-0.18); no DP excess at all gives sum (r/s)^2 = 11.2 on 6 points (p = 0.08); OP above
-    # the prediction at every d, DP inside its CI at all d but 80.
+    # The verdict paragraph says: every OP law rejected (p <= 0.0007); every DP law acceptable
+    # (p = 0.35-0.45); no DP excess at all gives sum (r/s)^2 = 7.9 on 6 points (p = 0.25); OP above
+    # the prediction at every d, DP inside its CI at every d.
     from scipy.stats import chi2
 
     text = PAGE.read_text()
     op_p = [f.p_value for f in excess_fits(_rows_of(outcomes, "op"))]
     dp_p = [f.p_value for f in excess_fits(_rows_of(outcomes, "dp"))]
-    assert max(op_p) < 0.00135 and "(p <= 0.0013)" in text
-    assert (round(min(dp_p), 2), round(max(dp_p), 2)) == (0.11, 0.18) and "(p = 0.11-0.18)" in text
+    assert max(op_p) < 0.00075 and "(p <= 0.0007)" in text
+    assert (round(min(dp_p), 2), round(max(dp_p), 2)) == (0.35, 0.45) and "(p = 0.35-0.45)" in text
     dp = threshold_points(_rows_of(outcomes, "dp"))
     s = sum((q.excess / q.excess_stderr) ** 2 for q in dp)
-    assert len(dp) == 6 and round(s, 1) == 11.2 and round(chi2.sf(s, len(dp)), 2) == 0.08
-    assert "$\\sum (r/s)^2 = 11.2$ on 6 points (p = 0.08)" in text
+    assert len(dp) == 6 and round(s, 1) == 7.9 and round(chi2.sf(s, len(dp)), 2) == 0.25
+    assert "$\\sum (r/s)^2 = 7.9$ on 6 points (p = 0.25)" in text
     assert all(e.ci_low > e.theory for e in outcomes["op"].values() if math.isfinite(e.threshold))
     outside = sorted(d for d, e in outcomes["dp"].items()
                      if math.isfinite(e.threshold) and not e.ci_low <= e.theory <= e.ci_high)
-    assert outside == [80]
+    assert outside == []

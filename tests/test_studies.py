@@ -47,7 +47,7 @@ def test_replay_computes_nothing_and_compute_starts_from_the_committed_store(tmp
     s = get_study("linear_memory.exact_dp")
     before = _tree(s.committed_store().parent)
     rep = s.run(compute=False, progress=False)
-    planned = 7 * 8 + 7 * 8 + 5 * 8 + 6 * 24 + 5 * 8 + 5 * 8  # d = 20, 30, 40, 60, 80, 100: loads x seeds of PLAN
+    planned = 7 * 8 + 7 * 8 + 5 * 8 + 6 * 24 + 5 * 12 + 5 * 12  # d = 20, 30, 40, 60, 80, 100: loads x seeds of PLAN
     assert rep.reused == rep.trials == planned and rep.compute is False
     monkeypatch.chdir(tmp_path)
     run = s.run(compute=True, executor="inprocess", progress=False)
@@ -107,7 +107,7 @@ def test_cli_lists_replays_and_refuses_in_one_line(tmp_path):
     r = _cli("study", "linear_memory.exact_dp", "--replay", "--json", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
-    assert out["study"] == "linear_memory.exact_dp" and out["reused"] == 7 * 8 + 7 * 8 + 5 * 8 + 6 * 24 + 5 * 8 + 5 * 8 and out["computed"] == 0
+    assert out["study"] == "linear_memory.exact_dp" and out["reused"] == 7 * 8 + 7 * 8 + 5 * 8 + 6 * 24 + 5 * 12 + 5 * 12 and out["computed"] == 0
     for args, msg in [(("study", "nope"), "study must be one of"),
                       (("study", "linear_memory.exact_op", "--d", "20,,30"), "without empty items"),
                       (("study", "linear_memory.exact_op", "--bogus", "1"), "unrecognized arguments"),

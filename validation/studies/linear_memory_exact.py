@@ -39,7 +39,7 @@ __all__ = ["PLAN", "TIMING", "DP_DECIDED", "ExactThreshold", "ExactThresholds", 
 PLAN = {20: (np.linspace(0.85, 1.15, 7), 8), 30: (np.linspace(0.85, 1.15, 7), 8),
         40: (np.linspace(0.88, 1.12, 5), 8),
         60: (np.array([0.9, 0.95, 0.97, 1.0, 1.03, 1.1]), 24),
-        80: (np.array([0.92, 0.96, 1.0, 1.02, 1.04]), 8), 100: (np.array([0.92, 0.96, 1.0, 1.02, 1.04]), 8),
+        80: (np.array([0.92, 0.96, 1.0, 1.02, 1.04]), 12), 100: (np.array([0.92, 0.96, 1.0, 1.02, 1.04]), 12),
         150: (np.array([0.97, 1.0, 1.03, 1.06]), 8)}
 
 #: Timing-only instances (too few for a threshold): per d, relative loads and seeds (none planned now:

@@ -392,8 +392,9 @@ def hebbian_threshold(d, *, level=0.5, all_facts=True, exact_moments=False, mode
 
 
 def _tam_fail(d, p, tau, problem):
-    """``1 - P_1`` of the Hebbian memory under TAM at scalar ``d``, real ``p`` (see
-    :func:`hebbian_tam_probability`)."""
+    """``1 - P_1`` of the Gaussian-competitor model under TAM at scalar ``d``, real ``p``: exact
+    given the per-input scalars for DP; for OP (``d^2 - 1`` added to the competitor variance)
+    only the starting point of the OP threshold search (see :func:`hebbian_tam_probability`)."""
     m = p - 1.0
     k = min(max(tau * m, 1.0), m)
     s, w = _dp_scores(d, p, 6, extra=0.0 if problem == "DP" else d * d - 1.0)
@@ -405,17 +406,62 @@ def _tam_fail(d, p, tau, problem):
     return float((fail_s @ _WX) @ w)
 
 
+class _OpScalars:
+    """Draws of the OP scalar model for one ``d`` (common random numbers over ``p``: the
+    competitors of a smaller ``p`` are a prefix of the columns, ``chi^2_{p-2}`` is drawn
+    through one uniform per input)."""
+
+    def __init__(self, d, m_max, samples, rng):
+        n = samples
+        self.d, self.m_max = d, m_max
+        self.r = np.sqrt(rng.chisquare(d, n))
+        self.sa = np.sqrt(rng.chisquare(d, n))
+        self.u = rng.random(n)
+        self.x = rng.standard_normal(n)
+        self.Q = rng.chisquare(d - 1, n)
+        shape = (n, m_max)
+        self.g = rng.standard_normal(shape, dtype=np.float32)
+        self.y = rng.standard_normal(shape, dtype=np.float32)
+        self.z = rng.standard_normal(shape, dtype=np.float32)
+        self.q = rng.chisquare(d - 1, shape).astype(np.float32)
+
+    def fail(self, p, tau):
+        """``(1 - P_1, its standard error)`` at integer ``p``."""
+        from scipy.stats import chi2
+
+        m = p - 1
+        k = max(tau * m, 1.0)
+        K = math.ceil(k - 1e-12)
+        Kp = chi2.ppf(self.u, p - 2) if p > 2 else np.zeros_like(self.u)
+        B0 = (self.sa * self.r + np.sqrt(Kp) * self.x)[:, None].astype(np.float32)
+        V = np.sqrt(Kp * self.Q)[:, None].astype(np.float32)
+        rg = self.r[:, None].astype(np.float32) - self.g[:, :m]
+        D = rg * B0 + self.y[:, :m] * (rg * self.g[:, :m] - self.q[:, :m]) - V * self.z[:, :m]
+        low = np.sort(np.partition(D, K - 1, axis=1)[:, :K], axis=1)   # the K smallest c - z
+        wts = np.full(K, 1.0 / k)
+        wts[-1] = (k - K + 1) / k
+        f = float(np.mean(low.astype(np.float64) @ wts <= 0.0))
+        return f, math.sqrt(max(f * (1.0 - f), 1.0 / self.r.size) / self.r.size)
+
+
+def _p_estimate(f, se, p, all_facts):
+    if not all_facts:
+        return Estimate(1.0 - f, se, n=0)
+    v = (1.0 - f) ** p
+    return Estimate(v, p * (1.0 - f) ** (p - 1) * se, n=0)
+
+
 @fill_doc
-def hebbian_tam_probability(d, p, tau, *, all_facts=True, problem="dp"):
+def hebbian_tam_probability(d, p, tau, *, all_facts=True, problem="dp", samples=20_000, rng=0):
     r"""Compute the model probability that a Hebbian memory passes the tail-average-margin criterion.
 
     Parameters
     ----------
     d : float or array_like
-        Dimension, :math:`d \ge 2`.
+        Dimension, :math:`d \ge 2` (OP: a scalar).
     p : float or array_like
-        Number of facts and of candidates per input, :math:`p \ge 2` (real values
-        allowed, for root finding).
+        Number of facts and of candidates per input, :math:`p \ge 2` (DP: real
+        values allowed, for root finding; OP: a whole number).
     tau : float
         Tail fraction, :math:`0 < \tau \le 1`; the tail holds
         :math:`k = \max(\tau (p - 1), 1)` competitors (:func:`replica.listwise.tail_size`).
@@ -423,14 +469,19 @@ def hebbian_tam_probability(d, p, tau, *, all_facts=True, problem="dp"):
         ``True`` (default): probability that all ``p`` facts pass; ``False``:
         probability that one given fact passes.
     problem : {"dp", "op"}
-        ``"dp"`` (default): fresh competitors per input, for which the model
-        is exact up to the independence of facts; ``"op"``: the stored outputs
-        as competitors, in the Gaussian approximation of the Notes.
+        ``"dp"`` (default): fresh competitors per input, a quadrature that is
+        exact given the per-input scalars; ``"op"``: the stored outputs as
+        competitors, the scalar model of the Notes by Monte Carlo.
+    samples : int
+        OP: inputs drawn (default 20000).
+    rng : None, int or Generator
+        OP: the seed of the draws (default 0, reproducible).
 
     Returns
     -------
-    float or ndarray
-        The probability, broadcast shape of ``d`` and ``p``.
+    float or ndarray or Estimate
+        DP: the probability, broadcast shape of ``d`` and ``p``; OP: an
+        :class:`~hcizz.estimate.Estimate` (value and its Monte Carlo standard error).
 
     %(raises_range)s
 
@@ -442,11 +493,12 @@ def hebbian_tam_probability(d, p, tau, *, all_facts=True, problem="dp"):
 
     Notes
     -----
-    The conditional model of :func:`hebbian_recall_probability`: given the
-    per-input scalars, the normalised correct score is
-    :math:`s = r B / \sqrt{B^2 + K Q}` and the :math:`m = p - 1` competitor scores
-    are i.i.d. :math:`N(0, 1)` (exactly, for DP), so a fact passes TAM when
-    :math:`s > T_k`, the tail mean of :math:`m` standard normals, and
+    **DP.**  The conditional model of :func:`hebbian_recall_probability`:
+    given the per-input scalars, the normalised correct score is
+    :math:`s = r B / \sqrt{B^2 + K Q}` and the :math:`m = p - 1` competitor
+    scores are i.i.d. :math:`N(0, 1)` (exactly, for fresh competitors), so a
+    fact passes TAM when :math:`s > T_k`, the tail mean of :math:`m` standard
+    normals, and
 
     .. math:: 1 - P_1 = \mathbb E\, P(T_k > s), \qquad P_{all} = P_1^p
 
@@ -455,15 +507,17 @@ def hebbian_tam_probability(d, p, tau, *, all_facts=True, problem="dp"):
     interpolated in :math:`\ln`; the outer expectation uses the DP nodes of
     the top-1 model (6 chi-square nodes per scalar, trapezoid in :math:`x`).
 
-    **OP (approximate).**  A stored competitor :math:`u_\rho` also carries its
-    own term :math:`y_\rho |u_\rho^\perp|^2` (input overlap times its squared
-    norm), of the size of the signal term: the model adds its variance
-    :math:`\mathbb E |u^\perp|^4 = d^2 - 1` to the competitor variance and keeps the
-    competitors Gaussian and independent of the correct score.  It neglects the
-    correlation, through :math:`y_\rho g_\rho`, between the correct score and the
-    tail members (which the top-1 OP model of :func:`hebbian_recall_probability`
-    keeps).  Its error at :math:`k = 1` is measured against that model in the
-    tests and on the docs page.
+    **OP.**  A stored competitor :math:`u_\rho` carries its own term
+    :math:`y_\rho |u_\rho^\perp|^2`, as large as the signal term, and its
+    :math:`y_\rho g_\rho` is part of the correct score.  In the variables of the
+    top-1 OP model, :math:`c - z_\rho = (r - g_\rho) B_0 + y_\rho ((r - g_\rho) g_\rho - q_\rho)
+    - |V| \zeta_\rho` with :math:`(g, y, \zeta) \sim N(0, 1)`,
+    :math:`q \sim \chi^2_{d-1}` per competitor and the shared :math:`(r, B_0, V)`;
+    the fact passes when the mean of the :math:`k` smallest of these
+    differences is positive.  The competitors are taken independent given
+    the shared scalars, as in the top-1 model (whose value this reproduces at
+    :math:`k = 1`, tests), and the expectation is a Monte Carlo over
+    ``samples`` inputs with :math:`m` competitors each.
 
     %(refs_hebbian_tam)s
 
@@ -471,11 +525,19 @@ def hebbian_tam_probability(d, p, tau, *, all_facts=True, problem="dp"):
     --------
     >>> print(f"{hebbian_tam_probability(40, 50, 0.2):.4f}")
     0.8999
+    >>> print(hebbian_tam_probability(20, 12, 0.2, problem="op"))
+    0.53021 ± 0.01
     """
-    d = check_real("d", d, low=2, high=1e6)
-    p = check_real("p", p, low=2, high=1e9)
     tau = check_real("tau", tau, low=0, high=1, low_open=True, allow_array=False)
     pr = _problem(problem)
+    if pr == "OP":
+        d = check_int("d", d, low=2, high=10**4)
+        p = check_int("p", p, low=2, high=10**5)
+        samples = check_int("samples", samples, low=100, high=10**7)
+        f, se = _OpScalars(d, p - 1, samples, check_rng(rng)).fail(p, tau)
+        return _p_estimate(f, se, p, all_facts)
+    d = check_real("d", d, low=2, high=1e6)
+    p = check_real("p", p, low=2, high=1e9)
     db, pb = np.broadcast_arrays(np.asarray(d, dtype=float), np.asarray(p, dtype=float))
     fail = np.array([_tam_fail(float(di), float(pi), tau, pr)
                      for di, pi in zip(db.ravel(), pb.ravel())]).reshape(db.shape)
@@ -483,14 +545,56 @@ def hebbian_tam_probability(d, p, tau, *, all_facts=True, problem="dp"):
     return float(out) if np.ndim(out) == 0 else out
 
 
+def _op_threshold(d, tau, level, all_facts, samples, rng):
+    """OP threshold ``n / d^2`` (Estimate): integer search from the Gaussian-competitor root,
+    linear interpolation in ``n`` between the last ``n`` above ``level`` and the next."""
+    def f_gauss(lp):
+        fail = _tam_fail(d, math.exp(lp), tau, "OP")
+        q = math.exp(math.exp(lp) * math.log1p(-min(fail, 1.0))) if all_facts else 1.0 - fail
+        return q - level
+
+    lo = math.log(2.0)
+    if f_gauss(lo) > 0:
+        hi = lo + 0.25
+        while f_gauss(hi) > 0:
+            lo, hi = hi, hi + 0.25
+        n0 = max(2, int(round(math.exp(brentq(f_gauss, lo, hi, xtol=1e-4)))))
+    else:
+        n0 = 2
+    draws = _OpScalars(d, int(1.25 * n0) + 8, samples, rng)
+    cache = {}
+
+    def prob(n):
+        if n not in cache:
+            f, se = draws.fail(n, tau)
+            cache[n] = _p_estimate(f, se, n, all_facts)
+        return cache[n]
+
+    n = n0
+    if prob(n).value > level:
+        while n + 1 < draws.m_max + 1 and prob(n + 1).value > level:
+            n += 1
+        if n + 1 >= draws.m_max + 1:
+            raise RuntimeError(f"OP threshold search left its draws at d={d}, tau={tau}")   # not reached on the grid
+    else:
+        while n > 2 and prob(n).value <= level:
+            n -= 1
+        if prob(n).value <= level:
+            return Estimate(math.nan, math.nan, n=samples)
+    a, b = prob(n), prob(n + 1)
+    t = (a.value - level) / (a.value - b.value)
+    se = math.hypot((1 - t) * a.stderr, t * b.stderr) / (a.value - b.value)
+    return Estimate((n + t) / d ** 2, se / d ** 2, n=samples, info={"n_bracket": [n, n + 1]})
+
+
 @fill_doc
-def hebbian_tam_threshold(d, tau, *, level=0.5, all_facts=True, problem="dp"):
+def hebbian_tam_threshold(d, tau, *, level=0.5, all_facts=True, problem="dp", samples=20_000, rng=0):
     r"""Find the load :math:`n / d^2` at which the Hebbian memory passes TAM with probability ``level``.
 
     Parameters
     ----------
     d : float or array_like
-        Dimension(s), :math:`d \ge 2`.
+        Dimension(s), :math:`d \ge 2` (OP: a scalar).
     tau : float
         Tail fraction, :math:`0 < \tau \le 1`.
     level : float
@@ -499,12 +603,17 @@ def hebbian_tam_threshold(d, tau, *, level=0.5, all_facts=True, problem="dp"):
         Threshold for all facts passing (default) or one typical fact.
     problem : {"dp", "op"}
         See :func:`hebbian_tam_probability`.
+    samples : int
+        OP: inputs drawn per evaluation (default 20000).
+    rng : None, int or Generator
+        OP: the seed of the draws (default 0; the same draws serve every ``n``).
 
     Returns
     -------
-    float or ndarray
+    float or ndarray or Estimate
         The load :math:`n / d^2` (the TAM convention of
-        :func:`replica.tam_capacity`; ``nan`` if even :math:`n = 2` is below ``level``).
+        :func:`replica.tam_capacity`; ``nan`` if even :math:`n = 2` is below
+        ``level``); OP: an :class:`~hcizz.estimate.Estimate`.
 
     %(raises_range)s
 
@@ -515,12 +624,17 @@ def hebbian_tam_threshold(d, tau, *, level=0.5, all_facts=True, problem="dp"):
 
     Notes
     -----
-    The root in :math:`\ln n` (``n`` real) is bracketed in steps of 0.25 from
-    :math:`n = 2` and refined by Brent's method to :math:`10^{-6}` in
-    :math:`\ln n`.  Requiring all facts keeps the Hebbian memory on the
-    :math:`d^2 / \ln n` scale under TAM too: the worst of :math:`n` correct scores
-    must clear the tail mean, so the threshold load :math:`n / d^2` falls
-    slowly with :math:`d`.
+    DP: the root in :math:`\ln n` (``n`` real) is bracketed in steps of 0.25 from
+    :math:`n = 2` and refined by Brent's method to :math:`10^{-6}` in :math:`\ln n`.
+    OP: whole :math:`n` from the root of the Gaussian-competitor model (the DP
+    formula with :math:`d^2 - 1` added to the competitor variance) up or down
+    until the level is crossed, with common random numbers (one set of draws,
+    prefixes of its competitors), then linear interpolation between the two
+    whole :math:`n` around the crossing; the standard error is that of the
+    two probabilities divided by their difference.  Requiring all facts keeps
+    the Hebbian memory on the :math:`d^2 / \ln n` scale under TAM too: the
+    worst of :math:`n` correct scores must clear the tail mean, so the
+    threshold load :math:`n / d^2` falls slowly with :math:`d`.
 
     %(refs_hebbian_tam)s
 
@@ -529,10 +643,14 @@ def hebbian_tam_threshold(d, tau, *, level=0.5, all_facts=True, problem="dp"):
     >>> print(f"{hebbian_tam_threshold(40, 0.2):.4f}")
     0.0465
     """
-    d = check_real("d", d, low=2, high=1e6)
     tau = check_real("tau", tau, low=0, high=1, low_open=True, allow_array=False)
     level = check_real("level", level, low=0, high=1, low_open=True, high_open=True, allow_array=False)
     pr = _problem(problem)
+    if pr == "OP":
+        d = check_int("d", d, low=2, high=10**4)
+        samples = check_int("samples", samples, low=100, high=10**7)
+        return _op_threshold(d, tau, level, all_facts, samples, check_rng(rng))
+    d = check_real("d", d, low=2, high=1e6)
 
     def f(lp, di):
         fail = _tam_fail(di, math.exp(lp), tau, pr)

@@ -482,12 +482,13 @@ def _listwise_rows(r):
     for model in ("dp", "op"):
         hebb = _get(r, "listwise", "hebbian", model) or {}
         claim = (f"Hebbian memory under TAM (tau = 0.2, all facts) = conditional Hebbian model "
-                 f"({'exact given the per-input scalars' if model == 'dp' else 'Gaussian approximation'}), "
+                 f"({'exact given the per-input scalars' if model == 'dp' else 'scalar model, Monte Carlo'}), "
                  f"{model.upper()}")
         ds = sorted(int(d) for d, c in hebb.items() if (c.get("tam tau=0.2") or {}).get("ci"))
         if ds:
             h = hebb[str(ds[-1])]["tam tau=0.2"]
-            rows.append(_row(f"{claim}, d = {ds[-1]}", _OURS, h["theory"], h["threshold"], h["ci"], sec))
+            rows.append(_row(f"{claim}, d = {ds[-1]}", _OURS, h["theory"], h["threshold"], h["ci"], sec,
+                             prediction_stderr=h.get("theory_stderr") or 0.0))
         else:
             rows.append(_missing(claim, _OURS, sec, "the Hebbian listwise study"))
     trained = _get(r, "listwise", "trained", "dp") or {}

@@ -100,7 +100,8 @@ def build(ctx):
     for (model, d, label), r in sorted(hebb.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2])):
         data["hebbian"].setdefault(model, {}).setdefault(str(d), {})[label] = r.to_dict()
         hrows.append([model.upper(), d, label, f"{_fmt(r.threshold)} [{_fmt(r.ci_low)}, {_fmt(r.ci_high)}]",
-                      _fmt(r.n_threshold, 1), _fmt(r.theory) if r.theory is not None else "-", r.verdict,
+                      _fmt(r.n_threshold, 1),
+                      _fmt(r.theory) + (f" ± {r.theory_stderr:.4f}" if r.theory_stderr else ""), r.verdict,
                       r.instances])
     fitted_h = [r for r in hebb.values() if r.verdict in ("agrees", "differs")]
     h_groups = [("Top-1", [r for r in fitted_h if r.criterion == "top1"]),
@@ -123,7 +124,8 @@ def build(ctx):
         "**Hebbian memory** `sum_mu c_mu e_mu^T` (no solver): load where *all* facts pass with probability "
         "1/2 (top-1: `n ln n / d^2`; TAM: `n / d^2`), against the conditional Hebbian model: "
         "`replica.hebbian_threshold(d, problem=...)` for top-1, `replica.hebbian_tam_threshold(d, tau, "
-        "problem=...)` for TAM (exact given the per-input scalars for DP; a Gaussian approximation for OP).",
+        "problem=...)` for TAM (exact given the per-input scalars for DP; the scalar model by Monte Carlo, ± its "
+        "standard error, for OP).",
         "",
         md_table(["model", "d", "criterion", "threshold [95% CI]", "n at threshold", "conditional model", "verdict",
                   "instances"], hrows),

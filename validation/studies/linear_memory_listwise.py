@@ -61,7 +61,8 @@ CENTRE = {20: (87, 93, 142, 87, 68, 82, 66), 30: (165, 191, 313, 178, 137, 156, 
 
 #: Per d: relative sizes around the centre, seeds per size, cases planned (indices into CASES).
 PLAN = {20: (np.linspace(0.8, 1.2, 7), 4, tuple(range(len(CASES)))),
-        30: (np.linspace(0.85, 1.15, 5), 2, (0, 1, 2))}
+        30: (np.linspace(0.85, 1.15, 5), 2, (0, 1, 2)),
+        40: (np.linspace(0.88, 1.12, 5), 2, (1, 2))}
 
 #: Control at d = 20 (OP, margin cases): inputs and candidates rescaled to norm sqrt(d).
 #: Relative sizes, seeds, cases.  At a positive margin the decision is no longer invariant
@@ -295,10 +296,12 @@ class HebbianListwise(ThresholdRecord):
     %(ci_pair)s
     n_threshold : float
         The threshold as a number of facts.
-    theory : float or None
+    theory : float
         The conditional Hebbian model at ``d``: top-1 ``replica.hebbian_threshold(d, problem=model)``;
-        TAM ``replica.hebbian_tam_threshold(d, tau, problem=model)`` (exact given the per-input scalars
-        for DP, a Gaussian approximation for OP).
+        TAM ``replica.hebbian_tam_threshold(d, tau, problem=model)`` (a quadrature, exact given the
+        per-input scalars, for DP; the scalar model by Monte Carlo for OP).
+    theory_stderr : float
+        Monte Carlo standard error of ``theory`` (0 for the quadratures).
     verdict : str
         ``"agrees"``/``"differs"`` (theory inside the interval or not), ``"no theory"`` (the model has no
         root), ``"no fit"``.
@@ -320,6 +323,7 @@ class HebbianListwise(ThresholdRecord):
     ci_high: float
     n_threshold: float
     theory: float
+    theory_stderr: float
     verdict: str
     fraction: list
     instances: int
@@ -398,8 +402,13 @@ class HebbianListwiseStudy(Study):
                     f = np.array([r[c][1] for r in res if r["p"] == n])
                     frac.append([n, float(f.mean()), float(f.std(ddof=1) / math.sqrt(f.size)) if f.size > 1
                                  else math.nan, int(f.size)])
-                theory = float(hebbian_threshold(d, problem=model) if c == "top1"
-                               else hebbian_tam_threshold(d, float(c[4:]), problem=model))
+                if c == "top1":
+                    theory, theory_se = float(hebbian_threshold(d, problem=model)), 0.0
+                elif model == "op":
+                    est = hebbian_tam_threshold(d, float(c[4:]), problem=model)
+                    theory, theory_se = float(est.value), float(est.stderr)
+                else:
+                    theory, theory_se = float(hebbian_tam_threshold(d, float(c[4:]), problem=model)), 0.0
                 if len(set(ok)) > 1:
                     fit = fit_threshold(loads, ok)
                     thr, lo, hi = fit.threshold, fit.ci_low, fit.ci_high
@@ -412,7 +421,7 @@ class HebbianListwiseStudy(Study):
                 label = "top1" if c == "top1" else f"tam tau={c[4:]}"
                 rows[model, d, label] = HebbianListwise(
                     model=model, d=d, criterion=label, threshold=thr, ci_low=lo, ci_high=hi, n_threshold=n_thr,
-                    theory=theory, verdict=verdict, fraction=frac, instances=len(res))
+                    theory=theory, theory_stderr=theory_se, verdict=verdict, fraction=frac, instances=len(res))
         return rows
 
 

@@ -146,21 +146,23 @@ def test_paper_protocol_study_replays_without_computing():
     run = get_study("factual_recall.paper_protocol").run(compute=False, progress=False)
     s = run.outcome
     assert run.computed == 0 and run.missing == 0
-    assert [(p.d, p.seed) for p in s.paths] == [(16, 0), (16, 1), (32, 0)]
+    assert [(p.d, p.seed) for p in s.paths] == [(16, 0), (16, 1), (32, 0), (32, 1), (64, 0)]
+    assert [p.outcome.S for p in s.paths] == [13, 13, 23, 26, 40] and s.pending == 0
     for p in s.paths:
         assert p.variant == "paper" and p.steps == 4096
         assert p.outcome.S is None or p.facts_per_param == p.outcome.S ** 2 / p.params
     # the paper code at this study's budget of 4096 steps: its seed-0 search at d = 16 passed
     # 14 only at step 12288 (rate 0.003) and never tried the other rates there: unresolved
     assert [(r.d, r.budget, r.paper_code_S) for r in s.comparison] == [(16, 4096, [None, 13]),
-                                                                       (32, 4096, [27])]
-    assert [r.paper_code_full_S for r in s.comparison] == [[14, 13], [27]]
+                                                                       (32, 4096, [27]), (64, 4096, [])]
+    assert [r.paper_code_full_S for r in s.comparison] == [[14, 13], [27], []]
     assert np.isfinite(sum(p.cpu_seconds for p in s.paths))
 
 
 def test_report_part_11_contract_keys(tmp_path):
-    """Part 11 renders from the committed stores: report.json keys ``paper_model`` (one
-    entry per path) and ``paper_code_comparison`` (one row per shape), JSON-serialisable."""
+    """Part 11 renders from the committed stores: report.json keys ``paper_model`` and
+    ``ours_model_paper_protocol`` (one entry per path) and ``paper_code_comparison`` (one row per
+    shape), JSON-serialisable."""
     import json
 
     from hcizz.jsonout import to_json_value
@@ -171,7 +173,8 @@ def test_report_part_11_contract_keys(tmp_path):
     factual_recall_paper.render(Context(tmp_path, True), md, data, figs)
     data = to_json_value(data)
     json.dumps(data)
-    assert len(data["paper_model"]) == 3 and len(data["paper_code_comparison"]["rows"]) == 2
+    assert len(data["paper_model"]) == 5 and len(data["paper_code_comparison"]["rows"]) == 3
+    assert [p["variant"] for p in data["ours_model_paper_protocol"]] == ["ours"] * 5
     row = data["paper_code_comparison"]["rows"][0]
     assert {"paper_code_S", "ours_S", "paper_code_full_S", "budget", "within_paper_range"} <= set(row)
     assert data["paper_code_comparison"]["paper_code"]["commit"].startswith("7c4d121d")

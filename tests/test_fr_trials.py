@@ -208,6 +208,19 @@ def test_transformer_budget_trial_prefix_property():
     assert short["accuracy"] == long["accuracy"][:n]
 
 
+def test_transformer_budget_trial_variants():
+    """No ``variant`` key is our model (the committed records' keys); ``"paper"`` changes the model
+    only: same parameter count and facts, another training curve; a bad name is refused."""
+    base = dict(_TINY, steps=100)
+    ours, explicit = tr.transformer_budget_trial(base), tr.transformer_budget_trial(dict(base, variant="ours"))
+    paper = tr.transformer_budget_trial(dict(base, variant="paper"))
+    assert ours["accuracy"] == explicit["accuracy"]
+    assert paper["params"] == ours["params"] and paper["facts"] == ours["facts"]
+    assert paper["accuracy"] != ours["accuracy"]
+    with pytest.raises(ValueError, match="variant"):
+        tr.transformer_budget_trial(dict(base, variant="flax"))
+
+
 def test_transformer_budget_trial_bad_schedule():
     with pytest.raises(ValueError, match="schedule"):
         tr.transformer_budget_trial(dict(_TINY, schedule="linear"))

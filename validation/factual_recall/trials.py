@@ -333,7 +333,9 @@ def transformer_budget_trial(params):
         :data:`COSINE_FINAL` of ``lr`` over ``steps``, the schedule of
         :func:`validation.factual_recall.experiments.train_transformer`),
         ``eval_every`` (steps between evaluations; the run stops at the first
-        evaluation with >= 99% recalled), ``eval_repeats``.
+        evaluation with >= 99% recalled), ``eval_repeats``; optional
+        ``variant`` (``"ours"``, the default when the key is absent, or
+        ``"paper"``: :class:`~validation.factual_recall.transformer.OneLayerTransformer`).
 
     Returns
     -------
@@ -379,7 +381,8 @@ def transformer_budget_trial(params):
         raise ValueError(f"schedule must be 'constant' or 'cosine', got {schedule!r}")
     rng = _trial_rng(params["seed"], d, H, d_h, m, S, R)
     task = make_task(S, R, D, T=T, rng=rng)
-    net = build_transformer(d, H, d_h, m, task=task, rng=rng, dtype=np.float32)
+    net = build_transformer(d, H, d_h, m, task=task, rng=rng, dtype=np.float32,
+                            variant=params.get("variant", "ours"))
     erng = _trial_rng(params["seed"], 7, d, S, R)
     fs, fr = task.all_facts()
     fs, fr = np.tile(fs, reps), np.tile(fr, reps)

@@ -36,8 +36,8 @@ def render(ctx, md, data, figs):
 
     %(render_parameters)s
     data : dict
-        The section's ``report.json`` entry; ``paper_model`` and
-        ``paper_code_comparison`` are added.
+        The section's ``report.json`` entry; ``paper_model``, ``paper_code_comparison`` and
+        ``ours_model_paper_protocol`` (our model's paths under the same protocol) are added.
     figs : list of str
         Figure names (none added).
 
@@ -49,6 +49,8 @@ def render(ctx, md, data, figs):
     study = get_study(NAME)
     run, _ = run_study(ctx, NAME, always_replay=True)
     s = run.outcome
+    # our model (EOS residual, our initialisation) under the same protocol: the cost of the deviations
+    ours_model = run_study(ctx, NAME, always_replay=True, variant="ours")[0].outcome
     meta = s.paper_code
     p = PAPER_PROTOCOL
     md.append("\n### 11. The paper's model and protocol against the paper's code\n")
@@ -72,7 +74,7 @@ def render(ctx, md, data, figs):
               f"(replayed); regenerate / extend with `OMP_NUM_THREADS=1 {study.command()} "
               f"--workers 2`.\n")
     rows = []
-    for r in s.comparison:
+    for r, r_ours in zip(s.comparison, ours_model.comparison):
         ours = [q for q in s.paths if (q.d, q.H, q.d_h, q.m) == (r.d, r.H, r.d_h, r.m)]
         fpp = [q.facts_per_param for q in ours if q.facts_per_param is not None]
         rows.append((r.d, r.H, r.d_h, r.m, r.params, r.budget, _sizes(r.paper_code_full),
@@ -80,11 +82,13 @@ def render(ctx, md, data, figs):
                      _sizes(r.ours),
                      ", ".join(f"{x:.3f}" for x in fpp) or "-",
                      "-" if r.within_paper_range is None else
-                     ("yes" if r.within_paper_range else "no")))
+                     ("yes" if r.within_paper_range else "no"),
+                     _sizes(r_ours.ours)))
     md.append(md_table(["d", "H", "d_h", "m", "params", "budget",
                         f"paper code at {p['steps']} steps: largest passed S (per seed)",
                         "paper code at budget", "ours at budget (paper model)",
-                        "ours: facts / param", "ours within paper range +-1"], rows))
+                        "ours: facts / param", "ours within paper range +-1",
+                        "ours at budget (our model: EOS residual, our init)"], rows))
     md.append("\n`*`: the next size was not resolved (search unfinished), so the size is a lower "
               "bound; `unresolved`: no size passed and a size is still pending. Sizes are `S = R` "
               "(facts `S^2`). Seeds of the two sides are unrelated (jax and numpy streams).\n")
@@ -102,6 +106,17 @@ def render(ctx, md, data, figs):
         reading.append(f"`d = {r.d}` at {r.budget} steps: paper code {ps or '-'}, ours "
                        f"{us or '-'} (resolved sizes): {verdict}")
     md.append("\nReading: " + "; ".join(reading) + ".\n")
+    cost = []
+    for r, r_ours in zip(s.comparison, ours_model.comparison):
+        a = [o.S for o in r.ours if o.bracketed]
+        b = [o.S for o in r_ours.ours if o.bracketed]
+        if a and b:
+            ratio = (sum(x * x for x in b) / len(b)) / (sum(x * x for x in a) / len(a))
+            cost.append(f"`d = {r.d}`: our model {b} against the paper model's {a} (mean facts "
+                        f"{ratio:.2f}x)")
+    if cost:
+        md.append("Our model under the same protocol (the cost of the EOS residual and our "
+                  "initialisation, same seeds): " + "; ".join(cost) + ".\n")
     md.append(md_table(["d", "seed", "S", "lr passed", "pass step", "sizes tried (pass/fail)",
                         "CPU s"],
                        [(q.d, q.seed, "-" if q.outcome.S is None else q.outcome.S,
@@ -113,6 +128,7 @@ def render(ctx, md, data, figs):
     if s.pending:
         md.append(f"\n{s.pending} search path(s) are not finished in the committed store.\n")
     data["paper_model"] = [q.to_dict() for q in s.paths]
+    data["ours_model_paper_protocol"] = [q.to_dict() for q in ours_model.paths]
     data["paper_code_comparison"] = {"rows": [r.to_dict() for r in s.comparison],
                                      "paper_code": meta, "protocol": dict(p, lrs=list(p["lrs"])),
                                      "pending_paths": s.pending}

@@ -1254,15 +1254,22 @@ class Tradeoff(Study):
     title = "success over heads x MLP width at a fixed number of facts and the iso-capacity boundary"
     trial = transformer_budget_trial
     docs = "docs/factual_recall.md#trade-off-between-attention-and-mlp-parameters"
+    options = (Option("variant", "--variant", str, "ours",
+                      "model variant: ours (EOS residual, our init) or paper (the paper's model)",
+                      choices=("ours", "paper")),)
 
-    def plan(self):
-        return tradeoff_params()
+    def plan(self, variant="ours"):
+        recs = tradeoff_params()
+        # the records of our model carry no variant key (the committed store's keys)
+        return recs if variant == "ours" else [{**q, "variant": variant} for q in recs]
 
     @fill_doc
-    def summarise(self, results):
+    def summarise(self, results, variant="ours"):
         """Summarise the grid (:func:`summarize_tradeoff`).
 
         %(records_params)s
+        variant : str
+            Model variant (the same summary for both).
 
         Returns
         -------

@@ -29,9 +29,10 @@ points of :func:`validation.linear_memory.exact_listwise.listwise_prediction`
 (20000 samples, seed 0), written here so that the plan is known without
 sampling; ``summarise`` re-evaluates the prediction at that ``n`` and reports
 how far the fixed point is from it.  The decision cost grows fast with ``d``
-(CPU seconds per instance: 0.23 on average at ``d = 20``, 5.1 at ``d = 30``
-on the committed runs), which is why the plan at ``d = 30`` is small
-(two seeds per size, the zero-margin TAM cases only).
+(CPU seconds per instance: 0.23 on average at ``d = 20``, 5.1 at ``d = 30``,
+31 at ``d = 40`` on the committed runs), which is why the plans at ``d = 30``
+and ``40`` are small (two seeds per size, zero-margin TAM cases only; at
+``d = 40`` the tail fractions 0.05 and 0.2).
 """
 from __future__ import annotations
 
@@ -188,7 +189,7 @@ class ListwiseStudy(Study):
     docs = "docs/listwise.md#exact-decisions"
     title = ("exact thresholds under the tail-average margin and top-1 at a margin, OP and DP, "
              "against the finite-p replica predictions")
-    options = (dims_option((20, 30), help=f"dimensions (planned: {', '.join(map(str, sorted(PLAN)))})"),
+    options = (dims_option((20, 30, 40), help=f"dimensions (planned: {', '.join(map(str, sorted(PLAN)))})"),
                models_option())
 
     def validate(self, options):

@@ -30,7 +30,7 @@ from validation.linear_memory.capacity import ThresholdRecord
 from validation.linear_memory.train_listwise import TRAIN_DEFAULTS, listwise_trained_trial
 from validation.logistic import fit_threshold
 
-from .base import Option, Runner, Study, fill_doc, is_ok, seeds_option
+from .base import Option, Runner, Study, check_planned_dims, dims_option, fill_doc, is_ok, seeds_option
 from .linear_memory_listwise import CASES, CENTRE, PLAN, ListwiseStudy, case_label, theory_at
 
 __all__ = ["TRAINED", "TrainedListwiseThreshold", "ListwiseTrainedStudy", "exact_threshold", "STUDIES"]
@@ -155,13 +155,14 @@ class ListwiseTrainedStudy(Study):
     title = ("trained thresholds under the tail-average margin (Adam on a squared-hinge surrogate), OP and DP, "
              "three tail fractions and a margin, against the exact thresholds on the same instances and the "
              "finite-p theory")
-    options = (ListwiseStudy.options[0],                 # --d: the exact study's planned dimensions
+    options = (dims_option(tuple(sorted(TRAINED)),
+                           help=f"dimensions (trained: {', '.join(map(str, sorted(TRAINED)))})"),
                seeds_option(8),
                Option("steps", "--steps", int, TRAIN_DEFAULTS["steps"], "Adam step budget per run", low=1,
                       high=10**6))
 
     def validate(self, options):
-        return ListwiseStudy.validate(self, options)      # the same planned dimensions
+        return check_planned_dims(options, sorted(TRAINED))   # the dimensions with trained cases
 
     def plan(self, ds, seeds, steps):
         out = []

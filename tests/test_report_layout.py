@@ -44,3 +44,30 @@ def test_markers_force_main_and_details():
 
 def test_a_part_with_everything_kept_has_no_details_link():
     assert condense("### T\n\nOnly a result.\n") == "### T\n\nOnly a result.\n"
+
+
+def test_an_aside_about_a_store_is_dropped_without_breaking_the_sentence():
+    # the aside holds semicolons and a nested parenthesis; the sentence around it stays
+    md = ("### T\n\n**Trained** (Adam; the same instances; read from `a.jsonl` (quick)): the threshold "
+          "agrees; 'paired' counts both.\n")
+    out = condense(md)
+    assert "**Trained**: the threshold agrees; 'paired' counts both." in out
+    assert ".jsonl" not in out and "Details:" in out
+    kept = out.split("\n\n")[1]
+    assert kept.count("(") == kept.count(")")
+
+
+def test_sentences_do_not_end_inside_parentheses_or_code():
+    # a how-sentence after a parenthesis with a semicolon: the parenthesis stays whole
+    md = ("### T\n\nIt differs by 0.01 (2.5 sigma; the saddle is the cheap estimate). "
+          "Run `python -m x; y` again.\n")
+    out = condense(md)
+    assert "It differs by 0.01 (2.5 sigma; the saddle is the cheap estimate)." in out
+    assert "python -m" not in out
+
+
+def test_links_and_unbalanced_text_are_left_alone():
+    md = "### T\n\nSee [the store](a.jsonl) for it. An open (aside; never closed.\n"
+    out = condense(md)
+    assert "See [the store]" not in out                       # the link's sentence is a how-sentence
+    assert "An open (aside" in out                            # unbalanced: plain split, nothing lost

@@ -99,10 +99,64 @@ def _kind(text):
     return "paragraph"
 
 
+def _depths(text):
+    """Parenthesis depth before each character, code spans and link targets opaque (None: unbalanced)."""
+    depth, out, code, stack = 0, [], False, []
+    for i, ch in enumerate(text):
+        out.append(depth if not code else -1)
+        if ch == "`":
+            code = not code
+        elif code:
+            continue
+        elif ch == "(":
+            stack.append(i > 0 and text[i - 1] == "]")        # a link target: not an aside
+            depth += 0 if stack[-1] else 1
+        elif ch == ")":
+            if not stack:
+                return None
+            depth -= 0 if stack.pop() else 1
+    return None if stack or code else out
+
+
+def _drop_how_asides(text, depths):
+    """``text`` without the top-level parenthetical asides that say how a number was made."""
+    pieces, i, cut = [], 0, False
+    for j, ch in enumerate(text):
+        if ch == "(" and depths[j] == 0 and not (j > 0 and text[j - 1] == "]"):
+            k = next(k for k in range(j + 1, len(text)) if text[k] == ")" and depths[k] == 1)
+            if _HOW.search(text[j:k + 1]):
+                pieces.append(text[i:j].rstrip())
+                i, cut = k + 1, True
+    pieces.append(text[i:])
+    return "".join(pieces), cut
+
+
+def _sentences(text):
+    """Split at sentence ends (and semicolons) outside parentheses and code spans."""
+    depths = _depths(text)
+    if depths is None:                                         # unbalanced: plain split
+        return _SENTENCE.split(text), False
+    text, cut = _drop_how_asides(text, depths)
+    depths = _depths(text)
+    out, i = [], 0
+    for m in _SENTENCE.finditer(text):
+        if depths[m.start() - 1] == 0:
+            out.append(text[i:m.start()])
+            i = m.end()
+    out.append(text[i:])
+    return out, cut
+
+
 def _short(paragraph):
-    """The paragraph without its how-it-was-made sentences, cut after MAX_PARAGRAPH characters."""
-    kept, n, cut = [], 0, False
-    for s in _SENTENCE.split(paragraph):
+    """The paragraph without its how-it-was-made sentences and asides, cut after MAX_PARAGRAPH characters.
+
+    Sentences end at ``.;!?`` outside parentheses and code spans, so dropping a sentence never
+    leaves a parenthesis open; a parenthetical aside about commands, stores or timings is dropped
+    on its own, keeping the sentence around it.
+    """
+    kept, n = [], 0
+    sentences, cut = _sentences(paragraph)
+    for s in sentences:
         if _HOW.search(s):
             cut = True
             continue

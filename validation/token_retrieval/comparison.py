@@ -26,7 +26,7 @@ from ._docparams import fill_doc
 __all__ = ["QUANTITIES", "TARGETS", "simulated_points", "theory_grid", "save_theory_grid", "load_theory_grid",
            "TheoryVsSim", "theory_vs_sim", "responsible_term", "TargetCheck", "target_check", "LimitsOnGrid",
            "limits_on_grid", "SeedCheck", "seed_check", "TokenMomentCheck", "token_moment_check",
-           "scan_theory", "ScanComparison", "scan_comparison"]
+           "scan_theory", "ScanComparison", "scan_comparison", "ColumnCheck", "column_check"]
 
 #: prediction key -> (record key, kind): "all" events are Bernoulli per run, "frac" fractions
 QUANTITIES = {"p_retrieval": ("retrieval", "all"), "p_recall": ("recall", "all"),
@@ -265,7 +265,9 @@ class TheoryVsSim(Result):
     noise_floor : dict
         Per all-``N`` quantity: mean and 95 % quantile of the mean and of the maximum absolute
         error an *exact* theory would show with the same seeds (binomial draws at the
-        predicted probabilities).
+        predicted probabilities; ``*_mean``, ``*_q95``), and the same with the predictions'
+        Monte Carlo error added (a Gaussian of standard deviation ``{q}_pred_se`` per point:
+        an exact theory evaluated by as many draws; ``*_mean_mc``, ``*_q95_mc``).
     worst : list of dict
         The points with the largest error of P(retrieval) or P(recall).
 
@@ -374,6 +376,7 @@ def theory_vs_sim(records, *, theory=None, reps=100, rng=0, floor_draws=2000, pr
                      "chi2_per_point": float(np.mean(z[fin] ** 2)) if fin.any() else float("nan"),
                      "closed": {"mean_abs_error": float(eo.mean()), "max_abs_error": float(eo.max())}}
     rs = check_rng(np.random.SeedSequence([int(rng), 1]))
+    rs_mc = check_rng(np.random.SeedSequence([int(rng), 2]))
     floor = {}
     for q in ("p_retrieval", "p_recall"):
         pr = np.array([p[f"{q}_pred"] for p in points])
@@ -385,6 +388,15 @@ def theory_vs_sim(records, *, theory=None, reps=100, rng=0, floor_draws=2000, pr
                     "max_abs_error_mean": float(err.max(axis=1).mean()),
                     "max_abs_error_q95": float(np.quantile(err.max(axis=1), 0.95)),
                     "draws": floor_draws}
+        # the same with the predictions' own Monte Carlo error (an exact theory evaluated by
+        # `reps` draws): independent stream, so the keys above do not change
+        pse = np.array([p[f"{q}_pred_se"] for p in points])
+        d2 = rs_mc.binomial(ns[None, :], np.clip(pr, 0, 1)[None, :], size=(floor_draws, pr.size)) / ns
+        e2 = np.abs(d2 - pr[None, :] - pse[None, :] * rs_mc.standard_normal((floor_draws, pr.size)))
+        floor[q].update({"mean_abs_error_mean_mc": float(e2.mean(axis=1).mean()),
+                         "mean_abs_error_q95_mc": float(np.quantile(e2.mean(axis=1), 0.95)),
+                         "max_abs_error_mean_mc": float(e2.max(axis=1).mean()),
+                         "max_abs_error_q95_mc": float(np.quantile(e2.max(axis=1), 0.95))})
     worst = sorted(points, key=lambda p: -max(abs(p["p_retrieval_pred"] - p["p_retrieval_sim"]),
                                               abs(p["p_recall_pred"] - p["p_recall_sim"])))[:10]
     return TheoryVsSim(points=points, errors=errors, noise_floor=floor, worst=worst)
@@ -455,7 +467,11 @@ class TargetCheck(Result):
         ``max_abs_error``, ``n``, ``within_3se``, ``max_met`` / ``mean_met`` (the error at or below
         its target), ``floor_max_abs_error`` / ``floor_max_abs_error_q95`` (mean and 95 % quantile
         of the maximum error of an *exact* theory with the same seeds), ``max_reachable``
-        (the floor's mean maximum at or below the target), and the closed form's errors
+        (the floor's mean maximum at or below the target), ``floor_mean_abs_error`` (the floor's
+        mean error), ``floor_mean_abs_error_mc`` / ``floor_mean_abs_error_q95_mc`` (mean and 95 %
+        quantile of the mean error of an exact theory evaluated with the predictions' Monte Carlo
+        error), ``mean_consistent`` (the mean error at or below that 95 % quantile: no error of
+        the theory's own is visible in the mean), and the closed form's errors
         ``closed_mean_abs_error``, ``closed_max_abs_error``.
     misses : list of dict
         Every point and quantity (all five of :data:`QUANTITIES`) outside ``z`` combined standard
@@ -558,6 +574,9 @@ def target_check(tv, *, targets=None, moments=None):
                          "floor_max_abs_error": f["max_abs_error_mean"],
                          "floor_max_abs_error_q95": f["max_abs_error_q95"],
                          "floor_mean_abs_error": f["mean_abs_error_mean"],
+                         "floor_mean_abs_error_mc": f["mean_abs_error_mean_mc"],
+                         "floor_mean_abs_error_q95_mc": f["mean_abs_error_q95_mc"],
+                         "mean_consistent": bool(e["mean_abs_error"] <= f["mean_abs_error_q95_mc"]),
                          "max_reachable": bool(f["max_abs_error_mean"] <= t["max_abs_error"]),
                          "closed_mean_abs_error": e["closed"]["mean_abs_error"],
                          "closed_max_abs_error": e["closed"]["max_abs_error"]}
@@ -710,6 +729,118 @@ class SeedCheck(Result):
     max_error_new: float
     max_error_all: float
     max_abs_z_new: float
+
+
+@fill_doc
+@dataclass(frozen=True)
+class ColumnCheck(Result):
+    """One all-``N`` probability, theory against simulation, column by column (:func:`column_check`).
+
+    Parameters
+    ----------
+    quantity : str
+        ``"p_retrieval"`` or ``"p_recall"``.
+    rows : list of dict
+        Per ``(d, L)``: ``d``, ``L``, ``points`` (the ``N`` with a finite ``z``), ``chi2``
+        (sum of ``z^2``), ``p_value`` (:math:`\\chi^2` law with ``points`` degrees of freedom),
+        ``mean_diff`` (mean of simulation minus prediction), ``z_min``, ``z_max``.
+    level : float
+        The p-value below which a column is listed as a miss.
+    misses : list of tuple
+        ``(d, L)`` of the columns with ``p_value < level``.
+
+    See Also
+    --------
+    validation.token_retrieval.comparison.column_check
+        Test an all-``N`` probability of a comparison column by column in ``(d, L)``.
+
+    %(ref_theory_vs_sim)s
+    """
+
+    quantity: str
+    rows: list
+    level: float
+    misses: list
+
+    def summary(self):
+        """Return one line: the columns whose chi-squared p-value is below ``level``.
+
+        Returns
+        -------
+        str
+            The text.
+        """
+        bad = [r for r in self.rows if (r["d"], r["L"]) in self.misses]
+        text = ", ".join(f"d={r['d']} L={r['L']}: chi2 {r['chi2']:.1f}/{r['points']} (p = {r['p_value']:.2g}, "
+                         f"mean sim - pred {r['mean_diff']:+.3f})" for r in bad)
+        return (f"{self.quantity}: {len(bad)} of {len(self.rows)} (d, L) columns with p < {self.level:g}"
+                + (f": {text}" if bad else ""))
+
+
+@fill_doc
+def column_check(tv, *, quantity="p_retrieval", level=0.01):
+    r"""Test an all-``N`` probability of a comparison column by column in ``(d, L)``.
+
+    Parameters
+    ----------
+    tv : TheoryVsSim
+        The comparison (:func:`theory_vs_sim`).
+    quantity : {"p_retrieval", "p_recall"}
+        The probability tested.
+    level : float
+        Columns with a p-value below it are listed as misses, in (0, 1).
+
+    Returns
+    -------
+    ColumnCheck
+        One row per ``(d, L)`` and the misses.
+
+    See Also
+    --------
+    validation.token_retrieval.comparison.theory_vs_sim
+        Compare the token-level and the closed-form theory with simulated runs, point by point.
+
+    Notes
+    -----
+    A column's statistic is :math:`\chi^2 = \sum_N z_N^2` over its points with a finite
+    :math:`z` (the difference over the combined standard error of :func:`theory_vs_sim`: binomial
+    at the prediction and the theory's Monte Carlo error); under an exact theory and independent
+    points it is close to a :math:`\chi^2` law with one degree of freedom per point (the binomial
+    law is discrete, so the tail is only approximate at a few seeds).  A systematic error in a
+    column shows as a large :math:`\chi^2` and a ``mean_diff`` of one sign.
+
+    %(ref_theory_vs_sim)s
+
+    Examples
+    --------
+    >>> from validation.token_retrieval.experiments import run_grid
+    >>> tv = theory_vs_sim(run_grid((4, 8), (64,), (4,), seeds=2), reps=4, floor_draws=100)
+    >>> cc = column_check(tv)
+    >>> [(r["d"], r["L"], r["points"]) for r in cc.rows]
+    [(64, 4, 2)]
+    """
+    if quantity not in TARGET_QUANTITIES:
+        raise ValueError(f"quantity must be one of {', '.join(TARGET_QUANTITIES)}, got {quantity!r}")
+    level = check_real("level", level, low=0.0, high=1.0, low_open=True, high_open=True)
+    from scipy.stats import chi2 as chi2_law
+
+    cols = {}
+    for p in tv.points:
+        cols.setdefault((p["d"], p["L"]), []).append(p)
+    rows, misses = [], []
+    for (d, L), ps in sorted(cols.items()):
+        z = np.array([p[f"{quantity}_z"] for p in ps], float)
+        diff = np.array([p[f"{quantity}_sim"] - p[f"{quantity}_pred"] for p in ps], float)
+        fin = np.isfinite(z)
+        k = int(fin.sum())
+        c2 = float(np.sum(z[fin] ** 2))
+        pv = float(chi2_law.sf(c2, k)) if k else float("nan")
+        rows.append({"d": int(d), "L": int(L), "points": k, "chi2": c2, "p_value": pv,
+                     "mean_diff": float(diff.mean()), "z_min": float(z[fin].min()) if k else float("nan"),
+                     "z_max": float(z[fin].max()) if k else float("nan")})
+        if k and pv < level:
+            misses.append((int(d), int(L)))
+    return ColumnCheck(quantity=quantity, rows=rows, level=level, misses=misses)
 
 
 def _binom_z(m, n, pred, pse):

@@ -181,3 +181,33 @@ def test_ledger_reads_results_as_their_dicts():
         "boundaries": {"retrieval_boundary": Boundary(n_points=2)}}}
     row = next(r for r in ledger(report) if "L exponent" in r["claim"])
     assert row["verdict"] == "not decided: 2 points for 3 parameters (a fit needs at least 5)"
+
+
+def test_token_level_boundary_row_computes_its_verdict():
+    # the measured boundary at the closed-form row's (d, L) against the token-level crossing there;
+    # 16.72 inside [16.02, 17.66] agrees, 14.0 outside differs (standard error (17.66 - 16.02) / 3.92)
+    from validation.sections.claims import ledger
+
+    def rows_for(n_token):
+        rep = {"token_retrieval": {
+            "theory": {"retrieval_boundary": {"points": [{"d": 128, "L": 16, "N": 14.7}]}},
+            "adaptive_design": {"boundaries": {
+                "128:8": {"d": 128, "L": 8, "threshold": 6.1, "ci": [5.8, 6.4]},
+                "128:16": {"d": 128, "L": 16, "threshold": 16.81, "ci": [16.02, 17.66]},
+                "128:32": {"d": 128, "L": 32, "threshold": 41.0, "ci": [39.3, 42.8]}}},
+            "lower_bound": {"statistical": {"points": [{"d": 128, "L": 16, "N_token": n_token},
+                                                       {"d": 128, "L": 8, "N_token": None},
+                                                       {"d": 128, "L": 32, "N_token": 42.3}]}}}}
+        return [r for r in ledger(rep) if "token-level" in r["claim"]]
+
+    (r,) = rows_for(16.72)
+    assert r["claim"].startswith("retrieval boundary N_c(d = 128, L = 16) = token-level theory")
+    assert r["theory"] == 16.72 and r["verdict"] == "agrees"
+    se = (17.66 - 16.02) / (2 * 1.959963984540054)
+    (r,) = rows_for(14.0)
+    assert r["verdict"] == f"differs by +2.810 ({2.81 / se:.1f} sigma)"
+    # without a token-level crossing at the closed-form row's (d, L), the other boundary is used
+    (r,) = rows_for(None)
+    assert r["claim"].startswith("retrieval boundary N_c(d = 128, L = 32)") and r["verdict"] == "agrees"
+    rows = [r for r in ledger({"token_retrieval": {}}) if "token-level" in r["claim"]]
+    assert len(rows) == 1 and rows[0]["verdict"].startswith("not decided")

@@ -29,10 +29,10 @@ def test_long_or_wide_first_table_goes_to_the_details():
 
 def test_commands_stores_and_timings_are_left_out_of_the_paragraph():
     md = ("### T\n\nThe threshold agrees. Regenerate with `python -m validation study x`. "
-          "Stored in `a.jsonl`. It took 3 s wall and 2 s CPU. The end.\n")
+          "Stored in `a.jsonl`. It took 3 s wall and 2 s CPU. The end (code: `a/b.py`).\n")
     out = condense(md)
     assert "The threshold agrees." in out and "The end." in out
-    assert "python -m" not in out and ".jsonl" not in out and "CPU" not in out
+    assert "python -m" not in out and ".jsonl" not in out and "CPU" not in out and ".py" not in out
 
 
 def test_markers_force_main_and_details():

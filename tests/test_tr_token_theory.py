@@ -538,3 +538,23 @@ def json_key(p):
     import json
 
     return json.dumps(p, sort_keys=True)
+
+
+def test_token_level_crossings_inside_the_adaptive_intervals_as_the_docs_say():
+    # the docs (adaptive design of the boundary): N_token = 6.4, 16.7, 42.3 at d = 128, L = 8, 16, 32,
+    # inside every measured interval of the committed adaptive summary, the closed form outside at 16, 32
+    import json
+
+    from validation.studies import get_study
+    from validation.studies.base import STORED_DIR
+
+    lim = get_study("token_retrieval.full_grid").run(compute=False, progress=False).outcome.limits
+    rows = {r["L"]: r for r in lim.rows if r["d"] == 128}
+    summ = json.loads((STORED_DIR / "token_retrieval.adaptive_boundary.summary.json").read_text())
+    ci = {b["L"]: b["ci"] for b in summ["boundaries"] if b["d"] == 128}
+    assert [round(rows[L]["N_token"], 1) for L in (8, 16, 32)] == [6.4, 16.7, 42.3]
+    assert round(rows[8]["N_token"], 2) == 6.39 and [round(x, 2) for x in ci[8]] == [5.82, 6.41]
+    for L in (8, 16, 32):
+        assert ci[L][0] <= rows[L]["N_token"] <= ci[L][1]
+    for L in (16, 32):
+        assert not ci[L][0] <= rows[L]["N_closed"] <= ci[L][1]

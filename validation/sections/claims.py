@@ -438,6 +438,18 @@ def _tr_rows(r):
             done = True
     if not done:
         rows.append(_missing("retrieval boundary vs theory", _TR, sec, "a measured boundary at a theory point"))
+    # the token-level theory's boundary (its crossing on the full grid, geometric interpolation in N)
+    tok = {(p["d"], p["L"]): p.get("N_token")
+           for p in _get(r, "token_retrieval", "lower_bound", "statistical", "points") or []}
+    hit = [b for b in ad.values() if tok.get((b["d"], b["L"])) is not None and b.get("ci")]
+    # the (d, L) of the closed-form row above when the token-level grid has it, so the two compare
+    hit.sort(key=lambda b: (b["d"], b["L"]) not in pts)
+    if hit:
+        b = hit[0]
+        rows.append(_row(f"retrieval boundary N_c(d = {b['d']}, L = {b['L']}) = token-level theory", _OURS, tok[(b["d"], b["L"])], b["threshold"], b["ci"], sec))
+    else:
+        rows.append(_missing("retrieval boundary vs token-level theory", _OURS, sec,
+                             "a measured boundary at a point of the token-level grid"))
     ex = _get(r, "token_retrieval", "exponents", "retrieval_logistic")
     tex = _get(r, "token_retrieval", "theory", "retrieval_boundary", "exponents")
     nb = _get(r, "token_retrieval", "boundaries", "retrieval_boundary", "n_points")

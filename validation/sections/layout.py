@@ -29,7 +29,7 @@ KEY_TABLE_COLUMNS = 10
 #: A kept paragraph is cut after the sentence that crosses this many characters.
 MAX_PARAGRAPH = 320
 #: Sentences about how a number was produced (commands, stores, timings) stay in the appendix.
-_HOW = re.compile(r"python -m |\.jsonl|\bCPU\b|\bs wall\b|trials/s|--[a-z]")
+_HOW = re.compile(r"python -m |\.jsonl|\.py\b|\bCPU\b|\bs wall\b|trials/s|--[a-z]")
 _SENTENCE = re.compile(r"(?<=[.;!?])\s+")
 
 

@@ -165,8 +165,8 @@ def build(ctx):
               f"from {n_fe} disorder samples, the same quantity as alpha_c_finite({p_fe}) = "
               f"{ac_p:.4f} ± {ac_se:.4f} of the finite-p table ({n_ac} samples, control variates): "
               f"{saddle_verdict}"
-              " (difference in units of the two standard errors combined; the saddle-point value "
-              "is the cheap estimate, the finite-p table the precise one).\n\n")
+              " (sigma: the two standard errors combined; the saddle point is the cheap estimate, "
+              "the table the precise one).\n\n")
     md.append(md_table(["alpha", "q* limit", "phi limit", f"q* (p={p_fe})", f"phi (p={p_fe})"],
                        [[a, ql, pl, f"{qf:.4f} ± {qe:.1e}", f"{pf:.4f} ± {pe:.1e}"]
                         for a, ql, pl, qf, qe, pf, pe in zip(alphas, lim.q, lim.phi, fin.q, fin.q_stderr,

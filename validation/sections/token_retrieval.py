@@ -846,13 +846,11 @@ def _more_seeds(t):
           f"point, {M.runs} runs; `{study.command()} --replay`) the targets are "
           + ("met for both all-N probabilities" if met else "not all met")
           + ": " + "; ".join(f"{k} mean {e['mean_abs_error']:.3f}, max {e['max_abs_error']:.3f}" for k, e in q.items())
-          + ". The mean error "
-          + (f"of {', '.join(seen)} is above what an exact theory evaluated with the predictions' Monte Carlo "
-             "error shows (95 % quantile), so the theory's own error is visible there"
-             if seen else "is what an exact theory evaluated with the predictions' Monte Carlo error shows")
-          + (f"; {', '.join(k for k in q if k not in seen)} is consistent with it. " if seen and len(seen) < len(q)
-             else ". ")
-          + f"Column by column on the {M.seeds - 8} new seeds alone, {len(bad)} of {len(cols.rows)} (d, L) columns "
+          + ". Against an exact theory with the predictions' Monte Carlo error, the mean error "
+          + (f"of {', '.join(seen)} is too large (the theory's own error shows)" if seen else "is as expected")
+          + (f", that of {', '.join(k for k in q if k not in seen)} as expected." if seen and len(seen) < len(q)
+             else ".")
+          + f"\n\nColumn by column on the {M.seeds - 8} new seeds alone, {len(bad)} of {len(cols.rows)} (d, L) columns "
           f"of P(retrieval, all N) reject the theory at p < {cols.level:g}"
           + (": " + ", ".join(f"d = {r['d']}, L = {r['L']} (chi2 {r['chi2']:.1f}/{r['points']}, mean sim - theory "
                               f"{r['mean_diff']:+.3f})" for r in bad) if bad else "")

@@ -11,8 +11,9 @@ and the adaptive design of one boundary.  The formulation is ours
 (docs/token_retrieval.md).
 
 This module only renders.  The numbers come from the studies
-``token_retrieval.full_grid`` and ``token_retrieval.full_grid_seeds`` (the
-token-level theory over the full grid and the statistical limits, replayed
+``token_retrieval.full_grid``, ``token_retrieval.full_grid_seeds`` and
+``token_retrieval.full_grid_64`` (the token-level theory over the full grid,
+at 8 and at 64 seeds, and the statistical limits, replayed
 from their committed stores in both modes), the study
 ``token_retrieval.grid`` (:mod:`validation.studies.token_retrieval_grid`: the
 grid, its fits, the theory at every point, the contrast of embeddings and the
@@ -706,8 +707,8 @@ def _scans(ctx):
 
 
 def _token_level(ctx):
-    """The studies ``token_retrieval.full_grid`` and ``token_retrieval.full_grid_seeds``, replayed from
-    their committed stores in both modes (their runs are the full preset's, seed 0): the token-level
+    """The studies ``token_retrieval.full_grid``, ``token_retrieval.full_grid_seeds`` and
+    ``token_retrieval.full_grid_64``, replayed from their committed stores in both modes (their runs are the full preset's, seed 0): the token-level
     theory against the targets, the re-measured worst points, and the statistical limits beside the
     boundaries.  Returns Markdown for the two subsections, report data and the figure."""
     import matplotlib.pyplot as plt
@@ -755,7 +756,9 @@ def _token_level(ctx):
                         [[r["N"], r["d"], r["L"], r["quantity"], r["pred"], r["sim_first"], r["sim_new"],
                           r["z_new"], r["sim_all"], r["error_all"]] for r in SC.rows],
                         {4: ".2f", 5: ".2f", 6: ".2f", 7: "+.1f", 8: ".2f", 9: ".3f"}))
-    md_tl += _more_seeds(t)
+    more = get_study("token_retrieval.full_grid_64")
+    M = more.run(compute=False, progress=False).outcome
+    md_tl += _more_seeds(M, more.command())
     md_tl.append("Per-run fractions (per-sequence retrieval, per-sample recall, fresh-sequence accuracy) outside "
                  f"{t['z']:g} SE, by the approximation named responsible (`comparison.responsible_term`): "
                  + (", ".join(f"{k}: {v}" for k, v in tc.terms.items()) or "none") + ".\n")
@@ -814,10 +817,9 @@ def _token_level(ctx):
     h, lab = axes[0, 0].get_legend_handles_labels()
     fig.legend(h, lab, loc="outside lower center", ncol=3)
     figs = [ctx.savefig(fig, "tr_lower_bounds.png")]
-    M = get_study("token_retrieval.full_grid_64").run(compute=False, progress=False).outcome
     data_tv = {"study": full.name, "errors": tv.errors, "noise_floor": tv.noise_floor, "targets": tc,
                "seed_check": {"study": seeds.name, **SC.to_dict()},
-               "seeds_64": {"study": "token_retrieval.full_grid_64", "seeds": M.seeds, "runs": M.runs,
+               "seeds_64": {"study": more.name, "seeds": M.seeds, "runs": M.runs,
                             "errors": M.comparison.errors, "noise_floor": M.comparison.noise_floor,
                             "targets": M.targets, "columns_new": M.columns_new, "columns_all": M.columns_all}}
     data_lb = {"kind": "statistical limits: storage construction, oracle (any learner), mean-pooled learners "
@@ -827,12 +829,9 @@ def _token_level(ctx):
     return md_tl, md_lb, data_tv, data_lb, figs
 
 
-def _more_seeds(t):
-    """Markdown of the study ``token_retrieval.full_grid_64``: the targets at 64 seeds and the columns."""
-    from validation.studies import get_study
-
-    study = get_study("token_retrieval.full_grid_64")
-    M = study.run(compute=False, progress=False).outcome
+def _more_seeds(M, command):
+    """Markdown of the study ``token_retrieval.full_grid_64`` (its summary ``M``, its command):
+    the targets at 64 seeds and the column checks."""
     q = M.targets.quantities
     rows = [[k, e["mean_abs_error"], "met" if e["mean_met"] else "missed", e["floor_mean_abs_error_mc"],
              e["floor_mean_abs_error_q95_mc"], e["max_abs_error"], "met" if e["max_met"] else "missed",
@@ -843,7 +842,7 @@ def _more_seeds(t):
     bad = [r for r in cols.rows if (r["d"], r["L"]) in cols.misses]
     rc = M.columns_new["p_recall"]
     md = [f"**With {M.seeds} seeds per point** (the grid's 8 and {M.seeds - 8} new ones at every "
-          f"point, {M.runs} runs; `{study.command()} --replay`) the targets are "
+          f"point, {M.runs} runs; `{command} --replay`) the targets are "
           + ("met for both all-N probabilities" if met else "not all met")
           + ": " + "; ".join(f"{k} mean {e['mean_abs_error']:.3f}, max {e['max_abs_error']:.3f}" for k, e in q.items())
           + ". Against an exact theory with the predictions' Monte Carlo error, the mean error "

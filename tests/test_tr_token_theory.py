@@ -514,6 +514,13 @@ def test_full_grid_64_recomputed_from_the_committed_files():
     # recall's is not
     q = out.targets.quantities
     assert q["p_retrieval"]["mean_consistent"] and not q["p_recall"]["mean_consistent"]
+    # the docs: 8 of 320 all-N values outside 3 SE, 7 named token_variance and 1 wishart_Pn
+    out = [m for m in out.targets.misses if m["quantity"] in q and not m["within_se"]]
+    assert len(out) == 8 and sorted(m["term"] for m in out) == ["token_variance"] * 7 + ["wishart_Pn"]
+    assert round(320 * math.erfc(3 / math.sqrt(2)), 1) == 0.9          # the docs' exact-theory count
+    assert sorted((m["N"], m["d"], m["L"]) for m in out if m["quantity"] == "p_retrieval") == \
+        [(64, 64, 16), (256, 64, 16), (256, 64, 64)]
+    out = more.run(compute=False, progress=False).outcome
     # the docs' d = 64, L = 32 column on the new seeds: chi2 14.7, p = 0.064
     r = next(r for r in out.columns_new["p_retrieval"].rows if (r["d"], r["L"]) == (64, 32))
     assert round(r["chi2"], 1) == 14.7 and round(r["p_value"], 3) == 0.064

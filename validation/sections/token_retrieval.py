@@ -858,6 +858,14 @@ def _more_seeds(M, command):
           _table([f"quantity ({M.seeds} seeds)", "mean abs. err", "mean target", "exact theory + MC: mean", "(95 %)", "max abs. err",
                   "max target", "exact theory: max", "within 3 SE"], rows,
                  {1: ".3f", 3: ".3f", 4: ".3f", 5: ".3f", 7: ".3f"})]
+    out = [m for m in M.targets.misses if m["quantity"] in q and not m["within_se"]]
+    z = M.targets.targets["z"]
+    npts = sum(e["n"] for e in q.values())
+    md.append(f"All-N probabilities outside {z:g} SE at {M.seeds} seeds: {len(out)} of {npts} (an exact theory: about "
+              f"{npts * math.erfc(z / math.sqrt(2)):.1f}), with the approximation `comparison.responsible_term` names:\n")
+    md.append(_table(["N", "d", "L", "quantity", "theory", "sim", "z", "term"],
+                     [[m["N"], m["d"], m["L"], m["quantity"], m["pred"], m["sim"], m["z"], m["term"]] for m in out],
+                     {4: ".3f", 5: ".3f", 6: "+.1f"}))
     return md
 
 

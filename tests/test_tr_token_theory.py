@@ -565,3 +565,23 @@ def test_token_level_crossings_inside_the_adaptive_intervals_as_the_docs_say():
         assert ci[L][0] <= rows[L]["N_token"] <= ci[L][1]
     for L in (16, 32):
         assert not ci[L][0] <= rows[L]["N_closed"] <= ci[L][1]
+
+
+def test_noise_floor_with_the_predictions_mc_error_against_the_gaussian_mean():
+    # oracle: at one point with n = 400 seeds, prediction p = 0.5 and Monte Carlo error s = 0.05, the
+    # floor's error |B/n - p - s g| is close to a centred normal of variance p(1-p)/n + s^2, whose mean
+    # absolute value is sqrt(2/pi) times its sd (0.0446).  Monte Carlo error of the 2000-draw mean:
+    # 0.6 sd / sqrt(2000) = 0.0008; tolerance 4 of those plus 0.001 for the binomial's discreteness.
+    # The binomial-only keys stay the s = 0 floor: sqrt(2/pi) * sqrt(0.25 / 400) = 0.0199.
+    from validation.token_retrieval.comparison import QUANTITIES, theory_vs_sim
+
+    T = type("T", (), {**{q: 0.5 for q in QUANTITIES}, **{q + "_se": 0.05 for q in QUANTITIES}})
+    recs = [{"N": 4, "d": 64, "L": 4, "retrieval": s % 2 == 0, "recall": s % 2 == 1, "retrieval_acc": 0.5,
+             "recall_acc": 0.5, "test_acc": 0.5} for s in range(400)]
+    tv = theory_vs_sim(recs, theory={(4, 64, 4): T()}, floor_draws=2000)
+    sd = math.sqrt(0.25 / 400 + 0.05 ** 2)
+    for q in ("p_retrieval", "p_recall"):
+        f = tv.noise_floor[q]
+        assert abs(f["mean_abs_error_mean_mc"] - math.sqrt(2 / math.pi) * sd) < 4 * 0.6 * sd / math.sqrt(2000) + 1e-3
+        assert abs(f["mean_abs_error_mean"] - math.sqrt(2 / math.pi) * 0.025) < 4 * 0.6 * 0.025 / math.sqrt(2000) + 1e-3
+        assert f["mean_abs_error_q95_mc"] >= f["mean_abs_error_mean_mc"]

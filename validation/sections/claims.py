@@ -446,7 +446,8 @@ def _tr_rows(r):
     hit.sort(key=lambda b: (b["d"], b["L"]) not in pts)
     if hit:
         b = hit[0]
-        rows.append(_row(f"retrieval boundary N_c(d = {b['d']}, L = {b['L']}) = token-level theory", _OURS, tok[(b["d"], b["L"])], b["threshold"], b["ci"], sec))
+        rows.append(_row(f"retrieval boundary N_c(d = {b['d']}, L = {b['L']}) = token-level theory", _OURS,
+                         tok[(b["d"], b["L"])], b["threshold"], b["ci"], sec))
     else:
         rows.append(_missing("retrieval boundary vs token-level theory", _OURS, sec,
                              "a measured boundary at a point of the token-level grid"))

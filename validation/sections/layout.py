@@ -99,9 +99,14 @@ def _kind(text):
     return "paragraph"
 
 
-def _depths(text):
-    """Parenthesis depth before each character, code spans and link targets opaque (None: unbalanced)."""
-    depth, out, code, stack = 0, [], False, []
+def _scan(text):
+    """Parenthesis depth before each character (-1 inside code spans) and the top-level asides.
+
+    Code spans are opaque and a link target ``](...)`` is no aside.  Returns ``(depths, asides)``
+    with ``asides`` the ``(start, end)`` of each top-level parenthesis pair (``text[start:end]``
+    includes both), or ``None`` if the parentheses or backticks do not balance.
+    """
+    depth, out, code, stack, asides = 0, [], False, [], []
     for i, ch in enumerate(text):
         out.append(depth if not code else -1)
         if ch == "`":
@@ -109,35 +114,38 @@ def _depths(text):
         elif code:
             continue
         elif ch == "(":
-            stack.append(i > 0 and text[i - 1] == "]")        # a link target: not an aside
-            depth += 0 if stack[-1] else 1
+            link = i > 0 and text[i - 1] == "]"
+            stack.append((i, link))
+            depth += 0 if link else 1
         elif ch == ")":
             if not stack:
                 return None
-            depth -= 0 if stack.pop() else 1
-    return None if stack or code else out
+            j, link = stack.pop()
+            if not link:
+                depth -= 1
+                if depth == 0:
+                    asides.append((j, i + 1))
+    return None if stack or code else (out, asides)
 
 
-def _drop_how_asides(text, depths):
+def _drop_how_asides(text, asides):
     """``text`` without the top-level parenthetical asides that say how a number was made."""
     pieces, i, cut = [], 0, False
-    for j, ch in enumerate(text):
-        if ch == "(" and depths[j] == 0 and not (j > 0 and text[j - 1] == "]"):
-            k = next(k for k in range(j + 1, len(text)) if text[k] == ")" and depths[k] == 1)
-            if _HOW.search(text[j:k + 1]):
-                pieces.append(text[i:j].rstrip())
-                i, cut = k + 1, True
+    for j, k in asides:
+        if _HOW.search(text[j:k]):
+            pieces.append(text[i:j].rstrip())
+            i, cut = k, True
     pieces.append(text[i:])
     return "".join(pieces), cut
 
 
 def _sentences(text):
     """Split at sentence ends (and semicolons) outside parentheses and code spans."""
-    depths = _depths(text)
-    if depths is None:                                         # unbalanced: plain split
+    scan = _scan(text)
+    if scan is None:                                           # unbalanced: plain split
         return _SENTENCE.split(text), False
-    text, cut = _drop_how_asides(text, depths)
-    depths = _depths(text)
+    text, cut = _drop_how_asides(text, scan[1])
+    depths = _scan(text)[0]
     out, i = [], 0
     for m in _SENTENCE.finditer(text):
         if depths[m.start() - 1] == 0:

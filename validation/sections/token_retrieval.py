@@ -708,9 +708,10 @@ def _scans(ctx):
 
 def _token_level(ctx):
     """The studies ``token_retrieval.full_grid``, ``token_retrieval.full_grid_seeds`` and
-    ``token_retrieval.full_grid_64``, replayed from their committed stores in both modes (their runs are the full preset's, seed 0): the token-level
-    theory against the targets, the re-measured worst points, and the statistical limits beside the
-    boundaries.  Returns Markdown for the two subsections, report data and the figure."""
+    ``token_retrieval.full_grid_64``, replayed from their committed stores in both modes (their runs
+    are the full preset's, seed 0): the token-level theory against the targets, the re-measured
+    worst points, and the statistical limits beside the boundaries.  Returns Markdown for the two
+    subsections, report data and the figure."""
     import matplotlib.pyplot as plt
 
     from validation.studies import get_study
@@ -839,7 +840,7 @@ def _more_seeds(M, command):
     seen = [k for k, e in q.items() if not e["mean_consistent"]]
     met = all(e["mean_met"] and e["max_met"] for e in q.values())
     cols = M.columns_new["p_retrieval"]
-    bad = [r for r in cols.rows if (r["d"], r["L"]) in cols.misses]
+    bad = cols.rejected()
     rc = M.columns_new["p_recall"]
     md = [f"**With {M.seeds} seeds per point** (the grid's 8 and {M.seeds - 8} new ones at every "
           f"point, {M.runs} runs; `{command} --replay`) the targets are "
@@ -855,14 +856,15 @@ def _more_seeds(M, command):
                               f"{r['mean_diff']:+.3f})" for r in bad) if bad else "")
           + f"; of P(recall, all N), {len(rc.misses)} ("
           + (("(d, L) = " + ", ".join(f"({d}, {L})" for d, L in rc.misses)) if rc.misses else "none") + ").\n",
-          _table([f"quantity ({M.seeds} seeds)", "mean abs. err", "mean target", "exact theory + MC: mean", "(95 %)", "max abs. err",
-                  "max target", "exact theory: max", "within 3 SE"], rows,
+          _table([f"quantity ({M.seeds} seeds)", "mean abs. err", "mean target", "exact theory + MC: mean",
+                  "(95 %)", "max abs. err", "max target", "exact theory: max", "within 3 SE"], rows,
                  {1: ".3f", 3: ".3f", 4: ".3f", 5: ".3f", 7: ".3f"})]
     out = [m for m in M.targets.misses if m["quantity"] in q and not m["within_se"]]
     z = M.targets.targets["z"]
     npts = sum(e["n"] for e in q.values())
-    md.append(f"All-N probabilities outside {z:g} SE at {M.seeds} seeds: {len(out)} of {npts} (an exact theory: about "
-              f"{npts * math.erfc(z / math.sqrt(2)):.1f}), with the approximation `comparison.responsible_term` names:\n")
+    md.append(f"All-N probabilities outside {z:g} SE at {M.seeds} seeds: {len(out)} of {npts} (an exact "
+              f"theory: about {npts * math.erfc(z / math.sqrt(2)):.1f}), with the approximation "
+              "`comparison.responsible_term` names:\n")
     md.append(_table(["N", "d", "L", "quantity", "theory", "sim", "z", "term"],
                      [[m["N"], m["d"], m["L"], m["quantity"], m["pred"], m["sim"], m["z"], m["term"]] for m in out],
                      {4: ".3f", 5: ".3f", 6: "+.1f"}))

@@ -33,13 +33,14 @@ from dataclasses import dataclass
 from hcizz.results import Result
 from validation.token_retrieval import experiments as ex
 from validation.token_retrieval.boundary import aggregate
-from validation.token_retrieval.comparison import (column_check, limits_on_grid, load_theory_grid, scan_comparison, seed_check,
-                                                   simulated_points, target_check, theory_vs_sim)
+from validation.token_retrieval.comparison import (column_check, limits_on_grid, load_theory_grid, scan_comparison,
+                                                   seed_check, simulated_points, target_check, theory_vs_sim)
 from validation.token_retrieval.predictions import predicted_boundaries, theory_vs_simulation
 
 from .base import STORED_DIR, Option, Study, fill_doc, ok_pairs
 
-__all__ = ["GridStudy", "TokenRetrievalGrid", "FullGridStudy", "FullGrid", "FullGridSeeds", "FullGridMoreSeeds", "MoreSeedsStudy", "SEED_CHECK_POINTS", "FullScans", "STUDIES", "SUCCESS_KEYS"]
+__all__ = ["GridStudy", "TokenRetrievalGrid", "FullGridStudy", "FullGrid", "FullGridSeeds", "FullGridMoreSeeds",
+           "MoreSeedsStudy", "SEED_CHECK_POINTS", "FullScans", "STUDIES", "SUCCESS_KEYS"]
 
 #: success flags and fractions aggregated per grid point
 SUCCESS_KEYS = ("recall", "retrieval", "test_acc", "retrieval_acc", "recall_acc")

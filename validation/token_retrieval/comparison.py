@@ -762,6 +762,16 @@ class ColumnCheck(Result):
     level: float
     misses: list
 
+    def rejected(self):
+        """Return the rows of the columns in ``misses``.
+
+        Returns
+        -------
+        list of dict
+            Rows of ``rows``, in their order.
+        """
+        return [r for r in self.rows if (r["d"], r["L"]) in self.misses]
+
     def summary(self):
         """Return one line: the columns whose chi-squared p-value is below ``level``.
 
@@ -770,7 +780,7 @@ class ColumnCheck(Result):
         str
             The text.
         """
-        bad = [r for r in self.rows if (r["d"], r["L"]) in self.misses]
+        bad = self.rejected()
         text = ", ".join(f"d={r['d']} L={r['L']}: chi2 {r['chi2']:.1f}/{r['points']} (p = {r['p_value']:.2g}, "
                          f"mean sim - pred {r['mean_diff']:+.3f})" for r in bad)
         return (f"{self.quantity}: {len(bad)} of {len(self.rows)} (d, L) columns with p < {self.level:g}"

@@ -19,6 +19,12 @@ scored, and the LP stops with "feasible" if all are positive, with
 tolerance; a subset of the pairs already admits no positive margin), and
 otherwise adds each input's ``--lp-add`` most violated competitors.
 
+With ``--adaptive D`` it measures instead one exact threshold (``--model``) at ``D`` by the
+adaptive design (the study ``linear_memory.exact_adaptive``, on a fresh store
+unless ``--store`` names one) and prints its interval, trials and wall time
+against the speed target (95% CI half-width <= 0.01 in <= 60 minutes wall on
+2 cores).
+
 Prints one line per instance (decisions, CPU seconds of both, the ratio LP /
 package where the LP ran and finished within ``--lp-limit`` seconds) and a
 table of the per-d means.  CPU seconds are ``time.process_time`` of this
@@ -29,6 +35,8 @@ Usage::
     nice -n 10 python benchmarks/bench_exact.py --ds 20 30 --lp-max-d 30
     nice -n 10 python benchmarks/bench_exact.py --ds 60 100 150 --seeds 2 --lp-max-d 0
     nice -n 10 python benchmarks/bench_exact.py --model dp --ds 30 60 100 --lp-max-d 0
+    nice -n 10 python benchmarks/bench_exact.py --adaptive 150 --workers 2
+    nice -n 10 python benchmarks/bench_exact.py --adaptive 150 --model dp --workers 2
 """
 from __future__ import annotations
 
@@ -39,6 +47,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import math  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -117,10 +126,10 @@ def lp_decide(E, cand, kind, *, start=4, add=4, limit=600.0):
 
 
 def main(argv=None):
-    from validation.linear_memory.capacity import trial_rngs
-    from validation.linear_memory.data import make_facts, p_from_load
+    from replica import p_from_load
+    from validation.linear_memory.data import make_facts, trial_rngs
     from validation.linear_memory.exact import LazyDPFacts, exact_feasibility
-    from validation.linear_memory.theory import prediction
+    from validation.linear_memory.registry import prediction
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", choices=("op", "dp"), default="op")
@@ -132,7 +141,15 @@ def main(argv=None):
     ap.add_argument("--lp-limit", type=float, default=600.0, help="wall seconds per LP instance")
     ap.add_argument("--lp-start", type=int, default=4)
     ap.add_argument("--lp-add", type=int, default=4)
+    ap.add_argument("--adaptive", type=int, default=None, metavar="D",
+                    help="measure one adaptive exact OP threshold at D instead (the speed target)")
+    ap.add_argument("--workers", type=int, default=2, help="workers of --adaptive (default 2)")
+    ap.add_argument("--store", default=None, help="store of --adaptive (default: a fresh temporary file)")
     a = ap.parse_args(argv)
+    if a.adaptive is not None:
+        if a.adaptive < 2 or a.workers < 1:
+            ap.error("--adaptive must be >= 2 and --workers >= 1")
+        return adaptive(a.model, a.adaptive, a.workers, a.store)
     if any(d < 2 for d in a.ds) or a.seeds < 1 or not a.rel or any(not (r > 0) for r in a.rel):
         ap.error("--ds must be >= 2, --seeds >= 1, --rel > 0")
     print(f"exact decisions, model {a.model}, loads {a.rel} x prediction, seeds 0..{a.seeds - 1}; "
@@ -177,6 +194,26 @@ def main(argv=None):
         rs = "-" if rat is None else f"{rat[0]:.1f} / {rat[1]:.1f} / {rat[2]:.1f}"
         ls = "-" if nl == 0 else f"{lm:.1f} ({nl})"
         print(f"| {d} | {n} | {m:.2f} | {med:.2f} | {mx:.2f} | {ls} | {rs} |")
+
+
+def adaptive(model, d, workers, store):
+    """One adaptive exact threshold of ``model`` at ``d`` (study ``linear_memory.exact_adaptive``), timed."""
+    from validation.studies import get_study
+    from validation.studies.linear_memory_exact import ADAPTIVE
+
+    store = store or os.path.join(tempfile.mkdtemp(), "bench_exact_adaptive.jsonl")
+    t0 = time.perf_counter()
+    run = get_study("linear_memory.exact_adaptive").run(compute=True, store=store, workers=workers,
+                                                         progress=True, ds=(d,), models=(model,))
+    wall = time.perf_counter() - t0
+    r = run.outcome[model, d]
+    target = ADAPTIVE["ci_halfwidth"]
+    print(f"exact {model.upper()} d={d}: threshold {r.threshold:.4f} [{r.ci_low:.4f}, {r.ci_high:.4f}] (half-width "
+          f"{r.halfwidth:.4f}; target <= {target:g}: {'met' if r.halfwidth <= target else 'not met'}), "
+          f"finite-p prediction {r.theory:.4f}, {r.trials} decisions ({r.verified} verified), stop {r.stop}; "
+          f"wall {wall:.0f} s ({wall / 60:.1f} min; target <= 60 min on 2 cores: "
+          f"{'met' if wall <= 3600 else 'not met'}), {workers} workers, decision CPU {r.cpu_seconds:.0f} s "
+          f"(slowest {r.cpu_seconds_max:.0f} s); store {store}", flush=True)
 
 
 if __name__ == "__main__":

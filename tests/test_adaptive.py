@@ -200,7 +200,9 @@ def test_report_blocks_read_the_committed_stores(tmp_path):
 
 @pytest.mark.parametrize("argv, msg", [(["--ci-halfwidth", "0"], "ci_halfwidth must be"),
                                        (["--max-trials", "0"], "max_trials must be"),
-                                       (["--method", "exact"], "needs method 'train'")])
+                                       (["--method", "exact", "--steps", "100"], "training options have no meaning"),
+                                       (["--model", "lowrank", "--kappa", "0.5", "--method", "exact"],
+                                        "method 'exact' decides full-rank memories")])
 def test_cli_adaptive_refusals(argv, msg, tmp_path, capsys):
     # a refused call prints one line, exits 2 and writes nothing
     from hcizz.cli import run_cli

@@ -81,3 +81,23 @@ def test_bad_shapes_name_the_argument(E, U, W, msg):
     for f in (active_counts, normalised_margins):
         with pytest.raises(ValueError, match=msg):
             f(E, U, W)
+
+
+def test_docs_table_is_the_committed_store():
+    # docs/linear_memory.md "The max-margin memory at the threshold": every row's d, p, counts,
+    # ties and KS recomputed from the replayed study (printed to 2-4 decimals: half a unit)
+    from pathlib import Path
+
+    from validation.studies import get_study
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "linear_memory.md").read_text()
+    sec = page.split("### The max-margin memory at the threshold")[1].split("\n## ")[0]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in sec.splitlines()
+            if line.startswith("| ") and line.split("|")[1].strip().isdigit()]
+    out = {(r.d, r.p): r for r in get_study("linear_memory.max_margin").run(compute=False, progress=False).outcome}
+    assert {(int(r[0]), int(r[1])) for r in rows} == set(out)
+    for row in rows:
+        r = out[int(row[0]), int(row[1])]
+        assert row[3] == f"{r.feasible}/{r.instances}"
+        assert abs(float(row[5].split()[0]) - r.active_per_fact) <= 5e-3
+        assert abs(float(row[6]) - r.k_star) <= 5e-3 and abs(float(row[10]) - r.ks) <= 5e-4

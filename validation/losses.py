@@ -8,7 +8,7 @@ import numpy as np
 
 from validation._docparams import fill_doc
 
-__all__ = ["softmax_xent", "xent_overwrite", "recalled"]
+__all__ = ["softmax_xent", "xent_overwrite", "recalled", "top1_margins"]
 
 
 @fill_doc
@@ -83,17 +83,50 @@ def recalled(scores, targets):
     See Also
     --------
     validation.losses.softmax_xent : Returns these flags with the loss.
+    validation.losses.top1_margins : The margins whose sign they are.
 
     References
     ----------
     docs/theory_full_rank.md#facts-scores-and-recall
     """
+    return top1_margins(scores, targets) > 0
+
+
+@fill_doc
+def top1_margins(scores, targets):
+    r"""Compute the top-1 margin of each row: its target's score minus the largest other score.
+
+    Parameters
+    ----------
+    scores : ndarray, shape (n, k)
+        Scores of the ``k >= 2`` candidates of each row.
+    targets : ndarray of int, shape (n,)
+        Index of the correct candidate of each row.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        :math:`s_{i, t_i} - \max_{j \ne t_i} s_{ij}`; positive iff row ``i`` is
+        recalled (:func:`recalled`).
+
+    See Also
+    --------
+    validation.losses.recalled : The rows with a positive margin.
+
+    References
+    ----------
+    docs/theory_full_rank.md#facts-scores-and-recall
+
+    Examples
+    --------
+    >>> top1_margins(np.array([[1.0, 3.0, 2.0], [0.0, 0.0, 5.0]]), np.array([1, 0])).tolist()
+    [1.0, -5.0]
+    """
     scores = np.asarray(scores)
     rows = np.arange(scores.shape[0])
-    tgt = scores[rows, targets]
     other = scores.copy()
     other[rows, targets] = -np.inf
-    return tgt > other.max(axis=1)
+    return scores[rows, targets] - other.max(axis=1)
 
 
 @fill_doc

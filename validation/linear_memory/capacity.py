@@ -422,7 +422,8 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         new seed per trial (``seed0, seed0 + 1, ...``), until the 95% CI
         half-width is <= ``ci_halfwidth`` or ``max_trials`` trials were run
         (``seeds``, ``extend``, ``n_loads`` and ``rel`` are not used).
-        Training only (``method="train"``).
+        With ``method="exact"`` each trial is one certified decision; an
+        undecided instance stops the design (``RuntimeError``).
     ci_halfwidth : float
         Target CI half-width of the adaptive design (> 0).
     max_trials : int
@@ -505,8 +506,6 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     if design not in ("grid", "adaptive"):
         raise ValueError(f"design must be 'grid' or 'adaptive', got {design!r}")
     if design == "adaptive":
-        if method != "train":
-            raise ValueError(f"design 'adaptive' needs method 'train', got {method!r}")
         check_real("ci_halfwidth", ci_halfwidth, low=0, low_open=True, allow_array=False)
         max_trials = check_int("max_trials", max_trials, low=1)
         batch = check_int("batch", batch if batch is not None else (workers or 2), low=1)
@@ -539,7 +538,7 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
     theory = prediction(model, d, kappa)
     if design == "adaptive":
         return _measure_adaptive(model, d, kappa, preset, theory, alphas, sweep, seed0, ci_halfwidth,
-                                 max_trials, batch, overrides, t0)
+                                 max_trials, batch, overrides, t0, method)
     if alphas is None:
         c = decl.center(d, kappa, theory)
         loads = load_grid(c, n=n_loads or decl.grid[0], rel=rel or decl.grid[1], d=d)
@@ -547,8 +546,9 @@ def measure_capacity(model, d, *, kappa=None, seeds=6, alphas=None, preset="defa
         loads = [float(load_of(p_from_load(a, d), d)) for a in alphas]
         loads = sorted(set(loads))
     _check_capacity_memory(model, d, p_from_load(max(loads), d), overrides.get("dtype") or "float32")
-    _check_candidates(model, d, p_from_load(max(loads) * (1.5 if alphas is None and extend else 1.0), d),
-                      "of the largest load")
+    if method == "train":             # exact decisions redraw DP candidates in blocks, never whole
+        _check_candidates(model, d, p_from_load(max(loads) * (1.5 if alphas is None and extend else 1.0), d),
+                          "of the largest load")
     seed_list = list(range(seed0, seed0 + seeds))
     label = f"capacity {model} d={d}" + (f" kappa={kappa:g}" if decl.needs_kappa else "")
     if method == "exact":
@@ -650,22 +650,33 @@ def adaptive_settings(model, d, kappa, theory, alphas):
 
 
 def _measure_adaptive(model, d, kappa, preset, theory, alphas, sweep, seed0, ci_halfwidth, max_trials,
-                      batch, overrides, t0):
-    """``measure_capacity(design="adaptive")``: rounds of trials chosen
+                      batch, overrides, t0, method="train"):
+    """``measure_capacity(design="adaptive")``: rounds of trials (trained, or exact decisions) chosen
     by :func:`validation.adaptive.adaptive_threshold` around :func:`validation.logistic.fit_threshold`."""
     from validation.adaptive import adaptive_threshold
+
+    from .exact import certificate_summary, exact_params, exact_trial
 
     st = adaptive_settings(model, d, kappa, theory, alphas)
     start = st["start"]
     _check_capacity_memory(model, d, p_from_load(1.5 * max(start), d), overrides.get("dtype") or "float32")
-    _check_candidates(model, d, p_from_load(1.5 * max(start), d), "at 1.5x the largest start load")
-    label = f"capacity {model} d={d}" + (f" kappa={kappa:g}" if model == "lowrank" else "") + " (adaptive)"
+    if method == "train":             # exact decisions redraw DP candidates in blocks, never whole
+        _check_candidates(model, d, p_from_load(1.5 * max(start), d), "at 1.5x the largest start load")
+    label = (f"capacity {model} d={d}" + (f" kappa={kappa:g}" if model == "lowrank" else "")
+             + (" (exact, adaptive)" if method == "exact" else " (adaptive)"))
     results = []
 
     def run(loads, seeds):
-        params = [trial_params(model, d, [a], [s], kappa=kappa, preset=preset, **overrides)[0]
-                  for a, s in zip(loads, seeds)]
-        res = _ok_results(sweep(capacity_trial, params, label))
+        if method == "exact":
+            fn, params = exact_trial, [exact_params(model, d, [a], [s])[0] for a, s in zip(loads, seeds)]
+        else:
+            fn = capacity_trial
+            params = [trial_params(model, d, [a], [s], kappa=kappa, preset=preset, **overrides)[0]
+                      for a, s in zip(loads, seeds)]
+        res = _ok_results(sweep(fn, params, label))
+        undecided = [q for q, r in zip(params, res) if r["success"] is None]
+        if undecided:
+            raise RuntimeError(f"{len(undecided)} instance(s) undecided, first: {undecided[0]}")
         results.extend(res)
         return [r["load"] for r in res], [r["success"] for r in res]
 
@@ -673,8 +684,12 @@ def _measure_adaptive(model, d, kappa, preset, theory, alphas, sweep, seed0, ci_
                             max_trials=max_trials, batch=batch, seed0=seed0, step=st["step"],
                             snap=st["snap"], lower=st["lower"])
     fit = ad.fit
+    extra = {}
+    if method == "exact":
+        extra["certificates"] = certificate_summary(results)
+        extra["seconds_per_instance"] = extra["certificates"]["seconds_per_instance"]
     return CapacityMeasurement(
-        method="train", design="adaptive", model=model, d=d, kappa=kappa, preset=preset,
+        **extra, method=method, design="adaptive", model=model, d=d, kappa=kappa, preset=preset,
         threshold=fit.threshold, ci_low=fit.ci_low, ci_high=fit.ci_high, width=fit.width,
         counts=fit.counts, theory=theory, trials=ad.trials,
         history=ad.history, stop=ad.stop, seed_list=ad.seeds,

@@ -6,7 +6,7 @@ normalised-score mechanism; spectra of trained memories; the exact capacity;
 the finite-``p`` low-rank, margin and spectra studies; the paper's size.  The
 section only renders: every number comes from a study of
 :mod:`validation.studies` (``linear_memory.capacity``, ``.exact_op``,
-``.d150``, ``.d150_budget``, ``.lowrank_finite_p``, ``.margins``,
+``.exact_dp``, ``.exact_adaptive``, ``.d150``, ``.d150_budget``, ``.lowrank_finite_p``, ``.margins``,
 ``.spectra``, ``.adaptive_design``).  The capacity sweep runs on a store in
 the report folder (both modes: nothing of it is committed), so an interrupted
 build resumes; the other studies replay their committed stores in quick mode
@@ -268,6 +268,7 @@ def _exact(ctx, cfg, data_rows, d150):
                   + ", ".join(f"d={d}: {m}" for d, m in miss.items()) + ".\n")
     dp_rows, fs_md = _exact_dp(ctx, cfg, exact)
     md += fs_md
+    md += _exact_adaptive(ctx, exact)
     figs = []
     if rows:
         figs.append(_exact_figure(ctx, exact, timing))
@@ -351,6 +352,53 @@ def _exact_dp(ctx, cfg, exact):
                   "a small p-value rejects the law.\n")
         md.append(md_table(["model", "x(d)", "law", "A", "s.e.", "B", "s.e.", "chi2", "dof", "p-value"], frows))
     return dp, md
+
+
+def _exact_adaptive(ctx, exact):
+    """The adaptive exact thresholds (study ``linear_memory.exact_adaptive``) into ``exact["adaptive"]``.
+
+    ``exact["adaptive"]`` is ``{"op": {d: row}, "dp": {d: row}, "op_vs_dp": {d: difference}}``;
+    each row sits beside the grid threshold of the same model and ``d`` where there is one
+    (``grid_difference``).  A difference carries the standard error read off the two 95%
+    intervals (half-width / 1.96 each) and its verdict: "agrees" when it is within 1.96
+    standard errors of 0.
+    """
+    def diff(a, b, hw_a, hw_b):
+        se = math.hypot(hw_a, hw_b) / 1.96
+        z = (a - b) / se
+        return {"difference": a - b, "stderr": se, "z": z, "verdict": "agrees" if abs(z) <= 1.96 else "differs"}
+
+    run = _study(ctx, "linear_memory.exact_adaptive", "linear_memory_exact_adaptive.jsonl")
+    out = {"op": {}, "dp": {}, "op_vs_dp": {}}
+    for (model, d), r in sorted(run.outcome.items()):
+        row = {"threshold": r.threshold, "ci": [r.ci_low, r.ci_high], "halfwidth": r.halfwidth,
+               "theory": r.theory, "trials": r.trials, "verified": r.verified, "stop": r.stop,
+               "wall_seconds": r.wall_seconds, "cpu_seconds": r.cpu_seconds}
+        grid = exact.get(str(d)) if model == "op" else (exact.get("dp") or {}).get(str(d))
+        if grid is not None and math.isfinite(grid["threshold"]):
+            row["grid_difference"] = diff(r.threshold, grid["threshold"], r.halfwidth,
+                                          (grid["ci"][1] - grid["ci"][0]) / 2)
+        out[model][str(d)] = row
+    for d, o in out["op"].items():
+        q = out["dp"].get(d)
+        if q is not None:
+            out["op_vs_dp"][d] = diff(o["threshold"], q["threshold"], o["halfwidth"], q["halfwidth"])
+    exact["adaptive"] = out
+    md = []
+    for model in ("op", "dp"):
+        for d, r in out[model].items():
+            g = r.get("grid_difference")
+            md.append(f"<!-- details -->\nAdaptive exact {model.upper()} threshold (study "
+                      f"`linear_memory.exact_adaptive`, docs/linear_memory.md#exact-capacity), d = {d}: "
+                      f"{_f(r['threshold'])} [{_f(r['ci'][0])}, {_f(r['ci'][1])}] (half-width "
+                      f"{r['halfwidth']:.4f}) from {r['trials']} certified decisions in "
+                      f"{r['wall_seconds'] / 60:.1f} min wall"
+                      + (f"; the grid threshold {g['verdict']} with it (difference {g['difference']:+.4f} "
+                         f"+- {g['stderr']:.4f})" if g else "") + ".\n")
+    for d, c in out["op_vs_dp"].items():
+        md.append(f"<!-- details -->\nAdaptive OP - DP at d = {d}: {c['difference']:+.4f} +- {c['stderr']:.4f} "
+                  f"({c['verdict']}).\n")
+    return md
 
 
 def _exact_figure(ctx, exact, timing):

@@ -10,11 +10,17 @@ times the relative loads of :data:`PLAN`, so OP and DP are decided at the same
 loads.  Two studies, one per fact model:
 
 * ``linear_memory.exact_op`` -- one shared output set (OP);
-* ``linear_memory.exact_dp`` -- each fact its own candidates (DP).
+* ``linear_memory.exact_dp`` -- each fact its own candidates (DP);
+* ``linear_memory.exact_adaptive`` -- one threshold per fact model and ``d`` by the
+  adaptive design (:func:`validation.adaptive.adaptive_threshold`): rounds of
+  :data:`ADAPTIVE` ``["batch"]`` loads chosen from the current fit until the
+  95% CI half-width is <= :data:`ADAPTIVE` ``["ci_halfwidth"]`` (the speed target of
+  the exact solver: ``benchmarks/bench_exact.py --adaptive 150``).
 
 Regenerate or extend (decided instances are reused)::
 
     nice -n 10 python -m validation study linear_memory.exact_op --d 20,30 --workers 2
+    nice -n 10 python -m validation study linear_memory.exact_adaptive --d 150 --workers 2
 
 Docs: ``docs/linear_memory.md#exact-capacity``.
 """
@@ -25,15 +31,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from validation.linear_memory.capacity import ThresholdRecord
+from validation.linear_memory.capacity import ThresholdRecord, measure_capacity
 from validation.linear_memory.exact import exact_params, exact_trial
 from validation.linear_memory.registry import prediction
 from validation.logistic import fit_threshold
 from replica import load_of, p_from_load
 
-from .base import Study, check_planned_dims, dims_option, fill_doc, ok_pairs
+from .base import Study, check_planned_dims, dims_option, fill_doc, models_option, ok_pairs
 
-__all__ = ["PLAN", "TIMING", "DP_DECIDED", "ExactThreshold", "ExactThresholds", "STUDIES"]
+__all__ = ["PLAN", "TIMING", "DP_DECIDED", "ADAPTIVE", "ExactThreshold", "ExactThresholds",
+           "AdaptiveExactThreshold", "AdaptiveExact", "STUDIES"]
 
 #: Per d: relative loads around the finite-size RS prediction and seeds per load.
 PLAN = {20: (np.linspace(0.85, 1.15, 7), 8), 30: (np.linspace(0.85, 1.15, 7), 8),
@@ -49,6 +56,15 @@ TIMING = {}
 #: Dimensions at which the committed DP store holds every planned instance (the default of
 #: ``linear_memory.exact_dp``; extend with ``--d 150``).
 DP_DECIDED = (20, 30, 40, 60, 80, 100)
+
+#: The adaptive exact threshold of ``linear_memory.exact_adaptive``: target 95% CI half-width,
+#: trial cap, loads per round (one per worker) and first seed (seeds ``seed0, seed0 + 1, ...``,
+#: one per trial; 1000 keeps them apart from the grid's seeds ``0 .. 23``).  The first round is
+#: :func:`~validation.linear_memory.capacity.adaptive_settings`' default: 0.95 and 1.05 times the
+#: finite-``p`` prediction.
+ADAPTIVE = {"ci_halfwidth": 0.01, "max_trials": 40, "batch": 2, "seed0": 1000}
+#: Dimensions of the committed adaptive runs (the default of ``linear_memory.exact_adaptive``).
+ADAPTIVE_DIMS = (150,)
 
 
 @fill_doc
@@ -220,4 +236,149 @@ class ExactThresholds(Study):
         return rows
 
 
-STUDIES = (ExactThresholds("op"), ExactThresholds("dp"))
+@fill_doc
+@dataclass(frozen=True)
+class AdaptiveExactThreshold(ThresholdRecord):
+    """One adaptive exact threshold and what it cost.
+
+    Parameters
+    ----------
+    model : {"op", "dp"}
+        The fact model.
+    %(d)s
+    threshold : float
+        Logistic 1/2 point of the decisions.
+    %(ci_pair)s
+    halfwidth : float
+        ``(ci_high - ci_low) / 2``.
+    theory, theory_stderr : float
+        The finite-``p`` prediction at ``d`` and its Monte Carlo standard error.
+    trials : int
+        Decided instances (every one certified: ``verified``).
+    verified : int
+        Instances whose certificate passed the independent check.
+    stop : {"target", "max_trials"}
+        Why the design stopped.
+    counts : list
+        ``[load, feasible, decided]`` rows.
+    rounds : list of dict
+        Per round: ``trials``, ``threshold``, ``ci_low``, ``ci_high``, ``loads``.
+    cpu_seconds, cpu_seconds_max : float
+        CPU seconds of all decisions, and of the slowest one.
+    wall_seconds : float
+        Elapsed wall time of the run that computed the decisions: last
+        finish minus first start over the store's records (the run's own
+        clock, not a replay's).
+
+    References
+    ----------
+    docs/linear_memory.md#exact-capacity
+    """
+
+    model: str
+    d: int
+    threshold: float
+    ci_low: float
+    ci_high: float
+    halfwidth: float
+    theory: float
+    theory_stderr: float
+    trials: int
+    verified: int
+    stop: str
+    counts: list
+    rounds: list
+    cpu_seconds: float
+    cpu_seconds_max: float
+    wall_seconds: float
+
+
+def _wall_span(recs):
+    """Seconds from the first record's start to the last one's finish (engine time stamps)."""
+    from datetime import datetime
+
+    t = [(datetime.fromisoformat(r["finished"].replace("Z", "+00:00")).timestamp(), r["seconds"]) for r in recs]
+    return max(f for f, _ in t) - min(f - s for f, s in t)
+
+
+class AdaptiveExact(Study):
+    """``linear_memory.exact_adaptive``: one exact threshold per fact model and ``d`` by the adaptive design (see the module notes).
+
+    References
+    ----------
+    docs/linear_memory.md#exact-capacity
+    """
+
+    name = "linear_memory.exact_adaptive"
+    title = ("exact OP and DP thresholds by the adaptive design, to a 95% CI half-width of "
+             f"{ADAPTIVE['ci_halfwidth']:g} (the exact solver's speed target)")
+    trial = exact_trial
+    docs = "docs/linear_memory.md#exact-capacity"
+    options = (dims_option(ADAPTIVE_DIMS, low=2, help="dimensions (committed: "
+                           + ", ".join(map(str, ADAPTIVE_DIMS)) + ")"), models_option())
+
+    def execute(self, runner, ds, models):
+        """Run (or replay) the adaptive design for each fact model at each ``d``.
+
+        Parameters
+        ----------
+        runner : validation.studies.base.Runner
+            Runs or replays the rounds.
+        ds : tuple of int
+            The dimensions.
+        models : tuple of str
+            The fact models (``"op"``, ``"dp"``).
+
+        Returns
+        -------
+        dict
+            ``(model, d)`` -> ``(measurement, records)``: the
+            :class:`~validation.linear_memory.capacity.CapacityMeasurement` and
+            the engine records of its trials, in the order run.
+        """
+        out = {}
+        for model in models:
+            for d in ds:
+                recs = []
+
+                def run(params, recs=recs):
+                    got = runner(params)
+                    recs.extend(r for r in got if r is not None)
+                    return got
+
+                m = measure_capacity(model, d, method="exact", design="adaptive", runner=run, **ADAPTIVE)
+                out[model, d] = (m, recs)
+        return out
+
+    def summarise(self, results, ds, models):
+        """One :class:`AdaptiveExactThreshold` per fact model and ``d``.
+
+        Parameters
+        ----------
+        results : dict
+            What :meth:`execute` returns.
+        ds : tuple of int
+            The dimensions.
+        models : tuple of str
+            The fact models.
+
+        Returns
+        -------
+        dict
+            ``(model, d)`` -> :class:`AdaptiveExactThreshold`.
+        """
+        rows = {}
+        for (model, d), (m, recs) in results.items():
+            res = [r["result"] for r in recs]
+            cpu = [r.get("cpu_seconds", math.nan) for r in res]
+            rows[model, d] = AdaptiveExactThreshold(
+                model=model, d=d, threshold=m.threshold, ci_low=m.ci_low, ci_high=m.ci_high,
+                halfwidth=(m.ci_high - m.ci_low) / 2, theory=m.theory["value"],
+                theory_stderr=m.theory["stderr"], trials=m.trials,
+                verified=int(m.certificates["verified_count"]), stop=m.stop, counts=m.counts,
+                rounds=m.history, cpu_seconds=float(np.sum(cpu)), cpu_seconds_max=float(np.max(cpu)),
+                wall_seconds=float(_wall_span(recs)))
+        return rows
+
+
+STUDIES = (ExactThresholds("op"), ExactThresholds("dp"), AdaptiveExact())

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from hcizz.checks import check_int, check_rng
-from validation.losses import softmax_xent
+from validation.losses import softmax_xent, top1_margins
 from ._docparams import fill_doc
 
 __all__ = ["make_mlp", "forward", "loss_and_grads", "margins"]
@@ -55,6 +55,7 @@ def make_mlp(m, d, *, rng=None, dtype=np.float64):
     See Also
     --------
     validation.token_retrieval.model.forward : Run the forward pass on a batch.
+    validation.losses.top1_margins : The same margin for any score matrix.
     validation.token_retrieval.early_phase.early_phase : Run the three early-phase steps on the training ``batch``.
     validation.token_retrieval.experiments.mlp_scan
         Locate the recall boundary ``N_max`` with a fixed random MLP of width ``m``.
@@ -275,9 +276,4 @@ def margins(logits, targets):
     >>> margins(np.array([[1.0, 3.0, 2.0], [0.0, 0.0, 5.0]]), np.array([1, 0])).tolist()
     [1.0, -5.0]
     """
-    logits = np.asarray(logits)
-    rows = np.arange(logits.shape[0])
-    t = logits[rows, targets]
-    other = logits.copy()
-    other[rows, targets] = -np.inf
-    return t - other.max(axis=1)
+    return top1_margins(logits, targets)

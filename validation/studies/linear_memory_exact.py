@@ -57,9 +57,9 @@ TIMING = {}
 #: ``linear_memory.exact_dp``; extend with ``--d 150``).
 DP_DECIDED = (20, 30, 40, 60, 80, 100)
 
-#: The adaptive exact threshold of ``linear_memory.exact_adaptive``: target 95% CI half-width,
-#: trial cap, loads per round (one per worker) and first seed (seeds ``seed0, seed0 + 1, ...``,
-#: one per trial; 1000 keeps them apart from the grid's seeds ``0 .. 23``).  The first round is
+#: Settings of the adaptive design of ``linear_memory.exact_adaptive``: target 95% CI half-width,
+#: trial cap, loads per round (one per worker) and first seed (one new seed per trial from
+#: ``seed0`` on; 1000 keeps them apart from the grid's seeds 0 to 23).  The first round is
 #: :func:`~validation.linear_memory.capacity.adaptive_settings`' default: 0.95 and 1.05 times the
 #: finite-``p`` prediction.
 ADAPTIVE = {"ci_halfwidth": 0.01, "max_trials": 40, "batch": 2, "seed0": 1000}

@@ -176,3 +176,44 @@ def test_committed_store_replays_with_nothing_computed():
         assert 0 <= r.pinned <= 1 and r.gamma > 0
         assert r.verdicts["ks"] == ("agrees" if r.ks <= r.ks_calibration + 2 * r.ks_calibration_sd else "differs")
     assert len(summary_table(rows)) == len(rows) + 2
+
+
+def test_docs_table_and_counts_are_the_committed_store():
+    # docs/listwise.md "Score laws at the certified optimum": the table is summary_table of the
+    # replayed store, line for line; the trial counts and the "agrees in N of M rows" counts
+    # and z ranges of the reading are recomputed (z printed to 2 decimals: half a unit)
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "listwise.md").read_text()
+    sec = page.split("### Score laws at the certified optimum")[1].split("\n## ")[0]
+    run = get_study("linear_memory.listwise_max_margin").run(compute=False, progress=False)
+    rows = run.outcome
+    assert [ln for ln in sec.splitlines() if ln.startswith("|")] == summary_table(rows)
+    res = [rec["result"] for _, rec in run.results if rec.get("status") == "ok"]
+    feas = sum(bool(r["feasible"]) for r in res)
+    assert f"It holds {len(res)}\ntrials: {feas} feasible" in sec
+    assert f"{round(sum(r['cpu_seconds'] for r in res))} CPU s" in sec
+    n = len(rows)
+
+    def agree(q):
+        return sum(r.verdicts[q] == "agrees" for r in rows)
+
+    def zr(q):
+        z = [r.z[q] for r in rows]
+        return min(z), max(z)
+
+    m = re.search(r'"agrees" in (\d+) of (\d+) rows \(\$z\$ from \$(-?[\d.]+)\$ to \$\+?([\d.]+)\$\)', sec)
+    assert (int(m[1]), int(m[2])) == (agree("pinned"), n)
+    assert abs(float(m[3]) - zr("pinned")[0]) <= 5e-3 and abs(float(m[4]) - zr("pinned")[1]) <= 5e-3
+    assert f"agrees with `tam_scores` in {agree('tail_mean')} of\n  {n} rows" in sec
+    assert f'"agrees" in {agree("correct")} rows' in sec and f'("agrees" in {agree("margin")} rows' in sec
+    assert f"above the prediction in {sum(r.z['correct'] > 0 for r in rows)}\n  of {n} rows" in sec
+    assert all(r.z["margin"] > 0 for r in rows) and f"in all {n} for the margin" in sec
+    lo, hi = zr("correct")
+    assert f"$z = {lo:.2f}$ to\n  ${hi:.2f}$" in sec
+    lo, hi = zr("margin")
+    assert f"$z = {lo:.2f}$ to $" in sec and f"{hi:.2f}$ (\"agrees\" in {agree('margin')}" in sec
+    assert f"differs in {n - agree('ks')} of {n} rows" in sec
+    ks = [r.ks for r in rows]
+    assert f"is {min(ks):.3f} to {max(ks):.3f}" in sec

@@ -101,3 +101,24 @@ def test_docs_table_is_the_committed_store():
         assert row[3] == f"{r.feasible}/{r.instances}"
         assert abs(float(row[5].split()[0]) - r.active_per_fact) <= 5e-3
         assert abs(float(row[6]) - r.k_star) <= 5e-3 and abs(float(row[10]) - r.ks) <= 5e-4
+
+
+def test_docs_relative_thresholds_are_the_exact_table():
+    # "the exact OP thresholds are 1.02, ... times it": the OP rows of the exact-thresholds
+    # table (itself checked against the stores by test_docs_exact_numbers.py), threshold over
+    # the finite-p prediction, printed to 2 decimals (half a unit, plus the table's rounding)
+    import re
+    from pathlib import Path
+
+    from validation.studies.linear_memory_max_margin import PLAN
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "linear_memory.md").read_text()
+    table = {int(m[1]): float(m[2]) / float(m[3]) for m in
+             re.finditer(r"^\| (\d+) \| OP \| ([\d.]+) \[[^]]+\] \| ([\d.]+) \|", page, re.M)}
+    sec = page.split("### The max-margin memory at the threshold")[1]
+    m = re.search(r"the exact OP thresholds are ([\d., and]+) times it at d = ([\d, ]+)\)", sec)
+    ratios = [float(x) for x in re.findall(r"\d\.\d\d", m[1])]
+    ds = [int(x) for x in m[2].split(",")]
+    assert ds == [d for d in sorted(PLAN) if d in table] == sorted(PLAN)
+    for d, r in zip(ds, ratios):
+        assert abs(r - table[d]) <= 0.005 + 1e-3, (d, r, table[d])

@@ -54,7 +54,8 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import qr_insert
+from scipy.linalg.lapack import dtpqrt as _dtpqrt
+from scipy.linalg.lapack import dtrtrs as _dtrtrs
 
 from hcizz.checks import check_int, check_real
 from validation.engine.trials import trial
@@ -128,16 +129,39 @@ class ListwiseResult(_Decision):
         return {"gamma_low": float(self.gamma_low), "gamma_high": float(self.gamma_high), "k": float(self.k)}
 
 class _ListFactor(_Factor):
-    """The Cholesky factor of :mod:`validation.linear_memory.exact`, with deletions by one
-    LAPACK row insertion into the QR factor of the trailing block (:math:`T^T T + v v^T` is
-    the ``R`` of :math:`[v^T; T]`) instead of a Python loop of Givens rotations."""
+    """The Cholesky factor of :mod:`validation.linear_memory.exact`, stored column-major, with
+    deletions by one LAPACK call instead of a Python loop of Givens rotations.
+
+    :math:`T^T T + v v^T` is :math:`R^T R` for the ``R`` of the QR factorisation of
+    :math:`[T; v^T]`, a triangle over one row, which ``dtpqrt`` factors in :math:`O(m^2)`
+    without forming ``Q``.  In a column-major buffer the trailing block ``T`` is a set of
+    contiguous column pieces, so it goes to LAPACK and back by plain copies, and the first
+    ``n`` columns are ``R`` with leading dimension ``cap`` for ``dtrtrs``.
+    """
+
+    def __init__(self, cap):
+        super().__init__(cap)
+        self.buf = np.zeros((cap, cap), order="F")
+
+    def _trs(self, b, trans):
+        # trans=0: solve R^T y = b; trans=1: solve R y = b (R upper, column-major, lda = cap)
+        b2 = np.asarray(b, np.float64)
+        vec = b2.ndim == 1
+        x, info = _dtrtrs(self.buf[:, :self.n], b2.reshape(self.n, -1) if vec else b2, lower=0,
+                          trans=1 - trans)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"dtrtrs info={info}")
+        return x[:, 0] if vec else x
 
     def _update(self, T, v):
         m = T.shape[0]
-        _, R1 = qr_insert(np.eye(m), np.ascontiguousarray(T), v, 0, which="row", check_finite=False)
-        R1 = R1[:m]
-        sg = np.where(np.diag(R1) < 0, -1.0, 1.0)
-        T[:] = R1 * sg[:, None]
+        a, _, _, info = _dtpqrt(0, min(32, m), np.asfortranarray(T), v[None, :], overwrite_a=1, overwrite_b=1)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"dtpqrt info={info}")
+        neg = np.diag(a) < 0                             # Householder reflections may flip a row
+        if neg.any():
+            a[neg] *= -1.0
+        T[:] = a
 
 
 def _arrays(facts):

@@ -34,9 +34,10 @@ from .base import check_planned_dims, Study, dims_option, is_ok, fill_doc
 __all__ = ["PLAN", "MaxMarginRow", "MaxMargin", "STUDIES"]
 
 #: Per d: loads relative to the finite-p prediction, and seeds per load.  The exact OP
-#: thresholds are 1.02 (d = 30), 1.06 (d = 40), 1.00 (d = 60) and 1.01 (d = 80) times the
-#: prediction.
-PLAN = {30: ((0.8, 0.9, 1.0), 4), 40: ((0.8, 0.9, 1.0), 4), 60: ((0.9, 1.0), 3), 80: ((0.9, 1.0), 3)}
+#: thresholds are 1.02 (d = 30), 1.06 (d = 40), 1.01 (d = 60), 1.01 (d = 80) and 1.02
+#: (d = 100) times the prediction.
+PLAN = {30: ((0.8, 0.9, 1.0), 4), 40: ((0.8, 0.9, 1.0), 4), 60: ((0.9, 1.0), 3), 80: ((0.9, 1.0), 3),
+        100: ((0.9, 1.0), 3)}
 
 
 @dataclass(frozen=True)

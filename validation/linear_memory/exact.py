@@ -722,11 +722,16 @@ class _Factor:
     def _lt(self):
         return self.buf[:self.n, :].T                  # (cap, n), F-contiguous: R^T, lda = cap
 
+    def _tri(self, trans):
+        """``(A, lower, trans)`` for ``dtrtrs``: the stored triangle and how to solve with it."""
+        return self._lt(), 1, trans
+
     def _trs(self, b, trans):
         # trans=0: solve R^T y = b; trans=1: solve R y = b
         b2 = np.asarray(b, np.float64)
         vec = b2.ndim == 1
-        x, info = _dtrtrs(self._lt(), b2.reshape(self.n, -1) if vec else b2, lower=1, trans=trans)
+        a, lower, t = self._tri(trans)
+        x, info = _dtrtrs(a, b2.reshape(self.n, -1) if vec else b2, lower=lower, trans=t)
         if info != 0:
             raise np.linalg.LinAlgError(f"dtrtrs info={info}")
         return x[:, 0] if vec else x

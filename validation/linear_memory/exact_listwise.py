@@ -55,7 +55,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg.lapack import dtpqrt as _dtpqrt
-from scipy.linalg.lapack import dtrtrs as _dtrtrs
 
 from hcizz.checks import check_int, check_real
 from validation.engine.trials import trial
@@ -143,15 +142,8 @@ class _ListFactor(_Factor):
         super().__init__(cap)
         self.buf = np.zeros((cap, cap), order="F")
 
-    def _trs(self, b, trans):
-        # trans=0: solve R^T y = b; trans=1: solve R y = b (R upper, column-major, lda = cap)
-        b2 = np.asarray(b, np.float64)
-        vec = b2.ndim == 1
-        x, info = _dtrtrs(self.buf[:, :self.n], b2.reshape(self.n, -1) if vec else b2, lower=0,
-                          trans=1 - trans)
-        if info != 0:
-            raise np.linalg.LinAlgError(f"dtrtrs info={info}")
-        return x[:, 0] if vec else x
+    def _tri(self, trans):
+        return self.buf[:, :self.n], 0, 1 - trans      # R itself (upper, lda = cap): R^T y = b is trans=1
 
     def _update(self, T, v):
         m = T.shape[0]

@@ -173,12 +173,15 @@ def _draw(N, d, L, V, tau, kind, noise, m, rng, structure=None):
         z2, q2, skap = t2, 1.0, 1.0
     ok = orthogonal_key(tok, pos, V, tau=math.sqrt(z2))
     n_tok = ok.c.size
-    c0 = ok.c.copy()
-    if m is not None:
-        # with the MLP the label-kernel weights of step 2 change from (1 - N/V, 1 - 1/V) to
-        # (kz, ks): rescale the trigger part and the token part of the orthogonal key
-        c0 *= ks / (1.0 - 1.0 / V)
-    A0 = ok.A * (kz / (1.0 - N / V) if (m is not None and N < V) else 1.0)
+    layer = None
+    if m is None:
+        c0, A0 = ok.c.copy(), ok.A
+    else:
+        # with the MLP, step 2 goes through its Jacobian: the orthogonal key with the exact
+        # finite-width v_n of one drawn layer (its mean gives the weights kz, ks); the same layer
+        # makes the features of step 3 (_grams)
+        layer = rng.standard_normal((n_tok + 1, m))
+        c0, A0 = _mlp_orthogonal_key(ok, pos, V, z2, layer)
     if not rand:
         A, scores, sd = A0, c0, np.zeros(n_tok)
         w2 = z2 * A * A + float(c0 @ c0)
@@ -202,7 +205,38 @@ def _draw(N, d, L, V, tau, kind, noise, m, rng, structure=None):
     noise_sc = scores[ok.slot_tokens[mask]].reshape(N, L - 1)
     return {"scores": scores, "A": float(A), "z2": float(z2), "q2": float(q2), "inf_scores": inf,
             "noise_scores": noise_sc, "retrieved": inf > noise_sc.max(axis=1), "w2": float(w2),
-            "tokens": ok.slot_tokens, "pos": pos, "informative": y, "sd": sd, "orth": ok}
+            "tokens": ok.slot_tokens, "pos": pos, "informative": y, "sd": sd, "orth": ok, "layer": layer}
+
+
+def _mlp_orthogonal_key(ok, pos, V, z2, G):
+    r"""Token coefficients and trigger coefficient of the orthogonal key through a fixed random MLP
+    of width ``m``, drawn exactly in the basis of the tokens and the trigger direction.
+
+    At ``W = 0`` the attention is uniform, :math:`h_n = (C_n + z)/L`.  The step-2 vector is
+    :math:`v_n = \sum_m K_{mn} J_n^T f_m` with :math:`J_n^T f_m = \frac2m A^T D_n\,
+    \mathrm{relu}(A h_m)` (:math:`D_n` the ReLU gates at :math:`h_n`, :math:`K_{mn} = \delta_{mn} - 1/V`);
+    with orthonormal tokens and trigger the columns of ``A`` on that basis are i.i.d. standard
+    normal vectors (the rows of ``G``: tokens, then the trigger direction), so ``v_n`` carries its finite-width fluctuation (of order
+    :math:`1/\sqrt m` per coordinate).  Then :math:`\beta_{n,i} = (x_{n,i} - h_n)\cdot v_n`,
+    :math:`c_k = \sum_{(n,i): k_{n,i} = k}\beta_{n,i}` and :math:`A = \sum_n \beta_{n,p_n}` as in
+    :func:`~validation.token_retrieval.exact.orthogonal_key` (its case :math:`v_n = h_n - H/V` without the MLP)."""
+    tok = ok.slot_tokens
+    N, L = tok.shape
+    n_tok = ok.c.size
+    rows = np.arange(N)
+    Hb = sp.csr_matrix((np.full(N * L, 1.0 / L), (np.repeat(rows, L), tok.ravel())), shape=(N, n_tok))
+    Hb.sum_duplicates()
+    sz = math.sqrt(z2)
+    m = G.shape[1]
+    P = Hb @ G[:n_tok] + (sz / L) * G[n_tok][None, :]    # pre-activations A h_n, (N, m)
+    R = np.maximum(P, 0.0)
+    KR = R - R.sum(axis=0, keepdims=True) / V
+    Vb = (2.0 / m) * ((P > 0) * KR) @ G.T                # v_n in the basis, (N, n_tok + 1)
+    hv = np.asarray(Hb.multiply(Vb[:, :n_tok]).sum(axis=1)).ravel() + (sz / L) * Vb[:, n_tok]
+    beta = Vb[rows[:, None], tok] - hv[:, None]
+    beta[rows, pos] += sz * Vb[rows, n_tok]
+    c = np.bincount(tok.ravel(), weights=beta.ravel(), minlength=n_tok)
+    return c, float(beta[rows, pos].sum())
 
 
 def _attention(draw, L, beta, gamma, eta, N):
@@ -331,7 +365,7 @@ def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_
     return np.clip(np.exp(lp) @ _GH_W, 0.0, 1.0)
 
 
-def _grams(Hq, zq, Ht, zt, z2, m, d, zeta_q=None, zeta_t=None, kind="random"):
+def _grams(Hq, zq, Ht, zt, z2, m, d, zeta_q=None, zeta_t=None, kind="random", layer=None, rng=None):
     r"""Grams of features (query rows) with the training features, and the variance of their
     independent random-overlap part.
 
@@ -339,7 +373,12 @@ def _grams(Hq, zq, Ht, zt, z2, m, d, zeta_q=None, zeta_t=None, kind="random"):
     features' overlaps with the trigger (``zeta_q``, ``zeta_t``: :math:`f^{(E)} \cdot z`) are drawn by the
     caller and enter exactly (they are shared by all the Grams of a row or of a column); the
     remaining token-token overlaps are independent with variance
-    :math:`\|f^{(E)}\|^2 \|f'^{(E)}\|^2 / d` (docs, eq. tokret-tl7)."""
+    :math:`\|f^{(E)}\|^2 \|f'^{(E)}\|^2 / d` (docs, eq. tokret-tl7).  With a fixed random MLP of
+    width ``m`` the features are computed from the drawn layer (``layer``: its columns on the
+    tokens, then on the trigger direction, as in :func:`_mlp_orthogonal_key`; rows for token ids
+    beyond it, fresh Gaussian noise vectors, are drawn from ``rng``), so their Grams have the exact
+    finite-width law given the attention outputs, and the random-overlap variance goes through the
+    slope of the arc-cosine kernel."""
     G = (Hq @ Ht.T).toarray() + z2 * np.outer(zq, zt)
     eq = np.asarray(Hq.multiply(Hq).sum(axis=1)).ravel()
     et = np.asarray(Ht.multiply(Ht).sum(axis=1)).ravel()
@@ -347,25 +386,33 @@ def _grams(Hq, zq, Ht, zt, z2, m, d, zeta_q=None, zeta_t=None, kind="random"):
         G = G + np.outer(zeta_q, zt) + np.outer(zq, zeta_t)
     var = np.outer(eq, et) / d if kind == "random" else np.zeros((eq.size, et.size))
     if m is not None:
-        nq = np.sqrt(eq + z2 * zq * zq)
-        nt = np.sqrt(et + z2 * zt * zt)
-        # fixed random ReLU features: arc-cosine kernel of the Grams and its finite-width noise
-        scale = np.outer(nq, nt)
-        cosm = np.clip(G / np.maximum(scale, 1e-300), -1.0, 1.0)
-        k, v = _arccos(cosm)
+        n_tok = max(Hq.shape[1], Ht.shape[1])
+        if layer.shape[0] - 1 < n_tok:
+            extra = rng.standard_normal((n_tok - layer.shape[0] + 1, layer.shape[1]))
+            layer = np.vstack([layer[:-1], extra, layer[-1:]])
+        Fq = _features(Hq, zq, zeta_q, z2, layer)
+        Ft = _features(Ht, zt, zeta_t, z2, layer)
+        nq, nt = np.sqrt((Fq * Fq).sum(axis=1)), np.sqrt((Ft * Ft).sum(axis=1))
+        cosm = np.clip(G / np.maximum(np.outer(nq, nt), 1e-300), -1.0, 1.0)
         slope = np.interp(cosm, _ARC_C, _ARC_SLOPE)
-        G = scale * k
-        var = var * slope ** 2 + scale ** 2 * v / m
+        G = Fq @ Ft.T
+        var = var * slope ** 2
     return G, var
 
 
-def _mlp_cov(H, zt, z2, G, m):
-    """Finite-width covariance of each sample's self Gram with its cross Grams (training rows)."""
-    e = np.asarray(H.multiply(H).sum(axis=1)).ravel()
-    nn = np.sqrt(e + z2 * zt * zt)
-    scale = np.outer(nn, nn)
-    cosm = np.clip(G / np.maximum(scale, 1e-300), -1.0, 1.0)
-    return np.outer(nn ** 3, nn) * np.interp(cosm, _ARC_C, _ARC_COV) / m
+def _features(H, a, zeta, z2, layer):
+    r"""Features :math:`\sqrt{2/m}\, \mathrm{relu}(A h'_n)` of attention outputs
+    :math:`h'_n = h^{(E)}_n + a_n z` (token weights ``H``, trigger weights ``a``) under the layer's
+    columns ``layer`` (tokens, then :math:`z/\|z\|`); the overlap :math:`\zeta_n = h^{(E)}_n \cdot z` enters
+    through the trigger column, :math:`A h'_n = \sum_k H_{nk} A e_k + (a_n \|z\| + \zeta_n/\|z\|)\, A\hat z`,
+    which reproduces every Gram :math:`h'_m \cdot h'_n` up to the :math:`O(1/d)` term
+    :math:`\zeta_m \zeta_n / \|z\|^2`."""
+    sz = math.sqrt(z2)
+    w = a * sz if zeta is None else a * sz + zeta / sz
+    n = layer.shape[0] - 1
+    Hs = H if H.shape[1] == n else sp.csr_matrix((H.data, H.indices, H.indptr), shape=(H.shape[0], n))
+    P = Hs @ layer[:n] + np.outer(w, layer[n])
+    return math.sqrt(2.0 / layer.shape[1]) * np.maximum(P, 0.0)
 
 
 _ARC_C = np.linspace(-1.0, 1.0, 401)
@@ -373,27 +420,7 @@ _ARC_KV = np.array([_relu_moments(c) for c in _ARC_C])
 _ARC_SLOPE = np.gradient(_ARC_KV[:, 0], _ARC_C)
 
 
-def _relu_cov_self(c):
-    r""":math:`4 \operatorname{Cov}(\mathrm{relu}(X)^2, \mathrm{relu}(X)\, \mathrm{relu}(Y))` for unit Gaussians with correlation ``c``
-    (2-d Gauss-Hermite, 60 x 60 nodes): the finite-width covariance of a self Gram and a cross Gram
-    that share one feature."""
-    x, w = np.polynomial.hermite_e.hermegauss(60)
-    w = w / w.sum()
-    X = x[:, None]
-    Y = c * x[:, None] + math.sqrt(max(0.0, 1 - c * c)) * x[None, :]
-    W = w[:, None] * w[None, :]
-    rx, ry = np.maximum(X, 0.0), np.maximum(Y, 0.0)
-    k = (math.sin(math.acos(max(-1.0, min(1.0, c)))) + (math.pi - math.acos(max(-1.0, min(1.0, c)))) * c) / math.pi
-    return 4.0 * (float(np.sum(W * rx ** 3 * ry)) - 0.5 * (k / 2.0))
 
-
-_ARC_COV = np.array([_relu_cov_self(c) for c in _ARC_C])
-
-
-def _arccos(c):
-    r"""Arc-cosine kernel :math:`2\, \mathbb{E}[\mathrm{relu}\, X\, \mathrm{relu}\, Y]` and :math:`4 \operatorname{Var}(\mathrm{relu}\, X\, \mathrm{relu}\, Y)` at correlation ``c``
-    (interpolated from :func:`validation.token_retrieval.theory._relu_moments`)."""
-    return np.interp(c, _ARC_C, _ARC_KV[:, 0]), np.interp(c, _ARC_C, _ARC_KV[:, 1])
 
 
 @fill_doc
@@ -564,15 +591,9 @@ def token_theory(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
         rand = kind == "random"
         et = np.asarray(H.multiply(H).sum(axis=1)).ravel()
         zeta_t = np.sqrt(et * dr["z2"] / d) * rng.standard_normal(N) if rand else None
-        G, var = _grams(H, zt, H, zt, dr["z2"], m, d, zeta_t, zeta_t, kind)
+        G, var = _grams(H, zt, H, zt, dr["z2"], m, d, zeta_t, zeta_t, kind, layer=dr["layer"], rng=rng)
         var_t = 2.0 * et * et / d if (m is None and rand) else None
-        cx = None
-        if m is not None:
-            G0 = (H @ H.T).toarray() + dr["z2"] * np.outer(zt, zt)
-            if rand:
-                G0 = G0 + np.outer(zeta_t, zt) + np.outer(zt, zeta_t)
-            cx = _mlp_cov(H, zt, dr["z2"], G0, m)
-        p = recall_probability(G, var, np.arange(N), d, V, kind=kind, var_target=var_t, cov_extra=cx)
+        p = recall_probability(G, var, np.arange(N), d, V, kind=kind, var_target=var_t)
         rec_all.append(float(np.exp(np.sum(np.log(np.maximum(p, 1e-300))))))
         rec_seq.append(float(p.mean()))
         # fresh sequences: same facts, new noise tokens and positions, the same token scores
@@ -590,7 +611,7 @@ def token_theory(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=No
         Ht = sp.csr_matrix((H.data, H.indices, H.indptr), shape=(N, sc.size))
         ef = np.asarray(Hf.multiply(Hf).sum(axis=1)).ravel()
         zeta_f = np.sqrt(ef * dr["z2"] / d) * rng.standard_normal(N) if rand else None
-        Gf, varf = _grams(Hf, zf, Ht, zt, dr["z2"], m, d, zeta_f, zeta_t, kind)
+        Gf, varf = _grams(Hf, zf, Ht, zt, dr["z2"], m, d, zeta_f, zeta_t, kind, layer=dr["layer"], rng=rng)
         vtf = (ef * et + (zf * zt) ** 2) / d if (m is None and rand) else None
         pf = recall_probability(Gf, varf, np.arange(N), d, V, kind=kind, var_target=vtf)
         acc.append(float(pf.mean()))
@@ -689,7 +710,7 @@ def token_moments(N, d, L, *, V=None, tau=1.0, kind="random", noise="vocab", m=N
         vals["alpha"].append(float(zt.mean()))
         et = np.asarray(H.multiply(H).sum(axis=1)).ravel()
         zeta = np.sqrt(et * dr["z2"] / d) * rng.standard_normal(N) if kind == "random" else None
-        G, var = _grams(H, zt, H, zt, dr["z2"], m, d, zeta, zeta, kind)
+        G, var = _grams(H, zt, H, zt, dr["z2"], m, d, zeta, zeta, kind, layer=dr["layer"], rng=rng)
         rows = np.arange(N)
         X = ed * np.maximum((G ** 2).sum(axis=1) - G.sum(axis=1) ** 2 / V, 0.0)
         vt = 2.0 * et * et / d if (m is None and kind == "random") else np.diag(var)

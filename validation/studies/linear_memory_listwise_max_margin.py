@@ -43,10 +43,11 @@ __all__ = ["PLAN", "TAUS", "SAMPLES", "CALIBRATION_REPS", "Z_AGREE", "ks_distanc
 TAUS = (0.05, 0.2)
 
 #: Per ``(model, d)``: sizes relative to :data:`CENTRE` and seeds per size.  A trial (two
-#: solves to the optimum, one core) costs 1-5 CPU s at ``d = 20`` and 5-30 s at ``d = 30``
-#: on the committed runs, so ``d = 30`` has six seeds.
+#: solves to the optimum, one core) costs 1-5 CPU s at ``d = 20``, 5-30 s at ``d = 30`` and
+#: 27-104 s at ``d = 40`` on the committed runs, so ``d = 30`` has six seeds and DP at ``d = 40``
+#: three.
 PLAN = {("dp", 20): ((0.85, 0.95), 8), ("op", 20): ((0.85, 0.95), 8), ("dp", 30): ((0.85, 0.95), 6),
-        ("op", 30): ((0.85, 0.95), 6)}
+        ("op", 30): ((0.85, 0.95), 6), ("op", 40): ((0.85, 0.95), 6), ("dp", 40): ((0.85, 0.95), 3)}
 
 #: Rows drawn from ``replica.tam_scores`` per instance for the prediction.
 SAMPLES = 4000
@@ -289,7 +290,7 @@ class ListwiseMaxMargin(Study):
     title = "certified max-margin TAM memories: pinned fraction and score laws against replica"
     trial = listwise_max_margin_trial
     docs = "docs/listwise.md#score-laws-at-the-certified-optimum"
-    options = (dims_option(sorted({d for _, d in PLAN}), help="dimensions (planned: 20, 30)"), models_option())
+    options = (dims_option(sorted({d for _, d in PLAN}), help="dimensions (planned: 20, 30, 40)"), models_option())
 
     def validate(self, options):
         return check_planned_dims(options, sorted({d for _, d in PLAN}))

@@ -36,11 +36,16 @@ from validation.linear_memory.listwise_max_margin import listwise_max_margin_tri
 from .base import check_planned_dims, Study, dims_option, fill_doc, is_ok, models_option
 from .linear_memory_listwise import CASES, CENTRE
 
-__all__ = ["PLAN", "TAUS", "SAMPLES", "CALIBRATION_REPS", "Z_AGREE", "ks_distance", "ListwiseMaxMarginRow",
+__all__ = ["PLAN", "TAUS", "TAUS_AT", "SAMPLES", "CALIBRATION_REPS", "Z_AGREE", "ks_distance", "ListwiseMaxMarginRow",
            "ListwiseMaxMargin", "summary_table", "print_table", "STUDIES"]
 
 #: Tail fractions (zero-margin TAM cases of the exact study).
 TAUS = (0.05, 0.2)
+
+#: Tail fractions per d where they differ from :data:`TAUS`: at ``d = 20`` and ``30`` also
+#: ``tau = 0.01``, whose tail is one or two competitors (``k = max(tau (p - 1), 1)`` is 1.0 at
+#: ``d = 20`` and 1.4-1.6 at ``d = 30``), so the top-1 end of the TAM family.
+TAUS_AT = {20: (0.01,) + TAUS, 30: (0.01,) + TAUS}
 
 #: Per ``(model, d)``: sizes relative to :data:`CENTRE` and seeds per size.  A trial (two
 #: solves to the optimum, one core) costs 1-5 CPU s at ``d = 20``, 5-30 s at ``d = 30`` and
@@ -315,7 +320,7 @@ class ListwiseMaxMargin(Study):
         rel, seeds = PLAN[model, d]
         out = []
         for s in range(seeds):
-            for tau in TAUS:
+            for tau in TAUS_AT.get(d, TAUS):
                 c = CENTRE[d][CASES.index(("tam", tau, 0.0))]
                 for r in rel:
                     out.append({"model": model, "d": int(d), "n": int(round(c * r)), "tau": float(tau), "seed": s})

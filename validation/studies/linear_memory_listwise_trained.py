@@ -39,7 +39,7 @@ __all__ = ["TRAINED", "TrainedListwiseThreshold", "ListwiseTrainedStudy", "exact
 #: :data:`~validation.studies.linear_memory_listwise.CASES` (TAM cases; the DP tau = 0.05,
 #: margin 0 case first, the one trained in the first release of this study).
 TRAINED = {20: (("dp", 1), ("dp", 0), ("dp", 2), ("dp", 3), ("op", 1), ("op", 0), ("op", 2), ("op", 3)),
-           30: (("dp", 1), ("dp", 0), ("dp", 2), ("op", 1)), 40: (("dp", 1), ("op", 1))}
+           30: (("dp", 1), ("dp", 0), ("dp", 2), ("op", 1), ("op", 2)), 40: (("dp", 1), ("op", 1), ("op", 2))}
 
 
 def _exact_records(model, case, d):

@@ -46,11 +46,10 @@ def _one_hot_task(tokens, pos, V, tau):
     return emb, Batch(X=X, tokens=tokens, pos=np.array(pos), informative=y, targets=y)
 
 
-@pytest.mark.parametrize("N,L,V,tau,gauss", [(8, 4, 32, 1.0, False), (16, 32, 64, 1.5, False),
-                                             (5, 12, 20, 0.7, True), (2, 40, 8, 1.0, False)])
-def test_orthogonal_key_equals_one_hot_key_vector(N, L, V, tau, gauss):
-    # one-hot tokens with one-hot labels: K_mn = delta_mn - 1/V exactly, so the count formula
-    # must equal the direct computation to rounding (1e-12)
+def _random_tokens(N, L, V, gauss=False):
+    """Distinct informative tokens at random positions, noise tokens other than the sequence's own
+    informative one (all ``-1``, Gaussian vectors, with ``gauss``); the generator is returned for
+    further draws."""
     rng = np.random.default_rng(N + L)
     y = rng.choice(V, N, replace=False)
     pos = rng.integers(0, L, N)
@@ -59,6 +58,15 @@ def test_orthogonal_key_equals_one_hot_key_vector(N, L, V, tau, gauss):
     if gauss:
         tok[:] = -1
     tok[np.arange(N), pos] = y
+    return rng, tok, pos
+
+
+@pytest.mark.parametrize("N,L,V,tau,gauss", [(8, 4, 32, 1.0, False), (16, 32, 64, 1.5, False),
+                                             (5, 12, 20, 0.7, True), (2, 40, 8, 1.0, False)])
+def test_orthogonal_key_equals_one_hot_key_vector(N, L, V, tau, gauss):
+    # one-hot tokens with one-hot labels: K_mn = delta_mn - 1/V exactly, so the count formula
+    # must equal the direct computation to rounding (1e-12)
+    rng, tok, pos = _random_tokens(N, L, V, gauss)
     emb, b = _one_hot_task(tok, pos, V, tau)
     w, _ = key_vector(emb, b)
     ok = orthogonal_key(tok, pos, V, tau=tau)
@@ -77,12 +85,7 @@ def test_mlp_orthogonal_key_is_the_early_phase_direction(N, L, V, tau, m, eta):
     # the columns of A (tokens, then the trigger direction) is the direction of the actual
     # W1 q up to the O(eta) softmax corrections of step 2 (measured 1.3e-3 eta and 2.9e-3 eta;
     # bound 1e-2 eta), and _features is sqrt(2/m) relu(A h') to rounding
-    rng = np.random.default_rng(N + L)
-    y = rng.choice(V, N, replace=False)
-    pos = rng.integers(0, L, N)
-    tok = rng.integers(0, V - 1, (N, L))
-    tok += tok >= y[:, None]
-    tok[np.arange(N), pos] = y
+    rng, tok, pos = _random_tokens(N, L, V)
     emb, b = _one_hot_task(tok, pos, V, tau)
     A = np.random.default_rng(5).standard_normal((m, emb.E.shape[1]))
     g = early_phase(emb, b, eta=eta, beta=10.0, A=A).W1 @ emb.q

@@ -164,7 +164,7 @@ def _draw(N, d, L, V, tau, kind, noise, m, rng, structure=None):
         tok, pos, y = _structure(N, L, V, rng, noise)
     else:
         tok, pos, y = (np.asarray(a) for a in structure)
-    kz, ks = _kappas(N, V, m)
+    kz = _kappas(N, V, m)[0]
     if rand:
         z2 = t2 * rng.chisquare(d) / d
         q2 = rng.chisquare(d) / d
@@ -264,8 +264,7 @@ def _h_matrix(a, tok, pos, n_tok):
 
 
 @fill_doc
-def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_target=None,
-                       cov_extra=None):
+def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_target=None):
     r"""Probability that each sample's correct logit beats its trained and untrained competitors.
 
     Parameters
@@ -283,9 +282,6 @@ def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_
         ``"orthogonal"``: no cross-talk (one-hot unembeddings).
     var_target : ndarray, shape (n,), optional
         Variance of the correct logit's own Gram (default ``var_pair`` at the own column).
-    cov_extra : ndarray, shape (n, N), optional
-        Covariance of the own Gram's random part with each competitor Gram's (the shared
-        feature of a fixed random MLP).
 
     Returns
     -------
@@ -330,7 +326,7 @@ def recall_probability(Gam, var_pair, targets_self, d, V, *, kind="random", var_
     # t_m's logit (times Gamma_{nn}): the competitors are Gaussian given the target logit
     var_c = X + vt + ed * mu_c ** 2
     var_1 = X[:, None] + var_pair + ed * Gam ** 2
-    cov = ed * Gam * mu_c[:, None] + (0.0 if cov_extra is None else cov_extra)
+    cov = ed * Gam * mu_c[:, None]
     rho = cov / np.maximum(var_c, 1e-300)[:, None]
     var_1c = np.maximum(var_1 - cov * rho, 0.0)
     x = mu_c[:, None] + np.sqrt(var_c)[:, None] * _GH_X[None, :]          # (n, nodes)
@@ -391,7 +387,8 @@ def _grams(Hq, zq, Ht, zt, z2, m, d, zeta_q=None, zeta_t=None, kind="random", la
             extra = rng.standard_normal((n_tok - layer.shape[0] + 1, layer.shape[1]))
             layer = np.vstack([layer[:-1], extra, layer[-1:]])
         Fq = _features(Hq, zq, zeta_q, z2, layer)
-        Ft = _features(Ht, zt, zeta_t, z2, layer)
+        same = Hq is Ht and zq is zt and zeta_q is zeta_t       # training rows against themselves
+        Ft = Fq if same else _features(Ht, zt, zeta_t, z2, layer)
         nq, nt = np.sqrt((Fq * Fq).sum(axis=1)), np.sqrt((Ft * Ft).sum(axis=1))
         cosm = np.clip(G / np.maximum(np.outer(nq, nt), 1e-300), -1.0, 1.0)
         slope = np.interp(cosm, _ARC_C, _ARC_SLOPE)
@@ -418,9 +415,6 @@ def _features(H, a, zeta, z2, layer):
 _ARC_C = np.linspace(-1.0, 1.0, 401)
 _ARC_KV = np.array([_relu_moments(c) for c in _ARC_C])
 _ARC_SLOPE = np.gradient(_ARC_KV[:, 0], _ARC_C)
-
-
-
 
 
 @fill_doc

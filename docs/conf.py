@@ -8,10 +8,7 @@ or ``bash docs/build.sh``.  Requires the ``docs`` extra: ``pip install -e ".[doc
 """
 from __future__ import annotations
 
-import importlib
-import inspect
 import os
-import re
 import sys
 from pathlib import Path
 
@@ -21,6 +18,8 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
 # The site's own extensions (MathJax shipped with the site, the report as pages).
 sys.path.insert(0, str(DOCS / "_ext"))
+import api_coverage  # noqa: E402  (docs/_ext)
+from api_coverage import resolve as _resolve  # noqa: E402
 # Gallery scripts are run in subprocess-free mode; keep BLAS to the 2 cores CI has.
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -145,73 +144,13 @@ html_static_path = ["_static"]
 html_css_files = ["site.css"]
 
 # -- coverage check: every public object of the API is on a reference page ---
-#: Public modules whose ``__all__`` must be documented (CLI plumbing is
-#: documented through its module docstring and the command-line pages).
-API_PAGES = ["reference_replica.rst", "reference_hcizz.rst", "reference_validation.rst"]
-
-
-def _public_modules():
-    import pkgutil
-    for pkg in ("replica", "hcizz", "validation"):
-        mod = importlib.import_module(pkg)
-        yield pkg
-        for info in pkgutil.walk_packages(mod.__path__, pkg + "."):
-            if any(part.startswith("_") for part in info.name.split(".")):
-                continue
-            yield info.name
-
-
-def _documented_names():
-    names, current = set(), None
-    for page in API_PAGES:
-        for line in (DOCS / page).read_text().splitlines():
-            m = re.match(r"\.\. (?:current)?module:: (\S+)", line.strip())
-            if m:
-                current = m.group(1)
-                continue
-            m = re.match(r"^\s{3,}(~?[A-Za-z_][\w.]*)\s*$", line)
-            if m and current is not None:
-                names.add(f"{current}.{m.group(1).lstrip('~')}")
-    return names
-
-
-def _resolve(dotted):
-    """Resolve like autosummary: ``MODULE.OBJ`` first, then longer module paths."""
-    parts = dotted.split(".")
-    for i in range(len(parts) - 1, 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:i]))
-            for attr in parts[i:]:
-                obj = getattr(obj, attr)
-            return obj
-        except (ImportError, AttributeError):
-            continue
-    return importlib.import_module(dotted)
-
-
+# (docs/_ext/api_coverage.py; tests/test_api_coverage.py runs the same check)
 def _check_api_coverage(app):
     from sphinx.util import logging
     log = logging.getLogger("assocmem.api")
-    documented = _documented_names()
-    seen = []
-    for name in documented:
-        try:
-            seen.append(_resolve(name))
-        except Exception:  # autosummary itself reports unresolvable names
-            pass
-    missing = []
-    for modname in _public_modules():
-        mod = importlib.import_module(modname)
-        for name in getattr(mod, "__all__", ()):
-            obj = getattr(mod, name)
-            if inspect.ismodule(obj) or name.startswith("__"):   # e.g. __version__
-                continue
-            # an object counts as documented under any of its public names
-            if not any(obj is other for other in seen):
-                missing.append(f"{modname}.{name}")
-    for name in sorted(missing):
+    for name in api_coverage.missing_names(DOCS):
         log.warning("public object %s is on no API reference page (%s)", name,
-                    ", ".join(API_PAGES))
+                    ", ".join(api_coverage.API_PAGES))
 
 
 # -- cross-references to re-exported objects -----------------------------------
